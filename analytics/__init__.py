@@ -1,0 +1,1 @@
+"""Pure analytics over arrays: scoring, ratings, calibration (arrives with later issues)."""

@@ -1,0 +1,58 @@
+"""Helpers shared by the benchmark scripts: test puzzles, C references, timing."""
+
+from __future__ import annotations
+
+import os
+import platform
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+BUILD = BENCH / "_build"
+SHARED_DATA = BENCH.parent.parent / "shared" / "data"
+
+# The issue's test puzzles, with their Sudoku Explainer ratings.
+PUZZLES = {
+    "easy": "003020600900305001001806400008102900700000008006708200002609500800203009005010300",
+    "medium": "000000907000420180000705026100904000050000040000507009920108000034059000507000000",
+    "sa-hard": "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......",
+    "human-hard": "800000000003600000070090200050007000000045700000100030001000068008500010090000400",
+}
+
+
+def compile_c(name: str) -> Path:
+    """Compile ``bench/<name>.c`` with the machine's ``cc -O2`` into bench/_build."""
+    cc = shutil.which("cc") or shutil.which("gcc")
+    if cc is None:
+        raise SystemExit("no C compiler (cc) on PATH: the benchmark needs one for its reference")
+    BUILD.mkdir(exist_ok=True)
+    src, exe = BENCH / f"{name}.c", BUILD / name
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        subprocess.run([cc, "-O2", "-o", str(exe), str(src), "-lm"], check=True)
+    return exe
+
+
+def machine() -> str:
+    """One line describing this machine, for the benchmark record."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+class Timer:
+    """``with Timer() as t: ...`` then ``t.seconds``."""
+
+    def __enter__(self):
+        self._t = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc):
+        self.seconds = time.perf_counter() - self._t
