@@ -29,14 +29,17 @@ Text formats (:func:`parse` reads all of them, :func:`format_line` and
 * A grid of lines in the same alphabet, with any of the separators space, ``|``,
   ``+``, ``-`` (lines made only of separators are ignored).
 * Comma separated numbers (``0`` or ``.`` for blanks), in any line layout; also
-  numbers separated by white space when at least one is 10 or more.
+  numbers separated by white space (every token one or two characters, at least one
+  of them a number 10 or more).
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 
@@ -210,9 +213,10 @@ def parse(text: str) -> Puzzle:
         raise PuzzleError(f"a puzzle must be text, got {type(text).__name__}")
     if not text.strip():
         raise PuzzleError("the puzzle is empty")
-    tokens = _NUMBER_TOKEN.findall(text)
+    tokens = [t for t in _NUMBER_TOKEN.findall(text) if set(t) - set("-+")]
     numeric_tokens = "," in text or (
-        len(tokens) > 1 and any(len(t) > 1 and t.isdigit() for t in tokens))
+        len(tokens) > 1 and all(len(t) <= 2 for t in tokens)
+        and any(len(t) == 2 and t.isdigit() for t in tokens))
     if numeric_tokens:
         return _parse_numbers(text)
     return _parse_chars(text)
@@ -344,10 +348,28 @@ def solves(puzzle: Puzzle, grid) -> bool:
 
 
 def load_puzzle(arg: str) -> Puzzle:
-    """A puzzle from a command-line argument: a file path if one exists, else puzzle text."""
-    import os
+    """A puzzle from a command-line argument: a file path if one exists, else puzzle text.
 
-    if os.path.exists(arg) and os.path.isfile(arg):
-        with open(arg, encoding="utf-8") as fh:
-            return parse(fh.read())
+    Raises PuzzleError naming the problem (also for an unreadable file, or a path that
+    does not exist).
+    """
+    path = Path(arg)
+    looks_like_path = os.sep in arg or path.suffix.lower() in {".txt", ".sdk", ".sdm"}
+    try:
+        is_file = path.is_file()
+    except (OSError, ValueError):
+        is_file = False
+    if is_file:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError as exc:
+            raise PuzzleError(f"{arg}: not UTF-8 text (byte {exc.start})") from None
+        except OSError as exc:
+            raise PuzzleError(f"{arg}: cannot read: {exc.strerror}") from None
+        try:
+            return parse(text)
+        except PuzzleError as exc:
+            raise PuzzleError(f"{arg}: {exc}") from None
+    if looks_like_path:
+        raise PuzzleError(f"{arg}: no such file (and not a puzzle)")
     return parse(arg)

@@ -1,0 +1,226 @@
+"""The ``fairgrid`` command line: one program, one subcommand per job.
+
+Bad input (an unreadable puzzle, a bad option) ends with exit status 2 and a one-line
+message on stderr, never a traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import Sequence
+
+import numpy as np
+
+from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle
+
+EXIT_USAGE = 2
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _progress_bar(total: int, desc: str):
+    """A tqdm bar on stderr when stderr is a terminal; otherwise None."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit="run", file=sys.stderr, leave=False)
+
+
+# ---------------------------------------------------------------------------- solve
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from fairgrid.solvers.annealing import solve_sa
+    from fairgrid.solvers.backtracking import solve_backtracking
+
+    puzzle = load_puzzle(args.puzzle)
+    rng = np.random.default_rng(args.seed)
+    if args.method == "sa":
+        res = solve_sa(puzzle, rng=rng, schedule=args.schedule, max_steps=args.max_steps)
+        figures = {"method": "sa", "schedule": res.schedule, "solved": res.solved,
+                   "steps": res.steps, "reheats": res.reheats, "cost": res.cost}
+    else:
+        res = solve_backtracking(puzzle, rng=rng, max_steps=args.max_steps)
+        figures = {"method": "bf", "solved": res.solved, "steps": res.steps,
+                   "explored": int(res.explored.size)}
+    figures["seed"] = args.seed
+    figures["message"] = res.message
+    if args.json:
+        figures["puzzle"] = str(puzzle)
+        figures["solution"] = format_line(res.grid) if res.solved else None
+        print(json.dumps(figures))
+    else:
+        print(format_grid(res.grid if res.solved else puzzle.givens, puzzle.order))
+        print()
+        print("  ".join(f"{k}: {v}" for k, v in figures.items()))
+    return 0 if res.solved else 1
+
+
+# ---------------------------------------------------------------------------- predict-order
+
+def render_ranks(rank: np.ndarray, givens: np.ndarray, order: int) -> str:
+    """The predicted order as a grid: each free cell's rank, givens as the given in brackets."""
+    size = order * order
+    width = max(len(str(int(rank.max()))), len(str(size)) + 2)
+    rows = []
+    for r in range(size):
+        cells = []
+        for c in range(r * size, (r + 1) * size):
+            text = f"[{givens[c]}]" if givens[c] else str(int(rank[c]))
+            cells.append(text.rjust(width))
+        rows.append(" | ".join(" ".join(cells[b * order:(b + 1) * order]) for b in range(order)))
+    rule = "-+-".join("-" * (order * (width + 1) - 1) for _ in range(order))
+    out = []
+    for r, line in enumerate(rows):
+        if r and r % order == 0:
+            out.append(rule)
+        out.append(line)
+    return "\n".join(out)
+
+
+def cmd_predict_order(args: argparse.Namespace) -> int:
+    from fairgrid.solvers.order import predict_order
+
+    puzzle = load_puzzle(args.puzzle)
+    bar = _progress_bar(args.runs, "SA runs")
+    try:
+        pred = predict_order(puzzle, seed=args.seed, runs=args.runs, jobs=args.jobs,
+                             schedule=args.schedule, max_steps=args.max_steps,
+                             progress=bar.update if bar else None)
+    finally:
+        if bar:
+            bar.close()
+    if args.json:
+        print(json.dumps(pred.as_dict()))
+        return 0
+    print(f"Predicted fill order (1 = filled first; [d] = given) — median of "
+          f"{pred.runs} SA runs, {args.schedule} schedule, seed {pred.seed}")
+    print(render_ranks(pred.rank, puzzle.givens, puzzle.order))
+    free = puzzle.empty_cells
+    lower = " (lower bound: some runs were capped)" if pred.capped_runs else ""
+    print(f"\nruns: {pred.runs}  solved: {pred.runs - pred.capped_runs}  "
+          f"capped at {pred.max_steps:,} steps: {pred.capped_runs}")
+    print(f"SA difficulty (median steps): {pred.median_steps:,.0f}{lower}")
+    if free.size:
+        print(f"rank spread (median IQR over cells): {np.median(pred.spread[free]):.1f}")
+    return 0
+
+
+# ---------------------------------------------------------------------------- count
+
+def cmd_count(args: argparse.Namespace) -> int:
+    from fairgrid.solvers.backtracking import count_solutions
+
+    puzzle = load_puzzle(args.puzzle)
+    n = count_solutions(puzzle, limit=args.limit)
+    more = "+" if n >= args.limit else ""
+    if args.json:
+        print(json.dumps({"puzzle": str(puzzle), "solutions": n, "limit": args.limit,
+                          "unique": n == 1}))
+    else:
+        verdict = "unique" if n == 1 else ("no solution" if n == 0 else "not unique")
+        print(f"{n}{more} solution{'s' if n != 1 else ''} ({verdict})")
+    return 0 if n == 1 else 1
+
+
+# ---------------------------------------------------------------------------- main
+
+def build_parser() -> argparse.ArgumentParser:
+    from fairgrid.solvers.annealing import DEFAULT_MAX_STEPS as SA_MAX
+    from fairgrid.solvers.backtracking import DEFAULT_MAX_STEPS as BF_MAX
+    from fairgrid.solvers.order import DEFAULT_ORDER_MAX_STEPS, DEFAULT_RUNS
+
+    parser = argparse.ArgumentParser(
+        prog="fairgrid", description="Keeps online Sudoku tournaments fair.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    puzzle_help = ("the puzzle: text (81 characters, '.' or '0' for blanks; grids; see "
+                   "docs/puzzles.md) or a path to a file holding it")
+
+    p = sub.add_parser("solve", help="solve a puzzle and print the run's figures",
+                       description="Solve a puzzle with simulated annealing (sa) or the "
+                       "thesis' backtracking (bf). Exit 0 when solved, 1 when not.")
+    p.add_argument("puzzle", help=puzzle_help)
+    p.add_argument("--method", choices=("sa", "bf"), default="sa")
+    p.add_argument("--schedule", choices=("thesis", "lewis"), default="thesis",
+                   help="SA cooling schedule (default: thesis)")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--max-steps", type=_positive, default=None,
+                   help=f"step cap (default: {SA_MAX:,} for sa, {BF_MAX:,} for bf)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("predict-order", help="predict the order humans fill the cells",
+                       description="Predict the fill order of a puzzle: the median rank of "
+                       "each cell's last swap over R seeded SA runs (Křivánek 2011, §4.1).")
+    p.add_argument("puzzle", help=puzzle_help)
+    p.add_argument("--runs", type=_positive, default=DEFAULT_RUNS,
+                   help=f"SA runs (default {DEFAULT_RUNS})")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
+                   help="processes (default: all cores); does not change the result")
+    p.add_argument("--schedule", choices=("thesis", "lewis"), default="thesis")
+    p.add_argument("--max-steps", type=_positive, default=DEFAULT_ORDER_MAX_STEPS,
+                   help=f"step cap per run (default {DEFAULT_ORDER_MAX_STEPS:,}); capped "
+                   "runs still count, see docs/benchmarks.md")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=cmd_predict_order)
+
+    p = sub.add_parser("count", help="count solutions (uniqueness check)",
+                       description="Count a puzzle's solutions up to --limit. Exit 0 when "
+                       "the solution is unique, 1 otherwise.")
+    p.add_argument("puzzle", help=puzzle_help)
+    p.add_argument("--limit", type=_positive, default=2)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=cmd_count)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if getattr(args, "max_steps", 0) is None:
+        from fairgrid.solvers.annealing import DEFAULT_MAX_STEPS as SA_MAX
+        from fairgrid.solvers.backtracking import DEFAULT_MAX_STEPS as BF_MAX
+
+        args.max_steps = SA_MAX if args.method == "sa" else BF_MAX
+    try:
+        return args.func(args)
+    except (PuzzleError, CliError) as exc:
+        print(f"fairgrid {args.command}: error: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:
+        print(f"fairgrid {args.command}: error: {exc.strerror or exc}: "
+              f"{exc.filename or ''}".rstrip(": "), file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"fairgrid {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,287 @@
+"""Backtracking search (Křivánek 2011, §3.3) and the uniqueness check.
+
+Two kernels on bitmask candidate sets (bit ``d`` set = digit ``d`` still possible):
+
+:func:`solve_backtracking` is the thesis' brute-force search, step for step. Cells are
+kept in an ordered list; when the search reaches a depth for which the list has no cell
+yet, it appends a random one of the cells that currently have the fewest candidates
+("If we do not have yet assigned the next cell ... we choose randomly one of those which
+currently have the least number of available numbers"). At a depth it suggests the
+values 1..size in turn; **each suggestion is one step**, allowed or not; an allowed value
+is written and the search goes one level deeper; when all values are exhausted it empties
+the cell and backtracks. The ordered list is the order in which cells were first
+explored, which §4.1 uses as a (weak) fill-order predictor; the step count is the
+thesis' brute-force difficulty metric.
+
+:func:`count_solutions` is the fast exact counter for the uniqueness check: depth-first,
+re-choosing at every node the empty cell with the fewest candidates (first one on ties),
+trying only its candidates, and stopping at ``limit`` solutions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from ._rng import kernel_seed, next_u64, U32, below32
+from .grid import Puzzle
+
+DEFAULT_MAX_STEPS = 50_000_000
+
+_M1 = np.uint64(0x5555555555555555)
+_M2 = np.uint64(0x3333333333333333)
+_M4 = np.uint64(0x0F0F0F0F0F0F0F0F)
+_H01 = np.uint64(0x0101010101010101)
+_U1 = np.uint64(1)
+_U2 = np.uint64(2)
+_U4 = np.uint64(4)
+_U56 = np.uint64(56)
+
+
+@njit(inline="always")
+def popcount(x):
+    """Number of set bits of a uint64 (SWAR; the same code as the C reference)."""
+    x = x - ((x >> _U1) & _M1)
+    x = (x & _M2) + ((x >> _U2) & _M2)
+    x = (x + (x >> _U4)) & _M4
+    return np.int64((x * _H01) >> _U56)
+
+
+@njit(inline="always")
+def _init_masks(grid, size, order):
+    """Used-digit bitmasks of rows, columns and blocks, and the empty cells."""
+    rowm = np.zeros(size, dtype=np.uint64)
+    colm = np.zeros(size, dtype=np.uint64)
+    boxm = np.zeros(size, dtype=np.uint64)
+    empties = np.empty(size * size, dtype=np.int64)
+    n = 0
+    for c in range(size * size):
+        d = grid[c]
+        if d == 0:
+            empties[n] = c
+            n += 1
+        else:
+            r, k = c // size, c % size
+            bit = _U1 << np.uint64(d)
+            rowm[r] |= bit
+            colm[k] |= bit
+            boxm[(r // order) * order + k // order] |= bit
+    return rowm, colm, boxm, empties, n
+
+
+@njit(cache=True, error_model="numpy")
+def count_kernel(grid, order, limit, solution):
+    """Count solutions of ``grid`` (modified in place, restored) up to ``limit``.
+
+    Writes the first solution found into ``solution``. Returns (count, nodes).
+    """
+    size = order * order
+    full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
+    rowm, colm, boxm, empties, n = _init_masks(grid, size, order)
+    cand = np.zeros(n + 1, dtype=np.uint64)
+    count = 0
+    nodes = 0
+    depth = 0
+    choose = True
+    while True:
+        if choose:
+            if depth == n:
+                count += 1
+                if count == 1:
+                    for c in range(size * size):
+                        solution[c] = grid[c]
+                if count >= limit:
+                    break
+                choose = False
+                depth -= 1
+                if depth < 0:
+                    break
+                c = empties[depth]
+                r, k = c // size, c % size
+                bit = ~(_U1 << np.uint64(grid[c]))
+                rowm[r] &= bit
+                colm[k] &= bit
+                boxm[(r // order) * order + k // order] &= bit
+                grid[c] = 0
+                continue
+            best = depth
+            bestc = 64
+            bestm = np.uint64(0)
+            for i in range(depth, n):
+                c = empties[i]
+                r, k = c // size, c % size
+                m = full & ~(rowm[r] | colm[k] | boxm[(r // order) * order + k // order])
+                pc = popcount(m)
+                if pc < bestc:
+                    bestc, best, bestm = pc, i, m
+                    if pc <= 1:
+                        break
+            t = empties[depth]
+            empties[depth] = empties[best]
+            empties[best] = t
+            cand[depth] = bestm
+        m = cand[depth]
+        c = empties[depth]
+        r, k = c // size, c % size
+        b = (r // order) * order + k // order
+        if m == 0:
+            depth -= 1
+            if depth < 0:
+                break
+            c = empties[depth]
+            r, k = c // size, c % size
+            bit = ~(_U1 << np.uint64(grid[c]))
+            rowm[r] &= bit
+            colm[k] &= bit
+            boxm[(r // order) * order + k // order] &= bit
+            grid[c] = 0
+            choose = False
+            continue
+        bit = m & (~m + _U1)
+        cand[depth] = m ^ bit
+        grid[c] = popcount(bit - _U1)
+        rowm[r] |= bit
+        colm[k] |= bit
+        boxm[b] |= bit
+        nodes += 1
+        depth += 1
+        choose = True
+    # restore the puzzle
+    for i in range(n):
+        grid[empties[i]] = 0
+    return count, nodes
+
+
+@njit(cache=True, error_model="numpy")
+def thesis_kernel(grid, order, seed, max_steps, explored):
+    """The thesis' brute force (§3.3) on ``grid`` (filled in place when solved).
+
+    ``explored`` receives the cells in the order they were first explored.
+    Returns (status, steps, number explored); status 1 solved, 0 no solution, -1 capped.
+    """
+    size = order * order
+    full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
+    rowm, colm, boxm, empties, n = _init_masks(grid, size, order)
+    state = seed
+    tried = np.zeros(n + 1, dtype=np.int64)
+    depth = 0
+    nexplored = 0
+    steps = 0
+    while True:
+        if depth == n:
+            return 1, steps, nexplored
+        if depth == nexplored:
+            bestc = 64
+            ties = 0
+            pick = -1
+            for c in range(size * size):
+                if grid[c] != 0:
+                    continue
+                r, k = c // size, c % size
+                pc = popcount(full & ~(rowm[r] | colm[k] | boxm[(r // order) * order + k // order]))
+                if pc < bestc:
+                    bestc = pc
+                    ties = 1
+                    pick = c
+                elif pc == bestc:
+                    ties += 1
+                    state, bits = next_u64(state)
+                    if below32(bits >> U32, ties) == 0:
+                        pick = c
+            explored[nexplored] = pick
+            nexplored += 1
+        c = explored[depth]
+        r, k = c // size, c % size
+        b = (r // order) * order + k // order
+        v = tried[depth] + 1
+        if v > size:
+            tried[depth] = 0
+            depth -= 1
+            if depth < 0:
+                return 0, steps, nexplored
+            c = explored[depth]
+            r, k = c // size, c % size
+            bit = ~(_U1 << np.uint64(grid[c]))
+            rowm[r] &= bit
+            colm[k] &= bit
+            boxm[(r // order) * order + k // order] &= bit
+            grid[c] = 0
+            continue
+        if steps >= max_steps:
+            return -1, steps, nexplored
+        tried[depth] = v
+        steps += 1
+        bit = _U1 << np.uint64(v)
+        if (rowm[r] | colm[k] | boxm[b]) & bit:
+            continue
+        grid[c] = v
+        rowm[r] |= bit
+        colm[k] |= bit
+        boxm[b] |= bit
+        depth += 1
+
+
+@dataclass(frozen=True, eq=False)
+class BacktrackingResult:
+    """One brute-force run (thesis §3.3): outcome, steps and the exploration order."""
+
+    solved: bool
+    grid: np.ndarray = field(repr=False)
+    steps: int
+    explored: np.ndarray = field(repr=False)  # cells in the order first explored
+    message: str
+
+    @property
+    def solution(self) -> np.ndarray | None:
+        """The solved grid, or None when the search was capped or found none."""
+        return self.grid if self.solved else None
+
+    def exploration_rank(self) -> np.ndarray:
+        """Per cell, its 1-based position in the exploration order; 0 if never explored."""
+        rank = np.zeros(self.grid.shape[0], dtype=np.int64)
+        rank[self.explored] = np.arange(1, self.explored.size + 1)
+        return rank
+
+
+def solve_backtracking(puzzle: Puzzle, *, rng, max_steps: int = DEFAULT_MAX_STEPS
+                       ) -> BacktrackingResult:
+    """Solve ``puzzle`` with the thesis' brute-force search; seeded (ties) and capped.
+
+    Returns a result with ``solved=False`` and a message when the puzzle has no solution
+    or the search reached ``max_steps`` suggestions.
+    """
+    if max_steps < 0:
+        raise ValueError(f"max_steps must be >= 0, got {max_steps}")
+    grid = puzzle.givens.astype(np.int64)
+    explored = np.full(puzzle.ncells, -1, dtype=np.int64)
+    status, steps, nexp = thesis_kernel(grid, puzzle.order, kernel_seed(rng),
+                                        np.int64(max_steps), explored)
+    message = {1: "solved", 0: "the puzzle has no solution",
+               -1: f"not solved: step cap of {max_steps} reached"}[int(status)]
+    return BacktrackingResult(status == 1, grid.astype(np.int8), int(steps),
+                              explored[:nexp].copy(), message)
+
+
+def count_solutions(puzzle: Puzzle, limit: int = 2) -> int:
+    """The number of solutions of ``puzzle``, counted up to ``limit`` (exact below it).
+
+    A tournament puzzle must give exactly 1 with the default ``limit=2``.
+    """
+    return _count(puzzle, limit)[0]
+
+
+def unique_solution(puzzle: Puzzle) -> np.ndarray | None:
+    """The solution when ``puzzle`` has exactly one, else None."""
+    count, solution = _count(puzzle, 2)
+    return solution if count == 1 else None
+
+
+def _count(puzzle: Puzzle, limit: int) -> tuple[int, np.ndarray]:
+    if limit < 1:
+        raise ValueError(f"limit must be >= 1, got {limit}")
+    grid = puzzle.givens.astype(np.int64)
+    solution = np.zeros(puzzle.ncells, dtype=np.int64)
+    count, _nodes = count_kernel(grid, puzzle.order, limit, solution)
+    return int(count), solution.astype(np.int8)

@@ -1,0 +1,95 @@
+"""The ``fairgrid`` console script, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from fairgrid.solvers import format_grid, parse
+
+from ..fixtures import EASY, EASY_SOLUTION, SA_HARD
+
+FAIRGRID = shutil.which("fairgrid")
+
+
+def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    cmd = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
+    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def assert_clean_usage_error(proc: subprocess.CompletedProcess, *words: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    for word in words:
+        assert word in last, last
+
+
+def test_solve_sa_prints_the_solution_and_figures():
+    proc = run("solve", EASY, "--seed", "3")
+    assert proc.returncode == 0, proc.stderr
+    assert parse(proc.stdout.split("\n\n")[0]).givens.tolist() == [int(c) for c in EASY_SOLUTION]
+    assert "solved: True" in proc.stdout and "steps:" in proc.stdout
+
+
+@pytest.mark.parametrize("method", ["sa", "bf"])
+def test_solve_json_is_reproducible(method):
+    a = json.loads(run("solve", EASY, "--method", method, "--seed", "5", "--json").stdout)
+    b = json.loads(run("solve", EASY, "--method", method, "--seed", "5", "--json").stdout)
+    assert a == b and a["solved"] and a["solution"] == EASY_SOLUTION
+    assert a["method"] == method and a["steps"] > 0
+
+
+def test_solve_reads_a_grid_file(tmp_path):
+    f = tmp_path / "puzzle.txt"
+    f.write_text(format_grid(parse(EASY).givens) + "\n")
+    proc = run("solve", str(f), "--method", "bf", "--json")
+    assert json.loads(proc.stdout)["solution"] == EASY_SOLUTION
+
+
+def test_solve_that_hits_the_cap_exits_1_with_a_message():
+    proc = run("solve", SA_HARD, "--max-steps", "1000", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode == 1 and not out["solved"] and "step cap" in out["message"]
+
+
+def test_predict_order_json():
+    proc = run("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    assert out["runs"] == 8 and out["seed"] == 2 and out["capped_runs"] == 0
+    ranks = [r for row in out["rank"] for r in row if r is not None]
+    assert sorted(ranks) == list(range(1, 50))  # EASY has 49 free cells
+    one = json.loads(run("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "1",
+                         "--json").stdout)
+    assert one["rank"] == out["rank"]
+
+
+def test_predict_order_grid_output():
+    proc = run("predict-order", EASY, "--runs", "4", "--jobs", "1")
+    assert proc.returncode == 0, proc.stderr
+    assert "[3]" in proc.stdout and "runs: 4" in proc.stdout and "SA difficulty" in proc.stdout
+
+
+def test_count():
+    assert run("count", EASY).stdout.strip() == "1 solution (unique)"
+    proc = run("count", "." * 81, "--json")
+    assert proc.returncode == 1 and json.loads(proc.stdout)["unique"] is False
+
+
+@pytest.mark.parametrize("args,words", [
+    (("solve", EASY[:80]), ("found 80",)),
+    (("solve", EASY[:5] + "x" + EASY[6:]), ("illegal character 'x'", "position 6")),
+    (("solve", "11" + "." * 79), ("givens clash", "r1c1", "r1c2")),
+    (("predict-order", "no/such/file.txt"), ("no such file",)),
+    (("predict-order", EASY, "--runs", "0"), ("--runs", "at least 1")),
+    (("solve", EASY, "--seed", "x"), ("--seed",)),
+    (("solve", EASY, "--method", "magic"), ("--method",)),
+    (("frobnicate",), ("invalid choice",)),
+])
+def test_bad_input_exits_2_with_one_line(args, words):
+    assert_clean_usage_error(run(*args), *words)

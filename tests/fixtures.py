@@ -1,0 +1,33 @@
+"""Small puzzle fixtures (the tests never read ../shared)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import strategies as st
+
+from fairgrid.solvers.generator import random_puzzle, random_solution
+
+# The foundation issue's test puzzles (Sudoku Explainer ratings in brackets).
+EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"  # 1.2
+MEDIUM = "000000907000420180000705026100904000050000040000507009920108000034059000507000000"  # 2.0
+SA_HARD = "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......"  # 2.6
+HUMAN_HARD = "800000000003600000070090200050007000000045700000100030001000068008500010090000400"  # 10.7
+
+EASY_SOLUTION = ("483921657967345821251876493548132976729564138136798245"
+                 "372689514814253769695417382")
+
+
+@st.composite
+def puzzles(draw, orders=(2, 3), p_min=0.3, p_max=0.9):
+    """A Lewis instance (random solution, cells kept with probability p) of a given order."""
+    order = draw(st.sampled_from(orders))
+    p = draw(st.floats(p_min, p_max))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    return random_puzzle(order, p, rng=np.random.default_rng(seed))
+
+
+@st.composite
+def solutions(draw, orders=(2, 3, 4)):
+    order = draw(st.sampled_from(orders))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    return order, random_solution(order, rng=np.random.default_rng(seed))
