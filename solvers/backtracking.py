@@ -71,6 +71,21 @@ def _init_masks(grid, size, order):
     return rowm, colm, boxm, empties, n
 
 
+@njit(inline="always")
+def _cell_tables(order):
+    """Row, column and block of every cell (no divisions in the search loops)."""
+    size = order * order
+    ncells = size * size
+    rr = np.empty(ncells, dtype=np.int64)
+    cc = np.empty(ncells, dtype=np.int64)
+    bb = np.empty(ncells, dtype=np.int64)
+    for c in range(ncells):
+        rr[c] = c // size
+        cc[c] = c % size
+        bb[c] = (rr[c] // order) * order + cc[c] // order
+    return rr, cc, bb
+
+
 @njit(cache=True, error_model="numpy")
 def count_kernel(grid, order, limit, solution):
     """Count solutions of ``grid`` (modified in place, restored) up to ``limit``.
@@ -80,6 +95,7 @@ def count_kernel(grid, order, limit, solution):
     size = order * order
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
     rowm, colm, boxm, empties, n = _init_masks(grid, size, order)
+    rr, cc, bb = _cell_tables(order)
     cand = np.zeros(n + 1, dtype=np.uint64)
     count = 0
     nodes = 0
@@ -99,11 +115,10 @@ def count_kernel(grid, order, limit, solution):
                 if depth < 0:
                     break
                 c = empties[depth]
-                r, k = c // size, c % size
                 bit = ~(_U1 << np.uint64(grid[c]))
-                rowm[r] &= bit
-                colm[k] &= bit
-                boxm[(r // order) * order + k // order] &= bit
+                rowm[rr[c]] &= bit
+                colm[cc[c]] &= bit
+                boxm[bb[c]] &= bit
                 grid[c] = 0
                 continue
             best = depth
@@ -111,8 +126,7 @@ def count_kernel(grid, order, limit, solution):
             bestm = np.uint64(0)
             for i in range(depth, n):
                 c = empties[i]
-                r, k = c // size, c % size
-                m = full & ~(rowm[r] | colm[k] | boxm[(r // order) * order + k // order])
+                m = full & ~(rowm[rr[c]] | colm[cc[c]] | boxm[bb[c]])
                 pc = popcount(m)
                 if pc < bestc:
                     bestc, best, bestm = pc, i, m
@@ -123,28 +137,25 @@ def count_kernel(grid, order, limit, solution):
             empties[best] = t
             cand[depth] = bestm
         m = cand[depth]
-        c = empties[depth]
-        r, k = c // size, c % size
-        b = (r // order) * order + k // order
         if m == 0:
             depth -= 1
             if depth < 0:
                 break
             c = empties[depth]
-            r, k = c // size, c % size
             bit = ~(_U1 << np.uint64(grid[c]))
-            rowm[r] &= bit
-            colm[k] &= bit
-            boxm[(r // order) * order + k // order] &= bit
+            rowm[rr[c]] &= bit
+            colm[cc[c]] &= bit
+            boxm[bb[c]] &= bit
             grid[c] = 0
             choose = False
             continue
+        c = empties[depth]
         bit = m & (~m + _U1)
         cand[depth] = m ^ bit
         grid[c] = popcount(bit - _U1)
-        rowm[r] |= bit
-        colm[k] |= bit
-        boxm[b] |= bit
+        rowm[rr[c]] |= bit
+        colm[cc[c]] |= bit
+        boxm[bb[c]] |= bit
         nodes += 1
         depth += 1
         choose = True
@@ -164,6 +175,7 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
     size = order * order
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
     rowm, colm, boxm, empties, n = _init_masks(grid, size, order)
+    rr, cc, bb = _cell_tables(order)
     state = seed
     tried = np.zeros(n + 1, dtype=np.int64)
     depth = 0
@@ -179,8 +191,7 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
             for c in range(size * size):
                 if grid[c] != 0:
                     continue
-                r, k = c // size, c % size
-                pc = popcount(full & ~(rowm[r] | colm[k] | boxm[(r // order) * order + k // order]))
+                pc = popcount(full & ~(rowm[rr[c]] | colm[cc[c]] | boxm[bb[c]]))
                 if pc < bestc:
                     bestc = pc
                     ties = 1
@@ -193,8 +204,7 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
             explored[nexplored] = pick
             nexplored += 1
         c = explored[depth]
-        r, k = c // size, c % size
-        b = (r // order) * order + k // order
+        r, k, b = rr[c], cc[c], bb[c]
         v = tried[depth] + 1
         if v > size:
             tried[depth] = 0
@@ -202,11 +212,10 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
             if depth < 0:
                 return 0, steps, nexplored
             c = explored[depth]
-            r, k = c // size, c % size
             bit = ~(_U1 << np.uint64(grid[c]))
-            rowm[r] &= bit
-            colm[k] &= bit
-            boxm[(r // order) * order + k // order] &= bit
+            rowm[rr[c]] &= bit
+            colm[cc[c]] &= bit
+            boxm[bb[c]] &= bit
             grid[c] = 0
             continue
         if steps >= max_steps:
