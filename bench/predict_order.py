@@ -29,7 +29,8 @@ from scipy.stats import spearmanr
 from _common import BUILD, PUZZLES, Timer, compile_c, machine
 from fairgrid.solvers import parse
 from fairgrid.solvers._rng import spawn_seeds
-from fairgrid.solvers.order import DEFAULT_ORDER_MAX_STEPS, predict_order
+from fairgrid.solvers.order import (CAPPED_POLICIES, DEFAULT_ORDER_MAX_STEPS,
+                                    REFERENCE_CORES, REFERENCE_STEPS_PER_S, predict_order)
 
 SEED = 2026
 
@@ -100,17 +101,19 @@ def cap_study(args) -> None:
           f"p90 {np.percentile(steps, 90):,.0f}, max {steps.max():,.0f}")
     floor = spearmanr(med_a[free], med_b[free]).statistic
     print(f"noise floor: two uncapped predictions (seeds {SEED}, {SEED + 1}): rho = {floor:.3f}")
-    print(f"{'cap/run':>12} {'policy':>8} {'capped runs':>11} {'wall s':>7} "
-          f"{'rho same seeds':>15} {'rho other seeds':>16}")
+    print(f"{'cap/run':>12} {'budget s':>8} {'wall s':>7} {'solved':>6} {'policy':>8} "
+          f"{'basis':>5} {'rho same seeds':>15} {'rho other seeds':>16}")
     for cap in args.caps:
-        for policy in ("settled", "raw"):
-            with Timer() as t:
-                pred = predict_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
-                                     max_steps=cap, capped=policy)
-            rho_a = spearmanr(pred.median_rank[free], med_a[free]).statistic
-            rho_b = spearmanr(pred.median_rank[free], med_b[free]).statistic
-            print(f"{cap:>12,} {policy:>8} {pred.capped_runs:>11} {t.seconds:>7.1f} "
-                  f"{rho_a:>15.3f} {rho_b:>16.3f}", flush=True)
+        with Timer() as t:
+            pred = predict_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
+                                 max_steps=cap)
+        budget = cap * args.runs / (REFERENCE_STEPS_PER_S * REFERENCE_CORES)
+        for policy in CAPPED_POLICIES:
+            p = pred.with_policy(policy)
+            rho_a = spearmanr(p.median_rank[free], med_a[free]).statistic
+            rho_b = spearmanr(p.median_rank[free], med_b[free]).statistic
+            print(f"{cap:>12,} {budget:>8.0f} {t.seconds:>7.1f} {p.runs - p.capped_runs:>6} "
+                  f"{policy:>8} {p.basis_runs:>5} {rho_a:>15.3f} {rho_b:>16.3f}", flush=True)
 
 
 def main() -> int:
@@ -121,7 +124,7 @@ def main() -> int:
     ap.add_argument("--cap-study", action="store_true")
     ap.add_argument("--uncapped-steps", type=int, default=3_000_000_000)
     ap.add_argument("--caps", type=int, nargs="+",
-                    default=[2_500_000, 5_000_000, 10_000_000, 20_000_000, 40_000_000])
+                    default=[5_000_000, 12_000_000, 24_000_000, 48_000_000, 96_000_000])
     args = ap.parse_args()
     print(f"# machine: {machine()}")
     if args.cap_study:

@@ -33,6 +33,16 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
 def _seed(text: str) -> int:
     try:
         value = int(text)
@@ -110,8 +120,8 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     bar = _progress_bar(args.runs, "SA runs")
     try:
         pred = predict_order(puzzle, seed=args.seed, runs=args.runs, jobs=args.jobs,
-                             schedule=args.schedule, max_steps=args.max_steps,
-                             progress=bar.update if bar else None)
+                             schedule=args.schedule, budget_s=args.budget,
+                             max_steps=args.max_steps, progress=bar.update if bar else None)
     finally:
         if bar:
             bar.close()
@@ -124,7 +134,11 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     free = puzzle.empty_cells
     lower = " (lower bound: some runs were capped)" if pred.capped_runs else ""
     print(f"\nruns: {pred.runs}  solved: {pred.runs - pred.capped_runs}  "
-          f"capped at {pred.max_steps:,} steps: {pred.capped_runs}")
+          f"capped at {pred.max_steps:,} steps: {pred.capped_runs}  "
+          f"ranks from: {pred.basis_runs} runs")
+    if pred.basis_runs < 20:
+        print(f"warning: the ranks rest on {pred.basis_runs} runs; a larger --budget "
+              f"makes them steadier (see docs/benchmarks.md)")
     print(f"SA difficulty (median steps): {pred.median_steps:,.0f}{lower}")
     if free.size:
         print(f"rank spread (median IQR over cells): {np.median(pred.spread[free]):.1f}")
@@ -153,7 +167,7 @@ def cmd_count(args: argparse.Namespace) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from fairgrid.solvers.annealing import DEFAULT_MAX_STEPS as SA_MAX
     from fairgrid.solvers.backtracking import DEFAULT_MAX_STEPS as BF_MAX
-    from fairgrid.solvers.order import DEFAULT_ORDER_MAX_STEPS, DEFAULT_RUNS
+    from fairgrid.solvers.order import DEFAULT_BUDGET_S, DEFAULT_ORDER_MAX_STEPS, DEFAULT_RUNS
 
     parser = argparse.ArgumentParser(
         prog="fairgrid", description="Keeps online Sudoku tournaments fair.")
@@ -184,9 +198,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
                    help="processes (default: all cores); does not change the result")
     p.add_argument("--schedule", choices=("thesis", "lewis"), default="thesis")
-    p.add_argument("--max-steps", type=_positive, default=DEFAULT_ORDER_MAX_STEPS,
-                   help=f"step cap per run (default {DEFAULT_ORDER_MAX_STEPS:,}); capped "
-                   "runs still count, see docs/benchmarks.md")
+    p.add_argument("--budget", type=_positive_float, default=DEFAULT_BUDGET_S,
+                   help=f"time budget in seconds on the reference machine (default "
+                   f"{DEFAULT_BUDGET_S:g}: {DEFAULT_ORDER_MAX_STEPS:,} steps per run of 100); "
+                   "converted to a step cap, so the result does not depend on load")
+    p.add_argument("--max-steps", type=_positive, default=None,
+                   help="explicit step cap per run (overrides --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=cmd_predict_order)
 
@@ -203,7 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    if getattr(args, "max_steps", 0) is None:
+    if args.command == "solve" and args.max_steps is None:
         from fairgrid.solvers.annealing import DEFAULT_MAX_STEPS as SA_MAX
         from fairgrid.solvers.backtracking import DEFAULT_MAX_STEPS as BF_MAX
 

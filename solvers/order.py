@@ -10,20 +10,36 @@ over the same runs.
 Seeding: run ``i`` always gets the ``i``-th child of ``numpy.random.SeedSequence(seed)``,
 so the prediction is the same however the runs are spread over processes.
 
-Runs that hit their step cap
-----------------------------
-Some puzzles that are easy for people take SA 10^8 steps and more (see
-``docs/benchmarks.md``), so every run has a step cap (``max_steps``). A capped run is
-**kept**, and ranked by when each cell settled on its final digit: a cell that holds its
-solution digit ranks by its last-swap step, as in a solved run (where every cell holds
-its solution digit, so the rule is exactly the thesis' one); a cell that holds a wrong
-digit has not been filled yet and ranks after all of them. This is what a move log of a
-human who stopped early would show, it keeps the order information a capped run has, and
-it does not bias the prediction towards the rare lucky runs as dropping capped runs
-would. The result reports how many runs were capped; the SA steps metric is then a lower
-bound (reported as such). ``docs/benchmarks.md`` measures how far a capped prediction
-is from an uncapped one (Spearman correlation of the median ranks), which is what the
-default cap is chosen from.
+Budget, and runs that hit their step cap
+----------------------------------------
+Some puzzles that are easy for people take SA 10^8 steps and more per run (the SA-hard
+test puzzle: median 1.2e8, p90 4.4e8), so every run has a step cap. The cap comes from a
+time budget (``budget_s``, default 60 s) converted with a fixed reference speed
+(:data:`REFERENCE_STEPS_PER_S` on :data:`REFERENCE_CORES` cores, measured here): a
+wall-clock cut-off would make the prediction depend on the machine's load, a step cap
+keeps it a function of (puzzle, seed, runs, budget).
+
+Which runs the prediction uses (``capped=``, evidence in ``docs/benchmarks.md``):
+
+``"solved"`` (default)
+    The ranks come from the runs that solved the puzzle, when at least
+    :data:`MIN_SOLVED_RUNS` did; otherwise from all runs under the "settled" rule. With
+    the thesis schedule every reheat sends t back to 40, where the state is randomised
+    within ~10^4 steps, so a run is a sequence of independent cooling cycles and the
+    last-swap order of a solved run depends only on its final, successful cycle. Dropping
+    capped runs therefore loses samples but adds no bias, and capped runs carry little
+    order information (rank correlation with the uncapped prediction 0.3-0.4 at caps of
+    2.5-20 M steps, against 0.70-0.78 for the solved runs alone).
+``"settled"``
+    Every run counts; in a capped run a cell that holds its solution digit ranks by its
+    last-swap step and a cell that holds a wrong digit ranks after all of them (what the
+    log of a human who stopped early would show). For a solved run this is exactly the
+    thesis' rule.
+``"raw"``
+    Every run counts with its raw last-swap steps.
+
+The result says how many runs were capped and how many the ranks rest on; the SA steps
+metric is a lower bound when runs were capped (reported as such).
 """
 
 from __future__ import annotations
@@ -44,17 +60,34 @@ from .backtracking import unique_solution
 from .grid import Puzzle
 
 DEFAULT_RUNS = 100  # thesis §4.1
-# Per-run step cap of a prediction; chosen in docs/benchmarks.md ("capped prediction").
-DEFAULT_ORDER_MAX_STEPS = 20_000_000
+DEFAULT_BUDGET_S = 60.0
+# Reference speed that turns a time budget into a step cap: our kernel's thesis-schedule
+# throughput on one core of the development machine (docs/benchmarks.md), and its cores.
+REFERENCE_STEPS_PER_S = 20_000_000
+REFERENCE_CORES = 2
+MIN_SOLVED_RUNS = 5
+CAPPED_POLICIES = ("solved", "settled", "raw")
+
+
+def steps_for_budget(budget_s: float, runs: int) -> int:
+    """The per-run step cap a time budget buys (deterministic; see the module docstring)."""
+    if not budget_s > 0:
+        raise ValueError(f"budget_s must be > 0, got {budget_s}")
+    return max(1, int(budget_s * REFERENCE_STEPS_PER_S * REFERENCE_CORES / runs))
+
+
+DEFAULT_ORDER_MAX_STEPS = steps_for_budget(DEFAULT_BUDGET_S, DEFAULT_RUNS)
 
 
 @dataclass(frozen=True, eq=False)
 class OrderPrediction:
     """A fill-order prediction for one puzzle, with the SA difficulty metric.
 
-    ``median_rank[cell]`` is the cell's median rank over the runs (1 = filled first; NaN
-    for givens); ``spread[cell]`` its inter-quartile range; ``rank[cell]`` the predicted
-    fill order 1..free cells (0 for givens), ties in median broken by mean rank, then cell.
+    ``median_rank[cell]`` is the cell's median rank over the runs the prediction rests on
+    (1 = filled first; NaN for givens); ``spread[cell]`` its inter-quartile range;
+    ``rank[cell]`` the predicted fill order 1..free cells (0 for givens), ties in median
+    broken by mean rank, then cell. ``run_last`` and ``run_settled`` keep every run's raw
+    and settled steps (runs x free cells) so :meth:`with_policy` can re-summarise.
     """
 
     puzzle: Puzzle
@@ -63,9 +96,13 @@ class OrderPrediction:
     rank: np.ndarray = field(repr=False)
     steps: np.ndarray = field(repr=False)  # per run
     solved: np.ndarray = field(repr=False)  # per run, bool
+    run_last: np.ndarray = field(repr=False)
+    run_settled: np.ndarray = field(repr=False)
     schedule: str
     max_steps: int
     seed: int | None
+    capped: str
+    basis_runs: int  # how many runs the ranks rest on
 
     @property
     def runs(self) -> int:
@@ -84,6 +121,12 @@ class OrderPrediction:
         """
         return float(np.median(self.steps))
 
+    def with_policy(self, capped: str) -> "OrderPrediction":
+        """The same runs summarised under another capped-run policy."""
+        return summarize(self.puzzle, self.run_last, self.run_settled, self.steps,
+                         self.solved, schedule=self.schedule, max_steps=self.max_steps,
+                         seed=self.seed, capped=capped)
+
     def as_dict(self) -> dict:
         """A JSON-ready view: grids as lists of rows, givens as null."""
         size = self.puzzle.size
@@ -93,11 +136,12 @@ class OrderPrediction:
             for r in range(size):
                 row = []
                 for c in range(r * size, (r + 1) * size):
-                    v = values[c]
                     if self.puzzle.givens[c]:
                         row.append(None)
+                    elif digits is None:
+                        row.append(int(values[c]))
                     else:
-                        row.append(round(float(v), digits) if digits is not None else int(v))
+                        row.append(round(float(values[c]), digits))
                 out.append(row)
             return out
 
@@ -108,6 +152,8 @@ class OrderPrediction:
             "solved_runs": self.runs - self.capped_runs,
             "capped_runs": self.capped_runs,
             "max_steps": self.max_steps,
+            "capped_policy": self.capped,
+            "basis_runs": self.basis_runs,
             "seed": self.seed,
             "median_steps": self.median_steps,
             "median_steps_is_lower_bound": self.capped_runs > 0,
@@ -115,9 +161,6 @@ class OrderPrediction:
             "median_rank": grid(self.median_rank, 2),
             "spread": grid(self.spread, 2),
         }
-
-
-CAPPED_POLICIES = ("settled", "raw")
 
 
 def settled_steps(result, free: np.ndarray, solution: np.ndarray | None,
@@ -136,25 +179,28 @@ def settled_steps(result, free: np.ndarray, solution: np.ndarray | None,
 
 
 def _run_batch(givens: bytes, order: int, seeds: np.ndarray, schedule: str, max_steps: int,
-               progress: Callable[[int], None] | None = None, capped: str = "settled"):
-    """Worker: SA runs for ``seeds``; returns (settled steps of free cells, steps, solved)."""
+               progress: Callable[[int], None] | None = None):
+    """Worker: SA runs for ``seeds``; returns (raw last-swap steps, settled steps, steps,
+    solved), the first two as runs x free cells."""
     puzzle = Puzzle(order, np.frombuffer(givens, dtype=np.int8))
     model = Model.from_puzzle(puzzle)
     free = puzzle.empty_cells
     solution = None
     lasts = np.empty((seeds.size, free.size), dtype=np.int64)
+    settled = np.empty((seeds.size, free.size), dtype=np.int64)
     steps = np.empty(seeds.size, dtype=np.int64)
     solved = np.empty(seeds.size, dtype=bool)
     for i, seed in enumerate(seeds):
         res = run_kernel(model, seed, schedule=schedule, max_steps=max_steps)
-        if not res.solved and solution is None and capped == "settled":
+        if not res.solved and solution is None:
             solution = unique_solution(puzzle)  # the uniqueness check: milliseconds
-        lasts[i] = settled_steps(res, free, solution, max_steps)
+        lasts[i] = res.last_swap[free]
+        settled[i] = settled_steps(res, free, solution, max_steps)
         steps[i] = res.steps
         solved[i] = res.solved
         if progress:
             progress(1)
-    return lasts, steps, solved
+    return lasts, settled, steps, solved
 
 
 def default_executor(jobs: int) -> ProcessPoolExecutor:
@@ -165,10 +211,10 @@ def default_executor(jobs: int) -> ProcessPoolExecutor:
 
 
 def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_RUNS,
-                  schedule: str = "thesis", max_steps: int = DEFAULT_ORDER_MAX_STEPS,
-                  jobs: int = 1, executor: Executor | None = None,
-                  progress: Callable[[int], None] | None = None,
-                  capped: str = "settled") -> OrderPrediction:
+                  schedule: str = "thesis", budget_s: float = DEFAULT_BUDGET_S,
+                  max_steps: int | None = None, capped: str = "solved", jobs: int = 1,
+                  executor: Executor | None = None,
+                  progress: Callable[[int], None] | None = None) -> OrderPrediction:
     """Predict the order in which humans fill the cells of ``puzzle`` (thesis §4.1).
 
     Parameters
@@ -180,8 +226,13 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
     runs : int
         Number of SA runs R (thesis: 100).
     schedule : {"thesis", "lewis"}
-    max_steps : int
-        Step cap per run; capped runs are kept (see the module docstring).
+    budget_s : float
+        Time budget of the whole prediction on the reference machine; sets the per-run
+        step cap (:func:`steps_for_budget`). Ignored when ``max_steps`` is given.
+    max_steps : int, optional
+        Explicit step cap per run.
+    capped : {"solved", "settled", "raw"}
+        Which runs the ranks rest on (see the module docstring).
     jobs : int
         Processes to spread the runs over (1 = in this process). Ignored when an
         ``executor`` is given.
@@ -189,14 +240,13 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
         A pool to run on (the daemon passes its own).
     progress : callable, optional
         Called with the number of runs just finished, as they finish.
-    capped : {"settled", "raw"}
-        How capped runs rank their cells: "settled" (default, see the module docstring)
-        or "raw" last-swap steps (kept for the comparison in docs/benchmarks.md).
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
     if jobs < 1:
         raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if max_steps is None:
+        max_steps = steps_for_budget(budget_s, runs)
     if max_steps < 1:
         raise ValueError(f"max_steps must be >= 1, got {max_steps}")
     if schedule not in SCHEDULES:
@@ -206,16 +256,17 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
     if seed is None:
         seed = int(np.random.SeedSequence().entropy % (2 ** 63))
     seeds = spawn_seeds(seed, runs)
-    free = puzzle.empty_cells
-    lasts = np.empty((runs, free.size), dtype=np.int64)
-    steps = np.empty(runs, dtype=np.int64)
-    solved = np.empty(runs, dtype=bool)
     givens = puzzle.givens.tobytes()
 
     if executor is None and jobs == 1:
-        lasts, steps, solved = _run_batch(givens, puzzle.order, seeds, schedule, max_steps,
-                                          progress, capped)
+        lasts, settled, steps, solved = _run_batch(givens, puzzle.order, seeds, schedule,
+                                                   max_steps, progress)
     else:
+        nfree = puzzle.empty_cells.size
+        lasts = np.empty((runs, nfree), dtype=np.int64)
+        settled = np.empty((runs, nfree), dtype=np.int64)
+        steps = np.empty(runs, dtype=np.int64)
+        solved = np.empty(runs, dtype=bool)
         own = executor is None
         if own:
             # Compile or load the kernel here once, so forked workers inherit it.
@@ -226,34 +277,42 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
         batch = max(1, math.ceil(runs / (4 * workers)))
         try:
             futures = {executor.submit(_run_batch, givens, puzzle.order, seeds[lo:lo + batch],
-                                       schedule, max_steps, None, capped): lo
+                                       schedule, max_steps): lo
                        for lo in range(0, runs, batch)}
             for fut in as_completed(futures):
                 lo = futures[fut]
-                l, s, ok = fut.result()
-                lasts[lo:lo + len(s)], steps[lo:lo + len(s)], solved[lo:lo + len(s)] = l, s, ok
+                part = fut.result()
+                hi = lo + part[2].size
+                lasts[lo:hi], settled[lo:hi], steps[lo:hi], solved[lo:hi] = part
                 if progress:
-                    progress(len(s))
+                    progress(hi - lo)
         finally:
             if own:
                 executor.shutdown(cancel_futures=True)
-    return summarize(puzzle, lasts, steps, solved, schedule=schedule, max_steps=max_steps,
-                     seed=seed)
+    return summarize(puzzle, lasts, settled, steps, solved, schedule=schedule,
+                     max_steps=max_steps, seed=seed, capped=capped)
 
 
-def summarize(puzzle: Puzzle, lasts: np.ndarray, steps: np.ndarray, solved: np.ndarray, *,
-              schedule: str, max_steps: int, seed: int | None) -> OrderPrediction:
-    """Turn per-run last-swap steps (runs x free cells) into the median-rank prediction."""
+def summarize(puzzle: Puzzle, lasts: np.ndarray, settled: np.ndarray, steps: np.ndarray,
+              solved: np.ndarray, *, schedule: str, max_steps: int, seed: int | None,
+              capped: str = "solved") -> OrderPrediction:
+    """Turn per-run steps (runs x free cells) into the median-rank prediction."""
+    if capped == "raw":
+        basis = lasts
+    elif capped == "solved" and solved.sum() >= MIN_SOLVED_RUNS:
+        basis = settled[solved]
+    else:
+        basis = settled
     free = puzzle.empty_cells
-    ranks = rankdata(lasts, axis=1, method="average") if free.size else lasts.astype(float)
     median = np.full(puzzle.ncells, np.nan)
     spread = np.full(puzzle.ncells, np.nan)
     rank = np.zeros(puzzle.ncells, dtype=np.int64)
     if free.size:
+        ranks = rankdata(basis, axis=1, method="average")
         q1, med, q3 = np.percentile(ranks, [25, 50, 75], axis=0)
         median[free], spread[free] = med, q3 - q1
         # predicted order: by median rank, then mean rank, then cell index
         keys = np.lexsort((free, ranks.mean(axis=0), med))
         rank[free[keys]] = np.arange(1, free.size + 1)
-    return OrderPrediction(puzzle, median, spread, rank, steps, solved, schedule, max_steps,
-                           seed)
+    return OrderPrediction(puzzle, median, spread, rank, steps, solved, lasts, settled,
+                           schedule, max_steps, seed, capped, int(basis.shape[0]))

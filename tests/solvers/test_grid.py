@@ -11,7 +11,7 @@ from fairgrid.solvers import (Puzzle, PuzzleError, candidates, format_grid, form
                               parse, solves)
 from fairgrid.solvers.generator import root_solution
 
-from ..fixtures import EASY, EASY_SOLUTION, SA_HARD, solutions
+from ..fixtures import EASY, EASY_SOLUTION, SA_HARD, puzzles, solutions
 
 
 @pytest.mark.parametrize("order", [2, 3, 4, 5])
@@ -150,6 +150,13 @@ def test_solution_checks():
     other[sol == 1], other[sol == 2] = 2, 1  # relabelled: valid, but breaks the givens
     assert is_valid_solution(other) and not solves(p, other)
     assert not is_valid_solution(np.zeros(81, int)) and not is_valid_solution([1, 2, 3])
+
+
+@given(puzzles(orders=(2, 3, 4, 5), p_min=0.0, p_max=1.0))
+def test_every_format_round_trips(puzzle):
+    for text in (format_line(puzzle.givens), format_grid(puzzle.givens),
+                 format_numbers(puzzle.givens), str(puzzle)):
+        assert parse(text) == puzzle
 
 
 @given(solutions())

@@ -38,18 +38,44 @@ def test_same_seed_same_prediction_whatever_the_number_of_processes():
     assert not np.array_equal(one.steps, other.steps)
 
 
-def test_capped_runs_are_kept_and_reported():
+def test_capped_runs_are_reported_and_policies_apply():
     puzzle = parse(SA_HARD)
     seen = []
     pred = predict_order(puzzle, seed=0, runs=6, max_steps=20_000, progress=seen.append)
     assert sum(seen) == 6
     assert pred.capped_runs == 6 and (pred.steps == 20_000).all()
     assert pred.median_steps == 20_000
+    # no run solved: the "solved" policy falls back to all runs, settled
+    assert pred.capped == "solved" and pred.basis_runs == 6
+    assert np.array_equal(pred.rank, pred.with_policy("settled").rank)
     free = puzzle.empty_cells
-    assert sorted(pred.rank[free].tolist()) == list(range(1, free.size + 1))
+    for policy in ("solved", "settled", "raw"):
+        ranks = pred.with_policy(policy).rank[free]
+        assert sorted(ranks.tolist()) == list(range(1, free.size + 1))
     doc = pred.as_dict()
     assert doc["capped_runs"] == 6 and doc["median_steps_is_lower_bound"] is True
+    assert doc["basis_runs"] == 6 and doc["capped_policy"] == "solved"
     assert len(doc["rank"]) == 9 and doc["rank"][0][0] is None  # r1c1 is a given
+
+
+def test_solved_policy_uses_only_solved_runs_when_enough_solved():
+    puzzle = parse(EASY)
+    pred = predict_order(puzzle, seed=3, runs=12, max_steps=100_000)  # 6 of 12 solve
+    n_solved = pred.runs - pred.capped_runs
+    assert 5 <= n_solved < 12  # the cap cuts some runs, not all
+    assert pred.basis_runs == n_solved
+    assert pred.with_policy("settled").basis_runs == 12
+
+
+def test_budget_sets_the_step_cap():
+    from fairgrid.solvers.order import (REFERENCE_CORES, REFERENCE_STEPS_PER_S,
+                                        steps_for_budget)
+
+    assert steps_for_budget(60, 100) == 60 * REFERENCE_STEPS_PER_S * REFERENCE_CORES // 100
+    pred = predict_order(parse(SA_HARD), seed=0, runs=4, budget_s=0.002)
+    assert pred.max_steps == steps_for_budget(0.002, 4) and pred.capped_runs == 4
+    with pytest.raises(ValueError, match="budget_s"):
+        steps_for_budget(0, 10)
 
 
 def test_summarize_ranks_by_last_swap_step():
@@ -60,7 +86,7 @@ def test_summarize_ranks_by_last_swap_step():
     free = puzzle.empty_cells.tolist()
     assert free == [0, 1]
     lasts = np.array([[50, 10], [40, 30], [90, 5]])
-    pred = summarize(puzzle, lasts, np.array([1, 1, 1]), np.ones(3, bool),
+    pred = summarize(puzzle, lasts, lasts, np.array([1, 1, 1]), np.ones(3, bool),
                      schedule="thesis", max_steps=10, seed=0)
     assert pred.rank[:2].tolist() == [2, 1]
     assert pred.median_rank[:2].tolist() == [2.0, 1.0]
@@ -72,3 +98,40 @@ def test_bad_arguments():
                          ({"max_steps": 0}, "max_steps"), ({"schedule": "x"}, "schedule")]:
         with pytest.raises(ValueError, match=word):
             predict_order(puzzle, **kwargs)
+
+
+def test_capped_runs_rank_cells_holding_a_wrong_digit_last():
+    from fairgrid.solvers.annealing import Model, run_kernel
+    from fairgrid.solvers.backtracking import unique_solution
+    from fairgrid.solvers.order import settled_steps
+
+    puzzle = parse(SA_HARD)
+    free = puzzle.empty_cells
+    solution = unique_solution(puzzle)
+    res = run_kernel(Model.from_puzzle(puzzle), np.uint64(5), max_steps=30_000)
+    assert not res.solved
+    settled = settled_steps(res, free, solution, 30_000)
+    wrong = res.grid[free] != solution[free]
+    assert wrong.any() and (~wrong).any()
+    assert (settled[wrong] == 30_001).all()
+    assert np.array_equal(settled[~wrong], res.last_swap[free][~wrong])
+    # without a solution (or for a solved run) the raw last-swap steps stand
+    assert np.array_equal(settled_steps(res, free, None, 30_000), res.last_swap[free])
+
+
+def test_capped_policy_is_checked():
+    with pytest.raises(ValueError, match="capped"):
+        predict_order(parse(EASY), capped="drop")
+
+
+def test_last_cycle_snapshot_is_the_state_at_a_reheat():
+    from fairgrid.solvers.annealing import Model, cost, run_kernel
+
+    puzzle = parse(SA_HARD)
+    res = run_kernel(Model.from_puzzle(puzzle), np.uint64(1), max_steps=400_000)
+    assert res.reheats >= 2 and res.last_cycle is not None
+    grid, last = res.last_cycle
+    assert last.max() < res.steps and cost(grid, 3) > 0
+    mask = puzzle.givens != 0
+    assert np.array_equal(grid[mask], puzzle.givens[mask])
+    assert run_kernel(Model.from_puzzle(puzzle), np.uint64(1), max_steps=10).last_cycle is None
