@@ -15,6 +15,7 @@ from typing import Sequence
 import numpy as np
 
 from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle
+from fairgrid.solvers.grid import layout_grid
 
 EXIT_USAGE = 2
 
@@ -23,34 +24,22 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _number(convert, minimum, rule: str):
+    """An argparse type: ``convert`` the text and require ``minimum <= value < inf``."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not minimum <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return value
+    return parse
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
-
-
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+_positive = _number(int, 1, "at least 1")
+_seed = _number(int, 0, "0 or more")
+_positive_float = _number(float, 1e-9, "a positive number")
 
 
 def _progress_bar(total: int, desc: str):
@@ -95,22 +84,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 def render_ranks(rank: np.ndarray, givens: np.ndarray, order: int) -> str:
     """The predicted order as a grid: each free cell's rank, givens as the given in brackets."""
-    size = order * order
-    width = max(len(str(int(rank.max()))), len(str(size)) + 2)
-    rows = []
-    for r in range(size):
-        cells = []
-        for c in range(r * size, (r + 1) * size):
-            text = f"[{givens[c]}]" if givens[c] else str(int(rank[c]))
-            cells.append(text.rjust(width))
-        rows.append(" | ".join(" ".join(cells[b * order:(b + 1) * order]) for b in range(order)))
-    rule = "-+-".join("-" * (order * (width + 1) - 1) for _ in range(order))
-    out = []
-    for r, line in enumerate(rows):
-        if r and r % order == 0:
-            out.append(rule)
-        out.append(line)
-    return "\n".join(out)
+    texts = [f"[{g}]" if g else str(int(r)) for r, g in zip(rank, givens)]
+    return layout_grid(texts, order, width=max(len(t) for t in texts))
 
 
 def cmd_predict_order(args: argparse.Namespace) -> int:
@@ -230,6 +205,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (PuzzleError, CliError) as exc:
         print(f"fairgrid {args.command}: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except BrokenPipeError:
+        # the reader went away (e.g. `| head`): not an error worth a message
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except OSError as exc:
         print(f"fairgrid {args.command}: error: {exc.strerror or exc}: "
               f"{exc.filename or ''}".rstrip(": "), file=sys.stderr)

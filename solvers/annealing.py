@@ -137,32 +137,29 @@ class AnnealingResult:
 # float64, so constants are uint64 too): see Model.
 
 @njit(inline="always")
-def _swap_delta(rowc, colc, s1, ra, ca, da, rb, cb, db):
-    """Cost change of swapping digit ``da`` at (ra, ca) with ``db`` at (rb, cb).
+def _line_delta(counts, s1, la, lb, da, db):
+    """Missing-digit change of lines ``la`` and ``lb`` when ``da`` in la trades with ``db``.
 
-    ``rowc``/``colc`` are flat ``(size, size+1)`` digit counts; a row or column that
+    ``counts`` are flat ``(size, size+1)`` digit counts of rows or columns; a line that
     loses its only ``da`` gains a missing digit, one that had no ``db`` loses one.
     """
     d = 0
-    if ra != rb:
-        if rowc[ra * s1 + da] == 1:
+    if la != lb:
+        if counts[la * s1 + da] == 1:
             d += 1
-        if rowc[ra * s1 + db] == 0:
+        if counts[la * s1 + db] == 0:
             d -= 1
-        if rowc[rb * s1 + db] == 1:
+        if counts[lb * s1 + db] == 1:
             d += 1
-        if rowc[rb * s1 + da] == 0:
-            d -= 1
-    if ca != cb:
-        if colc[ca * s1 + da] == 1:
-            d += 1
-        if colc[ca * s1 + db] == 0:
-            d -= 1
-        if colc[cb * s1 + db] == 1:
-            d += 1
-        if colc[cb * s1 + da] == 0:
+        if counts[lb * s1 + da] == 0:
             d -= 1
     return d
+
+
+@njit(inline="always")
+def _swap_delta(rowc, colc, s1, ra, ca, da, rb, cb, db):
+    """Cost change of swapping digit ``da`` at (ra, ca) with ``db`` at (rb, cb)."""
+    return _line_delta(rowc, s1, ra, rb, da, db) + _line_delta(colc, s1, ca, cb, da, db)
 
 
 @njit(inline="always")
@@ -242,6 +239,16 @@ def _fill_blocks(grid, givens, blk_free, blk_nfree, blk_missing, state):
 
 
 @njit(inline="always")
+def _start(grid, last, givens, row, col, blk_free, blk_nfree, blk_missing, seed):
+    """A random initial solution with its counts and cost; last-swap steps reset."""
+    size = blk_nfree.shape[0]
+    state = _fill_blocks(grid, givens, blk_free, blk_nfree, blk_missing, seed)
+    rowc, colc = _counts(grid, row, col, size)
+    _reset_last(givens, last, 0)
+    return state, rowc, colc, _full_cost(rowc, colc, size)
+
+
+@njit(inline="always")
 def _snapshot(grid, last, cycle_grid, cycle_last):
     for c in range(grid.shape[0]):
         cycle_grid[c] = grid[c]
@@ -281,10 +288,8 @@ def sa_thesis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mblocks
     size = blk_nfree.shape[0]
     su = np.uint64(size)
     s1 = np.uint64(size + 1)
-    state = _fill_blocks(grid, givens, blk_free, blk_nfree, blk_missing, seed)
-    rowc, colc = _counts(grid, row, col, size)
-    cost = _full_cost(rowc, colc, size)
-    _reset_last(givens, last, 0)
+    state, rowc, colc, cost = _start(grid, last, givens, row, col, blk_free, blk_nfree,
+                                     blk_missing, seed)
     nmb = mblocks.shape[0]
     t = t0
     steps = 0
@@ -345,10 +350,8 @@ def sa_lewis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mcells, 
     size = blk_nfree.shape[0]
     su = np.uint64(size)
     s1 = np.uint64(size + 1)
-    state = _fill_blocks(grid, givens, blk_free, blk_nfree, blk_missing, seed)
-    rowc, colc = _counts(grid, row, col, size)
-    cost = _full_cost(rowc, colc, size)
-    _reset_last(givens, last, 0)
+    state, rowc, colc, cost = _start(grid, last, givens, row, col, blk_free, blk_nfree,
+                                     blk_missing, seed)
     nfree = 0
     for c in range(givens.shape[0]):
         nfree += givens[c] == 0

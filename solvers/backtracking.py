@@ -50,28 +50,6 @@ def popcount(x):
 
 
 @njit(inline="always")
-def _init_masks(grid, size, order):
-    """Used-digit bitmasks of rows, columns and blocks, and the empty cells."""
-    rowm = np.zeros(size, dtype=np.uint64)
-    colm = np.zeros(size, dtype=np.uint64)
-    boxm = np.zeros(size, dtype=np.uint64)
-    empties = np.empty(size * size, dtype=np.int64)
-    n = 0
-    for c in range(size * size):
-        d = grid[c]
-        if d == 0:
-            empties[n] = c
-            n += 1
-        else:
-            r, k = c // size, c % size
-            bit = _U1 << np.uint64(d)
-            rowm[r] |= bit
-            colm[k] |= bit
-            boxm[(r // order) * order + k // order] |= bit
-    return rowm, colm, boxm, empties, n
-
-
-@njit(inline="always")
 def _cell_tables(order):
     """Row, column and block of every cell (no divisions in the search loops)."""
     size = order * order
@@ -86,6 +64,45 @@ def _cell_tables(order):
     return rr, cc, bb
 
 
+@njit(inline="always")
+def _place(grid, c, d, rowm, colm, boxm, rr, cc, bb):
+    """Write digit ``d`` into cell ``c`` and mark it used in its row, column and block."""
+    bit = _U1 << np.uint64(d)
+    grid[c] = d
+    rowm[rr[c]] |= bit
+    colm[cc[c]] |= bit
+    boxm[bb[c]] |= bit
+
+
+@njit(inline="always")
+def _unplace(grid, c, rowm, colm, boxm, rr, cc, bb):
+    """Empty cell ``c`` and free its digit in its row, column and block."""
+    bit = ~(_U1 << np.uint64(grid[c]))
+    rowm[rr[c]] &= bit
+    colm[cc[c]] &= bit
+    boxm[bb[c]] &= bit
+    grid[c] = 0
+
+
+@njit(inline="always")
+def _init_masks(grid, order):
+    """Used-digit bitmasks of rows, columns and blocks, the empty cells, the cell tables."""
+    size = order * order
+    rr, cc, bb = _cell_tables(order)
+    rowm = np.zeros(size, dtype=np.uint64)
+    colm = np.zeros(size, dtype=np.uint64)
+    boxm = np.zeros(size, dtype=np.uint64)
+    empties = np.empty(size * size, dtype=np.int64)
+    n = 0
+    for c in range(size * size):
+        if grid[c] == 0:
+            empties[n] = c
+            n += 1
+        else:
+            _place(grid, c, grid[c], rowm, colm, boxm, rr, cc, bb)
+    return rowm, colm, boxm, empties, n, rr, cc, bb
+
+
 @njit(cache=True, error_model="numpy")
 def count_kernel(grid, order, limit, solution):
     """Count solutions of ``grid`` (modified in place, restored) up to ``limit``.
@@ -94,8 +111,7 @@ def count_kernel(grid, order, limit, solution):
     """
     size = order * order
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
-    rowm, colm, boxm, empties, n = _init_masks(grid, size, order)
-    rr, cc, bb = _cell_tables(order)
+    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, order)
     cand = np.zeros(n + 1, dtype=np.uint64)
     count = 0
     nodes = 0
@@ -114,12 +130,7 @@ def count_kernel(grid, order, limit, solution):
                 depth -= 1
                 if depth < 0:
                     break
-                c = empties[depth]
-                bit = ~(_U1 << np.uint64(grid[c]))
-                rowm[rr[c]] &= bit
-                colm[cc[c]] &= bit
-                boxm[bb[c]] &= bit
-                grid[c] = 0
+                _unplace(grid, empties[depth], rowm, colm, boxm, rr, cc, bb)
                 continue
             best = depth
             bestc = 64
@@ -141,21 +152,12 @@ def count_kernel(grid, order, limit, solution):
             depth -= 1
             if depth < 0:
                 break
-            c = empties[depth]
-            bit = ~(_U1 << np.uint64(grid[c]))
-            rowm[rr[c]] &= bit
-            colm[cc[c]] &= bit
-            boxm[bb[c]] &= bit
-            grid[c] = 0
+            _unplace(grid, empties[depth], rowm, colm, boxm, rr, cc, bb)
             choose = False
             continue
-        c = empties[depth]
         bit = m & (~m + _U1)
         cand[depth] = m ^ bit
-        grid[c] = popcount(bit - _U1)
-        rowm[rr[c]] |= bit
-        colm[cc[c]] |= bit
-        boxm[bb[c]] |= bit
+        _place(grid, empties[depth], popcount(bit - _U1), rowm, colm, boxm, rr, cc, bb)
         nodes += 1
         depth += 1
         choose = True
@@ -174,8 +176,7 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
     """
     size = order * order
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
-    rowm, colm, boxm, empties, n = _init_masks(grid, size, order)
-    rr, cc, bb = _cell_tables(order)
+    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, order)
     state = seed
     tried = np.zeros(n + 1, dtype=np.int64)
     depth = 0
@@ -211,12 +212,7 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
             depth -= 1
             if depth < 0:
                 return 0, steps, nexplored
-            c = explored[depth]
-            bit = ~(_U1 << np.uint64(grid[c]))
-            rowm[rr[c]] &= bit
-            colm[cc[c]] &= bit
-            boxm[bb[c]] &= bit
-            grid[c] = 0
+            _unplace(grid, explored[depth], rowm, colm, boxm, rr, cc, bb)
             continue
         if steps >= max_steps:
             return -1, steps, nexplored
@@ -225,10 +221,7 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
         bit = _U1 << np.uint64(v)
         if (rowm[r] | colm[k] | boxm[b]) & bit:
             continue
-        grid[c] = v
-        rowm[r] |= bit
-        colm[k] |= bit
-        boxm[b] |= bit
+        _place(grid, c, v, rowm, colm, boxm, rr, cc, bb)
         depth += 1
 
 

@@ -275,23 +275,27 @@ def format_line(grid, order: int | None = None) -> str:
     return "".join(_symbol(int(d)) for d in arr)
 
 
-def format_grid(grid, order: int | None = None) -> str:
-    """A readable grid with ``|`` between blocks and a rule between bands."""
-    arr = np.asarray(grid).reshape(-1)
-    order = order_for_cells(arr.size) if order is None else order
+def layout_grid(texts: list[str], order: int, width: int = 1) -> str:
+    """Lay out one text per cell as a grid: right-aligned to ``width``, ``|`` between
+    blocks and a rule between bands."""
     size = order * order
-    rows = []
-    for r in range(size):
-        cells = [_symbol(int(d)) for d in arr[r * size:(r + 1) * size]]
-        parts = [" ".join(cells[b * order:(b + 1) * order]) for b in range(order)]
-        rows.append(" | ".join(parts))
-    rule = "-+-".join("-" * (2 * order - 1) for _ in range(order))
+    cells = [t.rjust(width) for t in texts]
+    rows = [" | ".join(" ".join(cells[r * size + b * order:r * size + (b + 1) * order])
+                       for b in range(order)) for r in range(size)]
+    rule = "-+-".join("-" * (order * (width + 1) - 1) for _ in range(order))
     out = []
     for r, line in enumerate(rows):
         if r and r % order == 0:
             out.append(rule)
         out.append(line)
     return "\n".join(out)
+
+
+def format_grid(grid, order: int | None = None) -> str:
+    """A readable grid with ``|`` between blocks and a rule between bands."""
+    arr = np.asarray(grid).reshape(-1)
+    order = order_for_cells(arr.size) if order is None else order
+    return layout_grid([_symbol(int(d)) for d in arr], order)
 
 
 def format_numbers(grid, order: int | None = None) -> str:

@@ -75,6 +75,21 @@ def test_predict_order_grid_output():
     assert "[3]" in proc.stdout and "runs: 4" in proc.stdout and "SA difficulty" in proc.stdout
 
 
+def test_predict_order_budget_sets_the_cap():
+    proc = run("predict-order", SA_HARD, "--runs", "4", "--budget", "0.002", "--jobs", "1",
+               "--json")
+    out = json.loads(proc.stdout)
+    assert out["max_steps"] == 20_000 and out["capped_runs"] == 4 and out["basis_runs"] == 4
+    assert out["median_steps_is_lower_bound"] is True
+
+
+def test_output_into_a_closed_pipe_is_not_an_error():
+    cmd = FAIRGRID or f"{sys.executable} -m fairgrid.daemon.cli"
+    proc = subprocess.run(f"{cmd} solve {EASY} | head -1", shell=True, capture_output=True,
+                          text=True, timeout=120)
+    assert proc.returncode == 0 and proc.stderr == "" and proc.stdout.count("\n") == 1
+
+
 def test_count():
     assert run("count", EASY).stdout.strip() == "1 solution (unique)"
     proc = run("count", "." * 81, "--json")
@@ -87,6 +102,8 @@ def test_count():
     (("solve", "11" + "." * 79), ("givens clash", "r1c1", "r1c2")),
     (("predict-order", "no/such/file.txt"), ("no such file",)),
     (("predict-order", EASY, "--runs", "0"), ("--runs", "at least 1")),
+    (("predict-order", EASY, "--budget", "-1"), ("--budget", "positive")),
+    (("predict-order", EASY, "--budget", "inf"), ("--budget", "positive")),
     (("solve", EASY, "--seed", "x"), ("--seed",)),
     (("solve", EASY, "--method", "magic"), ("--method",)),
     (("frobnicate",), ("invalid choice",)),
