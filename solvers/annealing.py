@@ -123,8 +123,6 @@ class AnnealingResult:
     last_swap: np.ndarray = field(repr=False)
     schedule: str
     message: str
-    # (grid, last_swap) at the end of the last cooling cycle before a reheat, or None
-    last_cycle: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 
     @property
     def solution(self) -> np.ndarray | None:
@@ -249,13 +247,6 @@ def _start(grid, last, givens, row, col, blk_free, blk_nfree, blk_missing, seed)
 
 
 @njit(inline="always")
-def _snapshot(grid, last, cycle_grid, cycle_last):
-    for c in range(grid.shape[0]):
-        cycle_grid[c] = grid[c]
-        cycle_last[c] = last[c]
-
-
-@njit(inline="always")
 def _reset_last(givens, last, value):
     for c in range(last.shape[0]):
         last[c] = value if givens[c] == 0 else -1
@@ -279,11 +270,10 @@ def _metropolis(u, x):
 
 @njit(cache=True, error_model="numpy")
 def sa_thesis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mblocks, seed,
-                     t0, alpha, t_min, max_steps, grid, last, cycle_grid, cycle_last):
+                     t0, alpha, t_min, max_steps, grid, last):
     """Thesis schedule (Křivánek 2011, §3.1); fills ``grid`` and ``last``.
 
-    At every reheat, ``cycle_grid``/``cycle_last`` receive the state at the end of the
-    cooling cycle just finished (its coldest point). Returns (steps, reheats, final cost).
+    Returns (steps, reheats, final cost).
     """
     size = blk_nfree.shape[0]
     su = np.uint64(size)
@@ -323,7 +313,6 @@ def sa_thesis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mblocks
         if t < t_min:
             t = t0
             reheats += 1
-            _snapshot(grid, last, cycle_grid, cycle_last)
     return steps, reheats, cost
 
 
@@ -340,12 +329,10 @@ def _lewis_pick(r, mcells, cell_block, cell_pos, blk_free, blk_nfree, su):
 
 @njit(cache=True, error_model="numpy")
 def sa_lewis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mcells, cell_block,
-                    cell_pos, seed, alpha, stall_chains, t0_sample, max_steps, grid, last,
-                    cycle_grid, cycle_last):
+                    cell_pos, seed, alpha, stall_chains, t0_sample, max_steps, grid, last):
     """Lewis's schedule (Lewis 2007, §2.3); fills ``grid`` and ``last``.
 
-    At every reheat, ``cycle_grid``/``cycle_last`` receive the state the search had
-    before it restarted. Returns (steps, reheats, final cost, t0).
+    Returns (steps, reheats, final cost, t0).
     """
     size = blk_nfree.shape[0]
     su = np.uint64(size)
@@ -414,7 +401,6 @@ def sa_lewis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mcells, 
         if stall >= stall_chains:
             # Reheat (§2.3): t back to t0 and a fresh initial solution; every free cell
             # counts as placed at this step.
-            _snapshot(grid, last, cycle_grid, cycle_last)
             state = _fill_blocks(grid, givens, blk_free, blk_nfree, blk_missing, state)
             rowc, colc = _counts(grid, row, col, size)
             cost = _full_cost(rowc, colc, size)
@@ -443,29 +429,26 @@ def run_kernel(model: Model, seed: np.uint64, *, schedule: str = "thesis",
     """One SA run on a prepared model with an explicit kernel seed (used by the pool)."""
     grid = np.empty(model.givens.shape[0], dtype=np.uint64)
     last = np.empty(model.givens.shape[0], dtype=np.int64)
-    cycle_grid = np.zeros_like(grid)
-    cycle_last = np.zeros_like(last)
     if schedule == "thesis":
         a = THESIS_ALPHA if alpha is None else alpha
         steps, reheats, final = sa_thesis_kernel(
             model.givens, model.row, model.col, model.blk_free, model.blk_nfree,
             model.blk_missing, model.mblocks, np.uint64(seed), float(t0), float(a),
-            float(t_min), np.int64(max_steps), grid, last, cycle_grid, cycle_last)
+            float(t_min), np.int64(max_steps), grid, last)
     elif schedule == "lewis":
         a = LEWIS_ALPHA if alpha is None else alpha
         steps, reheats, final, _t0 = sa_lewis_kernel(
             model.givens, model.row, model.col, model.blk_free, model.blk_nfree,
             model.blk_missing, model.mcells, model.cell_block, model.cell_pos,
             np.uint64(seed), float(a), LEWIS_STALL_CHAINS, LEWIS_T0_SAMPLE,
-            np.int64(max_steps), grid, last, cycle_grid, cycle_last)
+            np.int64(max_steps), grid, last)
     else:
         raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
     solved = final == 0
     message = ("solved" if solved else
                f"not solved: step cap of {max_steps} reached with cost {final}")
-    cycle = (cycle_grid.astype(np.int8), cycle_last) if reheats else None
     return AnnealingResult(bool(solved), grid.astype(np.int8), int(steps), int(reheats),
-                           int(final), last, schedule, message, cycle)
+                           int(final), last, schedule, message)
 
 
 def solve_sa(puzzle: Puzzle, *, rng, schedule: str = "thesis",

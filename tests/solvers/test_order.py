@@ -123,15 +123,3 @@ def test_capped_policy_is_checked():
     with pytest.raises(ValueError, match="capped"):
         predict_order(parse(EASY), capped="drop")
 
-
-def test_last_cycle_snapshot_is_the_state_at_a_reheat():
-    from fairgrid.solvers.annealing import Model, cost, run_kernel
-
-    puzzle = parse(SA_HARD)
-    res = run_kernel(Model.from_puzzle(puzzle), np.uint64(1), max_steps=400_000)
-    assert res.reheats >= 2 and res.last_cycle is not None
-    grid, last = res.last_cycle
-    assert last.max() < res.steps and cost(grid, 3) > 0
-    mask = puzzle.givens != 0
-    assert np.array_equal(grid[mask], puzzle.givens[mask])
-    assert run_kernel(Model.from_puzzle(puzzle), np.uint64(1), max_steps=10).last_cycle is None
