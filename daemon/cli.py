@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
@@ -137,6 +138,68 @@ def cmd_count(args: argparse.Namespace) -> int:
     return 0 if n == 1 else 1
 
 
+# ---------------------------------------------------------------------------- serve
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from aiohttp import web
+
+    from .app import create_app
+    from .settings import SECRETS_FILE, SettingsError, load_settings
+    from .store import StoreError
+
+    try:
+        settings, created = load_settings(args.config)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    where = Path(settings.storage_path).resolve()
+    print(f"fairgrid: settings from {settings.source}; database {where}", file=sys.stderr)
+    if created:
+        secrets_path = where.parent / SECRETS_FILE
+        print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600); "
+              f"shown once:", file=sys.stderr)
+        print(secrets_path.read_text(), file=sys.stderr)
+    try:
+        web.run_app(create_app(settings), host=settings.server_host, port=settings.server_port,
+                    shutdown_timeout=settings.server_shutdown_timeout_s, print=None,
+                    access_log=None)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot listen on {settings.server_host}:{settings.server_port}: "
+                       f"{exc.strerror}") from None
+    return 0
+
+
+def cmd_portal_add(args: argparse.Namespace) -> int:
+    import re
+    import tomllib
+
+    from .settings import SECRETS_FILE, dump_secrets, load_settings, new_secret
+
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.name):
+        raise CliError("a portal name is 1..64 letters, digits, '-' or '_'")
+    secret = new_secret()
+    if args.config is None and not os.environ.get("FAIRGRID_CONFIG"):
+        settings, _ = load_settings(None)
+        path = Path(settings.storage_path).resolve().parent / SECRETS_FILE
+        table = tomllib.loads(path.read_text())
+        portals = table.setdefault("portals", {})
+        if args.name in portals:
+            portals[args.name]["secrets"].append(secret)
+        else:
+            portals[args.name] = {"secrets": [secret]}
+        path.write_text(dump_secrets(table))
+        print(f"added to {path}; restart the daemon to use it", file=sys.stderr)
+    else:
+        print(f"add to your config, then restart the daemon:\n\n[portals.{args.name}]\n"
+              f"secrets = [\"{secret}\"]\n", file=sys.stderr)
+    print(secret)
+    return 0
+
+
 # ---------------------------------------------------------------------------- main
 
 def build_parser() -> argparse.ArgumentParser:
@@ -189,6 +252,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive, default=2)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_count)
+
+    config_help = "TOML config file (default: $FAIRGRID_CONFIG, else the embedded default)"
+    p = sub.add_parser("serve", help="run the fairgrid service",
+                       description="Run the HTTP service: signed webhooks in, DuckDB, "
+                       "organiser API, /metrics. With no config it uses ./fairgrid.duckdb "
+                       "and a generated 'demo' portal (docs/configuration.md).")
+    p.add_argument("--config", help=config_help)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("portal", help="manage portals")
+    portal_sub = p.add_subparsers(dest="portal_command", metavar="ACTION", required=True)
+    p = portal_sub.add_parser("add", help="create a webhook secret for a portal and print it")
+    p.add_argument("name")
+    p.add_argument("--config", help=config_help)
+    p.set_defaults(func=cmd_portal_add)
     return parser
 
 

@@ -47,7 +47,8 @@ from __future__ import annotations
 import math
 import multiprocessing
 import os
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+import threading
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -67,6 +68,10 @@ REFERENCE_STEPS_PER_S = 20_000_000
 REFERENCE_CORES = 2
 MIN_SOLVED_RUNS = 5
 CAPPED_POLICIES = ("solved", "settled", "raw")
+
+
+class PredictionCancelled(Exception):
+    """A prediction was cancelled through its ``cancel`` event."""
 
 
 def steps_for_budget(budget_s: float, runs: int) -> int:
@@ -214,7 +219,8 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
                   schedule: str = "thesis", budget_s: float = DEFAULT_BUDGET_S,
                   max_steps: int | None = None, capped: str = "solved", jobs: int = 1,
                   executor: Executor | None = None,
-                  progress: Callable[[int], None] | None = None) -> OrderPrediction:
+                  progress: Callable[[int], None] | None = None,
+                  cancel: threading.Event | None = None) -> OrderPrediction:
     """Predict the order in which humans fill the cells of ``puzzle`` (thesis §4.1).
 
     Parameters
@@ -240,6 +246,9 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
         A pool to run on (the daemon passes its own).
     progress : callable, optional
         Called with the number of runs just finished, as they finish.
+    cancel : threading.Event, optional
+        With an executor: when set, stop waiting and raise PredictionCancelled (the daemon
+        sets it at shutdown; the puzzle stays pending and is analysed after a restart).
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
@@ -275,18 +284,26 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
         workers = jobs if own else (getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
         # Several small batches per worker keep the cores busy when run lengths differ.
         batch = max(1, math.ceil(runs / (4 * workers)))
+        futures = {}
         try:
             futures = {executor.submit(_run_batch, givens, puzzle.order, seeds[lo:lo + batch],
                                        schedule, max_steps): lo
                        for lo in range(0, runs, batch)}
-            for fut in as_completed(futures):
-                lo = futures[fut]
-                part = fut.result()
-                hi = lo + part[2].size
-                lasts[lo:hi], settled[lo:hi], steps[lo:hi], solved[lo:hi] = part
-                if progress:
-                    progress(hi - lo)
+            pending = set(futures)
+            while pending:
+                if cancel is not None and cancel.is_set():
+                    raise PredictionCancelled("the prediction was cancelled")
+                done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+                for fut in done:
+                    lo = futures[fut]
+                    part = fut.result()
+                    hi = lo + part[2].size
+                    lasts[lo:hi], settled[lo:hi], steps[lo:hi], solved[lo:hi] = part
+                    if progress:
+                        progress(hi - lo)
         finally:
+            for fut in futures:
+                fut.cancel()
             if own:
                 executor.shutdown(cancel_futures=True)
     return summarize(puzzle, lasts, settled, steps, solved, schedule=schedule,

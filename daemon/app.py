@@ -1,0 +1,235 @@
+"""The aiohttp application: factory, routes, one error middleware, lifecycle.
+
+``create_app(settings)`` builds the app; its resources (the DuckDB store with its writer
+thread, the analysis process pool, the puzzle registry's tasks) open and close in
+``cleanup_ctx``, so SIGTERM (aiohttp's graceful shutdown) stops accepting, drains the
+write queue, commits and closes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+
+from aiohttp import web
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
+
+from .context import CTX, AuthError, Context, require_token
+from .metrics import Metrics
+from .puzzles import PuzzleConflict, PuzzleRegistry
+from .settings import Settings
+from .signatures import SignatureError, Verifier
+from .store import QueueFull, Store, StoreError
+from .validate import ValidationError, parse_json
+from .webhook import handle_solve
+
+log = logging.getLogger("fairgrid")
+RETRY_AFTER_S = "5"
+
+
+def error(status: int, message: str, field: str | None = None, **headers) -> web.Response:
+    body = {"error": message}
+    if field is not None:
+        body["field"] = field
+    return web.json_response(body, status=status, headers=headers or None)
+
+
+@web.middleware
+async def errors_middleware(request: web.Request, handler):
+    """Every failure becomes a JSON error; never a traceback, never a partial write."""
+    try:
+        return await handler(request)
+    except ValidationError as exc:
+        return error(exc.status, str(exc) if exc.field is None else f"{exc.field}: {exc}",
+                     exc.field)
+    except SignatureError as exc:
+        return error(401, str(exc))
+    except AuthError as exc:
+        return error(401, str(exc), WWW_Authenticate="Bearer")
+    except PuzzleConflict as exc:
+        return error(409, str(exc), "id")
+    except QueueFull as exc:
+        return error(503, f"overloaded: {exc}; retry later", **{"Retry-After": RETRY_AFTER_S})
+    except StoreError as exc:
+        log.error("storage error: %s", exc)
+        return error(503, "storage unavailable; retry later", **{"Retry-After": RETRY_AFTER_S})
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        reason = {413: "request body too large"}.get(exc.status, exc.reason)
+        return error(exc.status, reason)
+    except asyncio.CancelledError:
+        raise
+    except Exception:  # noqa: BLE001 - the last line of defence
+        log.exception("unhandled error on %s %s", request.method, request.path)
+        return error(500, "internal error")
+
+
+# ------------------------------------------------------------------------------- routes
+
+async def healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "alive"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    ctx = request.app[CTX]
+    try:
+        await asyncio.to_thread(ctx.store.read, "SELECT 1")
+    except StoreError:
+        return error(503, "database unavailable")
+    if not ctx.puzzles.running():
+        return error(503, "puzzle analysis is not running")
+    return web.json_response({"status": "ready"})
+
+
+async def metrics(request: web.Request) -> web.Response:
+    data = generate_latest(request.app[CTX].metrics.registry)
+    return web.Response(body=data, headers={"Content-Type": CONTENT_TYPE_LATEST})
+
+
+async def post_puzzles(request: web.Request) -> web.Response:
+    """Register one puzzle ``{"id", "givens"}`` or many ``{"puzzles": [...]}``."""
+    require_token(request, admin=True)
+    data = parse_json(await request.read())
+    many = "puzzles" in data
+    items = data["puzzles"] if many else [data]
+    if not isinstance(items, list) or not items:
+        raise ValidationError("puzzles", "must be a non-empty list")
+    checked = []
+    for i, item in enumerate(items):
+        where = f"puzzles[{i}]." if many else ""
+        if not isinstance(item, dict):
+            raise ValidationError(where.rstrip(".") or None, "must be an object", 422)
+        pid, givens = item.get("id"), item.get("givens")
+        if not isinstance(pid, str) or not pid or len(pid) > 200:
+            raise ValidationError(where + "id", "must be a string of 1..200 characters")
+        if not isinstance(givens, str):
+            raise ValidationError(where + "givens", "must be puzzle text")
+        checked.append((where, pid, givens))
+    registry = request.app[CTX].puzzles
+    results, created_any = [], False
+    for where, pid, givens in checked:
+        try:
+            created, _info = await registry.register(pid, givens)
+        except ValidationError as exc:
+            exc.field = where + (exc.field or "givens")
+            raise
+        created_any |= created
+        results.append({"id": pid, "status": "registered" if created else "known"})
+    status = 201 if created_any else 200
+    return web.json_response({"puzzles": results} if many else results[0], status=status)
+
+
+def _loads(value):
+    return None if value is None else json.loads(value)
+
+
+async def get_puzzle(request: web.Request) -> web.Response:
+    require_token(request, admin=False)
+    ctx = request.app[CTX]
+    rows = await asyncio.to_thread(ctx.store.read_dicts, "SELECT * FROM puzzles WHERE id = ?",
+                                   [request.match_info["id"]])
+    if not rows:
+        return error(404, f"no puzzle {request.match_info['id']!r}")
+    row = rows[0]
+    size = row["puzzle_order"] ** 2
+
+    def grid(values):
+        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
+
+    return web.json_response({
+        "id": row["id"], "status": row["status"], "givens": row["givens"],
+        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
+        "registered_at": row["registered_at"].isoformat(),
+        "analysed_at": row["analysed_at"].isoformat() if row["analysed_at"] else None,
+        "level": row["level"], "ratings": _loads(row["ratings"]),
+        "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
+        "order_basis_runs": row["order_basis_runs"],
+        "predicted_order": grid(_loads(row["predicted_order"])),
+        "order_median": grid(_loads(row["order_median"])),
+        "order_spread": grid(_loads(row["order_spread"])),
+    })
+
+
+async def get_submission(request: web.Request) -> web.Response:
+    require_token(request, admin=False)
+    ctx = request.app[CTX]
+    portal, sid = request.match_info["portal"], request.match_info["submission_id"]
+    rows = await asyncio.to_thread(
+        ctx.store.read_dicts, "SELECT * FROM submissions WHERE portal = ? AND submission_id = ?",
+        [portal, sid])
+    if not rows:
+        return error(404, f"no submission {sid!r} from portal {portal!r}")
+    row = rows[0]
+    moves = await asyncio.to_thread(
+        ctx.store.read, "SELECT t_ms, cell, digit, kind FROM moves WHERE portal = ? AND "
+        "submission_id = ? ORDER BY seq", [portal, sid])
+    return web.json_response({
+        "portal": portal, "submission_id": sid, "status": row["status"],
+        "tournament_id": row["tournament_id"], "player_id": row["player_id"],
+        "puzzle_id": row["puzzle_id"], "started_at": row["started_at"].isoformat(),
+        "received_at": row["received_at"].isoformat(),
+        "committed_at": row["committed_at"].isoformat(), "complete": row["complete"],
+        "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
+        "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": k} for t, c, d, k in moves],
+        "score": None,
+    })
+
+
+# ------------------------------------------------------------------------------- lifecycle
+
+def _pool(settings: Settings) -> ProcessPoolExecutor:
+    workers = settings.analysis_workers or os.cpu_count() or 1
+    # spawn: the daemon has threads (the writer), which fork does not copy safely
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Stop the analysis pool now: queued work is dropped, running work is killed (the
+    puzzles stay pending and are analysed after the next start)."""
+    processes = list(getattr(pool, "_processes", {}).values())  # no public API before 3.14
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in processes:
+        proc.terminate()
+
+
+async def _resources(app: web.Application):
+    ctx = app[CTX]
+    s = ctx.settings
+    ctx.store = await asyncio.to_thread(
+        Store, s.storage_path, queue_size=s.storage_write_queue_size,
+        group_commit_ms=s.storage_group_commit_ms, max_batch=s.storage_max_batch,
+        dedupe_days=s.storage_dedupe_days, on_batch=ctx.metrics.batch_size.observe)
+    pool = _pool(s)
+    ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
+    ctx.metrics.watch_queue(ctx.store.writer.depth)
+    ctx.metrics.watch_puzzles(ctx.puzzles.counts)
+    await ctx.puzzles.start()
+    try:
+        yield
+    finally:
+        await ctx.puzzles.stop()
+        _stop_pool(pool)
+        await asyncio.to_thread(ctx.store.close, s.server_shutdown_timeout_s)
+
+
+def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
+    """The fairgrid web application (resources open when the app starts)."""
+    app = web.Application(middlewares=[errors_middleware],
+                          client_max_size=settings.server_max_body_bytes)
+    metrics_ = Metrics(registry or CollectorRegistry())
+    app[CTX] = Context(settings, metrics_,
+                       Verifier.from_portals(settings.portals, settings.webhooks_tolerance_s))
+    app.cleanup_ctx.append(_resources)
+    app.router.add_post("/v1/webhooks/solves", handle_solve)
+    app.router.add_post("/v1/puzzles", post_puzzles)
+    app.router.add_get("/v1/puzzles/{id}", get_puzzle)
+    app.router.add_get("/v1/submissions/{portal}/{submission_id}", get_submission)
+    app.router.add_get("/metrics", metrics)
+    app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    return app

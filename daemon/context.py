@@ -1,0 +1,45 @@
+"""What the request handlers share: one typed AppKey holding the daemon's parts."""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+
+from aiohttp import web
+
+from .metrics import Metrics
+from .puzzles import PuzzleRegistry
+from .settings import Settings
+from .store import Store
+from .signatures import Verifier
+
+
+@dataclass
+class Context:
+    settings: Settings
+    metrics: Metrics
+    verifier: Verifier
+    store: Store | None = None
+    puzzles: PuzzleRegistry | None = None
+
+
+CTX = web.AppKey("fairgrid_context", Context)
+
+
+class AuthError(Exception):
+    """Missing or wrong bearer token (401)."""
+
+
+def require_token(request: web.Request, *, admin: bool) -> None:
+    """Check ``Authorization: Bearer <token>``: admin tokens, or organiser/admin tokens."""
+    settings = request.app[CTX].settings
+    header = request.headers.get("Authorization", "")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token:
+        raise AuthError("missing bearer token")
+    allowed = settings.admin_tokens if admin else settings.organiser_tokens + settings.admin_tokens
+    ok = False
+    for candidate in allowed:  # compare with every token: no early exit to time
+        ok |= hmac.compare_digest(candidate.encode(), token.strip().encode())
+    if not ok:
+        raise AuthError("this route needs an admin token" if admin else "unknown token")

@@ -1,0 +1,85 @@
+"""Prometheus metrics on a registry passed in (tests build a fresh one each).
+
+Names follow Prometheus conventions: ``fairgrid_`` prefix, ``_total`` counters,
+``_seconds`` durations; labels have few values (never a player or puzzle id). Values that
+live in the database (puzzles by status) come from a collector at scrape time.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.core import GaugeMetricFamily
+
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
+ANALYSIS_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
+
+
+class Metrics:
+    """Every metric the daemon exports."""
+
+    def __init__(self, registry: CollectorRegistry):
+        self.registry = registry
+        self.webhook_requests = Counter(
+            "fairgrid_webhook_requests_total", "Solve webhooks by portal and outcome.",
+            ["portal", "outcome"], registry=registry)
+        self.signature_failures = Counter(
+            "fairgrid_webhook_signature_failures_total",
+            "Webhooks rejected before any portal was identified, by reason.", ["reason"],
+            registry=registry)
+        self.duplicates = Counter(
+            "fairgrid_webhook_duplicates_total", "Webhooks answered as duplicates.",
+            ["portal"], registry=registry)
+        self.ingest_latency = Histogram(
+            "fairgrid_ingest_latency_seconds", "Receipt of a webhook to its commit.",
+            buckets=LATENCY_BUCKETS, registry=registry)
+        self.batch_size = Histogram(
+            "fairgrid_write_batch_size", "Submissions committed per transaction.",
+            buckets=BATCH_BUCKETS, registry=registry)
+        self.queue_depth = Gauge(
+            "fairgrid_write_queue_depth", "Submissions waiting for the writer.",
+            registry=registry)
+        self.analysis_duration = Histogram(
+            "fairgrid_analysis_duration_seconds", "Puzzle analysis (uniqueness, SA order).",
+            buckets=ANALYSIS_BUCKETS, registry=registry)
+        self.analysis_queue_depth = Gauge(
+            "fairgrid_analysis_queue_depth", "Puzzles waiting for analysis.", registry=registry)
+        self.submissions_scored = Counter(
+            "fairgrid_submissions_scored_total", "Submissions scored.", registry=registry)
+        self.flags = Counter(
+            "fairgrid_flags_total", "Flags raised, by reason.", ["reason"], registry=registry)
+        self.job_last_success = Gauge(
+            "fairgrid_job_last_success_timestamp_seconds",
+            "Unix time of each job's last successful run.", ["job"], registry=registry)
+
+    def watch_queue(self, depth: Callable[[], int]) -> None:
+        self.queue_depth.set_function(depth)
+
+    def watch_puzzles(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.registry.register(_PuzzleCollector(counts))
+
+
+class _PuzzleCollector:
+    """``fairgrid_puzzles{status}`` read from the database at scrape time."""
+
+    STATUSES = ("pending", "ready", "invalid")
+
+    def __init__(self, counts: Callable[[], dict[str, int]]):
+        self._counts = counts
+
+    def describe(self):
+        return [GaugeMetricFamily("fairgrid_puzzles", "Registered puzzles by status.",
+                                  labels=["status"])]
+
+    def collect(self):
+        family = GaugeMetricFamily("fairgrid_puzzles", "Registered puzzles by status.",
+                                   labels=["status"])
+        try:
+            counts = self._counts()
+        except Exception:  # noqa: BLE001 - a scrape must not fail because the DB is busy
+            return
+        for status in self.STATUSES:
+            family.add_metric([status], counts.get(status, 0))
+        yield family

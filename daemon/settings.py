@@ -1,0 +1,236 @@
+"""Settings: one frozen dataclass, loaded from TOML with ``FAIRGRID_*`` environment overrides.
+
+Every scalar setting is declared once in :data:`SETTINGS` (TOML key, type, default, help);
+``docs/configuration.md`` documents each, and a test fails when one is missing there.
+Portals and tokens are tables and lists, so they come from TOML only:
+
+.. code-block:: toml
+
+    [portals.demo]
+    secrets = ["whsec_..."]          # Standard Webhooks secrets; several for rotation
+    [auth]
+    organiser_tokens = ["..."]
+    admin_tokens = ["..."]
+
+With no config file at all, fairgrid runs on an embedded default: ``./fairgrid.duckdb``
+and a portal ``demo`` whose generated secret and tokens live in ``fairgrid.secrets.toml``
+next to the database (mode 0600), reused by later starts.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import secrets as _secrets
+import stat
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Mapping
+
+CONFIG_ENV = "FAIRGRID_CONFIG"
+SECRETS_FILE = "fairgrid.secrets.toml"
+
+
+class SettingsError(ValueError):
+    """A configuration problem; the message names the key and the rule."""
+
+
+@dataclass(frozen=True)
+class Setting:
+    key: str  # "section.name" in TOML
+    type: type
+    default: Any
+    help: str
+
+    @property
+    def attr(self) -> str:
+        return self.key.replace(".", "_")
+
+    @property
+    def env(self) -> str:
+        return "FAIRGRID_" + self.attr.upper()
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("server.host", str, "127.0.0.1", "Address to listen on."),
+    Setting("server.port", int, 8080, "TCP port to listen on."),
+    Setting("server.max_body_bytes", int, 1 << 20,
+            "Largest accepted request body; larger webhooks get 413."),
+    Setting("server.shutdown_timeout_s", float, 30.0,
+            "On SIGTERM, how long to wait for queued writes to commit."),
+    Setting("storage.path", str, "fairgrid.duckdb", "The DuckDB database file."),
+    Setting("storage.write_queue_size", int, 10_000,
+            "Submissions waiting for the writer; past this, webhooks get 503 + Retry-After."),
+    Setting("storage.group_commit_ms", float, 5.0,
+            "How long the writer gathers queued submissions into one transaction."),
+    Setting("storage.max_batch", int, 512, "Most submissions committed in one transaction."),
+    Setting("storage.dedupe_days", int, 3,
+            "How long webhook-ids are remembered for deduplication (senders retry for days)."),
+    Setting("webhooks.tolerance_s", int, 300,
+            "Accepted clock difference of webhook-timestamp, in seconds (either way)."),
+    Setting("analysis.workers", int, 0,
+            "Processes for puzzle analysis; 0 means one per core."),
+    Setting("analysis.queue_size", int, 1000,
+            "Puzzles waiting for analysis; past this, registrations get 503."),
+    Setting("analysis.order_runs", int, 100, "SA runs per fill-order prediction (thesis: 100)."),
+    Setting("analysis.order_budget_s", float, 60.0,
+            "Time budget of one fill-order prediction on the reference machine "
+            "(converted to a step cap; see docs/benchmarks.md)."),
+    Setting("analysis.seed", int, 0, "Seed of the puzzle analysis (same seed, same prediction)."),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every setting of the daemon; build it with :func:`load_settings`."""
+
+    server_host: str = "127.0.0.1"
+    server_port: int = 8080
+    server_max_body_bytes: int = 1 << 20
+    server_shutdown_timeout_s: float = 30.0
+    storage_path: str = "fairgrid.duckdb"
+    storage_write_queue_size: int = 10_000
+    storage_group_commit_ms: float = 5.0
+    storage_max_batch: int = 512
+    storage_dedupe_days: int = 3
+    webhooks_tolerance_s: int = 300
+    analysis_workers: int = 0
+    analysis_queue_size: int = 1000
+    analysis_order_runs: int = 100
+    analysis_order_budget_s: float = 60.0
+    analysis_seed: int = 0
+    portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    organiser_tokens: tuple[str, ...] = ()
+    admin_tokens: tuple[str, ...] = ()
+    source: str = "defaults"  # where the settings came from, for the start-up log
+
+
+def _coerce(setting: Setting, value: Any, origin: str) -> Any:
+    try:
+        if setting.type is bool:
+            raise TypeError
+        if setting.type is int and isinstance(value, str):
+            value = int(value)
+        elif setting.type is float and isinstance(value, (str, int)) and not isinstance(value, bool):
+            value = float(value)
+        if not isinstance(value, setting.type) or isinstance(value, bool):
+            raise TypeError
+    except (TypeError, ValueError):
+        raise SettingsError(f"{origin}: {setting.key} must be {setting.type.__name__}, "
+                            f"got {value!r}") from None
+    if setting.type in (int, float) and value < 0:
+        raise SettingsError(f"{origin}: {setting.key} must be >= 0, got {value!r}")
+    return value
+
+
+def _string_list(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise SettingsError(f"{where} must be a list of non-empty strings")
+    return tuple(value)
+
+
+def _read_toml(path: Path) -> dict:
+    try:
+        with path.open("rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise SettingsError(f"config file {path} does not exist") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsError(f"config file {path}: {exc}") from None
+    except OSError as exc:
+        raise SettingsError(f"config file {path}: {exc.strerror}") from None
+
+
+def new_secret() -> str:
+    """A Standard Webhooks secret: ``whsec_`` and 32 random bytes in base64."""
+    return "whsec_" + base64.b64encode(_secrets.token_bytes(32)).decode()
+
+
+def new_token() -> str:
+    return _secrets.token_urlsafe(32)
+
+
+def _embedded_secrets(db_path: str) -> tuple[dict, bool]:
+    """The generated demo portal and tokens next to the database; (table, created)."""
+    path = Path(db_path).resolve().parent / SECRETS_FILE
+    if path.exists():
+        return _read_toml(path), False
+    table = {"portals": {"demo": {"secrets": [new_secret()]}},
+             "auth": {"organiser_tokens": [new_token()], "admin_tokens": [new_token()]}}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(dump_secrets(table))
+    return table, True
+
+
+def dump_secrets(table: dict) -> str:
+    """The secrets file format (the same keys as a config file)."""
+    lines = ["# fairgrid secrets: keep private (mode 0600)."]
+    for name, portal in table.get("portals", {}).items():
+        lines += ["", f"[portals.{name}]",
+                  "secrets = [" + ", ".join(f'"{s}"' for s in portal["secrets"]) + "]"]
+    auth = table.get("auth", {})
+    lines += ["", "[auth]"]
+    for key in ("organiser_tokens", "admin_tokens"):
+        lines.append(f"{key} = [" + ", ".join(f'"{t}"' for t in auth.get(key, [])) + "]")
+    return "\n".join(lines) + "\n"
+
+
+def load_settings(config: str | None = None, env: Mapping[str, str] | None = None
+                  ) -> tuple[Settings, bool]:
+    """Settings from ``config`` (or ``$FAIRGRID_CONFIG``), then ``FAIRGRID_*`` overrides.
+
+    Returns (settings, whether embedded secrets were just generated). Raises
+    SettingsError naming the key and the problem.
+    """
+    env = os.environ if env is None else env
+    config = config or env.get(CONFIG_ENV) or None
+    table = _read_toml(Path(config)) if config else {}
+    origin = str(config) if config else "defaults"
+    values: dict[str, Any] = {}
+    known_sections = {s.key.split(".")[0] for s in SETTINGS} | {"portals", "auth"}
+    for section in table:
+        if section not in known_sections:
+            raise SettingsError(f"{origin}: unknown section [{section}]")
+    for setting in SETTINGS:
+        section, name = setting.key.split(".")
+        sect = table.get(section, {})
+        if not isinstance(sect, dict):
+            raise SettingsError(f"{origin}: [{section}] must be a table")
+        if name in sect:
+            values[setting.attr] = _coerce(setting, sect[name], origin)
+        if setting.env in env:
+            values[setting.attr] = _coerce(setting, env[setting.env], setting.env)
+    for section in ("server", "storage", "webhooks", "analysis"):
+        for name in table.get(section, {}):
+            if f"{section}.{name}" not in {s.key for s in SETTINGS}:
+                raise SettingsError(f"{origin}: unknown setting {section}.{name}")
+    created = False
+    if "portals" not in table and "auth" not in table:
+        secrets_table, created = _embedded_secrets(
+            values.get("storage_path", Settings.storage_path))
+        table = {**table, **secrets_table}
+    portals = {}
+    for name, portal in table.get("portals", {}).items():
+        if not isinstance(portal, dict):
+            raise SettingsError(f"{origin}: [portals.{name}] must be a table")
+        portals[name] = _string_list(portal.get("secrets"), f"portals.{name}.secrets")
+        for s in portals[name]:
+            if not s.startswith("whsec_"):
+                raise SettingsError(f"portals.{name}.secrets: secrets start with 'whsec_'")
+    auth = table.get("auth", {})
+    organiser = _string_list(auth.get("organiser_tokens", []), "auth.organiser_tokens")
+    admin = _string_list(auth.get("admin_tokens", []), "auth.admin_tokens")
+    settings = Settings(**values, portals=portals, organiser_tokens=organiser,
+                        admin_tokens=admin, source=origin)
+    return settings, created
+
+
+def setting_names() -> list[str]:
+    """Every TOML key and environment variable (for the documentation test)."""
+    return [s.key for s in SETTINGS] + [s.env for s in SETTINGS]
+
+
+assert {f.name for f in fields(Settings)} >= {s.attr for s in SETTINGS}

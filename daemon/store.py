@@ -1,0 +1,391 @@
+"""DuckDB storage: versioned migrations, one writer thread with group commit, reads.
+
+One process owns the database file (DuckDB allows one writer process; a second one gets a
+clear :class:`StoreLockedError`). Every write goes through :class:`Writer`, a single
+thread that takes queued submissions, gathers more for up to ``group_commit_ms``, writes
+them all in one transaction as column batches (``INSERT ... SELECT`` from numpy arrays),
+commits, and only then resolves each submission's future; the web layer answers 202
+after that. Reads use their own cursors. ``duckdb.Error`` never escapes: it becomes
+:class:`StoreError` (the web layer answers 503).
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import queue
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from importlib import resources
+from typing import Any, Callable
+
+import duckdb
+import numpy as np
+
+
+class StoreError(RuntimeError):
+    """The database failed (disk, lock, corruption): the request can be retried later."""
+
+
+class StoreLockedError(StoreError):
+    """Another process holds the database file."""
+
+
+class QueueFull(StoreError):
+    """The write queue is full: answer 503 with Retry-After."""
+
+
+def migrations() -> list[tuple[int, str]]:
+    """The numbered migration scripts shipped in ``daemon/schema``, ascending."""
+    out = []
+    for entry in resources.files("fairgrid.daemon").joinpath("schema").iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            out.append((int(name[:3]), entry.read_text(encoding="utf-8")))
+    return sorted(out)
+
+
+def connect(path: str) -> duckdb.DuckDBPyConnection:
+    """Open (creating) the database and bring its schema up to date."""
+    try:
+        con = duckdb.connect(path)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise StoreLockedError(
+                f"the database {path} is in use by another process (DuckDB allows one "
+                f"writer); stop it, or point this one at another file") from exc
+        raise StoreError(f"cannot open the database {path}: {exc}") from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open the database {path}: {exc}") from exc
+    try:
+        con.execute("CREATE TABLE IF NOT EXISTS schema_version "
+                    "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+        done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
+        for version, sql in migrations():
+            if version in done:
+                continue
+            con.execute("BEGIN TRANSACTION")
+            con.execute(sql)
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, _now()])
+            con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"cannot migrate the database {path}: {exc}") from exc
+    return con
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+@dataclass(frozen=True, eq=False)
+class SubmissionRecord:
+    """A validated submission, ready to store (built by the webhook layer)."""
+
+    portal: str
+    submission_id: str
+    webhook_id: str
+    tournament_id: str | None
+    player_id: str
+    puzzle_id: str
+    started_at: datetime
+    received_at: datetime
+    t_ms: np.ndarray  # int64
+    cell: np.ndarray  # int16
+    digit: np.ndarray  # int16
+    kind: np.ndarray  # object: "place" | "note"
+    complete: bool
+    raw: str  # the body as received
+    content_hash: str  # sha256 of the canonical JSON: equal hashes = identical resubmission
+    new_puzzle: tuple[str, int, str] | None = None  # (givens, order, solution) to register
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    outcome: str  # accepted | duplicate | conflict
+    committed_at: float  # time.monotonic() at commit
+
+
+class Writer:
+    """The single writer thread: group commit of queued submissions, plus ad-hoc writes."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, *, queue_size: int,
+                 group_commit_ms: float, max_batch: int, dedupe_days: int,
+                 on_batch: Callable[[int], None] | None = None):
+        self._con = con
+        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
+        self._window = group_commit_ms / 1000.0
+        self._max_batch = max_batch
+        self._dedupe = timedelta(days=dedupe_days)
+        self._on_batch = on_batch
+        self._thread = threading.Thread(target=self._run, name="fairgrid-writer", daemon=True)
+        self._stopping = False
+        self._last_prune = 0.0
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def depth(self) -> int:
+        return self._queue.qsize()
+
+    def submit(self, record: SubmissionRecord) -> concurrent.futures.Future:
+        """Queue a submission; its future resolves to a WriteResult after the commit."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        if self._stopping:
+            raise QueueFull("shutting down")
+        try:
+            self._queue.put_nowait(("sub", record, fut))
+        except queue.Full:
+            raise QueueFull("the write queue is full") from None
+        return fut
+
+    def call(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> concurrent.futures.Future:
+        """Run ``fn(con)`` in one transaction on the writer thread; waits for a free slot."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put(("call", fn, fut))
+        return fut
+
+    def stop(self, timeout: float) -> None:
+        """Stop taking new work, drain and commit what is queued, end the thread."""
+        self._stopping = True
+        self._queue.put(("stop", None, None))
+        self._thread.join(timeout)
+
+    # -- the thread --------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            kind, payload, fut = self._queue.get()
+            if kind == "stop":
+                self._drain_remaining()
+                return
+            if kind == "call":
+                self._run_call(payload, fut)
+                continue
+            batch = [(payload, fut)]
+            deadline = time.monotonic() + self._window
+            while len(batch) < self._max_batch:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    break
+                try:
+                    kind2, payload2, fut2 = self._queue.get(timeout=remaining)
+                except queue.Empty:
+                    break
+                if kind2 != "sub":
+                    self._commit_batch(batch)
+                    batch = []
+                    if kind2 == "call":
+                        self._run_call(payload2, fut2)
+                        break
+                    self._drain_remaining()
+                    return
+                batch.append((payload2, fut2))
+            if batch:
+                self._commit_batch(batch)
+            self._maybe_prune()
+
+    def _drain_remaining(self) -> None:
+        batch = []
+        while True:
+            try:
+                kind, payload, fut = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if kind == "sub":
+                batch.append((payload, fut))
+            elif kind == "call":
+                self._run_call(payload, fut)
+        if batch:
+            self._commit_batch(batch)
+
+    def _run_call(self, fn, fut) -> None:
+        try:
+            self._con.execute("BEGIN TRANSACTION")
+            result = fn(self._con)
+            self._con.execute("COMMIT")
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's future
+            self._rollback()
+            fut.set_exception(StoreError(str(exc)) if isinstance(exc, duckdb.Error) else exc)
+        else:
+            fut.set_result(result)
+
+    def _rollback(self) -> None:
+        try:
+            self._con.execute("ROLLBACK")
+        except duckdb.Error:
+            pass
+
+    def _maybe_prune(self) -> None:
+        now = time.monotonic()
+        if now - self._last_prune < 3600:
+            return
+        self._last_prune = now
+        try:
+            self._con.execute("DELETE FROM webhook_ids WHERE received_at < ?",
+                              [_now() - self._dedupe])
+        except duckdb.Error:
+            pass  # retried within the hour; dedupe keys only grow meanwhile
+
+    def _commit_batch(self, batch: list[tuple[SubmissionRecord, concurrent.futures.Future]]
+                      ) -> None:
+        try:
+            self._con.execute("BEGIN TRANSACTION")
+            outcomes = self._write(batch)
+            self._con.execute("COMMIT")
+        except Exception as exc:  # noqa: BLE001 - every waiter learns the batch failed
+            self._rollback()
+            err = StoreError(f"database write failed: {exc}")
+            for _, fut in batch:
+                fut.set_exception(err)
+            return
+        done = time.monotonic()
+        for (_, fut), outcome in zip(batch, outcomes):
+            fut.set_result(WriteResult(outcome, done))
+        if self._on_batch:
+            self._on_batch(len(batch))
+
+    def _write(self, batch) -> list[str]:
+        con = self._con
+        records = [r for r, _ in batch]
+        keys = {"portal": np.array([r.portal for r in records], dtype=object),
+                "submission_id": np.array([r.submission_id for r in records], dtype=object),
+                "webhook_id": np.array([r.webhook_id for r in records], dtype=object)}
+        con.register("batch_keys", keys)
+        try:
+            seen_hooks = set(con.execute(
+                "SELECT w.portal, w.webhook_id FROM webhook_ids w JOIN batch_keys b "
+                "ON w.portal = b.portal AND w.webhook_id = b.webhook_id").fetchall())
+            stored = {(p, s): h for p, s, h in con.execute(
+                "SELECT s.portal, s.submission_id, s.body_hash FROM submissions s JOIN "
+                "batch_keys b ON s.portal = b.portal AND s.submission_id = b.submission_id"
+            ).fetchall()}
+        finally:
+            con.unregister("batch_keys")
+        outcomes = []
+        accepted: list[SubmissionRecord] = []
+        for r in records:
+            key = (r.portal, r.submission_id)
+            if (r.portal, r.webhook_id) in seen_hooks:
+                outcomes.append("duplicate")
+            elif key in stored:
+                outcomes.append("duplicate" if stored[key] == r.content_hash else "conflict")
+            else:
+                outcomes.append("accepted")
+                stored[key] = r.content_hash
+                seen_hooks.add((r.portal, r.webhook_id))
+                accepted.append(r)
+        if accepted:
+            self._insert(accepted)
+        return outcomes
+
+    def _insert(self, records: list[SubmissionRecord]) -> None:
+        con = self._con
+        now = _now()
+        new_puzzles = {}
+        for r in records:
+            if r.new_puzzle is not None:
+                new_puzzles.setdefault(r.puzzle_id, r.new_puzzle)
+        for pid, (givens, order, solution) in new_puzzles.items():
+            con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                        "registered_at) VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
+                        [pid, givens, order, solution, now])
+        obj = lambda values: np.array(values, dtype=object)  # noqa: E731
+        subs = {
+            "portal": obj([r.portal for r in records]),
+            "submission_id": obj([r.submission_id for r in records]),
+            "webhook_id": obj([r.webhook_id for r in records]),
+            "tournament_id": obj([r.tournament_id for r in records]),
+            "player_id": obj([r.player_id for r in records]),
+            "puzzle_id": obj([r.puzzle_id for r in records]),
+            "started_at": obj([r.started_at for r in records]),
+            "received_at": obj([r.received_at for r in records]),
+            "n_moves": np.array([r.t_ms.size for r in records], dtype=np.int32),
+            "duration_ms": np.array([int(r.t_ms[-1]) if r.t_ms.size else 0 for r in records],
+                                    dtype=np.int64),
+            "complete": np.array([r.complete for r in records], dtype=bool),
+            "body_hash": obj([r.content_hash for r in records]),
+            "raw": obj([r.raw for r in records]),
+        }
+        con.register("new_subs", subs)
+        con.execute(
+            "INSERT INTO submissions (portal, submission_id, webhook_id, tournament_id, "
+            "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, duration_ms, "
+            "complete, status, body_hash, raw) SELECT portal, submission_id, webhook_id, "
+            "tournament_id, player_id, puzzle_id, started_at::TIMESTAMPTZ, "
+            "received_at::TIMESTAMPTZ, ?, n_moves, duration_ms, complete, 'pending', body_hash, "
+            "raw FROM new_subs", [now])
+        con.unregister("new_subs")
+        sizes = [r.t_ms.size for r in records]
+        total = sum(sizes)
+        if total:
+            moves = {
+                "portal": np.repeat(subs["portal"], sizes),
+                "submission_id": np.repeat(subs["submission_id"], sizes),
+                "seq": np.concatenate([np.arange(n, dtype=np.int32) for n in sizes]),
+                "t_ms": np.concatenate([r.t_ms for r in records]).astype(np.int64),
+                "cell": np.concatenate([r.cell for r in records]).astype(np.int16),
+                "digit": np.concatenate([r.digit for r in records]).astype(np.int16),
+                "kind": np.concatenate([r.kind for r in records]).astype(object),
+            }
+            con.register("new_moves", moves)
+            con.execute("INSERT INTO moves SELECT portal, submission_id, seq, t_ms, cell, digit, "
+                        "kind FROM new_moves")
+            con.unregister("new_moves")
+        hooks = {"portal": subs["portal"], "webhook_id": subs["webhook_id"],
+                 "submission_id": subs["submission_id"]}
+        con.register("new_hooks", hooks)
+        con.execute("INSERT INTO webhook_ids SELECT portal, webhook_id, submission_id, ? "
+                    "FROM new_hooks", [now])
+        con.unregister("new_hooks")
+
+
+class Store:
+    """The database: the writer thread and read cursors."""
+
+    def __init__(self, path: str, *, queue_size: int = 10_000, group_commit_ms: float = 5.0,
+                 max_batch: int = 512, dedupe_days: int = 3,
+                 on_batch: Callable[[int], None] | None = None):
+        self.path = path
+        self._con = connect(path)
+        self._read_lock = threading.Lock()
+        self.writer = Writer(self._con.cursor(), queue_size=queue_size,
+                             group_commit_ms=group_commit_ms, max_batch=max_batch,
+                             dedupe_days=dedupe_days, on_batch=on_batch)
+        self.writer.start()
+
+    def close(self, timeout: float = 30.0) -> None:
+        self.writer.stop(timeout)
+        try:
+            self._con.close()
+        except duckdb.Error:
+            pass
+
+    def read(self, sql: str, params: list | None = None) -> list[tuple]:
+        """Run a read query on a fresh cursor; StoreError on failure."""
+        try:
+            cur = self._con.cursor()
+            try:
+                return cur.execute(sql, params or []).fetchall()
+            finally:
+                cur.close()
+        except duckdb.Error as exc:
+            raise StoreError(f"database read failed: {exc}") from exc
+
+    def read_dicts(self, sql: str, params: list | None = None) -> list[dict]:
+        try:
+            cur = self._con.cursor()
+            try:
+                cur.execute(sql, params or [])
+                names = [d[0] for d in cur.description]
+                return [dict(zip(names, row)) for row in cur.fetchall()]
+            finally:
+                cur.close()
+        except duckdb.Error as exc:
+            raise StoreError(f"database read failed: {exc}") from exc
+
+
+def to_json(value) -> str:
+    return json.dumps(value, separators=(",", ":"))

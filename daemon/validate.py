@@ -1,0 +1,176 @@
+"""Webhook bodies: JSON -> a typed solve, or ValidationError naming the field.
+
+The body of ``POST /v1/webhooks/solves`` (see docs/openapi.yaml)::
+
+    {"type": "solve.completed", "portal": "demo", "submission_id": "s-000123",
+     "tournament_id": "gp-2026-r7",                      (optional)
+     "player_id": "p-42",
+     "puzzle": {"id": "gp7-3", "givens": "..."},         (givens optional if registered)
+     "started_at": "2026-11-21T10:00:00Z",
+     "moves": [{"t_ms": 5230, "cell": 12, "digit": 4}, ...]}
+
+``t_ms`` is milliseconds since ``started_at`` and never decreases; ``cell`` is 0-based
+row-major; ``digit`` is 1..size, or 0 for an erase; a move may carry ``"kind": "note"``
+(pencil marks: stored, ignored by scoring). Unknown fields are kept in the raw payload.
+Checks that need the puzzle (cell and digit ranges, moves on givens) are in
+:func:`check_moves`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+MAX_ID_LENGTH = 200
+MOVE_KINDS = ("place", "note")
+
+
+class ValidationError(ValueError):
+    """A malformed (400) or invalid (422) body; ``field`` says where, e.g. moves[17].cell."""
+
+    def __init__(self, field: str | None, message: str, status: int = 422):
+        super().__init__(message)
+        self.field = field
+        self.status = status
+
+
+@dataclass(frozen=True, eq=False)
+class SolveEvent:
+    portal: str
+    submission_id: str
+    tournament_id: str | None
+    player_id: str
+    puzzle_id: str
+    givens: str | None
+    started_at: datetime
+    t_ms: np.ndarray
+    cell: np.ndarray
+    digit: np.ndarray
+    kind: np.ndarray
+    canonical: str  # the payload as canonical JSON (sorted keys): what "identical" means
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_json(body: bytes) -> dict:
+    """The JSON object in ``body``; ValidationError(400) for anything else."""
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValidationError(None, f"body is not UTF-8 (byte {exc.start})", 400) from None
+    try:
+        data = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError(None, f"body is not valid JSON: {exc}", 400) from None
+    if not isinstance(data, dict):
+        raise ValidationError(None, "body must be a JSON object", 400)
+    return data
+
+
+def _string(obj: dict, key: str, where: str, required: bool = True) -> str | None:
+    value = obj.get(key)
+    if value is None:
+        if required:
+            raise ValidationError(where + key, "is required")
+        return None
+    if not isinstance(value, str) or not value:
+        raise ValidationError(where + key, "must be a non-empty string")
+    if len(value) > MAX_ID_LENGTH:
+        raise ValidationError(where + key, f"must be at most {MAX_ID_LENGTH} characters")
+    return value
+
+
+def _int(value, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(where, "must be an integer")
+    if isinstance(value, float):
+        if not math.isfinite(value) or value != int(value):
+            raise ValidationError(where, "must be an integer")
+        value = int(value)
+    return value
+
+
+def parse_solve(data: dict) -> SolveEvent:
+    """Check the shape of a solve.completed body (not yet against its puzzle)."""
+    if data.get("type") != "solve.completed":
+        raise ValidationError("type", "must be \"solve.completed\"")
+    portal = _string(data, "portal", "")
+    submission_id = _string(data, "submission_id", "")
+    tournament_id = _string(data, "tournament_id", "", required=False)
+    player_id = _string(data, "player_id", "")
+    puzzle = data.get("puzzle")
+    if not isinstance(puzzle, dict):
+        raise ValidationError("puzzle", "must be an object with an id")
+    puzzle_id = _string(puzzle, "id", "puzzle.")
+    givens = puzzle.get("givens")
+    if givens is not None and (not isinstance(givens, str) or len(givens) > 5000):
+        raise ValidationError("puzzle.givens", "must be puzzle text (see docs/puzzles.md)")
+    started = data.get("started_at")
+    if not isinstance(started, str):
+        raise ValidationError("started_at", "must be an ISO 8601 time with a zone")
+    try:
+        started_at = datetime.fromisoformat(started.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError("started_at", "must be an ISO 8601 time with a zone") from None
+    if started_at.tzinfo is None:
+        raise ValidationError("started_at", "must include a time zone (e.g. Z)")
+    moves = data.get("moves")
+    if not isinstance(moves, list):
+        raise ValidationError("moves", "must be a list")
+    n = len(moves)
+    t_ms = np.empty(n, dtype=np.int64)
+    cell = np.empty(n, dtype=np.int64)
+    digit = np.empty(n, dtype=np.int64)
+    kind = np.empty(n, dtype=object)
+    prev = 0
+    for i, move in enumerate(moves):
+        where = f"moves[{i}]"
+        if not isinstance(move, dict):
+            raise ValidationError(where, "must be an object")
+        for key in ("t_ms", "cell", "digit"):
+            if key not in move:
+                raise ValidationError(f"{where}.{key}", "is required")
+        t = _int(move["t_ms"], f"{where}.t_ms")
+        if t < 0 or t > 10 ** 12:
+            raise ValidationError(f"{where}.t_ms", "must be between 0 and 10^12")
+        if t < prev:
+            raise ValidationError(f"{where}.t_ms", f"goes backwards ({t} after {prev})")
+        prev = t
+        t_ms[i] = t
+        cell[i] = _int(move["cell"], f"{where}.cell")
+        digit[i] = _int(move["digit"], f"{where}.digit")
+        k = move.get("kind", "place")
+        if k not in MOVE_KINDS:
+            raise ValidationError(f"{where}.kind", f"must be one of {', '.join(MOVE_KINDS)}")
+        kind[i] = k
+    canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return SolveEvent(portal, submission_id, tournament_id, player_id, puzzle_id, givens,
+                      started_at, t_ms, cell, digit, kind, canonical)
+
+
+def check_moves(event: SolveEvent, givens: np.ndarray, size: int) -> None:
+    """Check the moves against the puzzle: cell and digit ranges, no move on a given."""
+    ncells = givens.size
+    for i in range(event.cell.size):
+        c, d = int(event.cell[i]), int(event.digit[i])
+        if not 0 <= c < ncells:
+            raise ValidationError(f"moves[{i}].cell", f"must be 0..{ncells - 1}, got {c}")
+        if not 0 <= d <= size:
+            raise ValidationError(f"moves[{i}].digit", f"must be 0..{size} (0 erases), got {d}")
+        if givens[c]:
+            raise ValidationError(f"moves[{i}].cell", f"cell {c} is a given")
+
+
+def final_grid(event: SolveEvent, givens: np.ndarray) -> np.ndarray:
+    """The board after replaying the placements and erasures (notes ignored)."""
+    grid = givens.astype(np.int64).copy()
+    place = event.kind == "place"
+    for c, d in zip(event.cell[place], event.digit[place]):
+        grid[c] = d
+    return grid

@@ -1,0 +1,88 @@
+"""The solve webhook: verify -> validate -> queue the write -> 202 once committed."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+from aiohttp import web
+
+from fairgrid.solvers import parse
+
+from .context import CTX
+from .puzzles import PuzzleInfo, check_puzzle
+from .signatures import SignatureError
+from .store import SubmissionRecord
+from .validate import ValidationError, check_moves, final_grid, parse_json, parse_solve
+
+
+async def handle_solve(request: web.Request) -> web.Response:
+    """``POST /v1/webhooks/solves``: verify, validate, queue, 202 once committed."""
+    ctx = request.app[CTX]
+    received = time.monotonic()
+    received_at = datetime.now(timezone.utc)
+    body = await request.read()  # 413 past server.max_body_bytes
+    try:
+        portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
+    except SignatureError as exc:
+        ctx.metrics.signature_failures.labels(exc.reason).inc()
+        ctx.metrics.webhook_requests.labels("unknown", "unauthorized").inc()
+        raise
+    try:
+        event = parse_solve(parse_json(body))
+        if event.portal != portal:
+            ctx.metrics.signature_failures.labels("wrong_portal").inc()
+            raise SignatureError("wrong_portal",
+                                 "the body's portal is not the portal that signed it")
+        info = await ctx.puzzles.lookup(event.puzzle_id)
+        new_puzzle = None
+        if info is None:
+            if event.givens is None:
+                raise ValidationError("puzzle.givens",
+                                      "unknown puzzle: register it or send its givens")
+            givens, order, solution = await asyncio.to_thread(check_puzzle, event.givens,
+                                                              "puzzle.givens")
+            new_puzzle = (givens, order, solution)
+        else:
+            if event.givens is not None:
+                givens, _order, _sol = await asyncio.to_thread(check_puzzle, event.givens,
+                                                               "puzzle.givens")
+                if givens != info.givens:
+                    raise ValidationError("puzzle.givens",
+                                          "givens disagree with the registered puzzle")
+            givens, order, solution = info.givens, info.order, info.solution
+        grid_givens = parse(givens).givens
+        check_moves(event, grid_givens, order * order)
+        complete = bool((final_grid(event, grid_givens)
+                         == parse(solution).givens.astype(np.int64)).all())
+    except (ValidationError, SignatureError) as exc:
+        outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
+        ctx.metrics.webhook_requests.labels(portal, outcome).inc()
+        raise
+    record = SubmissionRecord(
+        portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
+        event.puzzle_id, event.started_at, received_at, event.t_ms, event.cell.astype(np.int16),
+        event.digit.astype(np.int16), event.kind, complete, body.decode("utf-8"),
+        hashlib.sha256(event.canonical.encode()).hexdigest(), new_puzzle)
+    try:
+        fut = ctx.store.writer.submit(record)
+    except Exception:
+        ctx.metrics.webhook_requests.labels(portal, "overloaded").inc()
+        raise
+    result = await asyncio.wrap_future(fut)
+    ctx.metrics.ingest_latency.observe(result.committed_at - received)
+    ctx.metrics.webhook_requests.labels(portal, result.outcome).inc()
+    if result.outcome == "accepted":
+        if new_puzzle is not None:
+            ctx.puzzles.remember(PuzzleInfo(event.puzzle_id, *new_puzzle))
+            ctx.puzzles.schedule(event.puzzle_id)
+        return web.json_response({"status": "accepted"}, status=202)
+    if result.outcome == "duplicate":
+        ctx.metrics.duplicates.labels(portal).inc()
+        return web.json_response({"status": "duplicate"}, status=200)
+    return web.json_response(
+        {"error": f"submission {event.submission_id!r} was already stored with other content",
+         "field": "submission_id"}, status=409)

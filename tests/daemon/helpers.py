@@ -1,0 +1,79 @@
+"""Helpers for the daemon tests: settings on a tmp DuckDB file, signed webhooks, solve logs."""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import datetime, timezone
+
+import numpy as np
+from standardwebhooks import Webhook
+
+from fairgrid.daemon.settings import Settings
+
+from ..fixtures import EASY, EASY_SOLUTION
+
+SECRET_A = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+SECRET_B = "whsec_" + "dGVzdCBzZWNyZXQgbnVtYmVyIHR3byBmb3I="
+OTHER_SECRET = "whsec_" + "b3RoZXIgcG9ydGFsIHNlY3JldCBrZXkgMTIz"
+ORGANISER = "organiser-token"
+ADMIN = "admin-token"
+
+
+def make_settings(tmp_path, **overrides) -> Settings:
+    values = dict(storage_path=str(tmp_path / "fairgrid.duckdb"),
+                  portals={"demo": (SECRET_A, SECRET_B), "other": (OTHER_SECRET,)},
+                  organiser_tokens=(ORGANISER,), admin_tokens=(ADMIN,),
+                  analysis_workers=1, analysis_order_runs=4, analysis_order_budget_s=1.0,
+                  storage_group_commit_ms=2.0)
+    values.update(overrides)
+    return Settings(**values)
+
+
+def solve_moves(givens: str = EASY, solution: str = EASY_SOLUTION, step_ms: int = 4000):
+    """An honest-looking complete log: every empty cell filled with its solution digit."""
+    empties = [i for i, ch in enumerate(givens) if ch in ".0"]
+    return [{"t_ms": (k + 1) * step_ms, "cell": c, "digit": int(solution[c])}
+            for k, c in enumerate(empties)]
+
+
+def solve_body(submission_id="s-1", portal="demo", puzzle_id="easy", givens=EASY,
+               moves=None, **extra) -> dict:
+    body = {"type": "solve.completed", "portal": portal, "submission_id": submission_id,
+            "tournament_id": "t-1", "player_id": "p-42",
+            "puzzle": {"id": puzzle_id, "givens": givens},
+            "started_at": "2026-11-21T10:00:00Z",
+            "moves": solve_moves() if moves is None else moves}
+    if givens is None:
+        del body["puzzle"]["givens"]
+    body.update(extra)
+    return body
+
+
+def signed(body, secret: str = SECRET_A, msg_id: str = "msg-1", ts: float | None = None):
+    """(raw bytes, headers) signed with the reference implementation."""
+    raw = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    raw = raw.decode() if isinstance(raw, bytes) else raw
+    when = datetime.fromtimestamp(time.time() if ts is None else ts, tz=timezone.utc)
+    sig = Webhook(secret).sign(msg_id, when, raw)
+    headers = {"webhook-id": msg_id, "webhook-timestamp": str(int(when.timestamp())),
+               "webhook-signature": sig, "content-type": "application/json"}
+    return raw.encode(), headers
+
+
+def bearer(token: str) -> dict:
+    return {"Authorization": f"Bearer {token}"}
+
+
+def count(db_path: str, sql: str) -> int:
+    """Rows in the database, read through a fresh read-only connection after the app closed."""
+    import duckdb
+
+    con = duckdb.connect(db_path, read_only=True)
+    try:
+        return con.execute(sql).fetchone()[0]
+    finally:
+        con.close()
+
+
+__all__ = ["np"]

@@ -1,0 +1,204 @@
+"""The solve webhook against the real app and a real DuckDB file, with real signatures."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+
+import pytest
+
+from fairgrid.daemon.app import create_app
+from fairgrid.daemon.context import CTX
+
+from ..fixtures import EASY, EASY_SOLUTION
+from .helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, bearer, make_settings,
+                      signed, solve_body, solve_moves)
+
+URL = "/v1/webhooks/solves"
+
+
+@pytest.fixture
+async def client(aiohttp_client, tmp_path):
+    app = create_app(make_settings(tmp_path))
+    return await aiohttp_client(app)
+
+
+def store(client):
+    return client.server.app[CTX].store
+
+
+def rows(client, sql, params=None):
+    return store(client).read(sql, params)
+
+
+async def post(client, body, **kw):
+    raw, headers = signed(body, **kw)
+    resp = await client.post(URL, data=raw, headers=headers)
+    return resp.status, await resp.json()
+
+
+async def test_accepted_solve_is_committed_with_every_move(client):
+    status, body = await post(client, solve_body())
+    assert (status, body) == (202, {"status": "accepted"})
+    sub = rows(client, "SELECT portal, submission_id, player_id, puzzle_id, n_moves, complete, "
+                       "status, tournament_id FROM submissions")
+    assert sub == [("demo", "s-1", "p-42", "easy", 49, True, "pending", "t-1")]
+    moves = rows(client, "SELECT seq, t_ms, cell, digit, kind FROM moves ORDER BY seq")
+    expected = solve_moves()
+    assert [(m[1], m[2], m[3]) for m in moves] == [(e["t_ms"], e["cell"], e["digit"])
+                                                   for e in expected]
+    assert [m[0] for m in moves] == list(range(49)) and {m[4] for m in moves} == {"place"}
+    # the puzzle was registered on the fly, with its solution
+    assert rows(client, "SELECT solution FROM puzzles WHERE id = 'easy'") == [(EASY_SOLUTION,)]
+
+
+async def test_incomplete_log_is_stored_and_marked(client):
+    moves = solve_moves()[:-5] + [{"t_ms": 999_999, "cell": 0, "digit": 1, "kind": "note"}]
+    status, _ = await post(client, solve_body(moves=moves))
+    assert status == 202
+    assert rows(client, "SELECT complete, n_moves FROM submissions") == [(False, 45)]
+    assert rows(client, "SELECT kind FROM moves WHERE seq = 44") == [("note",)]
+
+
+async def test_duplicates_and_conflicts(client):
+    assert (await post(client, solve_body(), msg_id="m1"))[0] == 202
+    # the same webhook-id again (a retry)
+    assert await post(client, solve_body(), msg_id="m1") == (200, {"status": "duplicate"})
+    # an identical resubmission under a new webhook-id, keys in another order
+    body = dict(reversed(list(solve_body().items())))
+    assert await post(client, body, msg_id="m2") == (200, {"status": "duplicate"})
+    # same submission id, other content
+    status, err = await post(client, solve_body(player_id="p-43"), msg_id="m3")
+    assert status == 409 and err["field"] == "submission_id"
+    assert rows(client, "SELECT count(*) FROM submissions") == [(1,)]
+    assert rows(client, "SELECT count(*) FROM moves") == [(49,)]
+    assert rows(client, "SELECT player_id FROM submissions") == [("p-42",)]
+
+
+async def test_secret_rotation_accepts_both_secrets(client):
+    assert (await post(client, solve_body("s-a"), msg_id="a"))[0] == 202
+    assert (await post(client, solve_body("s-b"), secret=SECRET_B, msg_id="b"))[0] == 202
+    assert rows(client, "SELECT count(*) FROM submissions") == [(2,)]
+
+
+@pytest.mark.parametrize("case", ["wrong_secret", "old", "future", "tampered", "no_sig",
+                                  "no_id", "other_portal", "garbage_sig"])
+async def test_bad_signatures_are_401_and_store_nothing(client, case):
+    body = solve_body()
+    raw, headers = signed(body)
+    if case == "wrong_secret":
+        raw, headers = signed(body, secret="whsec_" + "d3JvbmcgcG9ydGFsIHNlY3JldCBrZXkgMTIz")
+    elif case == "old":
+        raw, headers = signed(body, ts=time.time() - 301)
+    elif case == "future":
+        raw, headers = signed(body, ts=time.time() + 301)
+    elif case == "tampered":
+        raw = raw.replace(b"p-42", b"p-43")
+    elif case == "no_sig":
+        del headers["webhook-signature"]
+    elif case == "no_id":
+        del headers["webhook-id"]
+    elif case == "other_portal":  # signed by portal "other", body says "demo"
+        raw, headers = signed(body, secret=OTHER_SECRET)
+    elif case == "garbage_sig":
+        headers["webhook-signature"] = "v1,???? v2,abc"
+    resp = await client.post(URL, data=raw, headers=headers)
+    assert resp.status == 401
+    err = await resp.json()
+    assert "error" in err and "whsec" not in json.dumps(err)
+    assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+    assert rows(client, "SELECT count(*) FROM puzzles") == [(0,)]
+
+
+def _with_move(i, **change):
+    moves = solve_moves()
+    moves[i] = {**moves[i], **change}
+    return moves
+
+
+@pytest.mark.parametrize("body,status,field", [
+    (b"{not json", 400, None),
+    (b"[1, 2]", 400, None),
+    (b'{"type": NaN}', 400, None),
+    (solve_body(type="solve.started"), 422, "type"),
+    (solve_body(player_id=5), 422, "player_id"),
+    (solve_body(moves=_with_move(17, cell=81)), 422, "moves[17].cell"),
+    (solve_body(moves=_with_move(17, cell=True)), 422, "moves[17].cell"),
+    (solve_body(moves=_with_move(3, digit=10)), 422, "moves[3].digit"),
+    (solve_body(moves=_with_move(5, t_ms=1)), 422, "moves[5].t_ms"),
+    (solve_body(moves=_with_move(0, cell=2)), 422, "moves[0].cell"),  # r1c3 is a given
+    (solve_body(moves=_with_move(0, kind="scribble")), 422, "moves[0].kind"),
+    (solve_body(started_at="yesterday"), 422, "started_at"),
+    (solve_body(givens=None), 422, "puzzle.givens"),  # unknown puzzle, no givens
+    (solve_body(givens="." * 81), 422, "puzzle.givens"),  # not unique
+    (solve_body(givens=EASY[:80]), 422, "puzzle.givens"),
+])
+async def test_malformed_and_invalid_bodies(client, body, status, field):
+    raw, headers = signed(body)
+    resp = await client.post(URL, data=raw, headers=headers)
+    assert resp.status == status
+    err = await resp.json()
+    assert err.get("field") == field and err["error"]
+    assert "Traceback" not in err["error"]
+    assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+
+
+async def test_givens_that_disagree_with_the_registered_puzzle(client):
+    assert (await post(client, solve_body("s-1"), msg_id="a"))[0] == 202
+    other = "1" + EASY[1:]  # r1c1 given as 1: a different puzzle with the same id
+    status, err = await post(client, solve_body("s-2", givens=other), msg_id="b")
+    assert status == 422 and err["field"] == "puzzle.givens"
+    # a registered puzzle needs no givens
+    assert (await post(client, solve_body("s-3", givens=None), msg_id="c"))[0] == 202
+
+
+async def test_body_over_the_limit_is_413(aiohttp_client, tmp_path):
+    client = await aiohttp_client(create_app(make_settings(tmp_path, server_max_body_bytes=2000)))
+    raw, headers = signed(solve_body())
+    assert len(raw) > 2000
+    resp = await client.post(URL, data=raw, headers=headers)
+    assert resp.status == 413 and "too large" in (await resp.json())["error"]
+    assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+
+
+async def test_full_write_queue_is_503_with_retry_after(aiohttp_client, tmp_path):
+    client = await aiohttp_client(create_app(make_settings(tmp_path, storage_write_queue_size=1)))
+    release = threading.Event()
+    blocker = store(client).writer.call(lambda con: release.wait(10))
+    await asyncio.sleep(0.05)  # the writer is now busy
+    first = asyncio.create_task(post(client, solve_body("s-1"), msg_id="a"))
+    await asyncio.sleep(0.2)  # s-1 waits in the queue
+    status, err = await post(client, solve_body("s-2"), msg_id="b")
+    assert status == 503 and "retry" in err["error"]
+    release.set()
+    blocker.result(5)
+    assert (await first)[0] == 202
+    assert rows(client, "SELECT submission_id FROM submissions") == [("s-1",)]
+
+
+async def test_metrics_count_the_traffic(client):
+    await post(client, solve_body(), msg_id="a")
+    await post(client, solve_body(), msg_id="a")
+    raw, headers = signed(solve_body("s-9"), secret="whsec_" + "d3JvbmcgcG9ydGFsIHNlY3JldCBrZXkgMTIz")
+    await client.post(URL, data=raw, headers=headers)
+    text = await (await client.get("/metrics")).text()
+    assert 'fairgrid_webhook_requests_total{outcome="accepted",portal="demo"} 1.0' in text
+    assert 'fairgrid_webhook_duplicates_total{portal="demo"} 1.0' in text
+    assert 'fairgrid_webhook_signature_failures_total{reason="bad_signature"} 1.0' in text
+    assert "fairgrid_ingest_latency_seconds_count 2.0" in text
+    assert "fairgrid_write_batch_size_count" in text and "fairgrid_puzzles{" in text
+    assert "p-42" not in text and "easy" not in text  # no player or puzzle ids as labels
+
+
+async def test_submission_query_needs_a_token_and_returns_the_solve(client):
+    await post(client, solve_body())
+    url = "/v1/submissions/demo/s-1"
+    assert (await client.get(url)).status == 401
+    assert (await client.get(url, headers=bearer("nope"))).status == 401
+    resp = await client.get(url, headers=bearer(ORGANISER))
+    doc = await resp.json()
+    assert resp.status == 200 and doc["status"] == "pending" and doc["complete"] is True
+    assert len(doc["moves"]) == 49 and doc["moves"][0]["t_ms"] == 4000
+    assert (await client.get("/v1/submissions/demo/zzz", headers=bearer(ADMIN))).status == 404
