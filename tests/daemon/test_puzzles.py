@@ -1,0 +1,95 @@
+"""Puzzle registration, background analysis and restarts, against the real app."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from fairgrid.daemon.app import create_app
+from fairgrid.daemon.context import CTX
+
+from ..fixtures import EASY, EASY_SOLUTION, MEDIUM
+from .helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
+
+
+async def wait_ready(client, pid, timeout=60.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await (await client.get(f"/v1/puzzles/{pid}", headers=bearer(ORGANISER))).json()
+        if doc["status"] != "pending" or asyncio.get_running_loop().time() > deadline:
+            return doc
+        await asyncio.sleep(0.2)
+
+
+@pytest.fixture
+async def client(aiohttp_client, tmp_path):
+    return await aiohttp_client(create_app(make_settings(tmp_path)))
+
+
+async def test_register_analyse_and_query(client):
+    resp = await client.post("/v1/puzzles", json={"id": "easy", "givens": EASY},
+                             headers=bearer(ADMIN))
+    assert resp.status == 201 and (await resp.json()) == {"id": "easy", "status": "registered"}
+    doc = await wait_ready(client, "easy")
+    assert doc["status"] == "ready" and doc["solution"] == EASY_SOLUTION
+    order = [r for row in doc["predicted_order"] for r in row]
+    assert sorted(x for x in order if x) == list(range(1, 50)) and order[2] == 0
+    assert doc["sa_median_steps"] > 0 and doc["order_basis_runs"] >= 1
+    metrics = await (await client.get("/metrics")).text()
+    assert 'fairgrid_puzzles{status="ready"} 1.0' in metrics
+    assert "fairgrid_analysis_duration_seconds_count 1.0" in metrics
+
+
+async def test_register_is_idempotent_and_conflicts_are_409(client):
+    body = {"id": "p1", "givens": EASY}
+    assert (await client.post("/v1/puzzles", json=body, headers=bearer(ADMIN))).status == 201
+    again = await client.post("/v1/puzzles", json={"id": "p1", "givens": EASY.replace("0", ".")},
+                              headers=bearer(ADMIN))
+    assert again.status == 200 and (await again.json())["status"] == "known"
+    other = await client.post("/v1/puzzles", json={"id": "p1", "givens": MEDIUM},
+                              headers=bearer(ADMIN))
+    assert other.status == 409 and (await other.json())["field"] == "id"
+
+
+async def test_register_many_and_reject_bad_ones(client):
+    resp = await client.post("/v1/puzzles", headers=bearer(ADMIN), json={
+        "puzzles": [{"id": "a", "givens": EASY}, {"id": "b", "givens": MEDIUM}]})
+    assert resp.status == 201 and len((await resp.json())["puzzles"]) == 2
+    for body, field in [({"id": "c", "givens": "." * 81}, "givens"),
+                        ({"id": "c", "givens": EASY[:70]}, "givens"),
+                        ({"id": "", "givens": EASY}, "id"),
+                        ({"puzzles": [{"id": "d", "givens": 5}]}, "puzzles[0].givens")]:
+        resp = await client.post("/v1/puzzles", json=body, headers=bearer(ADMIN))
+        assert resp.status == 422 and (await resp.json())["field"] == field
+    store = client.server.app[CTX].store
+    assert sorted(store.read("SELECT id FROM puzzles")) == [("a",), ("b",)]
+
+
+async def test_registration_needs_an_admin_token(client):
+    body = {"id": "p", "givens": EASY}
+    assert (await client.post("/v1/puzzles", json=body)).status == 401
+    assert (await client.post("/v1/puzzles", json=body, headers=bearer(ORGANISER))).status == 401
+    assert (await client.get("/v1/puzzles/p")).status == 401
+    assert (await client.get("/v1/puzzles/p", headers=bearer(ORGANISER))).status == 404
+
+
+async def test_restart_on_the_same_file_keeps_everything(aiohttp_client, tmp_path):
+    settings = make_settings(tmp_path)
+    client = await aiohttp_client(create_app(settings))
+    raw, headers = signed(solve_body())
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+    await client.close()  # the app drains, commits and closes the file
+    client = await aiohttp_client(create_app(settings))
+    doc = await (await client.get("/v1/submissions/demo/s-1", headers=bearer(ORGANISER))).json()
+    assert doc["complete"] is True and len(doc["moves"]) == 49
+    # the dedupe keys survived too
+    resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert (resp.status, await resp.json()) == (200, {"status": "duplicate"})
+    # and the puzzle registered on the fly gets analysed
+    assert (await wait_ready(client, "easy"))["status"] == "ready"
+
+
+async def test_health_and_readiness(client):
+    assert (await (await client.get("/healthz")).json()) == {"status": "alive"}
+    assert (await client.get("/readyz")).status == 200

@@ -1,0 +1,97 @@
+"""`fairgrid serve` as a real subprocess: HTTP on 127.0.0.1, SIGTERM, one daemon per file."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from .helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
+
+FAIRGRID = shutil.which("fairgrid")
+CMD = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def write_config(path, port, db):
+    path.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n[storage]\npath = "{db}"\n'
+                    f'[analysis]\nworkers = 1\norder_runs = 4\norder_budget_s = 1.0\n'
+                    f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
+                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n')
+
+
+def request(url, data=None, headers=None):
+    req = urllib.request.Request(url, data=data, headers=headers or {},
+                                 method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+@pytest.fixture
+def daemon(tmp_path):
+    port = free_port()
+    db = tmp_path / "fg.duckdb"
+    cfg = tmp_path / "fairgrid.toml"
+    write_config(cfg, port, db)
+    proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if request(base + "/healthz")[0] == 200:
+                break
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"daemon did not start: {proc.stderr.read()}")
+        time.sleep(0.2)
+    yield proc, base, db, tmp_path
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+def test_serve_accepts_webhooks_and_drains_on_sigterm(daemon):
+    proc, base, db, tmp_path = daemon
+    raw, headers = signed(solve_body())
+    assert request(base + "/v1/webhooks/solves", raw, headers) == (202, {"status": "accepted"})
+    status, doc = request(base + "/v1/submissions/demo/s-1", headers=bearer("org"))
+    assert status == 200 and len(doc["moves"]) == 49
+    # a second daemon on the same database file refuses to start, clearly
+    cfg2 = tmp_path / "second.toml"
+    write_config(cfg2, free_port(), db)
+    second = subprocess.run([*CMD, "serve", "--config", str(cfg2)], capture_output=True,
+                            text=True, timeout=60)
+    assert second.returncode == 2
+    assert "in use by another process" in second.stderr and "Traceback" not in second.stderr
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    assert count(str(db), "SELECT count(*) FROM submissions") == 1
+    assert count(str(db), "SELECT count(*) FROM moves") == 49
+
+
+def test_serve_with_a_bad_config_exits_2(tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_text("[server]\nport = 'eighty'\n")
+    proc = subprocess.run([*CMD, "serve", "--config", str(cfg)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2 and "server.port must be int" in proc.stderr
+    assert "Traceback" not in proc.stderr
