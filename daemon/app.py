@@ -9,7 +9,6 @@ write queue, commits and closes.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import multiprocessing
 import os
@@ -18,24 +17,18 @@ from concurrent.futures import ProcessPoolExecutor
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, generate_latest
 
-from .context import CTX, AuthError, Context, require_token
+from .context import CTX, AuthError, Context, error, require_token
 from .metrics import Metrics
 from .puzzles import PuzzleConflict, PuzzleRegistry
 from .settings import Settings
 from .signatures import SignatureError, Verifier
 from .store import QueueFull, Store, StoreError
 from .validate import ValidationError, parse_json
+from .queries import get_flags, get_player, get_puzzle, get_submission
 from .webhook import handle_solve
 
 log = logging.getLogger("fairgrid")
 RETRY_AFTER_S = "5"
-
-
-def error(status: int, message: str, field: str | None = None, **headers) -> web.Response:
-    body = {"error": message}
-    if field is not None:
-        body["field"] = field
-    return web.json_response(body, status=status, headers=headers or None)
 
 
 @web.middleware
@@ -49,14 +42,14 @@ async def errors_middleware(request: web.Request, handler):
     except SignatureError as exc:
         return error(401, str(exc))
     except AuthError as exc:
-        return error(401, str(exc), WWW_Authenticate="Bearer")
+        return error(401, str(exc), headers={"WWW-Authenticate": "Bearer"})
     except PuzzleConflict as exc:
         return error(409, str(exc), "id")
     except QueueFull as exc:
-        return error(503, f"overloaded: {exc}; retry later", **{"Retry-After": RETRY_AFTER_S})
+        return error(503, f"overloaded: {exc}; retry later", headers={"Retry-After": RETRY_AFTER_S})
     except StoreError as exc:
         log.error("storage error: %s", exc)
-        return error(503, "storage unavailable; retry later", **{"Retry-After": RETRY_AFTER_S})
+        return error(503, "storage unavailable; retry later", headers={"Retry-After": RETRY_AFTER_S})
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
@@ -124,62 +117,6 @@ async def post_puzzles(request: web.Request) -> web.Response:
     return web.json_response({"puzzles": results} if many else results[0], status=status)
 
 
-def _loads(value):
-    return None if value is None else json.loads(value)
-
-
-async def get_puzzle(request: web.Request) -> web.Response:
-    require_token(request, admin=False)
-    ctx = request.app[CTX]
-    rows = await asyncio.to_thread(ctx.store.read_dicts, "SELECT * FROM puzzles WHERE id = ?",
-                                   [request.match_info["id"]])
-    if not rows:
-        return error(404, f"no puzzle {request.match_info['id']!r}")
-    row = rows[0]
-    size = row["puzzle_order"] ** 2
-
-    def grid(values):
-        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
-
-    return web.json_response({
-        "id": row["id"], "status": row["status"], "givens": row["givens"],
-        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
-        "registered_at": row["registered_at"].isoformat(),
-        "analysed_at": row["analysed_at"].isoformat() if row["analysed_at"] else None,
-        "level": row["level"], "ratings": _loads(row["ratings"]),
-        "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
-        "order_basis_runs": row["order_basis_runs"],
-        "predicted_order": grid(_loads(row["predicted_order"])),
-        "order_median": grid(_loads(row["order_median"])),
-        "order_spread": grid(_loads(row["order_spread"])),
-    })
-
-
-async def get_submission(request: web.Request) -> web.Response:
-    require_token(request, admin=False)
-    ctx = request.app[CTX]
-    portal, sid = request.match_info["portal"], request.match_info["submission_id"]
-    rows = await asyncio.to_thread(
-        ctx.store.read_dicts, "SELECT * FROM submissions WHERE portal = ? AND submission_id = ?",
-        [portal, sid])
-    if not rows:
-        return error(404, f"no submission {sid!r} from portal {portal!r}")
-    row = rows[0]
-    moves = await asyncio.to_thread(
-        ctx.store.read, "SELECT t_ms, cell, digit, kind FROM moves WHERE portal = ? AND "
-        "submission_id = ? ORDER BY seq", [portal, sid])
-    return web.json_response({
-        "portal": portal, "submission_id": sid, "status": row["status"],
-        "tournament_id": row["tournament_id"], "player_id": row["player_id"],
-        "puzzle_id": row["puzzle_id"], "started_at": row["started_at"].isoformat(),
-        "received_at": row["received_at"].isoformat(),
-        "committed_at": row["committed_at"].isoformat(), "complete": row["complete"],
-        "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
-        "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": k} for t, c, d, k in moves],
-        "score": None,
-    })
-
-
 # ------------------------------------------------------------------------------- lifecycle
 
 def _pool(settings: Settings) -> ProcessPoolExecutor:
@@ -229,6 +166,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     app.router.add_post("/v1/puzzles", post_puzzles)
     app.router.add_get("/v1/puzzles/{id}", get_puzzle)
     app.router.add_get("/v1/submissions/{portal}/{submission_id}", get_submission)
+    app.router.add_get("/v1/flags", get_flags)
+    app.router.add_get("/v1/players/{portal}/{player_id}", get_player)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

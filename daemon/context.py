@@ -26,6 +26,15 @@ class Context:
 CTX = web.AppKey("fairgrid_context", Context)
 
 
+def error(status: int, message: str, field: str | None = None,
+          headers: dict[str, str] | None = None) -> web.Response:
+    """The JSON error every failure becomes: ``{"error": ..., "field": ...}``."""
+    body = {"error": message}
+    if field is not None:
+        body["field"] = field
+    return web.json_response(body, status=status, headers=headers)
+
+
 class AuthError(Exception):
     """Missing or wrong bearer token (401)."""
 

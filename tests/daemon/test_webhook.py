@@ -170,8 +170,10 @@ async def test_full_write_queue_is_503_with_retry_after(aiohttp_client, tmp_path
     await asyncio.sleep(0.05)  # the writer is now busy
     first = asyncio.create_task(post(client, solve_body("s-1"), msg_id="a"))
     await asyncio.sleep(0.2)  # s-1 waits in the queue
-    status, err = await post(client, solve_body("s-2"), msg_id="b")
-    assert status == 503 and "retry" in err["error"]
+    raw, headers = signed(solve_body("s-2"), msg_id="b")
+    resp = await client.post(URL, data=raw, headers=headers)
+    assert resp.status == 503 and resp.headers["Retry-After"] == "5"
+    assert "retry" in (await resp.json())["error"]
     release.set()
     blocker.result(5)
     assert (await first)[0] == 202
@@ -195,10 +197,62 @@ async def test_metrics_count_the_traffic(client):
 async def test_submission_query_needs_a_token_and_returns_the_solve(client):
     await post(client, solve_body())
     url = "/v1/submissions/demo/s-1"
-    assert (await client.get(url)).status == 401
+    resp = await client.get(url)
+    assert resp.status == 401 and resp.headers["WWW-Authenticate"] == "Bearer"
     assert (await client.get(url, headers=bearer("nope"))).status == 401
     resp = await client.get(url, headers=bearer(ORGANISER))
     doc = await resp.json()
     assert resp.status == 200 and doc["status"] == "pending" and doc["complete"] is True
     assert len(doc["moves"]) == 49 and doc["moves"][0]["t_ms"] == 4000
     assert (await client.get("/v1/submissions/demo/zzz", headers=bearer(ADMIN))).status == 404
+
+
+async def _flag(client, sid, minutes, anomaly):
+    """Insert a flag as the scoring stage will (issue 5), through the writer."""
+    from datetime import datetime, timedelta, timezone
+
+    at = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc) + timedelta(minutes=minutes)
+
+    def write(con):
+        con.execute("INSERT INTO scores VALUES ('demo', ?, ?, ?, 0.001, true, '{}')",
+                    [sid, at, anomaly])
+        con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
+                    "VALUES ('demo', ?, ?, 'open', '[\"order\"]')", [sid, at])
+
+    await asyncio.wrap_future(store(client).writer.call(write))
+
+
+async def test_flags_are_filtered_and_paginated_newest_first(client):
+    for i in range(5):
+        body = solve_body(f"s-{i}", player_id="p-1" if i % 2 else "p-2")
+        assert (await post(client, body, msg_id=f"m{i}"))[0] == 202
+        await _flag(client, f"s-{i}", minutes=i, anomaly=float(i))
+    seen, cursor = [], None
+    while True:
+        url = "/v1/flags?limit=2" + (f"&cursor={cursor}" if cursor else "")
+        doc = await (await client.get(url, headers=bearer(ORGANISER))).json()
+        seen += [f["submission_id"] for f in doc["flags"]]
+        cursor = doc["next_cursor"]
+        if cursor is None:
+            break
+    assert seen == ["s-4", "s-3", "s-2", "s-1", "s-0"]
+    doc = await (await client.get("/v1/flags?player=p-1&min_score=2&tournament=t-1",
+                                  headers=bearer(ORGANISER))).json()
+    assert [f["submission_id"] for f in doc["flags"]] == ["s-3"]
+    doc = await (await client.get("/v1/flags?since=2026-11-21T12:03:00Z",
+                                  headers=bearer(ORGANISER))).json()
+    assert [f["submission_id"] for f in doc["flags"]] == ["s-4", "s-3"]
+    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_score=high"):
+        resp = await client.get(f"/v1/flags?{bad}", headers=bearer(ORGANISER))
+        assert resp.status == 400 and (await resp.json())["field"] == bad.split("=")[0]
+    assert (await client.get("/v1/flags")).status == 401
+
+
+async def test_player_view(client):
+    for i in range(3):
+        assert (await post(client, solve_body(f"s-{i}"), msg_id=f"m{i}"))[0] == 202
+    await _flag(client, "s-1", minutes=0, anomaly=5.0)
+    doc = await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))).json()
+    assert doc["aggregate"] == {"submissions": 3, "complete": 3, "scored": 0, "flagged": 1}
+    assert {s["submission_id"] for s in doc["submissions"]} == {"s-0", "s-1", "s-2"}
+    assert (await client.get("/v1/players/demo/nobody", headers=bearer(ORGANISER))).status == 404

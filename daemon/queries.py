@@ -1,0 +1,186 @@
+"""Organiser queries (organiser or admin token): puzzles, submissions, flags, players."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+from datetime import datetime
+
+from aiohttp import web
+
+from .context import CTX, error, require_token
+from .validate import ValidationError
+
+MAX_LIMIT = 500
+
+
+def _loads(value):
+    return None if value is None else json.loads(value)
+
+
+async def get_puzzle(request: web.Request) -> web.Response:
+    require_token(request, admin=False)
+    ctx = request.app[CTX]
+    rows = await asyncio.to_thread(ctx.store.read_dicts, "SELECT * FROM puzzles WHERE id = ?",
+                                   [request.match_info["id"]])
+    if not rows:
+        return error(404, f"no puzzle {request.match_info['id']!r}")
+    row = rows[0]
+    size = row["puzzle_order"] ** 2
+
+    def grid(values):
+        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
+
+    return web.json_response({
+        "id": row["id"], "status": row["status"], "givens": row["givens"],
+        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
+        "registered_at": row["registered_at"].isoformat(),
+        "analysed_at": row["analysed_at"].isoformat() if row["analysed_at"] else None,
+        "level": row["level"], "ratings": _loads(row["ratings"]),
+        "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
+        "order_basis_runs": row["order_basis_runs"],
+        "predicted_order": grid(_loads(row["predicted_order"])),
+        "order_median": grid(_loads(row["order_median"])),
+        "order_spread": grid(_loads(row["order_spread"])),
+    })
+
+
+async def get_submission(request: web.Request) -> web.Response:
+    require_token(request, admin=False)
+    ctx = request.app[CTX]
+    portal, sid = request.match_info["portal"], request.match_info["submission_id"]
+    rows = await asyncio.to_thread(
+        ctx.store.read_dicts, "SELECT * FROM submissions WHERE portal = ? AND submission_id = ?",
+        [portal, sid])
+    if not rows:
+        return error(404, f"no submission {sid!r} from portal {portal!r}")
+    row = rows[0]
+    moves = await asyncio.to_thread(
+        ctx.store.read, "SELECT t_ms, cell, digit, kind FROM moves WHERE portal = ? AND "
+        "submission_id = ? ORDER BY seq", [portal, sid])
+    return web.json_response({
+        "portal": portal, "submission_id": sid, "status": row["status"],
+        "tournament_id": row["tournament_id"], "player_id": row["player_id"],
+        "puzzle_id": row["puzzle_id"], "started_at": row["started_at"].isoformat(),
+        "received_at": row["received_at"].isoformat(),
+        "committed_at": row["committed_at"].isoformat(), "complete": row["complete"],
+        "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
+        "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": k} for t, c, d, k in moves],
+        "score": None,
+    })
+
+
+
+
+def _iso(value):
+    return value.isoformat() if value is not None else None
+
+
+def _query_time(request: web.Request, name: str) -> datetime | None:
+    text = request.query.get(name)
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(name, "must be an ISO 8601 time", 400) from None
+    if value.tzinfo is None:
+        raise ValidationError(name, "must include a time zone (e.g. Z)", 400)
+    return value
+
+
+def _query_number(request: web.Request, name: str, convert, default, lo, hi):
+    text = request.query.get(name)
+    if text is None:
+        return default
+    try:
+        value = convert(text)
+    except ValueError:
+        raise ValidationError(name, f"must be a number, got {text!r}", 400) from None
+    if not lo <= value <= hi:
+        raise ValidationError(name, f"must be between {lo} and {hi}", 400)
+    return value
+
+
+def _encode_cursor(created_at: datetime, flag_id: int) -> str:
+    return base64.urlsafe_b64encode(json.dumps([created_at.isoformat(), flag_id]).encode()).decode()
+
+
+def _decode_cursor(text: str) -> tuple[datetime, int]:
+    try:
+        at, fid = json.loads(base64.urlsafe_b64decode(text.encode()))
+        return datetime.fromisoformat(at), int(fid)
+    except (ValueError, TypeError):
+        raise ValidationError("cursor", "is not a cursor this API returned", 400) from None
+
+
+async def get_flags(request: web.Request) -> web.Response:
+    """Flagged solves, newest first, filtered, paginated with an opaque cursor."""
+    require_token(request, admin=False)
+    where, params = [], []
+    if "tournament" in request.query:
+        where.append("s.tournament_id = ?")
+        params.append(request.query["tournament"])
+    if "player" in request.query:
+        where.append("s.player_id = ?")
+        params.append(request.query["player"])
+    since = _query_time(request, "since")
+    if since is not None:
+        where.append("f.created_at >= ?")
+        params.append(since)
+    min_score = _query_number(request, "min_score", float, None, float("-inf"), float("inf"))
+    if min_score is not None:
+        where.append("sc.anomaly >= ?")
+        params.append(min_score)
+    limit = _query_number(request, "limit", int, 50, 1, MAX_LIMIT)
+    if "cursor" in request.query:
+        at, fid = _decode_cursor(request.query["cursor"])
+        where.append("(f.created_at < ? OR (f.created_at = ? AND f.id < ?))")
+        params += [at, at, fid]
+    sql = ("SELECT f.id, f.portal, f.submission_id, f.created_at, f.state, f.reasons, "
+           "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value "
+           "FROM flags f JOIN submissions s ON s.portal = f.portal AND "
+           "s.submission_id = f.submission_id LEFT JOIN scores sc ON sc.portal = f.portal AND "
+           "sc.submission_id = f.submission_id"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY f.created_at DESC, f.id DESC LIMIT ?")
+    rows = await asyncio.to_thread(request.app[CTX].store.read_dicts, sql, params + [limit + 1])
+    more = len(rows) > limit
+    rows = rows[:limit]
+    flags = [{"id": r["id"], "portal": r["portal"], "submission_id": r["submission_id"],
+              "created_at": _iso(r["created_at"]), "state": r["state"],
+              "reasons": _loads(r["reasons"]), "tournament_id": r["tournament_id"],
+              "player_id": r["player_id"], "puzzle_id": r["puzzle_id"],
+              "anomaly": r["anomaly"], "p_value": r["p_value"]} for r in rows]
+    cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
+    return web.json_response({"flags": flags, "next_cursor": cursor})
+
+
+async def get_player(request: web.Request) -> web.Response:
+    """A player's submissions, newest first, and the aggregate evidence so far."""
+    require_token(request, admin=False)
+    portal, player = request.match_info["portal"], request.match_info["player_id"]
+    rows = await asyncio.to_thread(
+        request.app[CTX].store.read_dicts,
+        "SELECT s.submission_id, s.tournament_id, s.puzzle_id, s.started_at, s.duration_ms, "
+        "s.n_moves, s.complete, s.status, sc.anomaly, "
+        "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
+        "f.submission_id = s.submission_id AND f.state <> 'cleared') AS flagged "
+        "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
+        "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
+        "ORDER BY s.started_at DESC", [portal, player])
+    if not rows:
+        return error(404, f"no submissions from player {player!r} of portal {portal!r}")
+    subs = [{"submission_id": r["submission_id"], "tournament_id": r["tournament_id"],
+             "puzzle_id": r["puzzle_id"], "started_at": _iso(r["started_at"]),
+             "duration_ms": r["duration_ms"], "n_moves": r["n_moves"],
+             "complete": r["complete"], "status": r["status"], "anomaly": r["anomaly"],
+             "flagged": r["flagged"]} for r in rows]
+    return web.json_response({
+        "portal": portal, "player_id": player,
+        "aggregate": {"submissions": len(subs),
+                      "complete": sum(1 for s in subs if s["complete"]),
+                      "scored": sum(1 for s in subs if s["status"] == "scored"),
+                      "flagged": sum(1 for s in subs if s["flagged"])},
+        "submissions": subs})
