@@ -200,6 +200,84 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- flags
+
+def _flags_from_daemon(settings, query: dict) -> list[dict] | None:
+    """All pages of GET /v1/flags from the running daemon, or None when none answers."""
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    tokens = settings.organiser_tokens + settings.admin_tokens
+    if not tokens:
+        raise CliError("no organiser or admin token in the config to call the daemon with")
+    base = f"http://{settings.server_host}:{settings.server_port}/v1/flags"
+    flags, cursor = [], None
+    while True:
+        params = dict(query, limit=500, **({"cursor": cursor} if cursor else {}))
+        req = urllib.request.Request(base + "?" + urllib.parse.urlencode(params),
+                                     headers={"Authorization": f"Bearer {tokens[0]}"})
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                page = json.loads(resp.read())
+        except urllib.error.HTTPError as exc:
+            detail = json.loads(exc.read() or b"{}").get("error", exc.reason)
+            raise CliError(f"the daemon answered {exc.code}: {detail}") from None
+        except (urllib.error.URLError, ConnectionError):
+            return None
+        flags += page["flags"]
+        cursor = page["next_cursor"]
+        if not cursor:
+            return flags
+
+
+def _flags_from_file(settings, query: dict) -> list[dict]:
+    """The same list read from the database file, read-only (no daemon owns it now)."""
+    import duckdb
+
+    from .queries import flag_json, flags_query
+
+    if not Path(settings.storage_path).exists():
+        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
+                       f"and there is no database at {settings.storage_path}")
+    try:
+        con = duckdb.connect(settings.storage_path, read_only=True)
+    except duckdb.Error as exc:
+        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+    try:
+        sql, params = flags_query(tournament=query.get("tournament"),
+                                  player=query.get("player"), limit=1_000_000)
+        cur = con.execute(sql, params)
+        names = [d[0] for d in cur.description]
+        return [flag_json(dict(zip(names, row))) for row in cur.fetchall()]
+    finally:
+        con.close()
+
+
+def cmd_flags(args: argparse.Namespace) -> int:
+    from .settings import SettingsError, load_settings
+
+    try:
+        settings, _ = load_settings(args.config, generate=False)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    query = {k: v for k, v in (("tournament", args.tournament), ("player", args.player)) if v}
+    flags = _flags_from_daemon(settings, query)
+    source = "daemon"
+    if flags is None:
+        flags, source = _flags_from_file(settings, query), "database file (read-only)"
+    if args.json:
+        for flag in flags:
+            print(json.dumps(flag))
+        return 0
+    print(f"{len(flags)} flag{'s' if len(flags) != 1 else ''} (from the {source})")
+    for f in flags:
+        score = "" if f["anomaly"] is None else f"{f['anomaly']:.2f}"
+        print(f"{f['created_at']}  {f['state']:<9} {score:>7}  {f['portal']}/{f['submission_id']}"
+              f"  player {f['player_id']}  puzzle {f['puzzle_id']}  {f['reasons'] or ''}")
+    return 0
+
+
 # ---------------------------------------------------------------------------- main
 
 def build_parser() -> argparse.ArgumentParser:
@@ -260,6 +338,16 @@ def build_parser() -> argparse.ArgumentParser:
                        "and a generated 'demo' portal (docs/configuration.md).")
     p.add_argument("--config", help=config_help)
     p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("flags", help="list flagged solves (from the running daemon)",
+                       description="List flagged solves, newest first: from the running "
+                       "daemon's API (address and token from the config), or read-only from "
+                       "the database file when no daemon runs.")
+    p.add_argument("--tournament")
+    p.add_argument("--player")
+    p.add_argument("--json", action="store_true", help="one JSON object a line")
+    p.add_argument("--config", help=config_help)
+    p.set_defaults(func=cmd_flags)
 
     p = sub.add_parser("portal", help="manage portals")
     portal_sub = p.add_subparsers(dest="portal_command", metavar="ACTION", required=True)

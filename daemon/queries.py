@@ -115,46 +115,55 @@ def _decode_cursor(text: str) -> tuple[datetime, int]:
         raise ValidationError("cursor", "is not a cursor this API returned", 400) from None
 
 
+FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reasons, "
+                "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
+
+
+def flags_query(*, tournament=None, player=None, since=None, min_score=None, cursor=None,
+                limit=50) -> tuple[str, list]:
+    """The SQL of the flag list (newest first, keyset pagination); shared by the API and
+    ``fairgrid flags`` when it reads the database file itself."""
+    where, params = [], []
+    for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
+                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score)):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    if cursor is not None:
+        at, fid = cursor
+        where.append("(f.created_at < ? OR (f.created_at = ? AND f.id < ?))")
+        params += [at, at, fid]
+    sql = (f"SELECT {FLAG_COLUMNS} FROM flags f JOIN submissions s ON s.portal = f.portal "
+           "AND s.submission_id = f.submission_id LEFT JOIN scores sc ON sc.portal = f.portal "
+           "AND sc.submission_id = f.submission_id"
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY f.created_at DESC, f.id DESC LIMIT ?")
+    return sql, params + [limit]
+
+
+def flag_json(r: dict) -> dict:
+    return {"id": r["id"], "portal": r["portal"], "submission_id": r["submission_id"],
+            "created_at": _iso(r["created_at"]), "state": r["state"],
+            "reasons": _loads(r["reasons"]), "tournament_id": r["tournament_id"],
+            "player_id": r["player_id"], "puzzle_id": r["puzzle_id"],
+            "anomaly": r["anomaly"], "p_value": r["p_value"]}
+
+
 async def get_flags(request: web.Request) -> web.Response:
     """Flagged solves, newest first, filtered, paginated with an opaque cursor."""
     require_token(request, admin=False)
-    where, params = [], []
-    if "tournament" in request.query:
-        where.append("s.tournament_id = ?")
-        params.append(request.query["tournament"])
-    if "player" in request.query:
-        where.append("s.player_id = ?")
-        params.append(request.query["player"])
-    since = _query_time(request, "since")
-    if since is not None:
-        where.append("f.created_at >= ?")
-        params.append(since)
-    min_score = _query_number(request, "min_score", float, None, float("-inf"), float("inf"))
-    if min_score is not None:
-        where.append("sc.anomaly >= ?")
-        params.append(min_score)
     limit = _query_number(request, "limit", int, 50, 1, MAX_LIMIT)
-    if "cursor" in request.query:
-        at, fid = _decode_cursor(request.query["cursor"])
-        where.append("(f.created_at < ? OR (f.created_at = ? AND f.id < ?))")
-        params += [at, at, fid]
-    sql = ("SELECT f.id, f.portal, f.submission_id, f.created_at, f.state, f.reasons, "
-           "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value "
-           "FROM flags f JOIN submissions s ON s.portal = f.portal AND "
-           "s.submission_id = f.submission_id LEFT JOIN scores sc ON sc.portal = f.portal AND "
-           "sc.submission_id = f.submission_id"
-           + (" WHERE " + " AND ".join(where) if where else "")
-           + " ORDER BY f.created_at DESC, f.id DESC LIMIT ?")
-    rows = await asyncio.to_thread(request.app[CTX].store.read_dicts, sql, params + [limit + 1])
+    cursor = _decode_cursor(request.query["cursor"]) if "cursor" in request.query else None
+    sql, params = flags_query(
+        tournament=request.query.get("tournament"), player=request.query.get("player"),
+        since=_query_time(request, "since"),
+        min_score=_query_number(request, "min_score", float, None, float("-inf"), float("inf")),
+        cursor=cursor, limit=limit + 1)
+    rows = await asyncio.to_thread(request.app[CTX].store.read_dicts, sql, params)
     more = len(rows) > limit
     rows = rows[:limit]
-    flags = [{"id": r["id"], "portal": r["portal"], "submission_id": r["submission_id"],
-              "created_at": _iso(r["created_at"]), "state": r["state"],
-              "reasons": _loads(r["reasons"]), "tournament_id": r["tournament_id"],
-              "player_id": r["player_id"], "puzzle_id": r["puzzle_id"],
-              "anomaly": r["anomaly"], "p_value": r["p_value"]} for r in rows]
-    cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
-    return web.json_response({"flags": flags, "next_cursor": cursor})
+    next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
+    return web.json_response({"flags": [flag_json(r) for r in rows], "next_cursor": next_cursor})
 
 
 async def get_player(request: web.Request) -> web.Response:

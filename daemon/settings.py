@@ -178,12 +178,13 @@ def dump_secrets(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def load_settings(config: str | None = None, env: Mapping[str, str] | None = None
-                  ) -> tuple[Settings, bool]:
+def load_settings(config: str | None = None, env: Mapping[str, str] | None = None,
+                  *, generate: bool = True) -> tuple[Settings, bool]:
     """Settings from ``config`` (or ``$FAIRGRID_CONFIG``), then ``FAIRGRID_*`` overrides.
 
-    Returns (settings, whether embedded secrets were just generated). Raises
-    SettingsError naming the key and the problem.
+    Returns (settings, whether embedded secrets were just generated). With
+    ``generate=False`` (clients of a running daemon) missing embedded secrets are not
+    created. Raises SettingsError naming the key and the problem.
     """
     env = os.environ if env is None else env
     config = config or env.get(CONFIG_ENV) or None
@@ -209,9 +210,11 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
                 raise SettingsError(f"{origin}: unknown setting {section}.{name}")
     created = False
     if "portals" not in table and "auth" not in table:
-        secrets_table, created = _embedded_secrets(
-            values.get("storage_path", Settings.storage_path))
-        table = {**table, **secrets_table}
+        db_path = values.get("storage_path", Settings.storage_path)
+        secrets_path = Path(db_path).resolve().parent / SECRETS_FILE
+        if generate or secrets_path.exists():
+            secrets_table, created = _embedded_secrets(db_path)
+            table = {**table, **secrets_table}
     portals = {}
     for name, portal in table.get("portals", {}).items():
         if not isinstance(portal, dict):

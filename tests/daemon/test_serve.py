@@ -95,3 +95,34 @@ def test_serve_with_a_bad_config_exits_2(tmp_path):
                           timeout=60)
     assert proc.returncode == 2 and "server.port must be int" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def _insert_flag(db):
+    import duckdb
+
+    con = duckdb.connect(str(db))
+    con.execute("INSERT INTO scores VALUES ('demo', 's-1', now(), 7.5, 0.0001, true, '{}')")
+    con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
+                "VALUES ('demo', 's-1', now(), 'open', '[\"order\"]')")
+    con.close()
+
+
+def test_flags_cli_reads_the_daemon_or_else_the_file(daemon):
+    proc, base, db, tmp_path = daemon
+    raw, headers = signed(solve_body())
+    assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 202
+    cfg = str(tmp_path / "fairgrid.toml")
+    out = subprocess.run([*CMD, "flags", "--tournament", "t-1", "--config", cfg],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0 and "0 flags (from the daemon)" in out.stdout
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=60) == 0
+    _insert_flag(db)  # as the scoring stage will (issue 5)
+    out = subprocess.run([*CMD, "flags", "--tournament", "t-1", "--json", "--config", cfg],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    flags = [json.loads(line) for line in out.stdout.splitlines()]
+    assert [(f["submission_id"], f["anomaly"]) for f in flags] == [("s-1", 7.5)]
+    out = subprocess.run([*CMD, "flags", "--tournament", "other", "--config", cfg],
+                         capture_output=True, text=True, timeout=60)
+    assert "0 flags (from the database file (read-only))" in out.stdout
