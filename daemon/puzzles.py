@@ -11,6 +11,7 @@ by a periodic sweep, so no puzzle stays pending for good.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import threading
@@ -38,15 +39,27 @@ class PuzzleConflict(Exception):
     """The id is registered with other givens (409)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class PuzzleInfo:
+    """A registered puzzle as the webhook needs it (parsed once, cached)."""
+
     id: str
     givens: str  # one-line format
     order: int
     solution: str
 
+    @functools.cached_property
     def givens_array(self) -> np.ndarray:
         return parse(self.givens).givens
+
+    @functools.cached_property
+    def solution_array(self) -> np.ndarray:
+        return parse(self.solution).givens.astype(np.int64)
+
+    @functools.cached_property
+    def matching_texts(self) -> set[str]:
+        """Givens texts already found to be this puzzle (saves re-parsing per webhook)."""
+        return {self.givens}
 
 
 def check_puzzle(text: str, field: str = "givens") -> tuple[str, int, str]:

@@ -96,6 +96,69 @@ def _int(value, where: str) -> int:
     return value
 
 
+def _moves_fast(moves: list):
+    """The move arrays when every move is well-formed (one pass, no per-field errors);
+    (None, ...) when anything needs the checked path for a precise error."""
+    try:
+        if not all(type(m) is dict for m in moves):
+            return None, None, None, None
+        t = [m["t_ms"] for m in moves]
+        c = [m["cell"] for m in moves]
+        d = [m["digit"] for m in moves]
+        k = [m.get("kind", "place") for m in moves]
+    except KeyError:
+        return None, None, None, None
+    if not all(type(v) is int for v in t + c + d) or not all(v in MOVE_KINDS for v in k):
+        return None, None, None, None
+    try:
+        t_ms = np.array(t, dtype=np.int64)
+        cell = np.array(c, dtype=np.int64)
+        digit = np.array(d, dtype=np.int64)
+    except OverflowError:
+        return None, None, None, None
+    if t_ms.size and (t_ms[0] < 0 or t_ms[-1] > 10 ** 12 or (np.diff(t_ms) < 0).any()):
+        return None, None, None, None
+    return t_ms, cell, digit, np.array(k, dtype=object)
+
+
+def _moves_checked(moves: list):
+    """The move arrays, checking move by move; ValidationError names the first bad field."""
+    n = len(moves)
+    t_ms = np.empty(n, dtype=np.int64)
+    cell = np.empty(n, dtype=np.int64)
+    digit = np.empty(n, dtype=np.int64)
+    kind = np.empty(n, dtype=object)
+    prev = 0
+    for i, move in enumerate(moves):
+        where = f"moves[{i}]"
+        if not isinstance(move, dict):
+            raise ValidationError(where, "must be an object")
+        for key in ("t_ms", "cell", "digit"):
+            if key not in move:
+                raise ValidationError(f"{where}.{key}", "is required")
+        t = _int(move["t_ms"], f"{where}.t_ms")
+        if t < 0 or t > 10 ** 12:
+            raise ValidationError(f"{where}.t_ms", "must be between 0 and 10^12")
+        if t < prev:
+            raise ValidationError(f"{where}.t_ms", f"goes backwards ({t} after {prev})")
+        prev = t
+        t_ms[i] = t
+        cell[i] = _small_int(move["cell"], f"{where}.cell")
+        digit[i] = _small_int(move["digit"], f"{where}.digit")
+        k = move.get("kind", "place")
+        if k not in MOVE_KINDS:
+            raise ValidationError(f"{where}.kind", f"must be one of {', '.join(MOVE_KINDS)}")
+        kind[i] = k
+    return t_ms, cell, digit, kind
+
+
+def _small_int(value, where: str) -> int:
+    value = _int(value, where)
+    if not -(2 ** 31) <= value < 2 ** 31:
+        raise ValidationError(where, f"is out of range: {value}")
+    return value
+
+
 def parse_solve(data: dict) -> SolveEvent:
     """Check the shape of a solve.completed body (not yet against its puzzle)."""
     if data.get("type") != "solve.completed":
@@ -123,54 +186,45 @@ def parse_solve(data: dict) -> SolveEvent:
     moves = data.get("moves")
     if not isinstance(moves, list):
         raise ValidationError("moves", "must be a list")
-    n = len(moves)
-    t_ms = np.empty(n, dtype=np.int64)
-    cell = np.empty(n, dtype=np.int64)
-    digit = np.empty(n, dtype=np.int64)
-    kind = np.empty(n, dtype=object)
-    prev = 0
-    for i, move in enumerate(moves):
-        where = f"moves[{i}]"
-        if not isinstance(move, dict):
-            raise ValidationError(where, "must be an object")
-        for key in ("t_ms", "cell", "digit"):
-            if key not in move:
-                raise ValidationError(f"{where}.{key}", "is required")
-        t = _int(move["t_ms"], f"{where}.t_ms")
-        if t < 0 or t > 10 ** 12:
-            raise ValidationError(f"{where}.t_ms", "must be between 0 and 10^12")
-        if t < prev:
-            raise ValidationError(f"{where}.t_ms", f"goes backwards ({t} after {prev})")
-        prev = t
-        t_ms[i] = t
-        cell[i] = _int(move["cell"], f"{where}.cell")
-        digit[i] = _int(move["digit"], f"{where}.digit")
-        k = move.get("kind", "place")
-        if k not in MOVE_KINDS:
-            raise ValidationError(f"{where}.kind", f"must be one of {', '.join(MOVE_KINDS)}")
-        kind[i] = k
+    t_ms, cell, digit, kind = _moves_fast(moves)
+    if t_ms is None:
+        t_ms, cell, digit, kind = _moves_checked(moves)
     canonical = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return SolveEvent(portal, submission_id, tournament_id, player_id, puzzle_id, givens,
                       started_at, t_ms, cell, digit, kind, canonical)
 
 
+def _first(mask: np.ndarray) -> int | None:
+    hits = np.flatnonzero(mask)
+    return int(hits[0]) if hits.size else None
+
+
 def check_moves(event: SolveEvent, givens: np.ndarray, size: int) -> None:
     """Check the moves against the puzzle: cell and digit ranges, no move on a given."""
     ncells = givens.size
-    for i in range(event.cell.size):
-        c, d = int(event.cell[i]), int(event.digit[i])
-        if not 0 <= c < ncells:
-            raise ValidationError(f"moves[{i}].cell", f"must be 0..{ncells - 1}, got {c}")
-        if not 0 <= d <= size:
-            raise ValidationError(f"moves[{i}].digit", f"must be 0..{size} (0 erases), got {d}")
-        if givens[c]:
-            raise ValidationError(f"moves[{i}].cell", f"cell {c} is a given")
+    cell, digit = event.cell, event.digit
+    bad_cell = (cell < 0) | (cell >= ncells)
+    bad_digit = (digit < 0) | (digit > size)
+    on_given = np.zeros(cell.size, dtype=bool)
+    on_given[~bad_cell] = givens[cell[~bad_cell]] != 0
+    first = [(i, k) for k, i in enumerate((_first(bad_cell), _first(bad_digit),
+                                           _first(on_given))) if i is not None]
+    if not first:
+        return
+    i, k = min(first)
+    c, d = int(cell[i]), int(digit[i])
+    if k == 0:
+        raise ValidationError(f"moves[{i}].cell", f"must be 0..{ncells - 1}, got {c}")
+    if k == 1:
+        raise ValidationError(f"moves[{i}].digit", f"must be 0..{size} (0 erases), got {d}")
+    raise ValidationError(f"moves[{i}].cell", f"cell {c} is a given")
 
 
 def final_grid(event: SolveEvent, givens: np.ndarray) -> np.ndarray:
     """The board after replaying the placements and erasures (notes ignored)."""
     grid = givens.astype(np.int64).copy()
     place = event.kind == "place"
-    for c, d in zip(event.cell[place], event.digit[place]):
-        grid[c] = d
+    cells, digits = event.cell[place][::-1], event.digit[place][::-1]
+    last_cells, last = np.unique(cells, return_index=True)  # the last move on each cell
+    grid[last_cells] = digits[last]
     return grid

@@ -10,8 +10,6 @@ from datetime import datetime, timezone
 import numpy as np
 from aiohttp import web
 
-from fairgrid.solvers import parse
-
 from .context import CTX
 from .puzzles import PuzzleInfo, check_puzzle
 from .signatures import SignatureError
@@ -43,21 +41,17 @@ async def handle_solve(request: web.Request) -> web.Response:
             if event.givens is None:
                 raise ValidationError("puzzle.givens",
                                       "unknown puzzle: register it or send its givens")
-            givens, order, solution = await asyncio.to_thread(check_puzzle, event.givens,
-                                                              "puzzle.givens")
-            new_puzzle = (givens, order, solution)
-        else:
-            if event.givens is not None:
-                givens, _order, _sol = await asyncio.to_thread(check_puzzle, event.givens,
-                                                               "puzzle.givens")
-                if givens != info.givens:
-                    raise ValidationError("puzzle.givens",
-                                          "givens disagree with the registered puzzle")
-            givens, order, solution = info.givens, info.order, info.solution
-        grid_givens = parse(givens).givens
-        check_moves(event, grid_givens, order * order)
-        complete = bool((final_grid(event, grid_givens)
-                         == parse(solution).givens.astype(np.int64)).all())
+            new_puzzle = await asyncio.to_thread(check_puzzle, event.givens, "puzzle.givens")
+            info = PuzzleInfo(event.puzzle_id, *new_puzzle)
+        elif event.givens is not None and event.givens not in info.matching_texts:
+            givens, _order, _solution = await asyncio.to_thread(check_puzzle, event.givens,
+                                                                "puzzle.givens")
+            if givens != info.givens:
+                raise ValidationError("puzzle.givens",
+                                      "givens disagree with the registered puzzle")
+            info.matching_texts.add(event.givens)
+        check_moves(event, info.givens_array, info.order * info.order)
+        complete = bool((final_grid(event, info.givens_array) == info.solution_array).all())
     except (ValidationError, SignatureError) as exc:
         outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
@@ -77,7 +71,7 @@ async def handle_solve(request: web.Request) -> web.Response:
     ctx.metrics.webhook_requests.labels(portal, result.outcome).inc()
     if result.outcome == "accepted":
         if new_puzzle is not None:
-            ctx.puzzles.remember(PuzzleInfo(event.puzzle_id, *new_puzzle))
+            ctx.puzzles.remember(info)
             ctx.puzzles.schedule(event.puzzle_id)
         return web.json_response({"status": "accepted"}, status=202)
     if result.outcome == "duplicate":

@@ -1,0 +1,211 @@
+"""Webhook ingestion under load: fairgrid against a bare aiohttp endpoint, same run.
+
+1. Starts ``fairgrid serve`` on a fresh DuckDB file (127.0.0.1, a free port) and
+   registers the test puzzle.
+2. From a separate process, drives signed webhooks (~60 moves each: 49 placements and 11
+   pencil marks) over loopback with 64 concurrent connections for a bounded time, and
+   prints sustained accepted submissions/s and p50/p99 ack latency.
+3. The same against a bare aiohttp endpoint that parses the JSON and answers 202 without
+   storing: the ceiling of this machine.
+4. fairgrid again at half its sustained rate (paced), for the p99 ack latency there.
+
+Targets: >= 50 % of the bare endpoint's rate; p99 ack <= 100 ms at half the sustained rate.
+
+    python bench/ingest_load.py [--seconds 10] [--connections 64]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from _common import PUZZLES, machine
+
+SECRET = "whsec_" + "YmVuY2htYXJrIHNlY3JldCBrZXkgZm9yIGxvYWQ="
+ADMIN = "bench-admin"
+SOLUTION = "483921657967345821251876493548132976729564138136798245372689514814253769695417382"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_up(url: str, proc: subprocess.Popen, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise SystemExit(f"server exited: {proc.stderr.read() if proc.stderr else ''}")
+        try:
+            urllib.request.urlopen(url, timeout=2)
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit(f"{url} did not come up")
+
+
+def make_bodies(n: int, prefix: str) -> list[tuple[bytes, dict]]:
+    """n signed webhooks with unique submission ids (Standard Webhooks, like a portal)."""
+    from standardwebhooks import Webhook
+
+    easy = PUZZLES["easy"]
+    empties = [i for i, ch in enumerate(easy) if ch == "0"]
+    moves = [{"t_ms": 3000 * (k + 1), "cell": c, "digit": int(SOLUTION[c])}
+             for k, c in enumerate(empties)]
+    notes = [{"t_ms": 3000 * (k + 1) + 1, "cell": c, "digit": 1, "kind": "note"}
+             for k, c in enumerate(empties[:11])]
+    log = sorted(moves + notes, key=lambda m: m["t_ms"])
+    hook = Webhook(SECRET)
+    now = datetime.now(timezone.utc)
+    out = []
+    for i in range(n):
+        body = json.dumps({"type": "solve.completed", "portal": "demo",
+                           "submission_id": f"{prefix}-{i}", "tournament_id": "bench",
+                           "player_id": f"p-{i % 500}", "puzzle": {"id": "easy"},
+                           "started_at": "2026-11-21T10:00:00Z", "moves": log})
+        msg_id = f"{prefix}-msg-{i}"
+        sig = hook.sign(msg_id, now, body)
+        out.append((body.encode(), {"webhook-id": msg_id,
+                                    "webhook-timestamp": str(int(now.timestamp())),
+                                    "webhook-signature": sig,
+                                    "content-type": "application/json"}))
+    return out
+
+
+async def drive(url: str, bodies, seconds: float, connections: int, rate: float | None):
+    """Send bodies for ``seconds`` with ``connections`` workers (paced to ``rate``/s if set)."""
+    import aiohttp
+
+    latencies, statuses = [], {}
+    start = time.monotonic()
+    stop = start + seconds
+    next_index = 0
+    interval = connections / rate if rate else 0.0
+
+    async def worker(k: int, session):
+        nonlocal next_index
+        due = start + k * (interval / connections if rate else 0)
+        while time.monotonic() < stop and next_index < len(bodies):
+            if rate:
+                await asyncio.sleep(max(0.0, due - time.monotonic()))
+                due += interval
+            i = next_index
+            next_index += 1
+            body, headers = bodies[i]
+            t = time.monotonic()
+            async with session.post(url, data=body, headers=headers) as resp:
+                await resp.read()
+                statuses[resp.status] = statuses.get(resp.status, 0) + 1
+            latencies.append(time.monotonic() - t)
+
+    conn = aiohttp.TCPConnector(limit=connections)
+    async with aiohttp.ClientSession(connector=conn) as session:
+        await asyncio.gather(*(worker(k, session) for k in range(connections)))
+    elapsed = time.monotonic() - start
+    lat = np.array(latencies) * 1000
+    return {"elapsed": elapsed, "statuses": statuses,
+            "accepted_per_s": statuses.get(202, 0) / elapsed,
+            "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99))}
+
+
+def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: float | None):
+    """The load in a separate process (so client and server do not share a core's GIL)."""
+    cmd = [sys.executable, __file__, "--drive", url, "--prefix", prefix, "--seconds",
+           str(seconds), "--connections", str(connections)]
+    if rate:
+        cmd += ["--rate", str(rate)]
+    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+BARE_APP = '''
+import sys
+from aiohttp import web
+async def handle(request):
+    await request.json()
+    return web.json_response({"status": "accepted"}, status=202)
+app = web.Application(client_max_size=1 << 20)
+app.router.add_post("/v1/webhooks/solves", handle)
+app.router.add_get("/healthz", lambda r: web.json_response({"status": "alive"}))
+web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None)
+'''
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--seconds", type=float, default=10.0)
+    ap.add_argument("--connections", type=int, default=64)
+    ap.add_argument("--drive")
+    ap.add_argument("--prefix", default="s")
+    ap.add_argument("--rate", type=float)
+    args = ap.parse_args()
+    if args.drive:
+        expected = int((args.rate or 20_000) * args.seconds * 1.2) + 1000
+        bodies = make_bodies(min(expected, 200_000), args.prefix)
+        result = asyncio.run(drive(args.drive, bodies, args.seconds, args.connections,
+                                   args.rate))
+        print(json.dumps(result))
+        return 0
+
+    print(f"# machine: {machine()}")
+    tmp = Path(tempfile.mkdtemp(prefix="fairgrid-bench-"))
+    port = free_port()
+    cfg = tmp / "fairgrid.toml"
+    cfg.write_text(f'[server]\nport = {port}\n[storage]\npath = "{tmp / "bench.duckdb"}"\n'
+                   f'[analysis]\nworkers = 1\n[portals.demo]\nsecrets = ["{SECRET}"]\n'
+                   f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
+    daemon = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve", "--config",
+                               str(cfg)], stderr=subprocess.PIPE, text=True)
+    results = {}
+    try:
+        base = f"http://127.0.0.1:{port}"
+        wait_up(base + "/healthz", daemon)
+        req = urllib.request.Request(base + "/v1/puzzles", data=json.dumps(
+            {"id": "easy", "givens": PUZZLES["easy"]}).encode(), method="POST",
+            headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+        urllib.request.urlopen(req, timeout=30)
+        time.sleep(3)  # let the puzzle's analysis finish: measure ingestion alone
+        results["fairgrid"] = run_driver(base + "/v1/webhooks/solves", "full", args.seconds,
+                                         args.connections, None)
+        half = results["fairgrid"]["accepted_per_s"] / 2
+        results["fairgrid @ half rate"] = run_driver(base + "/v1/webhooks/solves", "half",
+                                                     args.seconds, args.connections, half)
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
+    bare_port = free_port()
+    bare = subprocess.Popen([sys.executable, "-c", BARE_APP, str(bare_port)],
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        wait_up(f"http://127.0.0.1:{bare_port}/healthz", bare)
+        results["bare endpoint"] = run_driver(f"http://127.0.0.1:{bare_port}/v1/webhooks/solves",
+                                              "bare", args.seconds, args.connections, None)
+    finally:
+        bare.terminate()
+        bare.wait(60)
+    print(f"{'target':<22} {'accepted/s':>10} {'p50 ms':>8} {'p99 ms':>8}  statuses")
+    for name, r in results.items():
+        print(f"{name:<22} {r['accepted_per_s']:>10.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f}"
+              f"  {r['statuses']}")
+    ratio = results["fairgrid"]["accepted_per_s"] / results["bare endpoint"]["accepted_per_s"]
+    print(f"fairgrid / bare endpoint: {ratio:.2f} (target >= 0.5); p99 at half rate: "
+          f"{results['fairgrid @ half rate']['p99_ms']:.1f} ms (target <= 100)")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())
