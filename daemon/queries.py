@@ -57,8 +57,8 @@ async def get_submission(request: web.Request) -> web.Response:
         return error(404, f"no submission {sid!r} from portal {portal!r}")
     row = rows[0]
     moves = await asyncio.to_thread(
-        ctx.store.read, "SELECT t_ms, cell, digit, kind FROM moves WHERE portal = ? AND "
-        "submission_id = ? ORDER BY seq", [portal, sid])
+        ctx.store.read, "SELECT t_ms, cell, digit, note FROM moves WHERE sub_key = ? "
+        "ORDER BY seq", [row["sub_key"]])
     return web.json_response({
         "portal": portal, "submission_id": sid, "status": row["status"],
         "tournament_id": row["tournament_id"], "player_id": row["player_id"],
@@ -66,7 +66,8 @@ async def get_submission(request: web.Request) -> web.Response:
         "received_at": row["received_at"].isoformat(),
         "committed_at": row["committed_at"].isoformat(), "complete": row["complete"],
         "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
-        "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": k} for t, c, d, k in moves],
+        "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": "note" if n else "place"}
+                  for t, c, d, n in moves],
         "score": None,
     })
 

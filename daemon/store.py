@@ -95,7 +95,7 @@ class SubmissionRecord:
     t_ms: np.ndarray  # int64
     cell: np.ndarray  # int16
     digit: np.ndarray  # int16
-    kind: np.ndarray  # object: "place" | "note"
+    note: np.ndarray  # bool: a pencil mark, not a placement
     complete: bool
     raw: str  # the body as received
     content_hash: str  # sha256 of the canonical JSON: equal hashes = identical resubmission
@@ -123,6 +123,8 @@ class Writer:
         self._thread = threading.Thread(target=self._run, name="fairgrid-writer", daemon=True)
         self._stopping = False
         self._last_prune = 0.0
+        self._next_key = con.execute(
+            "SELECT coalesce(max(sub_key), 0) + 1 FROM submissions").fetchone()[0]
 
     def start(self) -> None:
         self._thread.start()
@@ -295,7 +297,9 @@ class Writer:
                         "registered_at) VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
                         [pid, givens, order, solution, now])
         obj = lambda values: np.array(values, dtype=object)  # noqa: E731
+        keys = np.arange(self._next_key, self._next_key + len(records), dtype=np.int64)
         subs = {
+            "sub_key": keys,
             "portal": obj([r.portal for r in records]),
             "submission_id": obj([r.submission_id for r in records]),
             "webhook_id": obj([r.webhook_id for r in records]),
@@ -313,9 +317,9 @@ class Writer:
         }
         con.register("new_subs", subs)
         con.execute(
-            "INSERT INTO submissions (portal, submission_id, webhook_id, tournament_id, "
+            "INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, tournament_id, "
             "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, duration_ms, "
-            "complete, status, body_hash, raw) SELECT portal, submission_id, webhook_id, "
+            "complete, status, body_hash, raw) SELECT sub_key, portal, submission_id, webhook_id, "
             "tournament_id, player_id, puzzle_id, started_at::TIMESTAMPTZ, "
             "received_at::TIMESTAMPTZ, ?, n_moves, duration_ms, complete, 'pending', body_hash, "
             "raw FROM new_subs", [now])
@@ -324,17 +328,16 @@ class Writer:
         total = sum(sizes)
         if total:
             moves = {
-                "portal": np.repeat(subs["portal"], sizes),
-                "submission_id": np.repeat(subs["submission_id"], sizes),
+                "sub_key": np.repeat(keys, sizes),
                 "seq": np.concatenate([np.arange(n, dtype=np.int32) for n in sizes]),
                 "t_ms": np.concatenate([r.t_ms for r in records]).astype(np.int64),
                 "cell": np.concatenate([r.cell for r in records]).astype(np.int16),
                 "digit": np.concatenate([r.digit for r in records]).astype(np.int16),
-                "kind": np.concatenate([r.kind for r in records]).astype(object),
+                "note": np.concatenate([r.note for r in records]).astype(bool),
             }
             con.register("new_moves", moves)
-            con.execute("INSERT INTO moves SELECT portal, submission_id, seq, t_ms, cell, digit, "
-                        "kind FROM new_moves")
+            con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note "
+                        "FROM new_moves")
             con.unregister("new_moves")
         hooks = {"portal": subs["portal"], "webhook_id": subs["webhook_id"],
                  "submission_id": subs["submission_id"]}
@@ -342,6 +345,7 @@ class Writer:
         con.execute("INSERT INTO webhook_ids SELECT portal, webhook_id, submission_id, ? "
                     "FROM new_hooks", [now])
         con.unregister("new_hooks")
+        self._next_key += len(records)
 
 
 class Store:

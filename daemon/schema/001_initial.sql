@@ -26,6 +26,7 @@ CREATE TABLE puzzles (
 );
 
 CREATE TABLE submissions (
+    sub_key         BIGINT NOT NULL UNIQUE, -- compact key the moves refer to
     portal          VARCHAR NOT NULL,
     submission_id   VARCHAR NOT NULL,
     webhook_id      VARCHAR NOT NULL,
@@ -44,14 +45,13 @@ CREATE TABLE submissions (
     PRIMARY KEY (portal, submission_id)
 );
 
-CREATE TABLE moves (
-    portal          VARCHAR NOT NULL,
-    submission_id   VARCHAR NOT NULL,
+CREATE TABLE moves (                    -- numbers only: the biggest table, bulk-inserted
+    sub_key         BIGINT NOT NULL,        -- submissions.sub_key
     seq             INTEGER NOT NULL,
     t_ms            BIGINT NOT NULL,
     cell            SMALLINT NOT NULL,
     digit           SMALLINT NOT NULL,
-    kind            VARCHAR NOT NULL        -- place | note
+    note            BOOLEAN NOT NULL        -- a pencil mark (kind "note"), not a placement
 );
 
 CREATE TABLE webhook_ids (

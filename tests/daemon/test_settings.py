@@ -73,3 +73,21 @@ def test_verifier_agrees_with_the_reference_implementation():
     with pytest.raises(SignatureError) as exc:
         verifier.verify(headers, raw + b" ", float(headers["webhook-timestamp"]))
     assert exc.value.reason == "bad_signature"
+
+
+def test_portal_add_writes_the_embedded_secrets_file(tmp_path):
+    import subprocess
+    import sys
+
+    env = {**os.environ, "FAIRGRID_STORAGE_PATH": str(tmp_path / "fg.duckdb")}
+    env.pop("FAIRGRID_CONFIG", None)
+    cmd = [sys.executable, "-m", "fairgrid.daemon.cli", "portal", "add"]
+    out = subprocess.run([*cmd, "acme"], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    secret = out.stdout.strip()
+    assert secret.startswith("whsec_")
+    settings, _ = load_settings(None, env=env)
+    assert settings.portals["acme"] == (secret,) and "demo" in settings.portals
+    bad = subprocess.run([*cmd, "no spaces"], capture_output=True, text=True, env=env,
+                         timeout=60)
+    assert bad.returncode == 2 and "portal name" in bad.stderr

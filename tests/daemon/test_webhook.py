@@ -45,11 +45,12 @@ async def test_accepted_solve_is_committed_with_every_move(client):
     sub = rows(client, "SELECT portal, submission_id, player_id, puzzle_id, n_moves, complete, "
                        "status, tournament_id FROM submissions")
     assert sub == [("demo", "s-1", "p-42", "easy", 49, True, "pending", "t-1")]
-    moves = rows(client, "SELECT seq, t_ms, cell, digit, kind FROM moves ORDER BY seq")
+    moves = rows(client, "SELECT seq, t_ms, cell, digit, note FROM moves JOIN submissions "
+                         "USING (sub_key) WHERE submission_id = 's-1' ORDER BY seq")
     expected = solve_moves()
     assert [(m[1], m[2], m[3]) for m in moves] == [(e["t_ms"], e["cell"], e["digit"])
                                                    for e in expected]
-    assert [m[0] for m in moves] == list(range(49)) and {m[4] for m in moves} == {"place"}
+    assert [m[0] for m in moves] == list(range(49)) and {m[4] for m in moves} == {False}
     # the puzzle was registered on the fly, with its solution
     assert rows(client, "SELECT solution FROM puzzles WHERE id = 'easy'") == [(EASY_SOLUTION,)]
 
@@ -59,7 +60,7 @@ async def test_incomplete_log_is_stored_and_marked(client):
     status, _ = await post(client, solve_body(moves=moves))
     assert status == 202
     assert rows(client, "SELECT complete, n_moves FROM submissions") == [(False, 45)]
-    assert rows(client, "SELECT kind FROM moves WHERE seq = 44") == [("note",)]
+    assert rows(client, "SELECT note FROM moves WHERE seq = 44") == [(True,)]
 
 
 async def test_duplicates_and_conflicts(client):
