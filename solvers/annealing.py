@@ -176,6 +176,18 @@ def _apply_swap(grid, rowc, colc, s1, a, b, ra, ca, da, rb, cb, db):
 
 
 @njit(inline="always")
+def _delta_of(grid, row, col, rowc, colc, s1, a, c):
+    """Cost change of swapping the digits of cells a and c."""
+    return _swap_delta(rowc, colc, s1, row[a], col[a], grid[a], row[c], col[c], grid[c])
+
+
+@njit(inline="always")
+def _swap(grid, row, col, rowc, colc, s1, a, c):
+    """Swap the digits of cells a and c, updating the counts."""
+    _apply_swap(grid, rowc, colc, s1, a, c, row[a], col[a], grid[a], row[c], col[c], grid[c])
+
+
+@njit(inline="always")
 def _counts(grid, row, col, size):
     """Per-row and per-column digit counts, flat (size, size+1)."""
     s1 = np.uint64(size + 1)
@@ -207,9 +219,8 @@ def apply_swaps(grid, row, col, size, swaps):
     out = np.empty(swaps.shape[0], dtype=np.int64)
     for k in range(swaps.shape[0]):
         a, b = swaps[k, 0], swaps[k, 1]
-        ra, ca, da, rb, cb, db = row[a], col[a], grid[a], row[b], col[b], grid[b]
-        cost += _swap_delta(rowc, colc, s1, ra, ca, da, rb, cb, db)
-        _apply_swap(grid, rowc, colc, s1, a, b, ra, ca, da, rb, cb, db)
+        cost += _delta_of(grid, row, col, rowc, colc, s1, a, b)
+        _swap(grid, row, col, rowc, colc, s1, a, b)
         out[k] = cost
     return out
 
@@ -297,15 +308,13 @@ def sa_thesis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mblocks
             j += U1
         a = blk_free[b * su + i]
         c = blk_free[b * su + j]
-        ra, ca, da = row[a], col[a], grid[a]
-        rc, cc, dc = row[c], col[c], grid[c]
-        delta = _swap_delta(rowc, colc, s1, ra, ca, da, rc, cc, dc)
+        delta = _delta_of(grid, row, col, rowc, colc, s1, a, c)
         accept = delta <= 0
         if not accept:
             state, r = next_u64(state)
             accept = _metropolis(unit_float(r), delta / t)
         if accept:
-            _apply_swap(grid, rowc, colc, s1, a, c, ra, ca, da, rc, cc, dc)
+            _swap(grid, row, col, rowc, colc, s1, a, c)
             cost += delta
             last[a] = steps
             last[c] = steps
@@ -350,10 +359,8 @@ def sa_lewis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mcells, 
     for _ in range(t0_sample):
         state, r = next_u64(state)
         a, c = _lewis_pick(r, mcells, cell_block, cell_pos, blk_free, blk_nfree, su)
-        ra, ca, da = row[a], col[a], grid[a]
-        rc, cc, dc = row[c], col[c], grid[c]
-        cost += _swap_delta(rowc, colc, s1, ra, ca, da, rc, cc, dc)
-        _apply_swap(grid, rowc, colc, s1, a, c, ra, ca, da, rc, cc, dc)
+        cost += _delta_of(grid, row, col, rowc, colc, s1, a, c)
+        _swap(grid, row, col, rowc, colc, s1, a, c)
         total += cost
         total2 += cost * cost
     mean = total / t0_sample
@@ -374,15 +381,13 @@ def sa_lewis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mcells, 
             steps += 1
             state, r = next_u64(state)
             a, c = _lewis_pick(r, mcells, cell_block, cell_pos, blk_free, blk_nfree, su)
-            ra, ca, da = row[a], col[a], grid[a]
-            rc, cc, dc = row[c], col[c], grid[c]
-            delta = _swap_delta(rowc, colc, s1, ra, ca, da, rc, cc, dc)
+            delta = _delta_of(grid, row, col, rowc, colc, s1, a, c)
             accept = delta <= 0
             if not accept:
                 state, r = next_u64(state)
                 accept = unit_float(r) < accept_p[delta]
             if accept:
-                _apply_swap(grid, rowc, colc, s1, a, c, ra, ca, da, rc, cc, dc)
+                _swap(grid, row, col, rowc, colc, s1, a, c)
                 cost += delta
                 last[a] = steps
                 last[c] = steps
