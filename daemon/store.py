@@ -12,7 +12,6 @@ after that. Reads use their own cursors. ``duckdb.Error`` never escapes: it beco
 from __future__ import annotations
 
 import concurrent.futures
-import json
 import queue
 import threading
 import time
@@ -115,7 +114,12 @@ class Writer:
                  group_commit_ms: float, max_batch: int, dedupe_days: int,
                  on_batch: Callable[[int], None] | None = None):
         self._con = con
-        self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
+        # Unbounded queue; the bound applies to submissions only (ad-hoc writes such as a
+        # finished analysis must never be dropped, nor block the event loop).
+        self._queue: queue.Queue = queue.Queue()
+        self._limit = queue_size
+        self._waiting = 0  # submissions queued and not yet taken into a batch
+        self._lock = threading.Lock()
         self._window = group_commit_ms / 1000.0
         self._max_batch = max_batch
         self._dedupe = timedelta(days=dedupe_days)
@@ -130,28 +134,38 @@ class Writer:
         self._thread.start()
 
     def depth(self) -> int:
-        return self._queue.qsize()
+        """Submissions waiting for the writer."""
+        return self._waiting
 
     def submit(self, record: SubmissionRecord) -> concurrent.futures.Future:
-        """Queue a submission; its future resolves to a WriteResult after the commit."""
+        """Queue a submission; its future resolves to a WriteResult after the commit.
+
+        Raises QueueFull when ``queue_size`` submissions are already waiting.
+        """
         fut: concurrent.futures.Future = concurrent.futures.Future()
-        if self._stopping:
-            raise QueueFull("shutting down")
-        try:
-            self._queue.put_nowait(("sub", record, fut))
-        except queue.Full:
-            raise QueueFull("the write queue is full") from None
+        with self._lock:
+            if self._stopping:
+                raise QueueFull("shutting down")
+            if self._waiting >= self._limit:
+                raise QueueFull("the write queue is full")
+            self._waiting += 1
+        self._queue.put_nowait(("sub", record, fut))
         return fut
 
     def call(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> concurrent.futures.Future:
-        """Run ``fn(con)`` in one transaction on the writer thread; waits for a free slot."""
+        """Run ``fn(con)`` in one transaction on the writer thread (never refused)."""
         fut: concurrent.futures.Future = concurrent.futures.Future()
-        self._queue.put(("call", fn, fut))
+        self._queue.put_nowait(("call", fn, fut))
         return fut
+
+    def _taken(self, n: int) -> None:
+        with self._lock:
+            self._waiting -= n
 
     def stop(self, timeout: float) -> None:
         """Stop taking new work, drain and commit what is queued, end the thread."""
-        self._stopping = True
+        with self._lock:
+            self._stopping = True
         self._queue.put(("stop", None, None))
         self._thread.join(timeout)
 
@@ -233,6 +247,7 @@ class Writer:
 
     def _commit_batch(self, batch: list[tuple[SubmissionRecord, concurrent.futures.Future]]
                       ) -> None:
+        self._taken(len(batch))
         try:
             self._con.execute("BEGIN TRANSACTION")
             outcomes = self._write(batch)
@@ -392,6 +407,3 @@ class Store:
         except duckdb.Error as exc:
             raise StoreError(f"database read failed: {exc}") from exc
 
-
-def to_json(value) -> str:
-    return json.dumps(value, separators=(",", ":"))
