@@ -28,7 +28,7 @@ from fairgrid.solvers.order import PredictionCancelled, predict_order
 
 from .metrics import Metrics
 from .settings import Settings
-from .store import Store
+from .store import QueueFull, Store
 from .validate import ValidationError
 
 log = logging.getLogger("fairgrid.puzzles")
@@ -145,8 +145,6 @@ class PuzzleRegistry:
                 raise PuzzleConflict(f"puzzle {puzzle_id!r} is registered with other givens")
             return False, known
         if self._queue.full():
-            from .store import QueueFull
-
             raise QueueFull("the analysis queue is full")
         now = datetime.now(timezone.utc)
 

@@ -6,7 +6,6 @@ import json
 import time
 from datetime import datetime, timezone
 
-import numpy as np
 from standardwebhooks import Webhook
 
 from fairgrid.daemon.settings import Settings
@@ -75,5 +74,3 @@ def count(db_path: str, sql: str) -> int:
     finally:
         con.close()
 
-
-__all__ = ["np"]
