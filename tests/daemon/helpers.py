@@ -74,3 +74,17 @@ def count(db_path: str, sql: str) -> int:
     finally:
         con.close()
 
+
+
+def signed_bytes(raw: bytes, secret: str = SECRET_A, msg_id: str = "msg-1") -> dict:
+    """Headers signing arbitrary bytes (the reference signer takes text only)."""
+    import base64
+    import hashlib
+    import hmac
+
+    ts = str(int(time.time()))
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    mac = hmac.new(key, f"{msg_id}.{ts}.".encode() + raw, hashlib.sha256).digest()
+    return {"webhook-id": msg_id, "webhook-timestamp": ts,
+            "webhook-signature": "v1," + base64.b64encode(mac).decode(),
+            "content-type": "application/json"}

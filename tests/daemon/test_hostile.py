@@ -1,0 +1,121 @@
+"""Hostile and random webhook bodies, signed correctly: never a 5xx, nothing stored."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import urllib.error
+import urllib.request
+
+import pytest
+from aiohttp import web
+from hypothesis import given, settings as hsettings, strategies as st
+
+from fairgrid.daemon.app import create_app
+from fairgrid.daemon.context import CTX
+
+from .helpers import make_settings, signed, signed_bytes, solve_body
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False)
+    | st.text(max_size=20),
+    lambda children: st.lists(children, max_size=5) | st.dictionaries(st.text(max_size=8),
+                                                                       children, max_size=5),
+    max_leaves=30)
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """The real app on 127.0.0.1 in a background thread (hypothesis drives it synchronously)."""
+    settings = make_settings(tmp_path_factory.mktemp("hostile"), server_max_body_bytes=64_000)
+    app = create_app(settings)
+    loop = asyncio.new_event_loop()
+    runner = web.AppRunner(app)
+    ready = threading.Event()
+    holder = {}
+
+    def run():
+        asyncio.set_event_loop(loop)
+        loop.run_until_complete(runner.setup())
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        loop.run_until_complete(site.start())
+        holder["port"] = site._server.sockets[0].getsockname()[1]
+        ready.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    assert ready.wait(30)
+    yield f"http://127.0.0.1:{holder['port']}", app
+    asyncio.run_coroutine_threadsafe(runner.cleanup(), loop).result(60)
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(10)
+
+
+def send(base, raw: bytes, headers) -> tuple[int, dict]:
+    req = urllib.request.Request(base + "/v1/webhooks/solves", data=raw, headers=headers,
+                                 method="POST")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def stored(app) -> int:
+    return app[CTX].store.read("SELECT count(*) FROM submissions")[0][0]
+
+
+def _mutate(body: dict, path: list, value):
+    target = body
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    return body
+
+
+FIELDS = [["type"], ["portal"], ["submission_id"], ["player_id"], ["tournament_id"],
+          ["puzzle"], ["puzzle", "id"], ["puzzle", "givens"], ["started_at"], ["moves"],
+          ["moves", 0], ["moves", 3, "cell"], ["moves", 3, "digit"], ["moves", 3, "t_ms"],
+          ["moves", 3, "kind"]]
+
+
+@hsettings(max_examples=150)
+@given(st.sampled_from(FIELDS), json_values, st.integers(0, 10 ** 9))
+def test_mutated_bodies_never_5xx_and_store_nothing_when_rejected(server, path, value, n):
+    base, app = server
+    before = stored(app)
+    body = _mutate(solve_body(f"h-{n}"), path, value)
+    raw, headers = signed(body, msg_id=f"h-{n}")
+    status, doc = send(base, raw, headers)
+    assert status < 500, doc
+    if status >= 400:
+        assert doc["error"] and "Traceback" not in doc["error"]
+        assert stored(app) == before
+    else:
+        assert status in (200, 202)
+
+
+@hsettings(max_examples=100)
+@given(st.one_of(json_values.map(lambda v: json.dumps(v).encode()),
+                 st.binary(max_size=300)), st.integers(0, 10 ** 9))
+def test_arbitrary_bodies_never_5xx(server, raw, n):
+    base, app = server
+    before = stored(app)
+    status, doc = send(base, raw, signed_bytes(raw, msg_id=f"a-{n}"))
+    assert status < 500 and stored(app) == before
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"type": "solve.completed", "portal": "demo", "portal": "other"}',  # duplicate keys
+    b"[" * 5000 + b"]" * 5000,  # deep nesting
+    b'{"a": Infinity}',
+    b'{"moves": [' + b",".join([b'{"t_ms": 1, "cell": 0, "digit": 1}'] * 4000) + b"]}",
+    "{\"player_id\": \"\udcff\"}".encode("utf-8", "surrogatepass"),
+])
+def test_nasty_bodies(server, raw):
+    base, app = server
+    before = stored(app)
+    status, doc = send(base, raw, signed_bytes(raw, msg_id="nasty"))
+    assert 400 <= status < 500 and "error" in doc and stored(app) == before
