@@ -140,7 +140,8 @@ async def _resources(app: web.Application):
     ctx.store = await asyncio.to_thread(
         Store, s.storage_path, queue_size=s.storage_write_queue_size,
         group_commit_ms=s.storage_group_commit_ms, max_batch=s.storage_max_batch,
-        dedupe_days=s.storage_dedupe_days, on_batch=ctx.metrics.batch_size.observe)
+        dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
+        on_batch=ctx.metrics.batch_size.observe)
     pool = _pool(s)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
     ctx.metrics.watch_queue(ctx.store.writer.depth)

@@ -65,6 +65,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("storage.group_commit_ms", float, 5.0,
             "How long the writer gathers queued submissions into one transaction."),
     Setting("storage.max_batch", int, 512, "Most submissions committed in one transaction."),
+    Setting("storage.checkpoint_mb", int, 256,
+            "WAL size in MB that triggers a DuckDB checkpoint (each one stalls writes briefly)."),
     Setting("storage.dedupe_days", int, 3,
             "How long webhook-ids are remembered for deduplication (senders retry for days)."),
     Setting("webhooks.tolerance_s", int, 300,
@@ -93,6 +95,7 @@ class Settings:
     storage_write_queue_size: int = 10_000
     storage_group_commit_ms: float = 5.0
     storage_max_batch: int = 512
+    storage_checkpoint_mb: int = 256
     storage_dedupe_days: int = 3
     webhooks_tolerance_s: int = 300
     analysis_workers: int = 0

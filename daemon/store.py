@@ -46,8 +46,13 @@ def migrations() -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def connect(path: str) -> duckdb.DuckDBPyConnection:
-    """Open (creating) the database and bring its schema up to date."""
+def connect(path: str, checkpoint_mb: int = 256) -> duckdb.DuckDBPyConnection:
+    """Open (creating) the database and bring its schema up to date.
+
+    ``checkpoint_mb``: WAL size that triggers a checkpoint. A checkpoint stalls the
+    writer (~0.1-0.2 s); DuckDB's 16 MB default does that every few seconds under load
+    and dominated the p99 ack latency (docs/benchmarks.md).
+    """
     try:
         con = duckdb.connect(path)
     except duckdb.IOException as exc:
@@ -59,6 +64,7 @@ def connect(path: str) -> duckdb.DuckDBPyConnection:
     except duckdb.Error as exc:
         raise StoreError(f"cannot open the database {path}: {exc}") from exc
     try:
+        con.execute(f"SET checkpoint_threshold = '{int(checkpoint_mb)}MB'")
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
@@ -367,10 +373,10 @@ class Store:
     """The database: the writer thread and read cursors."""
 
     def __init__(self, path: str, *, queue_size: int = 10_000, group_commit_ms: float = 5.0,
-                 max_batch: int = 512, dedupe_days: int = 3,
+                 max_batch: int = 512, dedupe_days: int = 3, checkpoint_mb: int = 256,
                  on_batch: Callable[[int], None] | None = None):
         self.path = path
-        self._con = connect(path)
+        self._con = connect(path, checkpoint_mb)
         self._read_lock = threading.Lock()
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,

@@ -60,7 +60,7 @@ async def handle_solve(request: web.Request) -> web.Response:
         portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
         event.puzzle_id, event.started_at, received_at, event.t_ms, event.cell.astype(np.int16),
         event.digit.astype(np.int16), event.kind == "note", complete, body.decode("utf-8"),
-        hashlib.sha256(event.canonical.encode()).hexdigest(), new_puzzle)
+        hashlib.sha256(event.canonical).hexdigest(), new_puzzle)
     try:
         fut = ctx.store.writer.submit(record)
     except Exception:
