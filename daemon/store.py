@@ -11,6 +11,7 @@ after that. Reads use their own cursors. ``duckdb.Error`` never escapes: it beco
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
 import queue
 import threading
@@ -113,6 +114,34 @@ class WriteResult:
     committed_at: float  # time.monotonic() at commit
 
 
+def _resolve(batch, results) -> None:
+    """Hand each submission its WriteResult (or StoreError): concurrent futures directly,
+    asyncio futures with one wake-up per event loop for the whole batch."""
+    by_loop: dict = {}
+    for (_, fut), result in zip(batch, results):
+        if isinstance(fut, asyncio.Future):
+            by_loop.setdefault(fut.get_loop(), []).append((fut, result))
+        elif isinstance(result, BaseException):
+            fut.set_exception(result)
+        else:
+            fut.set_result(result)
+    for loop, pairs in by_loop.items():
+        try:
+            loop.call_soon_threadsafe(_settle, pairs)
+        except RuntimeError:
+            pass  # the loop is closed: nobody waits any more
+
+
+def _settle(pairs) -> None:
+    for fut, result in pairs:
+        if fut.done():
+            continue
+        if isinstance(result, BaseException):
+            fut.set_exception(result)
+        else:
+            fut.set_result(result)
+
+
 class Writer:
     """The single writer thread: group commit of queued submissions, plus ad-hoc writes."""
 
@@ -143,12 +172,15 @@ class Writer:
         """Submissions waiting for the writer."""
         return self._waiting
 
-    def submit(self, record: SubmissionRecord) -> concurrent.futures.Future:
+    def submit(self, record: SubmissionRecord, loop: asyncio.AbstractEventLoop | None = None
+               ) -> concurrent.futures.Future | asyncio.Future:
         """Queue a submission; its future resolves to a WriteResult after the commit.
 
-        Raises QueueFull when ``queue_size`` submissions are already waiting.
+        With ``loop`` (the caller's running loop) the future is an asyncio one, and a
+        committed batch wakes that loop once for all its submissions rather than once per
+        submission. Raises QueueFull when ``queue_size`` submissions are already waiting.
         """
-        fut: concurrent.futures.Future = concurrent.futures.Future()
+        fut = loop.create_future() if loop is not None else concurrent.futures.Future()
         with self._lock:
             if self._stopping:
                 raise QueueFull("shutting down")
@@ -260,13 +292,10 @@ class Writer:
             self._con.execute("COMMIT")
         except Exception as exc:  # noqa: BLE001 - every waiter learns the batch failed
             self._rollback()
-            err = StoreError(f"database write failed: {exc}")
-            for _, fut in batch:
-                fut.set_exception(err)
+            _resolve(batch, [StoreError(f"database write failed: {exc}")] * len(batch))
             return
         done = time.monotonic()
-        for (_, fut), outcome in zip(batch, outcomes):
-            fut.set_result(WriteResult(outcome, done))
+        _resolve(batch, [WriteResult(outcome, done) for outcome in outcomes])
         if self._on_batch:
             self._on_batch(len(batch))
 

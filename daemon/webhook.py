@@ -62,11 +62,11 @@ async def handle_solve(request: web.Request) -> web.Response:
         event.digit.astype(np.int16), event.kind == "note", complete, body.decode("utf-8"),
         hashlib.sha256(event.canonical).hexdigest(), new_puzzle)
     try:
-        fut = ctx.store.writer.submit(record)
+        fut = ctx.store.writer.submit(record, asyncio.get_running_loop())
     except Exception:
         ctx.metrics.webhook_requests.labels(portal, "overloaded").inc()
         raise
-    result = await asyncio.wrap_future(fut)
+    result = await fut
     ctx.metrics.ingest_latency.observe(result.committed_at - received)
     ctx.metrics.webhook_requests.labels(portal, result.outcome).inc()
     if result.outcome == "accepted":
