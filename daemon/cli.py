@@ -101,6 +101,10 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     finally:
         if bar:
             bar.close()
+    if args.png:
+        from .plots import order_heatmap
+
+        order_heatmap(pred, args.png)
     if args.json:
         print(json.dumps(pred.as_dict()))
         return 0
@@ -321,6 +325,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-steps", type=_positive, default=None,
                    help="explicit step cap per run (overrides --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--png", metavar="FILE", help="also draw the order as a heatmap (PNG)")
     p.set_defaults(func=cmd_predict_order)
 
     p = sub.add_parser("count", help="count solutions (uniqueness check)",

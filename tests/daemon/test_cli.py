@@ -75,6 +75,14 @@ def test_predict_order_grid_output():
     assert "[3]" in proc.stdout and "runs: 4" in proc.stdout and "SA difficulty" in proc.stdout
 
 
+def test_predict_order_draws_a_heatmap(tmp_path):
+    png = tmp_path / "order.png"
+    proc = run("predict-order", EASY, "--runs", "4", "--jobs", "1", "--png", str(png))
+    assert proc.returncode == 0, proc.stderr
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
 def test_predict_order_budget_sets_the_cap():
     proc = run("predict-order", SA_HARD, "--runs", "4", "--budget", "0.002", "--jobs", "1",
                "--json")
