@@ -28,7 +28,7 @@ from fairgrid.solvers.order import PredictionCancelled, predict_order
 
 from .metrics import Metrics
 from .settings import Settings
-from .store import QueueFull, Store
+from .store import QueueFull, Store, insert_puzzle
 from .validate import ValidationError
 
 log = logging.getLogger("fairgrid.puzzles")
@@ -149,9 +149,7 @@ class PuzzleRegistry:
         now = datetime.now(timezone.utc)
 
         def insert(con):
-            con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
-                        "registered_at) VALUES (?, ?, ?, ?, 'pending', ?) "
-                        "ON CONFLICT DO NOTHING", [puzzle_id, givens, order, solution, now])
+            insert_puzzle(con, puzzle_id, givens, order, solution, now)
             return con.execute("SELECT givens FROM puzzles WHERE id = ?",
                                [puzzle_id]).fetchone()[0]
 

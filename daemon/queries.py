@@ -10,9 +10,13 @@ from datetime import datetime
 from aiohttp import web
 
 from .context import CTX, error, require_token
-from .validate import ValidationError
+from .validate import ValidationError, parse_time
 
 MAX_LIMIT = 500
+
+
+def _iso(value):
+    return value.isoformat() if value is not None else None
 
 
 def _loads(value):
@@ -35,8 +39,7 @@ async def get_puzzle(request: web.Request) -> web.Response:
     return web.json_response({
         "id": row["id"], "status": row["status"], "givens": row["givens"],
         "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
-        "registered_at": row["registered_at"].isoformat(),
-        "analysed_at": row["analysed_at"].isoformat() if row["analysed_at"] else None,
+        "registered_at": _iso(row["registered_at"]), "analysed_at": _iso(row["analysed_at"]),
         "level": row["level"], "ratings": _loads(row["ratings"]),
         "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
         "order_basis_runs": row["order_basis_runs"],
@@ -62,9 +65,9 @@ async def get_submission(request: web.Request) -> web.Response:
     return web.json_response({
         "portal": portal, "submission_id": sid, "status": row["status"],
         "tournament_id": row["tournament_id"], "player_id": row["player_id"],
-        "puzzle_id": row["puzzle_id"], "started_at": row["started_at"].isoformat(),
-        "received_at": row["received_at"].isoformat(),
-        "committed_at": row["committed_at"].isoformat(), "complete": row["complete"],
+        "puzzle_id": row["puzzle_id"], "started_at": _iso(row["started_at"]),
+        "received_at": _iso(row["received_at"]),
+        "committed_at": _iso(row["committed_at"]), "complete": row["complete"],
         "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
         "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": "note" if n else "place"}
                   for t, c, d, n in moves],
@@ -74,21 +77,9 @@ async def get_submission(request: web.Request) -> web.Response:
 
 
 
-def _iso(value):
-    return value.isoformat() if value is not None else None
-
-
 def _query_time(request: web.Request, name: str) -> datetime | None:
     text = request.query.get(name)
-    if text is None:
-        return None
-    try:
-        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValidationError(name, "must be an ISO 8601 time", 400) from None
-    if value.tzinfo is None:
-        raise ValidationError(name, "must include a time zone (e.g. Z)", 400)
-    return value
+    return None if text is None else parse_time(text, name, 400)
 
 
 def _query_number(request: web.Request, name: str, convert, default, lo, hi):

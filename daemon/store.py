@@ -86,6 +86,14 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def insert_puzzle(con, puzzle_id: str, givens: str, order: int, solution: str,
+                  now: datetime) -> None:
+    """Register a puzzle as ``pending`` unless the id is already known (run by the writer)."""
+    con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                "registered_at) VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
+                [puzzle_id, givens, order, solution, now])
+
+
 @dataclass(frozen=True, eq=False)
 class SubmissionRecord:
     """A validated submission, ready to store (built by the webhook layer)."""
@@ -343,9 +351,7 @@ class Writer:
             if r.new_puzzle is not None:
                 new_puzzles.setdefault(r.puzzle_id, r.new_puzzle)
         for pid, (givens, order, solution) in new_puzzles.items():
-            con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
-                        "registered_at) VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
-                        [pid, givens, order, solution, now])
+            insert_puzzle(con, pid, givens, order, solution, now)
         obj = lambda values: np.array(values, dtype=object)  # noqa: E731
         keys = np.arange(self._next_key, self._next_key + len(records), dtype=np.int64)
         subs = {
@@ -406,7 +412,6 @@ class Store:
                  on_batch: Callable[[int], None] | None = None):
         self.path = path
         self._con = connect(path, checkpoint_mb)
-        self._read_lock = threading.Lock()
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
                              dedupe_days=dedupe_days, on_batch=on_batch)
@@ -421,24 +426,21 @@ class Store:
 
     def read(self, sql: str, params: list | None = None) -> list[tuple]:
         """Run a read query on a fresh cursor; StoreError on failure."""
-        try:
-            cur = self._con.cursor()
-            try:
-                return cur.execute(sql, params or []).fetchall()
-            finally:
-                cur.close()
-        except duckdb.Error as exc:
-            raise StoreError(f"database read failed: {exc}") from exc
+        return self._query(sql, params, lambda cur: cur.fetchall())
 
     def read_dicts(self, sql: str, params: list | None = None) -> list[dict]:
+        """Like :meth:`read`, each row a dict keyed by column name."""
+        def rows(cur):
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row)) for row in cur.fetchall()]
+        return self._query(sql, params, rows)
+
+    def _query(self, sql: str, params: list | None, fetch):
         try:
             cur = self._con.cursor()
             try:
-                cur.execute(sql, params or [])
-                names = [d[0] for d in cur.description]
-                return [dict(zip(names, row)) for row in cur.fetchall()]
+                return fetch(cur.execute(sql, params or []))
             finally:
                 cur.close()
         except duckdb.Error as exc:
             raise StoreError(f"database read failed: {exc}") from exc
-

@@ -69,6 +69,19 @@ def parse_json(body: bytes) -> dict:
     return data
 
 
+def parse_time(text, field: str, status: int = 422) -> datetime:
+    """An ISO 8601 time with a zone (``Z`` allowed); ValidationError naming ``field``."""
+    if not isinstance(text, str):
+        raise ValidationError(field, "must be an ISO 8601 time with a zone", status)
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise ValidationError(field, "must be an ISO 8601 time with a zone", status) from None
+    if value.tzinfo is None:
+        raise ValidationError(field, "must include a time zone (e.g. Z)", status)
+    return value
+
+
 def _string(obj: dict, key: str, where: str, required: bool = True) -> str | None:
     value = obj.get(key)
     if value is None:
@@ -170,15 +183,7 @@ def parse_solve(data: dict) -> SolveEvent:
     givens = puzzle.get("givens")
     if givens is not None and (not isinstance(givens, str) or len(givens) > 5000):
         raise ValidationError("puzzle.givens", "must be puzzle text (see docs/puzzles.md)")
-    started = data.get("started_at")
-    if not isinstance(started, str):
-        raise ValidationError("started_at", "must be an ISO 8601 time with a zone")
-    try:
-        started_at = datetime.fromisoformat(started.replace("Z", "+00:00"))
-    except ValueError:
-        raise ValidationError("started_at", "must be an ISO 8601 time with a zone") from None
-    if started_at.tzinfo is None:
-        raise ValidationError("started_at", "must include a time zone (e.g. Z)")
+    started_at = parse_time(data.get("started_at"), "started_at")
     moves = data.get("moves")
     if not isinstance(moves, list):
         raise ValidationError("moves", "must be a list")
