@@ -109,7 +109,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
         print(json.dumps(pred.as_dict()))
         return 0
     print(f"Predicted fill order (1 = filled first; [d] = given) — median of "
-          f"{pred.runs} SA runs, {args.schedule} schedule, seed {pred.seed}")
+          f"{pred.basis_runs} SA runs, {args.schedule} schedule, seed {pred.seed}")
     print(render_ranks(pred.rank, puzzle.givens, puzzle.order))
     free = puzzle.empty_cells
     lower = " (lower bound: some runs were capped)" if pred.capped_runs else ""
