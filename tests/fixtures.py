@@ -31,3 +31,13 @@ def solutions(draw, orders=(2, 3, 4)):
     order = draw(st.sampled_from(orders))
     seed = draw(st.integers(0, 2 ** 32 - 1))
     return order, random_solution(order, rng=np.random.default_rng(seed))
+
+
+@st.composite
+def unique_puzzles(draw, orders=(2, 3)):
+    """A puzzle with exactly one solution (cells removed while it stays unique), and it."""
+    from fairgrid.solvers.generator import tournament_puzzle
+    order = draw(st.sampled_from(orders))
+    seed = draw(st.integers(0, 2 ** 32 - 1))
+    min_givens = draw(st.integers(0, order ** 4 // 2))
+    return tournament_puzzle(order, rng=np.random.default_rng(seed), min_givens=min_givens)
