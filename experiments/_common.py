@@ -1,0 +1,55 @@
+"""Shared helpers of the experiment scripts: data paths, the cached metric table."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("FAIRGRID_SHARED", ROOT.parent / "shared")) / "data"
+BUILD = ROOT / "experiments" / "_build"
+DOCS_IMG = ROOT / "docs" / "img"
+
+
+def need_shared() -> None:
+    if not SHARED.is_dir():
+        sys.exit(f"error: the reference data {SHARED} is missing "
+                 "(set FAIRGRID_SHARED to the shared/ folder)")
+
+
+def org_uk_rows() -> list[dict]:
+    """sudoku.org.uk daily puzzles with mean human time (minutes) and solver counts."""
+    need_shared()
+    with open(SHARED / "sudoku_org_uk_times_train.tsv", newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def org_uk_metrics(seed: int = 0, runs: float = 1.0, budget_s: float = 1.0,
+                   jobs: int | None = None) -> tuple[list[dict], np.ndarray, list[str]]:
+    """Every metric of every sudoku.org.uk puzzle, cached in experiments/_build.
+
+    Returns (rows, metric matrix, metric names)."""
+    from tqdm import tqdm
+    from fairgrid.solvers.rate import METRICS, rate_many
+    rows = org_uk_rows()
+    BUILD.mkdir(parents=True, exist_ok=True)
+    cache = BUILD / f"org_uk_metrics_seed{seed}_runs{runs}_budget{budget_s}.json"
+    if cache.exists():
+        data = json.loads(cache.read_text())
+    else:
+        data = []
+        with tqdm(total=len(rows), desc="rating sudoku.org.uk", unit="puzzle") as bar:
+            for (res, err), row in zip(rate_many([r["puzzle"] for r in rows], seed=seed,
+                                                 runs=runs, budget_s=budget_s, jobs=jobs,
+                                                 on_done=lambda: bar.update(1)), rows):
+                if err:
+                    raise SystemExit(f"puzzle {row['date']}: {err}")
+                data.append(res.metrics)
+        cache.write_text(json.dumps(data))
+    names = list(METRICS)
+    return rows, np.array([[d[n] for n in names] for d in data], dtype=float), names

@@ -1,0 +1,164 @@
+"""Every difficulty metric of one puzzle, seeded, with its evidence: :func:`rate`.
+
+========================  =================================================  ==========
+metric                    what                                               module
+========================  =================================================  ==========
+``givens``                number of givens                                   grid
+``serate``                max minimal refutation score (thesis §2.3)         propagation
+``refutation_sum``        summed refutation scores, mean of runs (§2.3)      propagation
+``refutation_steps``      placements that needed a refutation                propagation
+``lone_single_steps``     placements with exactly one single on offer        propagation
+``mean_options``          singles on offer per placement                     propagation
+``sa_steps``              median SA steps to solve (thesis §3.1; capped)     annealing
+``sa_solved_fraction``    share of SA runs that solved within the cap        annealing
+``backtrack_steps``       median steps of the thesis' DFS (§3.3)             backtracking
+``harmony_cost``          median best cost after 10,000 improvisations       harmony
+``hill_iterations``       median iterations of Jones et al.'s climber        hill_climbing
+``hill_restarts``         median restarts of the climber                     hill_climbing
+``relaxation_count``      mean solutions with 45 constraints removed         relaxation
+``relaxation_log10``      mean log10 of those counts                         relaxation
+``slis_level``            Mandal & Sadhu's level (1–5), median of runs       levels
+========================  =================================================  ==========
+
+``runs`` scales the number of runs of every randomised metric (1.0 = the defaults below);
+``budget_s`` is the time SA may take on the reference machine, one core (it becomes a
+step cap per run, so results do not depend on the machine's load).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ._rng import spawn_seeds
+from .annealing import Model, run_kernel
+from .backtracking import solve_backtracking
+from .grid import Puzzle
+from .harmony import harmony_metric
+from .hill_climbing import hill_metric
+from .levels import slis
+from .order import REFERENCE_STEPS_PER_S
+from .propagation import HumanModelResult, human_model, solution_of
+from .relaxation import relaxation_metric
+
+DEFAULT_RUNS = {"human": 30, "sa": 10, "backtrack": 10, "harmony": 3, "hill": 5,
+                "relaxation": 20, "slis": 5}
+DEFAULT_BUDGET_S = 1.0
+METRICS = ("givens", "serate", "refutation_sum", "refutation_steps", "lone_single_steps",
+           "mean_options", "sa_steps", "sa_solved_fraction", "backtrack_steps",
+           "harmony_cost", "hill_iterations", "hill_restarts", "relaxation_count",
+           "relaxation_log10", "slis_level")
+
+
+@dataclass(frozen=True, eq=False)
+class Ratings:
+    """All metrics of one puzzle (``metrics``: name → value) and the evidence behind them."""
+
+    puzzle: Puzzle
+    solution: np.ndarray = field(repr=False)
+    metrics: dict[str, float]
+    human: HumanModelResult = field(repr=False)
+    sa_capped_runs: int = 0
+
+
+def _runs(scale: float) -> dict[str, int]:
+    return {k: max(1, int(round(v * scale))) for k, v in DEFAULT_RUNS.items()}
+
+
+def rate(puzzle: Puzzle, *, rng, runs: float = 1.0, budget_s: float = DEFAULT_BUDGET_S,
+         only: tuple[str, ...] | None = None) -> Ratings:
+    """Rate ``puzzle`` with every metric (or the families named in ``only``).
+
+    ``rng`` is an int seed or numpy Generator: the same seed gives the same ratings.
+    Families: ``human``, ``sa``, ``backtrack``, ``harmony``, ``hill``, ``relaxation``,
+    ``slis``. Raises :class:`PuzzleError` for a puzzle without a unique solution.
+    """
+    if not runs > 0:
+        raise ValueError(f"runs must be > 0, got {runs}")
+    if not budget_s > 0:
+        raise ValueError(f"budget_s must be > 0, got {budget_s}")
+    families = set(DEFAULT_RUNS) if only is None else set(only)
+    unknown = families - set(DEFAULT_RUNS)
+    if unknown:
+        raise ValueError(f"unknown metric families {sorted(unknown)}; "
+                         f"known: {sorted(DEFAULT_RUNS)}")
+    seed = int(rng.integers(0, 2 ** 63)) if isinstance(rng, np.random.Generator) else int(rng)
+    seeds = {name: int(s) for name, s in zip(sorted(DEFAULT_RUNS), spawn_seeds(seed, 7))}
+    n = _runs(runs)
+    solution = solution_of(puzzle)
+    m: dict[str, float] = {"givens": float(np.count_nonzero(puzzle.givens))}
+    human = human_model(puzzle, rng=seeds["human"], runs=n["human"] if "human" in families
+                        else 1, solution=solution)
+    if "human" in families:
+        m.update(human.metrics())
+    capped = 0
+    if "sa" in families:
+        model = Model.from_puzzle(puzzle)
+        cap = max(1, int(budget_s * REFERENCE_STEPS_PER_S / n["sa"]))
+        results = [run_kernel(model, s, max_steps=cap) for s in spawn_seeds(seeds["sa"], n["sa"])]
+        capped = sum(not r.solved for r in results)
+        m["sa_steps"] = float(np.median([r.steps for r in results]))
+        m["sa_solved_fraction"] = 1.0 - capped / len(results)
+    if "backtrack" in families:
+        gen = np.random.default_rng(seeds["backtrack"])
+        m["backtrack_steps"] = float(np.median(
+            [solve_backtracking(puzzle, rng=gen).steps for _ in range(n["backtrack"])]))
+    if "harmony" in families:
+        m["harmony_cost"] = harmony_metric(puzzle, rng=seeds["harmony"], runs=n["harmony"])[0]
+    if "hill" in families:
+        it, restarts, _ = hill_metric(puzzle, rng=seeds["hill"], runs=n["hill"])
+        m["hill_iterations"], m["hill_restarts"] = it, restarts
+    if "relaxation" in families:
+        relax = relaxation_metric(puzzle, rng=seeds["relaxation"], removals=n["relaxation"])
+        m["relaxation_count"], m["relaxation_log10"] = relax.mean_count, relax.mean_log10
+    if "slis" in families:
+        gen = np.random.default_rng(seeds["slis"])
+        m["slis_level"] = float(np.median([slis(puzzle, rng=gen).level
+                                           for _ in range(n["slis"])]))
+    for k, v in m.items():
+        if not math.isfinite(v):
+            raise AssertionError(f"metric {k} is not finite: {v}")
+    return Ratings(puzzle, solution, m, human, capped)
+
+
+def _rate_job(args):
+    text_or_puzzle, seed, runs, budget_s, only = args
+    from .grid import parse
+    try:
+        puzzle = text_or_puzzle if isinstance(text_or_puzzle, Puzzle) else parse(text_or_puzzle)
+        return rate(puzzle, rng=seed, runs=runs, budget_s=budget_s, only=only), None
+    except ValueError as exc:  # PuzzleError is a ValueError
+        return None, str(exc)
+
+
+def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
+              budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None,
+              only: tuple[str, ...] | None = None, on_done=None):
+    """Rate many puzzles (Puzzle objects or text) in parallel; yields, in input order,
+    ``(Ratings, None)`` or ``(None, error message)`` per puzzle.
+
+    Puzzle ``i`` is rated with the ``i``-th seed spawned from ``seed``, so results do not
+    depend on ``jobs``. ``on_done()`` is called once per finished puzzle (progress bars).
+    """
+    from .order import default_executor
+    items = list(puzzles)
+    seeds = spawn_seeds(seed, len(items)) if items else []
+    args = [(p, int(s), runs, budget_s, only) for p, s in zip(items, seeds)]
+    jobs = min(jobs or os.cpu_count() or 1, max(1, len(items)))
+    if jobs == 1:
+        for a in args:
+            out = _rate_job(a)
+            if on_done:
+                on_done()
+            yield out
+        return
+    with default_executor(jobs) as pool:
+        futures = [pool.submit(_rate_job, a) for a in args]
+        if on_done:
+            for f in futures:
+                f.add_done_callback(lambda _f: on_done())
+        for f in futures:
+            yield f.result()
