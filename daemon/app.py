@@ -32,6 +32,23 @@ RETRY_AFTER_S = "5"
 
 
 @web.middleware
+async def metrics_middleware(request: web.Request, handler):
+    """Count every response by route template (never the raw path) and status code."""
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        return response
+    except web.HTTPException as exc:
+        status = exc.status
+        raise
+    finally:
+        resource = request.match_info.route.resource
+        route = resource.canonical if resource is not None else "unmatched"
+        request.app[CTX].metrics.http_responses.labels(route, str(status)).inc()
+
+
+@web.middleware
 async def errors_middleware(request: web.Request, handler):
     """Every failure becomes a JSON error; never a traceback, never a partial write."""
     try:
@@ -157,7 +174,7 @@ async def _resources(app: web.Application):
 
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
     """The fairgrid web application (resources open when the app starts)."""
-    app = web.Application(middlewares=[errors_middleware],
+    app = web.Application(middlewares=[metrics_middleware, errors_middleware],
                           client_max_size=settings.server_max_body_bytes)
     metrics_ = Metrics(registry or CollectorRegistry())
     app[CTX] = Context(settings, metrics_,

@@ -142,6 +142,142 @@ def cmd_count(args: argparse.Namespace) -> int:
     return 0 if n == 1 else 1
 
 
+# ---------------------------------------------------------------------------- rate
+
+_PUZZLE_LENGTHS = (16, 81, 256, 625)
+
+
+def _puzzle_lines(arg: str) -> list[tuple[int, str]] | None:
+    """(line number, puzzle text) for a file of puzzles, one a line; None otherwise.
+
+    A line's puzzle is its first whitespace-separated field of 16, 81, 256 or 625
+    characters (so ``id puzzle rating`` files work); blank and ``#`` lines are skipped.
+    A file whose lines are not all puzzles (a 9-line grid, say) is one puzzle.
+    """
+    path = Path(arg)
+    if not path.is_file():
+        return None
+    found = []
+    for no, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        token = next((t for t in line.split() if len(t) in _PUZZLE_LENGTHS), None)
+        if token is None:
+            return None
+        found.append((no, token))
+    return found if len(found) > 1 else None
+
+
+def _rating_record(text: str, ratings, calibration) -> dict:
+    record = {"puzzle": text}
+    described = calibration.describe(ratings.metrics)
+    record["expected_time_s"] = round(described["expected_time_s"], 1)
+    record["level"] = described["level"]
+    record["level_name"] = described["level_name"]
+    record["metrics"] = {k: round(v, 4) for k, v in ratings.metrics.items()}
+    if ratings.sa_capped_runs:
+        record["sa_capped_runs"] = ratings.sa_capped_runs
+    return record
+
+
+def _minutes(seconds: float) -> str:
+    m, s = divmod(int(round(seconds)), 60)
+    return f"{m}:{s:02d}"
+
+
+def cmd_rate(args: argparse.Namespace) -> int:
+    from fairgrid.analytics.expected_time import load_default
+    from fairgrid.solvers.rate import rate, rate_many
+
+    calibration = load_default()
+    lines = _puzzle_lines(args.puzzle)
+    if lines is None:
+        puzzle = load_puzzle(args.puzzle)
+        ratings = rate(puzzle, rng=args.seed, runs=args.runs, budget_s=args.budget)
+        record = _rating_record(str(puzzle), ratings, calibration)
+        if args.json:
+            print(json.dumps(record))
+            return 0
+        print(format_grid(puzzle.givens, puzzle.order))
+        print(f"\nlevel {record['level']} ({record['level_name']}), expected solve time "
+              f"{_minutes(record['expected_time_s'])} (min:s; geometric mean of solvers "
+              f"like sudoku.org.uk's)")
+        width = max(map(len, record["metrics"]))
+        for name, value in record["metrics"].items():
+            print(f"  {name:<{width}}  {value:,.4g}")
+        return 0
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=len(lines), desc="rating", unit="puzzle", file=sys.stderr)
+    bad = []
+    try:
+        results = rate_many([t for _, t in lines], seed=args.seed, runs=args.runs,
+                            budget_s=args.budget, jobs=args.jobs,
+                            on_done=bar.update if bar else None)
+        for (no, text), (ratings, err) in zip(lines, results):
+            if err:
+                bad.append(no)
+                msg = f"line {no}: {err}"
+                if bar:
+                    bar.write(f"fairgrid rate: error: {msg}", file=sys.stderr)
+                else:
+                    print(f"fairgrid rate: error: {msg}", file=sys.stderr)
+                if args.json:
+                    print(json.dumps({"puzzle": text, "line": no, "error": err}), flush=True)
+                continue
+            record = _rating_record(text, ratings, calibration)
+            if args.json:
+                print(json.dumps(record), flush=True)
+            else:
+                print(f"{text}  {record['level']} {record['level_name']:<9}  "
+                      f"{_minutes(record['expected_time_s']):>6}", flush=True)
+    finally:
+        if bar:
+            bar.close()
+    if bad:
+        raise CliError(f"{len(bad)} of {len(lines)} puzzles could not be rated "
+                       f"(lines {', '.join(map(str, bad[:10]))}{', ...' if len(bad) > 10 else ''})")
+    return 0
+
+
+# ---------------------------------------------------------------------------- generate
+
+def cmd_generate(args: argparse.Namespace) -> int:
+    from fairgrid.solvers.generator import random_puzzle, tournament_puzzle
+
+    if not 0 <= args.p <= 1:
+        raise CliError(f"--p must be between 0 and 1, got {args.p}")
+    if args.level is not None and not args.unique:
+        raise CliError("--level needs --unique (levels are rated on unique puzzles)")
+    rng = np.random.default_rng(args.seed)
+    calibration = None
+    if args.level is not None:
+        from fairgrid.analytics.expected_time import load_default
+        from fairgrid.solvers.rate import families_for, rate
+        calibration = load_default()
+        needed = families_for(f.rpartition(":")[2] for f in calibration.features)
+    made = 0
+    attempts = 0
+    while made < args.count:
+        attempts += 1
+        if attempts > args.count * 200:
+            raise CliError(f"found only {made} puzzles of level {args.level} in "
+                           f"{attempts - 1} attempts")
+        if args.unique:
+            min_givens = int(round(args.p * (args.order ** 4)))
+            puzzle, _ = tournament_puzzle(args.order, rng=rng, min_givens=min_givens)
+        else:
+            puzzle = random_puzzle(args.order, args.p, rng=rng)
+        if calibration is not None:
+            metrics = rate(puzzle, rng=rng, only=needed).metrics
+            if calibration.describe(metrics)["level"] != args.level:
+                continue
+        print(format_line(puzzle.givens, args.order), flush=True)
+        made += 1
+    return 0
+
+
 # ---------------------------------------------------------------------------- serve
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -335,6 +471,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=_positive, default=2)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_count)
+
+    p = sub.add_parser("rate", help="rate difficulty: every metric, level, expected time",
+                       description="Rate a puzzle with every difficulty metric (human-like "
+                       "propagation, SA, backtracking, harmony search, hill climbing, "
+                       "constraint relaxation, SLIS) and print fairgrid's level and the "
+                       "expected solve time. PUZZLE may be a file of puzzles, one a line: "
+                       "they are rated in parallel, results in input order.")
+    p.add_argument("puzzle", help=puzzle_help + ", or a file of puzzles, one a line")
+    p.add_argument("--runs", type=_positive_float, default=1.0,
+                   help="scale the runs of every randomised metric (default 1.0: 30 "
+                   "human-model runs, 10 SA runs, ...)")
+    p.add_argument("--budget", type=_positive_float, default=1.0,
+                   help="SA time per puzzle in seconds on the reference machine, one core "
+                   "(default 1); a step cap, so results do not depend on load")
+    p.add_argument("--seed", type=_seed, default=0, help="random seed (default 0)")
+    p.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1,
+                   help="processes for a file of puzzles (default: all cores)")
+    p.add_argument("--json", action="store_true", help="one JSON object a puzzle, a line each")
+    p.set_defaults(func=cmd_rate)
+
+    p = sub.add_parser("generate", help="generate puzzles (Lewis 2007 instances)",
+                       description="Generate puzzles: a random solution grid (root grid, "
+                       "band/stack/row/column shuffles, relabelling) with each cell kept with "
+                       "probability --p; with --unique, cells are removed while the solution "
+                       "stays unique (down to a fraction --p of givens).")
+    p.add_argument("--order", type=int, choices=(2, 3, 4, 5), default=3)
+    p.add_argument("--p", type=float, default=0.4,
+                   help="probability a cell is kept (with --unique: the least fraction of "
+                   "givens to keep)")
+    p.add_argument("--count", type=_positive, default=1)
+    p.add_argument("--unique", action="store_true", help="only puzzles with one solution")
+    p.add_argument("--level", type=int, choices=(1, 2, 3, 4, 5),
+                   help="with --unique: keep only puzzles of this fairgrid level")
+    p.add_argument("--seed", type=_seed, default=0)
+    p.set_defaults(func=cmd_generate)
 
     config_help = "TOML config file (default: $FAIRGRID_CONFIG, else the embedded default)"
     p = sub.add_parser("serve", help="run the fairgrid service",

@@ -25,6 +25,9 @@ class Metrics:
         self.webhook_requests = Counter(
             "fairgrid_webhook_requests_total", "Solve webhooks by portal and outcome.",
             ["portal", "outcome"], registry=registry)
+        self.http_responses = Counter(
+            "fairgrid_http_responses_total", "HTTP responses by route template and status code.",
+            ["route", "code"], registry=registry)
         self.signature_failures = Counter(
             "fairgrid_webhook_signature_failures_total",
             "Webhooks rejected before any portal was identified, by reason.", ["reason"],

@@ -52,6 +52,18 @@ METRICS = ("givens", "serate", "refutation_sum", "refutation_steps", "lone_singl
            "harmony_cost", "hill_iterations", "hill_restarts", "relaxation_count",
            "relaxation_log10", "slis_level")
 
+FAMILY = {"givens": "human", "serate": "human", "refutation_sum": "human",
+          "refutation_steps": "human", "lone_single_steps": "human", "mean_options": "human",
+          "sa_steps": "sa", "sa_solved_fraction": "sa", "backtrack_steps": "backtrack",
+          "harmony_cost": "harmony", "hill_iterations": "hill", "hill_restarts": "hill",
+          "relaxation_count": "relaxation", "relaxation_log10": "relaxation",
+          "slis_level": "slis"}
+
+
+def families_for(metrics) -> tuple[str, ...]:
+    """The metric families :func:`rate` must run to produce ``metrics``."""
+    return tuple(sorted({FAMILY[m] for m in metrics}))
+
 
 @dataclass(frozen=True, eq=False)
 class Ratings:

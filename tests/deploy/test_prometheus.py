@@ -1,0 +1,192 @@
+"""deploy/: promtool checks, a real Prometheus scraping a real daemon, and the dashboard.
+
+These need Debian's ``prometheus`` package (``promtool`` and ``prometheus``), which
+``.ci/run`` installs. Outside CI, a machine without it skips them with the install
+command; in CI (``CI`` set) a missing Prometheus is a failure, never a silent skip.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from ..daemon.helpers import signed, solve_body
+from ..daemon.test_serve import daemon, free_port, request  # noqa: F401 - fixture
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY = ROOT / "deploy"
+PROMTOOL = shutil.which("promtool")
+PROMETHEUS = shutil.which("prometheus")
+
+
+def _need(tool):
+    if tool is None:
+        msg = "Debian's prometheus package is needed: apt-get install -y prometheus"
+        if os.environ.get("CI"):
+            pytest.fail(msg)
+        pytest.skip(msg)
+
+
+def _promtool(*args):
+    _need(PROMTOOL)
+    res = subprocess.run([PROMTOOL, *args], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return res.stdout
+
+
+def test_promtool_checks_the_config_and_the_rules():
+    out = _promtool("check", "config", str(DEPLOY / "prometheus" / "prometheus.yml"))
+    assert "SUCCESS" in out
+    _promtool("check", "config", str(DEPLOY / "prometheus" / "compose-prometheus.yml"))
+    _promtool("check", "rules", str(DEPLOY / "prometheus" / "rules.yml"))
+
+
+def test_promtool_unit_tests_cover_every_alert():
+    import yaml
+    rules = yaml.safe_load((DEPLOY / "prometheus" / "rules.yml").read_text())
+    alerts = {r["alert"]: r for g in rules["groups"] for r in g["rules"] if "alert" in r}
+    for name, rule in alerts.items():
+        assert rule.get("for"), name
+        assert rule["labels"].get("severity") in {"critical", "warning"}, name
+        assert rule["annotations"].get("summary") and rule["annotations"].get("description")
+    tests = yaml.safe_load((DEPLOY / "prometheus" / "rules_test.yml").read_text())
+    firing, quiet = set(), set()
+    for t in tests["tests"]:
+        for case in t.get("alert_rule_test", []):
+            (firing if case["exp_alerts"] else quiet).add(case["alertname"])
+    assert firing == set(alerts), "every alert needs a test where it fires"
+    assert quiet == set(alerts), "every alert needs a test where it stays quiet"
+    runbook = (ROOT / "docs" / "operations.md").read_text()
+    for name in alerts:
+        assert f"### {name}" in runbook, f"docs/operations.md has no runbook entry for {name}"
+    _promtool("test", "rules", str(DEPLOY / "prometheus" / "rules_test.yml"))
+
+
+def _metric_names_in(expr: str) -> set[str]:
+    names = set(re.findall(r"\b(fairgrid_[a-z_]+)\b", expr))
+    return {re.sub(r"_(bucket|count|sum)$", "", n) for n in names}
+
+
+def _exported(base: str) -> set[str]:
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as resp:
+        text = resp.read().decode()
+    return {m.group(1) for m in re.finditer(r"^# TYPE (\S+) ", text, re.M)}
+
+
+def test_dashboard_is_well_formed():
+    dash = json.loads((DEPLOY / "grafana" / "fairgrid.json").read_text())
+    ids = [p["id"] for p in dash["panels"]]
+    assert len(ids) == len(set(ids)) and len(ids) >= 10
+    variables = {v["name"]: v for v in dash["templating"]["list"]}
+    assert variables["datasource"]["type"] == "datasource"
+    assert variables["datasource"]["query"] == "prometheus"
+    for panel in dash["panels"]:
+        assert panel["datasource"]["uid"] == "${datasource}", panel["title"]
+        assert panel["targets"], panel["title"]
+        for target in panel["targets"]:
+            assert target["datasource"]["uid"] == "${datasource}"
+            assert target["expr"].strip()
+        pos = panel["gridPos"]
+        assert pos["x"] + pos["w"] <= 24
+
+
+def test_every_metric_in_the_dashboard_and_rules_is_exported(daemon):  # noqa: F811
+    _proc, base, _db, _tmp = daemon
+    exported = _exported(base)
+    dash = json.loads((DEPLOY / "grafana" / "fairgrid.json").read_text())
+    used = set()
+    for panel in dash["panels"]:
+        for target in panel["targets"]:
+            used |= _metric_names_in(target["expr"])
+    used |= _metric_names_in((DEPLOY / "prometheus" / "rules.yml").read_text())
+    # exposition names of counters drop the _total suffix in "# TYPE" lines
+    exported |= {n + "_total" for n in exported}
+    assert used, "no fairgrid metrics found in the dashboard"
+    missing = sorted(used - exported)
+    assert not missing, f"dashboard/rules use metrics the daemon does not export: {missing}"
+
+
+def _query(prom: str, q: str):
+    url = prom + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        doc = json.loads(resp.read())
+    assert doc["status"] == "success", doc
+    return doc["data"]["result"]
+
+
+def test_a_real_prometheus_sees_the_traffic(daemon, tmp_path):  # noqa: F811
+    _need(PROMETHEUS)
+    _proc, base, _db, _tmp = daemon
+    port = free_port()
+    target = base.removeprefix("http://")
+    cfg = tmp_path / "prometheus.yml"
+    shutil.copy(DEPLOY / "prometheus" / "rules.yml", tmp_path / "rules.yml")
+    cfg.write_text((DEPLOY / "prometheus" / "prometheus.yml").read_text()
+                   .replace("127.0.0.1:8080", target)
+                   .replace("scrape_interval: 15s", "scrape_interval: 1s")
+                   .replace("evaluation_interval: 15s", "evaluation_interval: 1s"))
+    prom = subprocess.Popen(
+        [PROMETHEUS, f"--config.file={cfg}", f"--storage.tsdb.path={tmp_path / 'tsdb'}",
+         f"--web.listen-address=127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    prom_url = f"http://127.0.0.1:{port}"
+    try:
+        sent = 6
+        for i in range(sent):
+            raw, headers = signed(solve_body(submission_id=f"s-{i}"), msg_id=f"m-{i}")
+            assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 202
+        raw, headers = signed(solve_body(submission_id="s-bad"), secret="whsec_" + "A" * 32)
+        assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 401
+        deadline = time.monotonic() + 90
+        seen = {}
+        while time.monotonic() < deadline:
+            try:
+                accepted = _query(prom_url, 'sum(fairgrid_webhook_requests_total{outcome="accepted"})')
+                latency = _query(prom_url, "sum(fairgrid_ingest_latency_seconds_count)")
+                codes = _query(prom_url, 'sum by (code) (fairgrid_http_responses_total{route="/v1/webhooks/solves"})')
+                failures = _query(prom_url, "sum(fairgrid_webhook_signature_failures_total)")
+                up = _query(prom_url, 'up{job="fairgrid"}')
+                seen = {"accepted": accepted, "latency": latency, "codes": codes,
+                        "failures": failures, "up": up}
+                if (accepted and float(accepted[0]["value"][1]) == sent
+                        and latency and float(latency[0]["value"][1]) == sent
+                        and failures and float(failures[0]["value"][1]) == 1):
+                    break
+            except (OSError, AssertionError):
+                pass
+            if prom.poll() is not None:
+                pytest.fail(f"prometheus exited: {prom.stderr.read()[-2000:]}")
+            time.sleep(0.5)
+        else:
+            pytest.fail(f"Prometheus never showed the traffic: {seen}")
+        codes = {r["metric"]["code"]: float(r["value"][1]) for r in seen["codes"]}
+        assert codes == {"202": sent, "401": 1}
+        assert float(seen["up"][0]["value"][1]) == 1
+        # the rules loaded and evaluate without errors
+        with urllib.request.urlopen(prom_url + "/api/v1/rules", timeout=10) as resp:
+            groups = json.loads(resp.read())["data"]["groups"]
+        rules = [r for g in groups for r in g["rules"]]
+        assert len(rules) >= 15
+        deadline = time.monotonic() + 30
+        while any(r.get("health") != "ok" for r in rules) and time.monotonic() < deadline:
+            time.sleep(1)
+            with urllib.request.urlopen(prom_url + "/api/v1/rules", timeout=10) as resp:
+                rules = [r for g in json.loads(resp.read())["data"]["groups"]
+                         for r in g["rules"]]
+        bad = [(r["name"], r.get("lastError")) for r in rules if r.get("health") != "ok"]
+        assert not bad, bad
+    finally:
+        prom.terminate()
+        try:
+            prom.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            prom.kill()
