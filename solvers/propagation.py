@@ -388,3 +388,50 @@ def human_model(puzzle: Puzzle, *, rng, runs: int = DEFAULT_RUNS,
         guesses=int(sum(np.sum(r.technique == GUESS) for r in done)),
         runs=done)
 
+
+
+NOT_DEDUCIBLE = 2
+
+
+@njit(cache=True, error_model="numpy")
+def replay_kernel(givens, cells, solution, peers, units, size, out_tech, out_options):
+    """Replay placements ``cells`` (with the solution's digits) from the givens; for each,
+    was it a single on the board of that moment (technique), and how many singles were
+    on offer (options)? Non-singles get technique 2."""
+    ncells = givens.shape[0]
+    full = np.int64(0)
+    for d in range(1, size + 1):
+        full |= _ONE << d
+    grid = givens.astype(np.int64)
+    cand = _init_cands(grid, peers, ncells, full)
+    stamp = np.zeros(ncells, dtype=np.int64)
+    oc = np.empty(ncells * 3, dtype=np.int64)
+    od = np.empty(ncells * 3, dtype=np.int64)
+    ot = np.empty(ncells * 3, dtype=np.int64)
+    for k in range(cells.shape[0]):
+        c = cells[k]
+        n = _singles(grid, cand, units, ncells, full, stamp, np.int64(k + 1), oc, od, ot)
+        tech = NOT_DEDUCIBLE
+        for i in range(max(n, 0)):
+            if oc[i] == c:
+                tech = ot[i]
+                break
+        out_tech[k] = tech
+        out_options[k] = max(n, 0)
+        _place(grid, cand, c, solution[c], peers)
+
+
+def replay(puzzle_givens: np.ndarray, order: int, cells: np.ndarray, solution: np.ndarray
+           ) -> tuple[np.ndarray, np.ndarray]:
+    """Deducibility of each placement of a player's fill order (see :func:`replay_kernel`).
+
+    Returns (technique per placement: NAKED, HIDDEN or NOT_DEDUCIBLE; singles on offer).
+    """
+    peers, units = _tables(order)
+    cells = np.asarray(cells, dtype=np.int64)
+    tech = np.empty(cells.size, dtype=np.int64)
+    options = np.empty(cells.size, dtype=np.int64)
+    replay_kernel(np.asarray(puzzle_givens, dtype=np.int64), cells,
+                  np.asarray(solution, dtype=np.int64), peers, units, order * order,
+                  tech, options)
+    return tech, options

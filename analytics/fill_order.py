@@ -1,0 +1,81 @@
+"""A move log → the order in which the player filled the cells, with mistakes and erasures.
+
+A cell's **fill time** is the time of the placement that put its final, correct digit
+there and stayed: a cell filled wrong and corrected later counts at the correction; a
+cell filled right, erased and refilled counts at the refill. Givens are not ranked. The
+**fill order** ranks the cells by fill time (ties by move sequence), 0 = first.
+
+Counted along the way: ``mistakes`` (placements of a digit that is not the solution's),
+``erasures`` (digit 0 on a filled cell), ``overwrites`` (a digit on a filled cell) and
+``notes`` (pencil-mark events, which are otherwise ignored). Moves on givens are ignored
+(the daemon rejects them on ingestion).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass(frozen=True, eq=False)
+class FillOrder:
+    """The fill order of one solve. ``rank[c]`` is -1 for givens and unfilled cells."""
+
+    rank: np.ndarray = field(repr=False)
+    fill_ms: np.ndarray = field(repr=False)       # -1 where rank is -1
+    cells: np.ndarray = field(repr=False)         # cells in fill order
+    times_ms: np.ndarray = field(repr=False)      # their fill times
+    mistakes: int = 0
+    erasures: int = 0
+    overwrites: int = 0
+    notes: int = 0
+    complete: bool = False                        # every empty cell ends correct
+
+    @property
+    def filled(self) -> int:
+        return int(self.cells.size)
+
+
+def fill_order(t_ms, cell, digit, note, givens, solution) -> FillOrder:
+    """Extract the fill order from a move log (arrays of equal length; ``note`` boolean)."""
+    t_ms = np.asarray(t_ms, dtype=np.int64)
+    cell = np.asarray(cell, dtype=np.int64)
+    digit = np.asarray(digit, dtype=np.int64)
+    note = np.asarray(note, dtype=bool) if note is not None else np.zeros(t_ms.size, bool)
+    givens = np.asarray(givens)
+    solution = np.asarray(solution)
+    n = givens.size
+    board = givens.astype(np.int64).copy()
+    fill_ms = np.full(n, -1, dtype=np.int64)
+    fill_seq = np.full(n, -1, dtype=np.int64)
+    mistakes = erasures = overwrites = 0
+    is_given = givens != 0
+    for i in range(t_ms.size):
+        if note[i]:
+            continue
+        c, d = int(cell[i]), int(digit[i])
+        if is_given[c]:
+            continue
+        if d == 0:
+            if board[c] != 0:
+                erasures += 1
+            board[c] = 0
+            fill_ms[c] = -1
+            continue
+        if board[c] != 0:
+            overwrites += 1
+        board[c] = d
+        if d == solution[c]:
+            fill_ms[c] = t_ms[i]
+            fill_seq[c] = i
+        else:
+            mistakes += 1
+            fill_ms[c] = -1
+    done = np.flatnonzero((fill_ms >= 0) & ~is_given)
+    order = done[np.lexsort((fill_seq[done], fill_ms[done]))]
+    rank = np.full(n, -1, dtype=np.int64)
+    rank[order] = np.arange(order.size)
+    complete = bool(np.all(board[~is_given] == solution[~is_given]))
+    return FillOrder(rank, fill_ms, order, fill_ms[order], mistakes, erasures, overwrites,
+                     int(note.sum()), complete)

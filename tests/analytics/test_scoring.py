@@ -1,0 +1,159 @@
+"""Fill order, signals, calibration and the simulator (analytics, pure functions)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairgrid.analytics.calibration import bh, fit_null, honest_null, score, stouffer
+from fairgrid.analytics.fill_order import fill_order
+from fairgrid.analytics.signals import PuzzleFacts, compute, spearman
+from fairgrid.analytics.simulate import KINDS, simulate
+from fairgrid.solvers import parse
+from fairgrid.solvers.propagation import HIDDEN, NAKED, NOT_DEDUCIBLE, run_once, solution_of
+
+from ..fixtures import EASY, EASY_SOLUTION, MEDIUM
+
+GIVENS = np.array([int(c) for c in EASY])
+SOL = np.array([int(c) for c in EASY_SOLUTION])
+EMPTY = np.flatnonzero(GIVENS == 0)
+
+
+def _log(cells, digits=None, step=1000):
+    cells = np.asarray(cells)
+    digits = SOL[cells] if digits is None else np.asarray(digits)
+    t = np.arange(1, cells.size + 1) * step
+    return t, cells, digits, np.zeros(cells.size, dtype=bool)
+
+
+# ------------------------------------------------------------------------- fill order
+
+def test_plain_log_ranks_cells_in_move_order():
+    f = fill_order(*_log(EMPTY), GIVENS, SOL)
+    assert f.complete and f.filled == EMPTY.size
+    assert np.array_equal(f.cells, EMPTY)
+    assert np.all(f.rank[GIVENS > 0] == -1)
+    assert (f.mistakes, f.erasures, f.overwrites) == (0, 0, 0)
+
+
+def test_wrong_then_right_counts_at_the_correction():
+    a, b = EMPTY[0], EMPTY[1]
+    wrong = SOL[a] % 9 + 1
+    t = np.array([1000, 2000, 3000])
+    f = fill_order(t, [a, b, a], [wrong, SOL[b], SOL[a]], None, GIVENS, SOL)
+    assert list(f.cells) == [b, a] and f.mistakes == 1 and f.overwrites == 1
+    assert f.fill_ms[a] == 3000 and not f.complete
+
+
+def test_erase_and_refill_counts_at_the_refill_and_erased_cells_are_unfilled():
+    a, b = EMPTY[0], EMPTY[1]
+    t = np.array([1000, 2000, 3000, 4000, 5000])
+    f = fill_order(t, [a, b, a, a, b], [SOL[a], SOL[b], 0, SOL[a], 0], None, GIVENS, SOL)
+    assert list(f.cells) == [a] and f.fill_ms[a] == 4000
+    assert f.erasures == 2 and f.rank[b] == -1
+
+
+def test_notes_and_moves_on_givens_are_ignored():
+    a = EMPTY[0]
+    given = int(np.flatnonzero(GIVENS)[0])
+    f = fill_order([1000, 2000, 3000], [a, given, a], [5, 1, SOL[a]], [True, False, False],
+                   GIVENS, SOL)
+    assert f.notes == 1 and list(f.cells) == [a] and f.mistakes == 0
+
+
+# ---------------------------------------------------------------------------- signals
+
+def _facts(text=MEDIUM):
+    puzzle = parse(text)
+    sol = solution_of(puzzle)
+    # the human model's own median order stands in for the SA prediction here
+    from fairgrid.solvers.propagation import human_model
+    pred = human_model(puzzle, rng=0, runs=20).median_fill_rank(puzzle.ncells)
+    return puzzle, sol, PuzzleFacts(puzzle.givens, 3, sol, pred, float(np.log(600)), 0.35)
+
+
+def test_spearman_matches_scipy_and_handles_constants():
+    from scipy.stats import spearmanr
+    rng = np.random.default_rng(1)
+    a, b = rng.normal(size=30), rng.normal(size=30)
+    assert spearman(a, b) == pytest.approx(spearmanr(a, b)[0])
+    assert np.isnan(spearman(np.ones(5), a[:5]))
+
+
+def test_signals_on_hand_built_logs():
+    puzzle, sol, facts = _facts()
+    empty = puzzle.empty_cells
+    model = run_once(puzzle, sol, np.uint64(3))
+    # following the model's order at a steady 10 s a step, total 10 min: agrees, deducible
+    t = np.linspace(10_000, 600_000, empty.size).astype(int)
+    f = fill_order(t, model.cells, sol[model.cells], None, puzzle.givens, sol)
+    good = compute(facts, f, 600_000)
+    assert good["order_sa"] > 0.5 and good["deducible"] == 1.0
+    assert abs(good["speed"]) < 1e-9 and good["pacing_cv"] < 1e-3
+    # row order, 20 s in all: uncorrelated, partly not deducible, very fast
+    t = np.linspace(300, 20_000, empty.size).astype(int)
+    f = fill_order(t, empty, sol[empty], None, puzzle.givens, sol)
+    row = compute(facts, f, 20_000, client={"paste_count": 1})
+    assert row["order_sa"] < good["order_sa"] - 0.3
+    assert row["deducible"] < 0.9
+    assert row["speed"] < -5
+    assert row["paste"] == 1
+
+
+def test_replay_labels_singles():
+    from fairgrid.solvers.propagation import replay
+    puzzle, sol, _ = _facts()
+    model = run_once(puzzle, sol, np.uint64(4))
+    tech, options = replay(puzzle.givens, 3, model.cells, sol)
+    assert np.array_equal(tech, model.technique) and np.array_equal(options, model.options)
+    last = puzzle.empty_cells[::-1]
+    tech, _ = replay(puzzle.givens, 3, last, sol)
+    assert NOT_DEDUCIBLE in tech and tech[-1] in (NAKED, HIDDEN)
+
+
+# ----------------------------------------------------------------- calibration, flags
+
+def test_copy_in_row_order_is_flagged_and_honest_solves_are_not():
+    puzzle, sol, facts = _facts()
+    null = honest_null(facts, rng=1, n=80)
+    rng = np.random.default_rng(2)
+    honest_flags = 0
+    for _ in range(60):
+        s = simulate(puzzle, sol, "honest", rng=rng, expected_log_s=facts.expected_log_s)
+        f = fill_order(s.t_ms, s.cell, s.digit, s.note, puzzle.givens, sol)
+        honest_flags += score(compute(facts, f, s.duration_ms), null).flagged
+    assert honest_flags == 0
+    s = simulate(puzzle, sol, "row", rng=rng, expected_log_s=facts.expected_log_s)
+    f = fill_order(s.t_ms, s.cell, s.digit, s.note, puzzle.givens, sol)
+    verdict = score(compute(facts, f, s.duration_ms), null)
+    assert verdict.flagged and len(verdict.reasons) >= 2 and verdict.p_value < 1e-3
+    assert "order_sa" in verdict.reasons
+
+
+def test_one_odd_signal_alone_never_flags():
+    null = fit_null({"order_sa": list(np.linspace(0.5, 0.8, 50)),
+                     "pacing_cv": list(np.linspace(0.5, 0.9, 50))})
+    v = score({"order_sa": -0.9, "pacing_cv": 0.7}, null)
+    assert v.p_value < 1e-3 and not v.flagged
+    v = score({"order_sa": -0.9, "pacing_cv": 0.05}, null)
+    assert v.flagged and set(v.reasons) == {"order_sa", "pacing_cv"}
+
+
+def test_bh_and_stouffer():
+    assert list(bh([0.001, 0.2, 0.01, 0.04], q=0.05)) == [True, False, True, False]
+    assert list(bh([], 0.05)) == []
+    assert stouffer([0.5, 0.5]) == pytest.approx(0.0)
+    assert stouffer([1e-3] * 4) == pytest.approx(2 * 3.0902, rel=1e-3)
+
+
+def test_simulator_is_seeded_and_every_kind_completes_the_grid():
+    puzzle, sol, _ = _facts(EASY)
+    for kind in KINDS:
+        a = simulate(puzzle, sol, kind, rng=9, expected_log_s=6.0)
+        b = simulate(puzzle, sol, kind, rng=9, expected_log_s=6.0)
+        assert np.array_equal(a.t_ms, b.t_ms) and np.array_equal(a.cell, b.cell)
+        assert np.all(np.diff(a.t_ms) >= 0)
+        f = fill_order(a.t_ms, a.cell, a.digit, a.note, puzzle.givens, sol)
+        assert f.complete, kind
+    with pytest.raises(ValueError, match="kind"):
+        simulate(puzzle, sol, "robot", rng=1, expected_log_s=6.0)
