@@ -24,7 +24,8 @@ from .settings import Settings
 from .signatures import SignatureError, Verifier
 from .store import QueueFull, Store, StoreError
 from .validate import ValidationError, parse_json
-from .queries import get_flags, get_player, get_puzzle, get_submission
+from .queries import get_flags, get_player, get_puzzle, get_submission, review_flag
+from .scoring import Scorer
 from .webhook import handle_solve
 
 log = logging.getLogger("fairgrid")
@@ -161,12 +162,16 @@ async def _resources(app: web.Application):
         on_batch=ctx.metrics.batch_size.observe)
     pool = _pool(s)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
+    ctx.scorer = Scorer(ctx.store, s, ctx.metrics)
+    ctx.puzzles.on_ready = ctx.scorer.puzzle_ready
     ctx.metrics.watch_queue(ctx.store.writer.depth)
     ctx.metrics.watch_puzzles(ctx.puzzles.counts)
     await ctx.puzzles.start()
+    await ctx.scorer.start()
     try:
         yield
     finally:
+        await ctx.scorer.stop()
         await ctx.puzzles.stop()
         _stop_pool(pool)
         await asyncio.to_thread(ctx.store.close, s.server_shutdown_timeout_s)
@@ -185,6 +190,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     app.router.add_get("/v1/puzzles/{id}", get_puzzle)
     app.router.add_get("/v1/submissions/{portal}/{submission_id}", get_submission)
     app.router.add_get("/v1/flags", get_flags)
+    app.router.add_post("/v1/flags/{id}/review", review_flag)
     app.router.add_get("/v1/players/{portal}/{player_id}", get_player)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)

@@ -418,6 +418,178 @@ def cmd_flags(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- report
+
+def _submission_from_daemon(settings, portal: str, sid: str) -> dict | None:
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    tokens = settings.organiser_tokens + settings.admin_tokens
+    if not tokens:
+        raise CliError("no organiser or admin token in the config to call the daemon with")
+    url = (f"http://{settings.server_host}:{settings.server_port}/v1/submissions/"
+           f"{urllib.parse.quote(portal, safe='')}/{urllib.parse.quote(sid, safe='')}")
+    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {tokens[0]}"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        detail = json.loads(exc.read() or b"{}").get("error", exc.reason)
+        raise CliError(f"the daemon answered {exc.code}: {detail}") from None
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
+def _submission_from_file(settings, portal: str, sid: str) -> dict:
+    import duckdb
+
+    if not Path(settings.storage_path).exists():
+        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
+                       f"and there is no database at {settings.storage_path}")
+    try:
+        con = duckdb.connect(settings.storage_path, read_only=True)
+    except duckdb.Error as exc:
+        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+    try:
+        row = con.execute(
+            "SELECT s.status, s.player_id, s.puzzle_id, s.tournament_id, s.duration_ms, "
+            "sc.evidence FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
+            "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.submission_id = ?",
+            [portal, sid]).fetchone()
+    finally:
+        con.close()
+    if row is None:
+        raise CliError(f"no submission {sid!r} from portal {portal!r}")
+    return {"portal": portal, "submission_id": sid, "status": row[0], "player_id": row[1],
+            "puzzle_id": row[2], "tournament_id": row[3], "duration_ms": row[4],
+            "score": None if row[5] is None else json.loads(row[5])}
+
+
+def _rank_text(grid_rows, cell_width: int) -> list[str]:
+    """A rank grid as text lines: ranks 1-based, givens as '·'."""
+    size = len(grid_rows)
+    order = int(round(size ** 0.5))
+    lines = []
+    for r, row in enumerate(grid_rows):
+        if r and r % order == 0:
+            lines.append("-+-".join(["-" * ((cell_width + 1) * order - 1)] * order))
+        cells = ["·".rjust(cell_width) if v is None else str(v + 1 if isinstance(v, int) and
+                 v >= 0 else v).rjust(cell_width) for v in row]
+        blocks = [" ".join(cells[b * order:(b + 1) * order]) for b in range(order)]
+        lines.append(" | ".join(blocks))
+    return lines
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from .settings import SettingsError, load_settings
+
+    try:
+        settings, _ = load_settings(args.config, generate=False)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    doc = _submission_from_daemon(settings, args.portal, args.submission_id)
+    if doc is None:
+        doc = _submission_from_file(settings, args.portal, args.submission_id)
+    score = doc.get("score")
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    print(f"{doc['portal']}/{doc['submission_id']}  player {doc['player_id']}  puzzle "
+          f"{doc['puzzle_id']}  tournament {doc.get('tournament_id') or '-'}  "
+          f"status {doc['status']}")
+    if score is None:
+        print("not scored yet (its puzzle is still being analysed)")
+        return 0
+    verdict = "FLAGGED for review" if score["flagged"] else "not flagged"
+    print(f"{verdict}: anomaly {score['anomaly']:.2f} (p = {score['p_value']:.2g})"
+          + (f"; reasons: {', '.join(score['reasons'])}" if score["reasons"] else ""))
+    counts = score["counts"]
+    print(f"{counts['filled']} cells filled, {counts['mistakes']} mistakes, "
+          f"{counts['erasures']} erasures, {counts['overwrites']} overwrites\n")
+    for s in sorted(score["signals"], key=lambda s: -s["contribution"]):
+        print(f"  {s['name']:<18} {s['value']:>8.3f}  odder than {s['percentile']:5.1f}% of "
+              f"honest solves: {s['explanation']}")
+    pred = [[None if v is None else v - 1 for v in row] for row in score["predicted_order"]]
+    actual = score["actual_order"]
+    width = max(2, len(str(len(score["timeline"]))))
+    left, right = _rank_text(pred, width), _rank_text(actual, width)
+    pad = max(len(x) for x in left)
+    print(f"\n{'predicted order (SA)':<{pad}}    this solve")
+    for a, b in zip(left, right):
+        print(f"{a:<{pad}}    {b}")
+    if args.png:
+        import numpy as np
+
+        from .plots import orders_side_by_side
+
+        flat_p = [np.nan if v is None else v for row in score["predicted_order"] for v in row]
+        flat_a = [np.nan if v is None else v + 1 for row in actual for v in row]
+        givens = np.array(score["givens"])
+        size = len(actual)
+        orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
+                            givens, int(round(size ** 0.5)),
+                            f"{doc['portal']}/{doc['submission_id']}: {verdict}, "
+                            f"anomaly {score['anomaly']:.1f}", args.png)
+    return 0
+
+
+# ---------------------------------------------------------------------------- simulate
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Send simulated honest and cheating solves to a daemon as signed webhooks."""
+    import time as _time
+    import urllib.error
+    import urllib.request
+
+    from fairgrid.analytics.expected_time import load_default
+    from fairgrid.analytics.simulate import CHEATS, simulate
+    from fairgrid.solvers.propagation import solution_of
+    from fairgrid.solvers.rate import rate
+
+    from .signatures import sign
+
+    puzzle = load_puzzle(args.puzzle)
+    solution = solution_of(puzzle)
+    cal = load_default()
+    metrics = rate(puzzle, rng=args.seed, only=("human",)).metrics
+    expected_log_s = float(np.log(cal.expected_time_s(metrics)))
+    rng = np.random.default_rng(args.seed)
+    kinds = ["honest"] * args.players + [CHEATS[i % len(CHEATS)] for i in range(args.cheaters)]
+    rng.shuffle(kinds)
+    url = args.url.rstrip("/") + "/v1/webhooks/solves"
+    puzzle_id = args.puzzle_id or f"sim-{format_line(puzzle.givens, puzzle.order)[:12]}"
+    sent = {}
+    for i, kind in enumerate(kinds):
+        sim = simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
+                       sd_log=cal.residual_sd)
+        sid = f"{args.prefix}-{i:05d}"
+        body = json.dumps({"type": "solve.completed", "portal": args.portal,
+                           "submission_id": sid, "tournament_id": args.tournament,
+                           "player_id": f"{args.prefix}-player-{i:05d}",
+                           "puzzle": {"id": puzzle_id,
+                                      "givens": format_line(puzzle.givens, puzzle.order)},
+                           "started_at": "2026-11-21T10:00:00Z",
+                           "moves": sim.moves()}).encode()
+        headers = sign(args.secret, f"{sid}-msg", int(_time.time()), body)
+        req = urllib.request.Request(url, data=body, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                status = resp.status
+        except urllib.error.HTTPError as exc:
+            status = exc.code
+            if status in (400, 401, 422):
+                raise CliError(f"the daemon refused {sid} with {status}: "
+                               f"{json.loads(exc.read() or b'{}').get('error')}") from None
+        except (urllib.error.URLError, ConnectionError) as exc:
+            raise CliError(f"cannot reach {url}: {exc}") from None
+        sent[kind] = sent.get(kind, 0) + 1
+        print(json.dumps({"submission_id": sid, "kind": kind, "status": status}), flush=True)
+    print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
+                                                           sorted(sent.items())), file=sys.stderr)
+    return 0
+
+
 # ---------------------------------------------------------------------------- main
 
 def build_parser() -> argparse.ArgumentParser:
@@ -524,6 +696,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     p.add_argument("--config", help=config_help)
     p.set_defaults(func=cmd_flags)
+
+    p = sub.add_parser("report", help="the evidence of one scored solve",
+                       description="Print a submission's score and evidence: the verdict, "
+                       "every signal with its explanation, and the predicted and actual fill "
+                       "order side by side. From the running daemon's API, or read-only from "
+                       "the database file when no daemon runs.")
+    p.add_argument("portal")
+    p.add_argument("submission_id")
+    p.add_argument("--png", metavar="FILE", help="also draw both orders as heatmaps (PNG)")
+    p.add_argument("--json", action="store_true", help="print the submission document")
+    p.add_argument("--config", help=config_help)
+    p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("simulate", help="send simulated honest and cheating solves",
+                       description="Send signed webhooks with simulated solves of PUZZLE to a "
+                       "running daemon: honest players (the human-like model with realistic "
+                       "pacing) and cheaters (row, random, block, careful, partial copiers, in "
+                       "turn). Prints one line per solve with its kind, for demos and tests.")
+    p.add_argument("puzzle", help=puzzle_help)
+    p.add_argument("--url", default="http://127.0.0.1:8080")
+    p.add_argument("--portal", default="demo")
+    p.add_argument("--secret", required=True, help="the portal's whsec_ secret")
+    p.add_argument("--players", type=_seed, default=20, help="honest players (default 20)")
+    p.add_argument("--cheaters", type=_seed, default=5, help="cheaters (default 5)")
+    p.add_argument("--tournament", default="simulated")
+    p.add_argument("--puzzle-id", default=None)
+    p.add_argument("--prefix", default="sim", help="prefix of submission and player ids")
+    p.add_argument("--seed", type=_seed, default=0)
+    p.set_defaults(func=cmd_simulate)
 
     p = sub.add_parser("portal", help="manage portals")
     portal_sub = p.add_subparsers(dest="portal_command", metavar="ACTION", required=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hmac
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from aiohttp import web
 
@@ -13,6 +14,9 @@ from .settings import Settings
 from .store import Store
 from .signatures import Verifier
 
+if TYPE_CHECKING:
+    from .scoring import Scorer
+
 
 @dataclass
 class Context:
@@ -21,6 +25,7 @@ class Context:
     verifier: Verifier
     store: Store | None = None
     puzzles: PuzzleRegistry | None = None
+    scorer: "Scorer | None" = None
 
 
 CTX = web.AppKey("fairgrid_context", Context)

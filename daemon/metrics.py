@@ -51,6 +51,12 @@ class Metrics:
             "fairgrid_analysis_queue_depth", "Puzzles waiting for analysis.", registry=registry)
         self.submissions_scored = Counter(
             "fairgrid_submissions_scored_total", "Submissions scored.", registry=registry)
+        self.scoring_duration = Histogram(
+            "fairgrid_scoring_duration_seconds", "Scoring one submission (read, score, write).",
+            buckets=LATENCY_BUCKETS, registry=registry)
+        self.anomaly = Histogram(
+            "fairgrid_score_anomaly", "Anomaly score of scored submissions (-log10 p).",
+            buckets=(0.5, 1, 2, 3, 4, 6, 8, 12, 20, 50), registry=registry)
         self.flags = Counter(
             "fairgrid_flags_total", "Flags raised, by reason.", ["reason"], registry=registry)
         self.job_last_success = Gauge(

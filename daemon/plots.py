@@ -1,4 +1,4 @@
-"""Pictures for organisers: the predicted fill order as a heatmap (like thesis Fig. 4.1)."""
+"""Pictures for organisers: fill orders as heatmaps (like thesis Fig. 4.1)."""
 
 from __future__ import annotations
 
@@ -7,43 +7,69 @@ import numpy as np
 from fairgrid.solvers.order import OrderPrediction
 
 
-def order_heatmap(pred: OrderPrediction, path: str) -> None:
-    """Write a PNG: each free cell coloured by its predicted rank (light = early), its rank
-    written in it; givens shown as digits on white; block borders drawn."""
+def _pyplot():
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    return matplotlib, plt
 
-    puzzle = pred.puzzle
-    size, order = puzzle.size, puzzle.order
-    ranks = np.where(puzzle.givens == 0, pred.rank, np.nan).reshape(size, size).astype(float)
-    fig, ax = plt.subplots(figsize=(0.55 * size + 1.5, 0.55 * size + 1))
+
+def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str):
+    """One grid: each free cell coloured by its rank (light = early) with the rank written
+    in it; givens as digits on grey; block borders. ``ranks`` is flat, NaN for no rank."""
+    matplotlib, _ = _pyplot()
+    size = order * order
+    grid = np.asarray(ranks, dtype=float).reshape(size, size)
     cmap = matplotlib.colormaps["Blues"].copy()
     cmap.set_bad("#dddddd")  # givens: grey, so early (light) cells stand apart from them
-    image = ax.imshow(np.ma.masked_invalid(ranks), cmap=cmap, vmin=1,
-                      vmax=max(1, int(np.nanmax(ranks))))
+    top = max(1.0, float(np.nanmax(grid))) if np.isfinite(grid).any() else 1.0
+    image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=1, vmax=top)
     for r in range(size):
         for c in range(size):
-            given = int(puzzle.givens[r * size + c])
+            given = int(givens[r * size + c])
             if given:
                 ax.text(c, r, str(given), ha="center", va="center", fontsize=11,
                         fontweight="bold", color="black")
-            else:
-                value = int(ranks[r, c])
-                dark = value > 0.6 * np.nanmax(ranks)
+            elif np.isfinite(grid[r, c]):
+                value = int(grid[r, c])
                 ax.text(c, r, str(value), ha="center", va="center", fontsize=8,
-                        color="white" if dark else "#123")
+                        color="white" if value > 0.6 * top else "#123")
     for k in range(size + 1):
         width = 2.0 if k % order == 0 else 0.4
         ax.axhline(k - 0.5, color="black", linewidth=width)
         ax.axvline(k - 0.5, color="black", linewidth=width)
     ax.set_xticks([])
     ax.set_yticks([])
+    ax.set_title(title, fontsize=9)
+    return image
+
+
+def order_heatmap(pred: OrderPrediction, path: str) -> None:
+    """Write a PNG of a fill-order prediction."""
+    _, plt = _pyplot()
+    puzzle = pred.puzzle
+    size = puzzle.size
+    ranks = np.where(puzzle.givens == 0, pred.rank, np.nan)
+    fig, ax = plt.subplots(figsize=(0.55 * size + 1.5, 0.55 * size + 1))
     lower = " (lower bound)" if pred.capped_runs else ""
-    ax.set_title(f"Predicted fill order: median of {pred.basis_runs} SA runs\n"
-                 f"SA difficulty {pred.median_steps:,.0f} steps{lower}", fontsize=9)
+    image = draw_ranks(ax, ranks, puzzle.givens, puzzle.order,
+                       f"Predicted fill order: median of {pred.basis_runs} SA runs\n"
+                       f"SA difficulty {pred.median_steps:,.0f} steps{lower}")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="rank (1 = filled first)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def orders_side_by_side(predicted, actual, givens, order: int, title: str, path: str) -> None:
+    """Write a PNG with the predicted and the player's fill order next to each other."""
+    _, plt = _pyplot()
+    size = order * order
+    fig, axes = plt.subplots(1, 2, figsize=(1.1 * size + 2.5, 0.55 * size + 1.3))
+    draw_ranks(axes[0], predicted, givens, order, "predicted (SA median rank)")
+    image = draw_ranks(axes[1], actual, givens, order, "this solve (fill rank)")
+    fig.colorbar(image, ax=axes, fraction=0.025, pad=0.02, label="rank (1 = filled first)")
+    fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110, bbox_inches="tight")
     plt.close(fig)

@@ -77,15 +77,24 @@ def check_puzzle(text: str, field: str = "givens") -> tuple[str, int, str]:
 
 
 def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
-            executor: Executor | None, cancel: threading.Event | None = None) -> dict:
-    """The analysis of one puzzle (blocking; called from a worker thread)."""
+            executor: Executor | None, cancel: threading.Event | None = None,
+            solution: str | None = None) -> dict:
+    """The analysis of one puzzle (blocking; called from a worker thread): the SA fill
+    order, then the ratings and honest nulls scoring needs (in the pool)."""
+    from .scoring import scoring_model
+
     puzzle = parse(givens)
     started = time.perf_counter()
     pred = predict_order(puzzle, seed=seed, runs=runs, budget_s=budget_s, executor=executor,
                          cancel=cancel)
     median = [None if np.isnan(v) else round(float(v), 2) for v in pred.median_rank]
     spread = [None if np.isnan(v) else round(float(v), 2) for v in pred.spread]
-    return {"predicted_order": pred.rank.tolist(), "order_median": median,
+    ratings = None
+    if solution is not None:
+        args = (givens, solution, median, seed)
+        ratings = (executor.submit(scoring_model, *args).result() if executor is not None
+                   else scoring_model(*args))
+    return {"ratings": ratings, "predicted_order": pred.rank.tolist(), "order_median": median,
             "order_spread": spread, "sa_median_steps": pred.median_steps,
             "sa_capped_runs": pred.capped_runs, "order_basis_runs": pred.basis_runs,
             "seconds": time.perf_counter() - started}
@@ -105,6 +114,7 @@ class PuzzleRegistry:
         self._queued: set[str] = set()
         self._tasks: list[asyncio.Task] = []
         self._cancel = threading.Event()
+        self.on_ready = None  # async callback(puzzle_id) once a puzzle is analysed
         metrics.analysis_queue_depth.set_function(self._queue.qsize)
 
     async def start(self) -> None:
@@ -193,15 +203,15 @@ class PuzzleRegistry:
                 self._queued.discard(pid)
 
     async def _analyse(self, pid: str) -> None:
-        rows = await asyncio.to_thread(self._store.read,
-                                       "SELECT givens, status FROM puzzles WHERE id = ?", [pid])
+        rows = await asyncio.to_thread(
+            self._store.read, "SELECT givens, status, solution FROM puzzles WHERE id = ?", [pid])
         if not rows or rows[0][1] != "pending":
             return
         s = self._settings
         result = await asyncio.to_thread(analyse, rows[0][0], runs=s.analysis_order_runs,
                                          budget_s=s.analysis_order_budget_s,
                                          seed=s.analysis_seed, executor=self._executor,
-                                         cancel=self._cancel)
+                                         cancel=self._cancel, solution=rows[0][2])
         self._metrics.analysis_duration.observe(result["seconds"])
         now = datetime.now(timezone.utc)
 
@@ -209,13 +219,18 @@ class PuzzleRegistry:
             con.execute(
                 "UPDATE puzzles SET status = 'ready', analysed_at = ?, analysis_seconds = ?, "
                 "sa_median_steps = ?, sa_capped_runs = ?, order_basis_runs = ?, "
-                "predicted_order = ?, order_median = ?, order_spread = ? WHERE id = ?",
+                "predicted_order = ?, order_median = ?, order_spread = ?, ratings = ?, "
+                "level = ? WHERE id = ?",
                 [now, result["seconds"], result["sa_median_steps"], result["sa_capped_runs"],
                  result["order_basis_runs"], json.dumps(result["predicted_order"]),
-                 json.dumps(result["order_median"]), json.dumps(result["order_spread"]), pid])
+                 json.dumps(result["order_median"]), json.dumps(result["order_spread"]),
+                 json.dumps(ratings), ratings["level"] if ratings else None, pid])
 
+        ratings = result["ratings"]
         await asyncio.wrap_future(self._store.writer.call(update))
         log.info("puzzle %s analysed in %.1f s", pid, result["seconds"])
+        if self.on_ready is not None:
+            await self.on_ready(pid)
 
     def counts(self) -> dict[str, int]:
         return dict(self._store.read("SELECT status, count(*) FROM puzzles GROUP BY status"))

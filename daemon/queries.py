@@ -5,12 +5,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
 from aiohttp import web
 
 from .context import CTX, error, require_token
-from .validate import ValidationError, parse_time
+from .validate import ValidationError, parse_json, parse_time
 
 MAX_LIMIT = 500
 
@@ -62,6 +62,17 @@ async def get_submission(request: web.Request) -> web.Response:
     moves = await asyncio.to_thread(
         ctx.store.read, "SELECT t_ms, cell, digit, note FROM moves WHERE sub_key = ? "
         "ORDER BY seq", [row["sub_key"]])
+    scored = await asyncio.to_thread(
+        ctx.store.read_dicts, "SELECT sc.scored_at, sc.evidence, f.id AS flag_id, f.state "
+        "FROM scores sc LEFT JOIN flags f ON f.portal = sc.portal AND "
+        "f.submission_id = sc.submission_id WHERE sc.portal = ? AND sc.submission_id = ?",
+        [portal, sid])
+    score = None
+    if scored:
+        score = json.loads(scored[0]["evidence"])
+        score["scored_at"] = _iso(scored[0]["scored_at"])
+        score["flag"] = (None if scored[0]["flag_id"] is None else
+                         {"id": scored[0]["flag_id"], "state": scored[0]["state"]})
     return web.json_response({
         "portal": portal, "submission_id": sid, "status": row["status"],
         "tournament_id": row["tournament_id"], "player_id": row["player_id"],
@@ -71,7 +82,7 @@ async def get_submission(request: web.Request) -> web.Response:
         "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
         "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": "note" if n else "place"}
                   for t, c, d, n in moves],
-        "score": None,
+        "score": score,
     })
 
 
@@ -165,7 +176,7 @@ async def get_player(request: web.Request) -> web.Response:
     rows = await asyncio.to_thread(
         request.app[CTX].store.read_dicts,
         "SELECT s.submission_id, s.tournament_id, s.puzzle_id, s.started_at, s.duration_ms, "
-        "s.n_moves, s.complete, s.status, sc.anomaly, "
+        "s.n_moves, s.complete, s.status, sc.anomaly, sc.p_value, "
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
         "f.submission_id = s.submission_id AND f.state <> 'cleared') AS flagged "
         "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
@@ -178,10 +189,63 @@ async def get_player(request: web.Request) -> web.Response:
              "duration_ms": r["duration_ms"], "n_moves": r["n_moves"],
              "complete": r["complete"], "status": r["status"], "anomaly": r["anomaly"],
              "flagged": r["flagged"]} for r in rows]
+    from fairgrid.analytics.calibration import stouffer
+    pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
+    z = stouffer(pvals) if pvals else None
+    threshold = request.app[CTX].settings.scoring_player_z
     return web.json_response({
         "portal": portal, "player_id": player,
         "aggregate": {"submissions": len(subs),
                       "complete": sum(1 for s in subs if s["complete"]),
                       "scored": sum(1 for s in subs if s["status"] == "scored"),
-                      "flagged": sum(1 for s in subs if s["flagged"])},
+                      "flagged": sum(1 for s in subs if s["flagged"]),
+                      "stouffer_z": None if z is None else round(z, 3),
+                      "player_flag_threshold": threshold,
+                      "player_flagged": z is not None and z >= threshold},
         "submissions": subs})
+
+
+REVIEW_STATES = ("cleared", "confirmed")
+
+
+async def review_flag(request: web.Request) -> web.Response:
+    """``POST /v1/flags/{id}/review`` (admin): ``{"state": "cleared"|"confirmed", "note"}``.
+
+    The decision is a new ``flag_history`` row; the flag keeps its whole history. A
+    cleared solve rejoins the honest population."""
+    require_token(request, admin=True)
+    ctx = request.app[CTX]
+    try:
+        flag_id = int(request.match_info["id"])
+    except ValueError:
+        raise ValidationError("id", "must be a flag id (an integer)", 404) from None
+    body = parse_json(await request.read())
+    if not isinstance(body, dict):
+        raise ValidationError(None, "the body must be a JSON object", 422)
+    state = body.get("state")
+    if state not in REVIEW_STATES:
+        raise ValidationError("state", f"must be one of {list(REVIEW_STATES)}", 422)
+    note = body.get("note")
+    if note is not None and (not isinstance(note, str) or len(note) > 4000):
+        raise ValidationError("note", "must be a string of at most 4,000 characters", 422)
+    actor = body.get("actor")
+    if actor is not None and (not isinstance(actor, str) or len(actor) > 200):
+        raise ValidationError("actor", "must be a string of at most 200 characters", 422)
+    now = datetime.now(timezone.utc)
+
+    def write(con):
+        row = con.execute("SELECT state FROM flags WHERE id = ?", [flag_id]).fetchone()
+        if row is None:
+            return None
+        con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
+        con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
+                    [flag_id, now, state, note, actor or "organiser"])
+        return con.execute("SELECT changed_at, state, note, actor FROM flag_history "
+                           "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
+
+    history = await asyncio.wrap_future(ctx.store.writer.call(write))
+    if history is None:
+        return error(404, f"no flag {flag_id}")
+    return web.json_response({"id": flag_id, "state": state, "history": [
+        {"changed_at": _iso(at), "state": st, "note": nt, "actor": ac}
+        for at, st, nt, ac in history]})

@@ -80,6 +80,11 @@ SETTINGS: tuple[Setting, ...] = (
             "Time budget of one fill-order prediction on the reference machine "
             "(converted to a step cap; see docs/benchmarks.md)."),
     Setting("analysis.seed", int, 0, "Seed of the puzzle analysis (same seed, same prediction)."),
+    Setting("scoring.fpr", float, 0.001,
+            "Target false-positive rate of a submission flag among honest solves "
+            "(the combined p-value threshold)."),
+    Setting("scoring.player_z", float, 4.5,
+            "Stouffer's Z over a player's submissions at which the player is flagged."),
 )
 
 
@@ -103,6 +108,8 @@ class Settings:
     analysis_order_runs: int = 100
     analysis_order_budget_s: float = 60.0
     analysis_seed: int = 0
+    scoring_fpr: float = 0.001
+    scoring_player_z: float = 4.5
     portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     organiser_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()

@@ -79,3 +79,13 @@ class Verifier:
         if match is None:
             raise SignatureError("bad_signature", "signature does not match any portal's secret")
         return match, msg_id
+
+
+def sign(secret: str, msg_id: str, timestamp: int, body: bytes) -> dict[str, str]:
+    """Headers signing ``body`` as a portal does (used by ``fairgrid simulate``); the tests
+    check it against the reference implementation."""
+    key = base64.b64decode(secret.removeprefix("whsec_"))
+    mac = hmac.new(key, f"{msg_id}.{timestamp}.".encode() + body, hashlib.sha256).digest()
+    return {"webhook-id": msg_id, "webhook-timestamp": str(int(timestamp)),
+            "webhook-signature": "v1," + base64.b64encode(mac).decode(),
+            "content-type": "application/json"}

@@ -73,6 +73,8 @@ async def handle_solve(request: web.Request) -> web.Response:
         if new_puzzle is not None:
             ctx.puzzles.remember(info)
             ctx.puzzles.schedule(event.puzzle_id)
+        else:
+            ctx.scorer.schedule(portal, event.submission_id)
         return web.json_response({"status": "accepted"}, status=202)
     if result.outcome == "duplicate":
         ctx.metrics.duplicates.labels(portal).inc()

@@ -2,7 +2,8 @@
 
     python experiments/jones_givens.py [--per-bin 20] [--runs 3]
 
-Puzzles from ../shared/data (Royle's 17-clue set, QQWing levels, sudoku.org.uk dailies)
+Puzzles from ../shared/data (Royle's 17-clue set, QQWing levels, top1465), plus unique
+puzzles from fairgrid's generator stopped at 31-45 givens (published sets have few)
 are binned by givens as in the paper (16-23, 24-30, 31-36, 37+; the paper's bins overlap
 at 30); each is climbed ``--runs`` times with an iteration cap of 20,000. Prints mean
 iterations, restarts and solved share per bin next to the paper's, and draws
@@ -31,6 +32,13 @@ def _puzzles():
                  "qqwing_easy.txt", "qqwing_simple.txt", "top1465.txt"):
         texts += [ln.split()[0] for ln in (SHARED / name).read_text().splitlines()[:400]
                   if ln.strip()]
+    # published sets rarely have 31+ givens: add generated unique puzzles there
+    from fairgrid.solvers import format_line
+    from fairgrid.solvers.generator import tournament_puzzle
+    rng = np.random.default_rng(7)
+    for k in range(60):
+        puzzle, _ = tournament_puzzle(3, rng=rng, min_givens=31 + k % 15)
+        texts.append(format_line(puzzle.givens, 3))
     return texts
 
 

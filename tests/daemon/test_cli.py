@@ -11,7 +11,7 @@ import pytest
 
 from fairgrid.solvers import format_grid, parse
 
-from ..fixtures import EASY, EASY_SOLUTION, SA_HARD
+from ..fixtures import EASY, EASY_SOLUTION, MEDIUM, SA_HARD
 
 FAIRGRID = shutil.which("fairgrid")
 
@@ -118,3 +118,47 @@ def test_count():
 ])
 def test_bad_input_exits_2_with_one_line(args, words):
     assert_clean_usage_error(run(*args), *words)
+
+
+# ------------------------------------------------------------------------ rate, generate
+
+def test_rate_one_puzzle_json_and_text():
+    proc = run("rate", MEDIUM, "--json", "--runs", "0.3", "--budget", "0.2")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["puzzle"] == MEDIUM.replace("0", ".")
+    assert 1 <= doc["level"] <= 5 and doc["level_name"] and doc["expected_time_s"] > 0
+    assert {"serate", "refutation_sum", "sa_steps", "backtrack_steps", "harmony_cost",
+            "hill_iterations", "relaxation_count", "slis_level"} <= set(doc["metrics"])
+    text = run("rate", MEDIUM, "--runs", "0.3", "--budget", "0.2")
+    assert text.returncode == 0 and "expected solve time" in text.stdout
+
+
+def test_rate_a_file_keeps_input_order_and_reports_bad_lines(tmp_path):
+    bank = tmp_path / "bank.txt"
+    bank.write_text(f"# a puzzle bank\nid1 {MEDIUM} x\nid2 {EASY} y\nid3 {'.' * 81} z\n")
+    proc = run("rate", str(bank), "--json", "--runs", "0.2", "--budget", "0.1",
+               "--jobs", "2")
+    assert proc.returncode == 2
+    lines = [json.loads(x) for x in proc.stdout.splitlines()]
+    assert [x["puzzle"] for x in lines] == [MEDIUM, EASY, "." * 81]
+    assert "error" in lines[2] and lines[2]["line"] == 4
+    assert "1 of 3 puzzles could not be rated (lines 4)" in proc.stderr
+    easy, medium = lines[1], lines[0]
+    assert easy["expected_time_s"] <= medium["expected_time_s"]
+
+
+def test_generate_lewis_and_unique_puzzles():
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.backtracking import count_solutions
+    proc = run("generate", "--order", "3", "--p", "0.4", "--count", "3", "--seed", "1")
+    assert proc.returncode == 0
+    lines = proc.stdout.split()
+    assert len(lines) == 3 and all(len(x) == 81 for x in lines)
+    assert run("generate", "--order", "3", "--p", "0.4", "--count", "3",
+               "--seed", "1").stdout == proc.stdout
+    proc = run("generate", "--unique", "--count", "2", "--p", "0.3", "--seed", "2")
+    for text in proc.stdout.split():
+        assert count_solutions(parse(text)) == 1
+    bad = run("generate", "--p", "1.5")
+    assert bad.returncode == 2 and "--p" in bad.stderr

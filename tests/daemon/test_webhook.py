@@ -254,6 +254,9 @@ async def test_player_view(client):
         assert (await post(client, solve_body(f"s-{i}"), msg_id=f"m{i}"))[0] == 202
     await _flag(client, "s-1", minutes=0, anomaly=5.0)
     doc = await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))).json()
-    assert doc["aggregate"] == {"submissions": 3, "complete": 3, "scored": 0, "flagged": 1}
+    agg = doc["aggregate"]
+    assert (agg["submissions"], agg["complete"], agg["flagged"]) == (3, 3, 1)
+    assert agg["stouffer_z"] is not None and agg["player_flag_threshold"] == 4.5
+    assert agg["player_flagged"] == (agg["stouffer_z"] >= 4.5)
     assert {s["submission_id"] for s in doc["submissions"]} == {"s-0", "s-1", "s-2"}
     assert (await client.get("/v1/players/demo/nobody", headers=bearer(ORGANISER))).status == 404

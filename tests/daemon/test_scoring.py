@@ -1,0 +1,106 @@
+"""Scoring in the daemon: committed solves get a score, copies get a flag, reviews keep history."""
+
+from __future__ import annotations
+
+import asyncio
+
+import numpy as np
+import pytest
+
+from fairgrid.analytics.simulate import simulate
+from fairgrid.daemon.app import create_app
+from fairgrid.solvers import parse
+
+from ..fixtures import EASY, EASY_SOLUTION
+from .helpers import ADMIN, ORGANISER, bearer, count, make_settings, signed, solve_body
+from .test_puzzles import wait_ready
+
+
+async def wait_scored(client, sid, timeout=60.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await (await client.get(f"/v1/submissions/demo/{sid}",
+                                      headers=bearer(ORGANISER))).json()
+        if doc["status"] == "scored" or asyncio.get_running_loop().time() > deadline:
+            return doc
+        await asyncio.sleep(0.2)
+
+
+@pytest.fixture
+async def client(aiohttp_client, tmp_path):
+    return await aiohttp_client(create_app(make_settings(tmp_path)))
+
+
+async def _post(client, sid, moves, msg_id=None):
+    raw, headers = signed(solve_body(submission_id=sid, moves=moves), msg_id=msg_id or sid)
+    resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert resp.status == 202, await resp.text()
+
+
+async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tmp_path):
+    # the first solve of an unknown puzzle registers it; it is scored once analysed
+    row_copy = [{"t_ms": 3000 + 400 * k, "cell": c, "digit": int(EASY_SOLUTION[c])}
+                for k, c in enumerate(i for i, ch in enumerate(EASY) if ch == "0")]
+    await _post(client, "copy", row_copy)
+    doc = await wait_ready(client, "easy")
+    assert doc["status"] == "ready"
+    ratings = doc["ratings"]
+    assert 1 <= ratings["level"] <= 5 and ratings["expected_time_s"] > 0
+    assert {"order_sa", "deducible", "pacing_cv", "speed"} <= set(ratings["null"])
+
+    copy = await wait_scored(client, "copy")
+    score = copy["score"]
+    assert copy["status"] == "scored" and score["flagged"]
+    assert score["p_value"] < 1e-3 and len(score["reasons"]) >= 2
+    names = {s["name"] for s in score["signals"]}
+    assert {"order_sa", "deducible", "speed", "pacing_cv"} <= names
+    assert all(s["explanation"] for s in score["signals"])
+    assert len(score["predicted_order"]) == 9 and len(score["actual_order"][0]) == 9
+    assert score["actual_order"][0][0] == 0  # r1c1 was filled first
+    assert len(score["timeline"]) == 49 and score["flag"]["state"] == "open"
+
+    # an honest simulated solve of the same puzzle, at the expected pace
+    puzzle = parse(EASY)
+    sol = np.array([int(c) for c in EASY_SOLUTION])
+    sim = simulate(puzzle, sol, "honest", rng=4, expected_log_s=ratings["expected_log_s"],
+                   sd_log=ratings["sd_log"], skill=0.0)
+    await _post(client, "honest", sim.moves())
+    honest = await wait_scored(client, "honest")
+    assert honest["score"] is not None and not honest["score"]["flagged"]
+    assert honest["score"]["flag"] is None
+
+    flags = await (await client.get("/v1/flags", headers=bearer(ORGANISER))).json()
+    assert [f["submission_id"] for f in flags["flags"]] == ["copy"]
+    fid = flags["flags"][0]["id"]
+    metrics = await (await client.get("/metrics")).text()
+    assert "fairgrid_submissions_scored_total 2.0" in metrics
+    assert "fairgrid_score_anomaly_count 2.0" in metrics
+    assert 'fairgrid_flags_total{reason="' in metrics
+
+    # reviews: admin only, validated, history kept
+    url = f"/v1/flags/{fid}/review"
+    assert (await client.post(url, json={"state": "cleared"},
+                              headers=bearer(ORGANISER))).status == 401
+    bad = await client.post(url, json={"state": "guilty"}, headers=bearer(ADMIN))
+    assert bad.status == 422 and (await bad.json())["field"] == "state"
+    assert (await client.post("/v1/flags/999/review", json={"state": "cleared"},
+                              headers=bearer(ADMIN))).status == 404
+    resp = await client.post(url, json={"state": "cleared", "note": "known fast solver"},
+                             headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert resp.status == 200 and doc["state"] == "cleared"
+    assert [h["state"] for h in doc["history"]] == ["open", "cleared"]
+    assert doc["history"][1]["note"] == "known fast solver"
+
+    # re-scoring never overrides a human decision
+    await client.app[CTX_KEY()].scorer.score("demo", "copy")
+    again = await wait_scored(client, "copy")
+    assert again["score"]["flag"]["state"] == "cleared"
+
+    player = await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))).json()
+    assert player["aggregate"]["scored"] == 2 and player["aggregate"]["stouffer_z"] is not None
+
+
+def CTX_KEY():
+    from fairgrid.daemon.context import CTX
+    return CTX
