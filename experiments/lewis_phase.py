@@ -1,6 +1,6 @@
 """Lewis (2007) §3.3: SA success rate and solution time against the proportion p of givens.
 
-    python experiments/lewis_phase.py [--orders 3 4] [--instances 10 6] [--trials 4 3]
+    python experiments/lewis_phase.py [--orders 3 4 5] [--instances 10 6 3] [--trials 4 3 2]
 
 For p = 0, 0.05, ..., 1 it makes instances with the Lewis generator (a random solution,
 each cell kept with probability p) and runs the Lewis SA schedule (α = 0.99) several
