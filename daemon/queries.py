@@ -166,7 +166,30 @@ async def get_flags(request: web.Request) -> web.Response:
     more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
-    return web.json_response({"flags": [flag_json(r) for r in rows], "next_cursor": next_cursor})
+    doc = {"flags": [flag_json(r) for r in rows], "next_cursor": next_cursor}
+    if "fdr" in request.query:
+        doc["bh"] = await _benjamini_hochberg(request)
+    return web.json_response(doc)
+
+
+async def _benjamini_hochberg(request: web.Request) -> dict:
+    """Benjamini–Hochberg over every scored submission of one tournament (``?fdr=q``)."""
+    from fairgrid.analytics.calibration import bh
+
+    q = _query_number(request, "fdr", float, None, 1e-9, 1.0)
+    tournament = request.query.get("tournament")
+    if tournament is None:
+        raise ValidationError("fdr", "needs tournament=...: the correction is per tournament",
+                              400)
+    rows = await asyncio.to_thread(
+        request.app[CTX].store.read,
+        "SELECT s.portal, s.submission_id, sc.p_value FROM submissions s JOIN scores sc ON "
+        "sc.portal = s.portal AND sc.submission_id = s.submission_id WHERE "
+        "s.tournament_id = ? AND sc.p_value IS NOT NULL ORDER BY sc.p_value", [tournament])
+    rejected = bh([r[2] for r in rows], q)
+    return {"q": q, "tournament": tournament, "scored": len(rows),
+            "rejected": [{"portal": r[0], "submission_id": r[1], "p_value": r[2]}
+                         for r, keep in zip(rows, rejected) if keep]}
 
 
 async def get_player(request: web.Request) -> web.Response:

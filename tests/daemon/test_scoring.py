@@ -97,6 +97,14 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     again = await wait_scored(client, "copy")
     assert again["score"]["flag"]["state"] == "cleared"
 
+    # Benjamini-Hochberg over the tournament's scored submissions
+    doc = await (await client.get("/v1/flags?tournament=t-1&fdr=0.05",
+                                  headers=bearer(ORGANISER))).json()
+    assert doc["bh"]["scored"] == 2
+    assert [r["submission_id"] for r in doc["bh"]["rejected"]] == ["copy"]
+    bad = await client.get("/v1/flags?fdr=0.05", headers=bearer(ORGANISER))
+    assert bad.status == 400 and (await bad.json())["field"] == "fdr"
+
     player = await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))).json()
     assert player["aggregate"]["scored"] == 2 and player["aggregate"]["stouffer_z"] is not None
 
