@@ -9,6 +9,7 @@ write queue, commits and closes.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import multiprocessing
 import os
@@ -25,6 +26,7 @@ from .signatures import SignatureError, Verifier
 from .store import QueueFull, Store, StoreError
 from .validate import ValidationError, parse_json
 from .queries import get_flags, get_player, get_puzzle, get_submission, review_flag
+from .jobs import STAGES, JobBusy, NightlyRunner
 from .scoring import Scorer
 from .webhook import handle_solve
 
@@ -81,6 +83,37 @@ async def errors_middleware(request: web.Request, handler):
 
 
 # ------------------------------------------------------------------------------- routes
+
+async def post_nightly(request: web.Request) -> web.Response:
+    """``POST /v1/jobs/nightly`` (admin): start the nightly rating refresh now."""
+    require_token(request, admin=True)
+    try:
+        run_id = request.app[CTX].jobs.trigger()
+    except JobBusy as exc:
+        return error(409, str(exc))
+    return web.json_response({"run_id": run_id, "status": "running"}, status=202)
+
+
+async def get_job(request: web.Request) -> web.Response:
+    """``GET /v1/jobs/{run_id}`` (admin): a job run's status, live stage and row counts."""
+    require_token(request, admin=True)
+    ctx = request.app[CTX]
+    run_id = request.match_info["run_id"]
+    rows = await asyncio.to_thread(
+        ctx.store.read_dicts, "SELECT * FROM job_runs WHERE id = ?", [run_id])
+    live = ctx.jobs.state if ctx.jobs.state.get("run_id") == run_id else None
+    if not rows and live is None:
+        return error(404, f"no job run {run_id!r}")
+    row = rows[0] if rows else {}
+    status = row.get("status", "running")
+    return web.json_response({
+        "run_id": run_id, "job": row.get("job", "nightly"), "status": status,
+        "stage": live["stage"] if live else None,
+        "stages": list(STAGES),
+        "started_at": row["started_at"].isoformat() if row.get("started_at") else None,
+        "finished_at": row["finished_at"].isoformat() if row.get("finished_at") else None,
+        "rows": json.loads(row["rows"]) if row.get("rows") else None})
+
 
 async def healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "alive"})
@@ -166,11 +199,14 @@ async def _resources(app: web.Application):
     ctx.puzzles.on_ready = ctx.scorer.puzzle_ready
     ctx.metrics.watch_queue(ctx.store.writer.depth)
     ctx.metrics.watch_puzzles(ctx.puzzles.counts)
+    ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool, ctx.scorer)
     await ctx.puzzles.start()
     await ctx.scorer.start()
+    await ctx.jobs.start()
     try:
         yield
     finally:
+        await ctx.jobs.stop()
         await ctx.scorer.stop()
         await ctx.puzzles.stop()
         _stop_pool(pool)
@@ -192,6 +228,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     app.router.add_get("/v1/flags", get_flags)
     app.router.add_post("/v1/flags/{id}/review", review_flag)
     app.router.add_get("/v1/players/{portal}/{player_id}", get_player)
+    app.router.add_post("/v1/jobs/nightly", post_nightly)
+    app.router.add_get("/v1/jobs/{run_id}", get_job)
     app.router.add_get("/metrics", metrics)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/readyz", readyz)

@@ -15,6 +15,7 @@ from .store import Store
 from .signatures import Verifier
 
 if TYPE_CHECKING:
+    from .jobs import NightlyRunner
     from .scoring import Scorer
 
 
@@ -26,6 +27,7 @@ class Context:
     store: Store | None = None
     puzzles: PuzzleRegistry | None = None
     scorer: "Scorer | None" = None
+    jobs: "NightlyRunner | None" = None
 
 
 CTX = web.AppKey("fairgrid_context", Context)

@@ -59,6 +59,17 @@ class Metrics:
             buckets=(0.5, 1, 2, 3, 4, 6, 8, 12, 20, 50), registry=registry)
         self.flags = Counter(
             "fairgrid_flags_total", "Flags raised, by reason.", ["reason"], registry=registry)
+        self.job_duration = Gauge(
+            "fairgrid_job_duration_seconds", "Duration of each job's last successful run.",
+            ["job"], registry=registry)
+        self.job_rows = Gauge(
+            "fairgrid_job_rows", "Rows each job's last successful run handled, by kind.",
+            ["job", "kind"], registry=registry)
+        self.metric_correlation = Gauge(
+            "fairgrid_metric_human_correlation",
+            "Correlation of each difficulty metric with the median human solve time "
+            "(live thesis Table 3.1, from the last nightly run).", ["metric", "kind"],
+            registry=registry)
         self.job_last_success = Gauge(
             "fairgrid_job_last_success_timestamp_seconds",
             "Unix time of each job's last successful run.", ["job"], registry=registry)

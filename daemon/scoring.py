@@ -57,9 +57,14 @@ def scoring_model(givens: str, solution: str, median_rank: list, seed: int) -> d
 
 
 class _Facts:
-    """A ready puzzle's scoring inputs, cached."""
+    """A ready puzzle's scoring inputs (cached per puzzle and rating run).
 
-    def __init__(self, row: dict):
+    Before any nightly run: the calibrated expected time and the simulated honest nulls.
+    After one: the fitted difficulty (expected log-time of an average player of this
+    portal), the fit's residual sd with a speed null of N(0, 1), and the consensus order
+    with its null when the puzzle has enough solves."""
+
+    def __init__(self, row: dict, run: dict | None):
         from fairgrid.analytics.signals import PuzzleFacts
         ratings = json.loads(row["ratings"])
         order = row["puzzle_order"]
@@ -67,9 +72,23 @@ class _Facts:
         solution = np.array([int(ch, 36) for ch in row["solution"]])
         median = json.loads(row["order_median"])
         rank = np.array([np.nan if v is None else float(v) for v in median])
-        self.facts = PuzzleFacts(givens, order, solution, rank, ratings["expected_log_s"],
-                                 ratings["sd_log"])
         self.null = {k: tuple(v) for k, v in ratings["null"].items()}
+        expected, sd, consensus = ratings["expected_log_s"], ratings["sd_log"], None
+        self.unrated_sd = sd
+        if run is not None:
+            expected = (row["difficulty"] if row["difficulty"] is not None
+                        else expected + run["mu"])
+            sd = run["residual_sd"]
+            self.unrated_sd = float(np.hypot(sd, run["skill_sd"]))
+            self.null["speed"] = (0.0, 1.0)
+            if row["consensus_order"] is not None:
+                extra = json.loads(row["consensus_spread"])
+                if extra.get("null"):
+                    consensus = np.array([np.nan if v is None else float(v)
+                                          for v in json.loads(row["consensus_order"])])
+                    self.null["order_consensus"] = tuple(extra["null"])
+        self.facts = PuzzleFacts(givens, order, solution, rank, expected, sd, consensus)
+        self.rated = run is not None
 
 
 class Scorer:
@@ -81,7 +100,8 @@ class Scorer:
         self._metrics = metrics
         self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue(maxsize=100_000)
         self._queued: set[tuple[str, str]] = set()
-        self._facts: dict[str, _Facts] = {}
+        self._facts: dict[tuple, _Facts] = {}
+        self._runs: dict[str, dict] = {}
         self._tasks: list[asyncio.Task] = []
 
     async def start(self) -> None:
@@ -104,7 +124,13 @@ class Scorer:
             pass  # the sweep finds it later
 
     def forget_puzzle(self, puzzle_id: str) -> None:
-        self._facts.pop(puzzle_id, None)
+        for key in [k for k in self._facts if k[0] == puzzle_id]:
+            del self._facts[key]
+
+    def forget_all(self) -> None:
+        """Drop cached inputs (a nightly run changed difficulties, skills, consensus)."""
+        self._facts.clear()
+        self._runs.clear()
 
     async def puzzle_ready(self, puzzle_id: str) -> None:
         """Queue every pending submission of a puzzle that has just become ready."""
@@ -143,20 +169,34 @@ class Scorer:
         rows = await asyncio.to_thread(
             self._store.read_dicts,
             "SELECT s.sub_key, s.puzzle_id, s.raw, p.status AS puzzle_status, p.givens, "
-            "p.puzzle_order, p.solution, p.order_median, p.ratings FROM submissions s "
-            "JOIN puzzles p ON p.id = s.puzzle_id WHERE s.portal = ? AND s.submission_id = ?",
+            "p.puzzle_order, p.solution, p.order_median, p.ratings, c.run_id, "
+            "pr.difficulty, pr.consensus_order, pr.consensus_spread, pl.skill "
+            "FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id "
+            "LEFT JOIN current_rating c ON c.id = 1 "
+            "LEFT JOIN puzzle_ratings pr ON pr.run_id = c.run_id AND pr.puzzle_id = s.puzzle_id "
+            "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
+            "AND pl.player_id = s.player_id WHERE s.portal = ? AND s.submission_id = ?",
             [portal, submission_id])
         if not rows or rows[0]["puzzle_status"] != "ready" or rows[0]["ratings"] is None:
             return None
         row = rows[0]
-        facts = self._facts.get(row["puzzle_id"])
+        run = None
+        if row["run_id"] is not None:
+            run = self._runs.get(row["run_id"])
+            if run is None:
+                run = self._runs[row["run_id"]] = await asyncio.to_thread(
+                    self._run_info, row["run_id"])
+        key = (row["puzzle_id"], row["run_id"])
+        facts = self._facts.get(key)
         if facts is None:
-            facts = self._facts[row["puzzle_id"]] = _Facts(row)
+            facts = self._facts[key] = _Facts(row, run)
+        skill = float(row["skill"]) if row["skill"] is not None else 0.0
         moves = await asyncio.to_thread(
             self._store.read, "SELECT t_ms, cell, digit, note FROM moves WHERE sub_key = ? "
             "ORDER BY seq", [row["sub_key"]])
         client = json.loads(row["raw"]).get("client")
-        evidence = await asyncio.to_thread(self._compute, facts, moves, client)
+        evidence = await asyncio.to_thread(self._compute, facts, moves, client, skill,
+                                           row["skill"] is None)
         await self._write(portal, submission_id, evidence)
         elapsed = time.perf_counter() - started
         self._metrics.scoring_duration.observe(elapsed)
@@ -164,11 +204,22 @@ class Scorer:
         self._metrics.submissions_scored.inc()
         return evidence
 
-    def _compute(self, facts: _Facts, moves, client) -> dict:
+    def _run_info(self, run_id: str) -> dict:
+        row = self._store.read("SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
+                               "FROM player_ratings WHERE run_id = r.run_id) FROM rating_runs r "
+                               "WHERE r.run_id = ?", [run_id])[0]
+        return {"mu": row[0], "residual_sd": row[1], "skill_sd": row[2]}
+
+    def _compute(self, facts: _Facts, moves, client, skill: float, unrated: bool) -> dict:
+        import dataclasses
+
         from fairgrid.analytics.evidence import score_solve
         arr = np.array(moves, dtype=np.int64).reshape(-1, 4)
-        return score_solve(facts.facts, facts.null, arr[:, 0], arr[:, 1], arr[:, 2],
-                           arr[:, 3].astype(bool),
+        puzzle_facts = facts.facts
+        if facts.rated and unrated:  # no skill estimate yet: allow for the skill spread
+            puzzle_facts = dataclasses.replace(puzzle_facts, sd_log=facts.unrated_sd)
+        return score_solve(puzzle_facts, facts.null, arr[:, 0], arr[:, 1], arr[:, 2],
+                           arr[:, 3].astype(bool), skill=skill,
                            client=client if isinstance(client, dict) else None,
                            fpr=self._settings.scoring_fpr)
 

@@ -85,6 +85,19 @@ SETTINGS: tuple[Setting, ...] = (
             "(the combined p-value threshold)."),
     Setting("scoring.player_z", float, 4.5,
             "Stouffer's Z over a player's submissions at which the player is flagged."),
+    Setting("nightly.cron", str, "0 3 * * *",
+            "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
+    Setting("nightly.min_solves", int, 20,
+            "Solves a puzzle needs before it joins the recalibration and gets a consensus "
+            "order."),
+    Setting("nightly.rescore_days", int, 7,
+            "Submissions committed within this many days are re-scored after a run."),
+    Setting("nightly.lambda_puzzle", float, 5.0,
+            "Prior weight of a puzzle's metric-based difficulty, in solves (shrinkage)."),
+    Setting("nightly.lambda_player", float, 3.0,
+            "Prior weight of a player's average skill, in solves (shrinkage)."),
+    Setting("nightly.misfire_grace_s", int, 21600,
+            "How late a missed nightly run may still start (after downtime), in seconds."),
 )
 
 
@@ -110,6 +123,12 @@ class Settings:
     analysis_seed: int = 0
     scoring_fpr: float = 0.001
     scoring_player_z: float = 4.5
+    nightly_cron: str = "0 3 * * *"
+    nightly_min_solves: int = 20
+    nightly_rescore_days: int = 7
+    nightly_lambda_puzzle: float = 5.0
+    nightly_lambda_player: float = 3.0
+    nightly_misfire_grace_s: int = 21600
     portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     organiser_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()

@@ -435,6 +435,10 @@ class Store:
             return [dict(zip(names, row)) for row in cur.fetchall()]
         return self._query(sql, params, rows)
 
+    def read_numpy(self, sql: str, params: list | None = None) -> dict:
+        """Like :meth:`read`, as a dict of numpy arrays (one per column): bulk reads."""
+        return self._query(sql, params, lambda cur: cur.fetchnumpy())
+
     def _query(self, sql: str, params: list | None, fetch):
         try:
             cur = self._con.cursor()

@@ -1,0 +1,170 @@
+"""The nightly rating refresh on a real DuckDB file with known difficulties and skills."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import duckdb
+import numpy as np
+import pytest
+
+from fairgrid.analytics.expected_time import load_default
+from fairgrid.daemon.jobs import direct_db, run_nightly
+from fairgrid.daemon.store import connect
+
+from ..fixtures import EASY, EASY_SOLUTION
+from .helpers import make_settings
+
+EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
+METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
+
+
+def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
+    """A database of ready puzzles (all with EASY's grid) and complete solves whose times
+    follow log t = d_j - s_i + noise; returns the truth."""
+    rng = np.random.default_rng(seed)
+    con = connect(str(path))
+    now = datetime.now(timezone.utc)
+    prior = load_default().expected_log_time(METRICS)
+    true_delta = rng.normal(0, 0.3, puzzles)
+    true_d = prior - 1.0 + true_delta          # this portal's players are e times faster
+    skill = rng.normal(0, 0.4, players)
+    ratings = json.dumps({"metrics": METRICS, "expected_log_s": prior, "sd_log": 0.17,
+                          "null": {}, "level": 3})
+    for j in range(puzzles):
+        con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                    "registered_at, ratings, order_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
+                    [f"p{j:02d}", EASY, EASY_SOLUTION, now, ratings, json.dumps([None] * 81)])
+    subs, moves = [], {"sub_key": [], "seq": [], "t_ms": [], "cell": [], "digit": [],
+                       "note": []}
+    key = 0
+    for j in range(puzzles):
+        solvers = players if not (few_solves_puzzle and j == puzzles - 1) else 2
+        for i in rng.choice(players, solvers, replace=False):
+            dur = int(1000 * np.exp(true_d[j] - skill[i] + rng.normal(0, 0.15)))
+            order = list(EMPTY) if j == 0 else list(rng.permutation(EMPTY))
+            t = np.linspace(dur / len(order), dur, len(order)).astype(int)
+            for seq, (c, tt) in enumerate(zip(order, t)):
+                moves["sub_key"].append(key), moves["seq"].append(seq)
+                moves["t_ms"].append(int(tt)), moves["cell"].append(c)
+                moves["digit"].append(int(EASY_SOLUTION[c])), moves["note"].append(False)
+            subs.append((key, "demo", f"s{key}", f"w{key}", "t", f"u{i:03d}", f"p{j:02d}",
+                         now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
+                         "scored", "h", "{}"))
+            key += 1
+    con.executemany("INSERT INTO submissions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?)", subs)
+    con.register("m", {k: np.array(v) for k, v in moves.items()})
+    con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
+    con.unregister("m")
+    return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
+
+
+def _ratings(con, run_id):
+    d = dict(con.execute("SELECT puzzle_id, difficulty FROM puzzle_ratings WHERE run_id = ?",
+                         [run_id]).fetchall())
+    s = dict(con.execute("SELECT player_id, skill FROM player_ratings WHERE run_id = ?",
+                         [run_id]).fetchall())
+    return d, s
+
+
+def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
+    con, truth = build(tmp_path / "n.duckdb")
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    summary = run_nightly(direct_db(con), settings)
+    assert summary["solves"] == truth["n"] and summary["players"] == 60
+    d, s = _ratings(con, summary["run_id"])
+    ids = sorted(d)
+    fitted = np.array([d[k] for k in ids])
+    well = np.arange(len(ids) - 1)                      # the last puzzle has 2 solves
+    assert np.corrcoef(fitted[well], truth["true_d"][well])[0, 1] > 0.95
+    skills = np.array([s[f"u{i:03d}"] for i in range(60)])
+    assert np.corrcoef(skills, truth["skill"])[0, 1] > 0.9
+    assert summary["mu"] == pytest.approx(-1.0, abs=0.15)
+    # the sparse puzzle stays near its prior (shrunk towards mu + prior)
+    sparse = fitted[-1] - (summary["mu"] + truth["prior"])
+    assert abs(sparse) < 0.6 * max(abs(truth["true_d"][-1] - truth["prior"] + 1.0), 0.2) + 0.1
+    # consensus: puzzle p00 was always solved in row order
+    cons = json.loads(con.execute("SELECT consensus_order FROM puzzle_ratings WHERE "
+                                  "run_id = ? AND puzzle_id = 'p00'",
+                                  [summary["run_id"]]).fetchone()[0])
+    ranks = [cons[c] for c in EMPTY]
+    assert ranks == sorted(ranks) and cons[2] is None     # cell 2 is a given
+    assert con.execute("SELECT consensus_order FROM puzzle_ratings WHERE puzzle_id = ?",
+                       [f"p{23:02d}"]).fetchone()[0] is None
+    # recalibration and live correlations were stored; the run is current
+    run = con.execute("SELECT calibration, correlations FROM rating_runs").fetchone()
+    assert json.loads(run[0])["features"] and "fitted_difficulty" in json.loads(run[1])
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == summary["run_id"]
+    assert con.execute("SELECT status FROM job_runs").fetchone()[0] == "success"
+    assert len(summary["rescore"]) == truth["n"]
+
+
+def test_flagged_solves_are_left_out(tmp_path):
+    con, truth = build(tmp_path / "n.duckdb", puzzles=12, players=30)
+    # a flagged 1-second solve by u000 must not make u000 look fast
+    con.execute("INSERT INTO submissions SELECT 99999, portal, 'cheat', 'wc', tournament_id, "
+                "'u000', puzzle_id, started_at, received_at, committed_at, n_moves, 1000, "
+                "true, 'scored', 'h', '{}' FROM submissions LIMIT 1")
+    con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
+                "VALUES ('demo', 'cheat', now(), 'open', '[]')")
+    settings = make_settings(tmp_path)
+    summary = run_nightly(direct_db(con), settings)
+    assert summary["solves"] == truth["n"]
+    solves = con.execute("SELECT solves FROM player_ratings WHERE player_id = 'u000'").fetchone()
+    assert solves[0] == con.execute("SELECT count(*) FROM submissions WHERE player_id = 'u000' "
+                                    "AND submission_id <> 'cheat'").fetchone()[0]
+
+
+def test_a_run_killed_mid_way_leaves_the_old_ratings_and_the_next_run_completes(tmp_path):
+    con, _ = build(tmp_path / "n.duckdb", puzzles=12, players=30)
+    settings = make_settings(tmp_path)
+    first = run_nightly(direct_db(con), settings)
+    before = _ratings(con, first["run_id"])
+
+    class Killed(Exception):
+        pass
+
+    calls = []
+
+    def kill_in_write(stage):
+        calls.append(stage)
+        if stage == "write":
+            raise Killed()
+
+    with pytest.raises(Killed):
+        run_nightly(direct_db(con), settings, progress=kill_in_write)
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == first["run_id"]
+    assert con.execute("SELECT count(DISTINCT run_id) FROM puzzle_ratings").fetchone()[0] == 1
+    assert _ratings(con, first["run_id"]) == before
+    assert [r[0] for r in con.execute("SELECT status FROM job_runs ORDER BY started_at")
+            .fetchall()] == ["success", "failed"]
+    second = run_nightly(direct_db(con), settings)
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == second["run_id"]
+    # history: both runs' rows are kept
+    assert con.execute("SELECT count(DISTINCT run_id) FROM puzzle_ratings").fetchone()[0] == 2
+
+
+def test_write_failure_inside_the_transaction_rolls_back(tmp_path):
+    con, _ = build(tmp_path / "n.duckdb", puzzles=12, players=30)
+    settings = make_settings(tmp_path)
+    first = run_nightly(direct_db(con), settings)
+    db = direct_db(con)
+    real_write = db.write
+    state = {"n": 0}
+
+    def flaky(fn):
+        def inner(c):
+            out = fn(c)
+            if c.execute("SELECT count(*) FROM rating_runs").fetchone()[0] > 1:
+                raise duckdb.Error("disk full")  # after the rows went in, before COMMIT
+            return out
+        state["n"] += 1
+        return real_write(inner if state["n"] == 2 else fn)
+
+    db.write = flaky
+    with pytest.raises(duckdb.Error):
+        run_nightly(db, settings)
+    assert con.execute("SELECT count(*) FROM rating_runs").fetchone()[0] == 1
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == first["run_id"]
