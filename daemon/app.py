@@ -192,6 +192,7 @@ async def _resources(app: web.Application):
         Store, s.storage_path, queue_size=s.storage_write_queue_size,
         group_commit_ms=s.storage_group_commit_ms, max_batch=s.storage_max_batch,
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
+        memory_limit_mb=s.storage_memory_limit_mb,
         on_batch=ctx.metrics.batch_size.observe)
     pool = _pool(s)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)

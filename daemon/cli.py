@@ -590,6 +590,117 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------- recompute
+
+def _admin_call(settings, method: str, path: str):
+    """(status, JSON) of an admin API call to the running daemon; None if none answers."""
+    import urllib.error
+    import urllib.request
+
+    if not settings.admin_tokens:
+        raise CliError("no admin token in the config to call the daemon with")
+    req = urllib.request.Request(
+        f"http://{settings.server_host}:{settings.server_port}{path}", method=method,
+        data=b"" if method == "POST" else None,
+        headers={"Authorization": f"Bearer {settings.admin_tokens[0]}"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"{}")
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
+def cmd_recompute(args: argparse.Namespace) -> int:
+    """Run the nightly job now: through the running daemon, or on the file directly."""
+    import time as _time
+
+    from .jobs import STAGES
+    from .settings import SettingsError, load_settings
+
+    try:
+        settings, _ = load_settings(args.config, generate=False)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    bar = None
+    if sys.stderr.isatty():
+        from tqdm import tqdm
+        bar = tqdm(total=len(STAGES), desc="nightly", unit="stage", file=sys.stderr)
+    done = set()
+
+    def progress(stage):
+        if stage in STAGES and stage not in done:
+            done.add(stage)
+            if bar:
+                bar.set_postfix_str(stage)
+                bar.update(1)
+
+    try:
+        answer = _admin_call(settings, "POST", "/v1/jobs/nightly")
+        if answer is not None:
+            status, doc = answer
+            if status != 202:
+                raise CliError(f"the daemon answered {status}: {doc.get('error')}")
+            run_id, via = doc["run_id"], "the running daemon"
+            while True:
+                _time.sleep(0.5)
+                status, doc = _admin_call(settings, "GET", f"/v1/jobs/{run_id}") or (0, {})
+                if doc.get("stage"):
+                    for stage in STAGES[:STAGES.index(doc["stage"]) + 1] \
+                            if doc["stage"] in STAGES else []:
+                        progress(stage)
+                if doc.get("status") in ("success", "failed", "abandoned"):
+                    break
+            if doc["status"] != "success":
+                raise CliError(f"run {run_id} {doc['status']}: "
+                               f"{(doc.get('rows') or {}).get('error', '')}")
+            summary = doc["rows"]
+        else:
+            summary, via = _recompute_file(settings, progress), "the database file"
+    finally:
+        if bar:
+            bar.close()
+    if args.json:
+        print(json.dumps(summary))
+    else:
+        print(f"nightly run {summary['run_id']} ({via}): {summary['solves']} solves, "
+              f"{summary['puzzles']} puzzles, {summary['players']} players, "
+              f"{summary['consensus_puzzles']} consensus orders, "
+              f"{summary['seconds']:.1f} s")
+    return 0
+
+
+def _recompute_file(settings, progress) -> dict:
+    import duckdb
+
+    from .jobs import direct_db, run_nightly
+    from .store import StoreError, connect
+
+    if not Path(settings.storage_path).exists():
+        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
+                       f"and there is no database at {settings.storage_path}")
+    try:
+        con = connect(settings.storage_path, settings.storage_checkpoint_mb,
+                      settings.storage_memory_limit_mb)
+    except (StoreError, duckdb.Error) as exc:
+        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+    try:
+        summary = run_nightly(direct_db(con), settings, progress=progress)
+        keys = summary.pop("rescore")
+        if keys:  # the daemon's sweep re-scores pending submissions when it next starts
+            con.register("rescore_keys", {"portal": np.array([k[0] for k in keys], dtype=object),
+                                          "submission_id": np.array([k[1] for k in keys],
+                                                                    dtype=object)})
+            con.execute("UPDATE submissions SET status = 'pending' FROM rescore_keys r WHERE "
+                        "submissions.portal = r.portal AND "
+                        "submissions.submission_id = r.submission_id")
+        summary["rescore_pending"] = len(keys)
+        return summary
+    finally:
+        con.close()
+
+
 # ---------------------------------------------------------------------------- main
 
 def build_parser() -> argparse.ArgumentParser:
@@ -725,6 +836,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="sim", help="prefix of submission and player ids")
     p.add_argument("--seed", type=_seed, default=0)
     p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("recompute", help="run the nightly rating refresh now",
+                       description="Run the nightly job once (fit difficulty and skill, "
+                       "recalibrate, consensus orders, re-score): through the running "
+                       "daemon's API (address and admin token from the config), or directly "
+                       "on the database file when no daemon runs.")
+    p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    p.add_argument("--config", help=config_help)
+    p.set_defaults(func=cmd_recompute)
 
     p = sub.add_parser("portal", help="manage portals")
     portal_sub = p.add_subparsers(dest="portal_command", metavar="ACTION", required=True)

@@ -253,13 +253,33 @@ def cell_list_raw(entry: dict) -> list:
     return out
 
 
+CONSENSUS_CHUNK = 50_000  # solves per consensus query: bounds the query's memory
+
+
 def _consensus(db: JobDB, min_solves: int) -> dict:
     """Median fill rank and IQR per cell, and the null of the rank correlation of each
     solve with that consensus, for puzzles with at least ``min_solves`` eligible solves.
 
     For a complete solve the last move on each cell places its final, correct digit, so
-    the fill order is the order of each cell's last move (ties by sequence)."""
-    base = (f"WITH e AS ({ELIGIBLE}), "
+    the fill order is the order of each cell's last move (ties by sequence). Puzzles are
+    processed in id ranges of about :data:`CONSENSUS_CHUNK` solves, so memory stays
+    bounded whatever the size of the moves table."""
+    big = db.read(f"WITH e AS ({ELIGIBLE}) SELECT puzzle_id, count(*) FROM e "
+                  "GROUP BY puzzle_id HAVING count(*) >= ? ORDER BY puzzle_id", [min_solves])
+    out: dict = {}
+    chunk: list[str] = []
+    total = 0
+    for k, (pid, n) in enumerate(big):
+        chunk.append(pid)
+        total += n
+        if total >= CONSENSUS_CHUNK or k == len(big) - 1:
+            _consensus_chunk(db, chunk[0], chunk[-1], min_solves, out)
+            chunk, total = [], 0
+    return out
+
+
+def _consensus_chunk(db: JobDB, first: str, last: str, min_solves: int, out: dict) -> None:
+    base = (f"WITH e AS ({ELIGIBLE} AND s.puzzle_id BETWEEN ? AND ?), "
             "big AS (SELECT puzzle_id FROM e GROUP BY puzzle_id HAVING count(*) >= ?), "
             "es AS (SELECT e.sub_key, e.puzzle_id FROM e JOIN big USING (puzzle_id)), "
             "last AS (SELECT m.sub_key, m.cell, max(m.seq) AS seq, arg_max(m.t_ms, m.seq) AS t "
@@ -272,18 +292,18 @@ def _consensus(db: JobDB, min_solves: int) -> dict:
             "GROUP BY puzzle_id, cell), "
             "cons_rank AS (SELECT puzzle_id, cell, med, iqr, "
             "rank() OVER (PARTITION BY puzzle_id ORDER BY med) AS cr FROM cons) ")
+    params = [first, last, min_solves]
     cells = db.read_numpy(base + "SELECT c.puzzle_id, c.cell, c.med, c.iqr, "
                           "p.puzzle_order FROM cons_rank c JOIN puzzles p ON p.id = c.puzzle_id",
-                          [min_solves])
+                          params)
     if not len(cells["puzzle_id"]):
-        return {}
+        return
     nulls = db.read(base + ", per AS (SELECT r.puzzle_id, r.sub_key, corr(r.r, c.cr) AS rho "
                     "FROM ranked r JOIN cons_rank c USING (puzzle_id, cell) "
-                    "GROUP BY r.puzzle_id, r.sub_key) "
-                    "SELECT puzzle_id, median(rho), "
-                    "median(abs(rho - (SELECT median(rho) FROM per p2 WHERE "
-                    "p2.puzzle_id = per.puzzle_id))) FROM per GROUP BY puzzle_id", [min_solves])
-    out: dict = {}
+                    "GROUP BY r.puzzle_id, r.sub_key), "
+                    "centre AS (SELECT puzzle_id, median(rho) AS c FROM per GROUP BY puzzle_id) "
+                    "SELECT per.puzzle_id, any_value(centre.c), median(abs(per.rho - centre.c)) "
+                    "FROM per JOIN centre USING (puzzle_id) GROUP BY per.puzzle_id", params)
     for pid, cell, med, iqr, order in zip(cells["puzzle_id"], cells["cell"], cells["med"],
                                           cells["iqr"], cells["puzzle_order"]):
         entry = out.setdefault(pid, {"median": {}, "spread": {}, "ncells": int(order) ** 4,
@@ -293,7 +313,6 @@ def _consensus(db: JobDB, min_solves: int) -> dict:
     for pid, centre, mad in nulls:
         if pid in out and centre is not None:
             out[pid]["null"] = [float(centre), max(float(1.4826 * (mad or 0.0)), 0.03)]
-    return out
 
 
 class JobBusy(Exception):

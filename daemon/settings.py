@@ -67,6 +67,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("storage.max_batch", int, 512, "Most submissions committed in one transaction."),
     Setting("storage.checkpoint_mb", int, 256,
             "WAL size in MB that triggers a DuckDB checkpoint (each one stalls writes briefly)."),
+    Setting("storage.memory_limit_mb", int, 2048,
+            "DuckDB's memory cap; larger queries (the nightly job) spill to disk."),
     Setting("storage.dedupe_days", int, 3,
             "How long webhook-ids are remembered for deduplication (senders retry for days)."),
     Setting("webhooks.tolerance_s", int, 300,
@@ -115,6 +117,7 @@ class Settings:
     storage_max_batch: int = 512
     storage_checkpoint_mb: int = 256
     storage_dedupe_days: int = 3
+    storage_memory_limit_mb: int = 2048
     webhooks_tolerance_s: int = 300
     analysis_workers: int = 0
     analysis_queue_size: int = 1000

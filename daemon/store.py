@@ -47,8 +47,12 @@ def migrations() -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def connect(path: str, checkpoint_mb: int = 256) -> duckdb.DuckDBPyConnection:
+def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048
+            ) -> duckdb.DuckDBPyConnection:
     """Open (creating) the database and bring its schema up to date.
+
+    ``memory_limit_mb`` caps DuckDB's memory (its default is 80 % of the machine); big
+    queries such as the nightly job's spill to a temp directory beside the file instead.
 
     ``checkpoint_mb``: WAL size that triggers a checkpoint. A checkpoint stalls the
     writer (~0.1-0.2 s); DuckDB's 16 MB default does that every few seconds under load
@@ -66,6 +70,8 @@ def connect(path: str, checkpoint_mb: int = 256) -> duckdb.DuckDBPyConnection:
         raise StoreError(f"cannot open the database {path}: {exc}") from exc
     try:
         con.execute(f"SET checkpoint_threshold = '{int(checkpoint_mb)}MB'")
+        con.execute(f"SET memory_limit = '{int(memory_limit_mb)}MB'")
+        con.execute("SET preserve_insertion_order = false")
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
@@ -129,6 +135,8 @@ def _resolve(batch, results) -> None:
     for (_, fut), result in zip(batch, results):
         if isinstance(fut, asyncio.Future):
             by_loop.setdefault(fut.get_loop(), []).append((fut, result))
+        elif fut.cancelled():
+            continue
         elif isinstance(result, BaseException):
             fut.set_exception(result)
         else:
@@ -270,9 +278,12 @@ class Writer:
             self._con.execute("COMMIT")
         except Exception as exc:  # noqa: BLE001 - handed to the caller's future
             self._rollback()
-            fut.set_exception(StoreError(str(exc)) if isinstance(exc, duckdb.Error) else exc)
+            if not fut.cancelled():  # the caller may have given up (shutdown)
+                fut.set_exception(StoreError(str(exc)) if isinstance(exc, duckdb.Error)
+                                  else exc)
         else:
-            fut.set_result(result)
+            if not fut.cancelled():
+                fut.set_result(result)
 
     def _rollback(self) -> None:
         try:
@@ -409,9 +420,9 @@ class Store:
 
     def __init__(self, path: str, *, queue_size: int = 10_000, group_commit_ms: float = 5.0,
                  max_batch: int = 512, dedupe_days: int = 3, checkpoint_mb: int = 256,
-                 on_batch: Callable[[int], None] | None = None):
+                 memory_limit_mb: int = 2048, on_batch: Callable[[int], None] | None = None):
         self.path = path
-        self._con = connect(path, checkpoint_mb)
+        self._con = connect(path, checkpoint_mb, memory_limit_mb)
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
                              dedupe_days=dedupe_days, on_batch=on_batch)

@@ -1,0 +1,78 @@
+"""`fairgrid recompute` and the nightly job inside a real daemon (subprocesses, HTTP)."""
+
+from __future__ import annotations
+
+import json
+import signal
+import time
+
+from .helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
+from .test_cli import run
+from .test_serve import daemon, request  # noqa: F401 - fixture
+
+
+def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
+    proc, base, db, tmp_path = daemon
+    for k in range(3):
+        raw, headers = signed(solve_body(submission_id=f"s-{k}"), msg_id=f"m-{k}")
+        assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 202
+    cfg = str(tmp_path / "fairgrid.toml")
+    # wait until the puzzle is analysed and the solves are scored
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        doc = request(base + "/v1/submissions/demo/s-2", headers=bearer(ADMIN))[1]
+        if doc["status"] == "scored":
+            break
+        time.sleep(0.3)
+    # the organiser's view of one scored solve, in the terminal and as a picture
+    rep = run("report", "demo", "s-2", "--config", cfg, "--png", str(tmp_path / "r.png"))
+    assert rep.returncode == 0, rep.stderr
+    assert "predicted order (SA)" in rep.stdout and "this solve" in rep.stdout
+    assert "order_sa" in rep.stdout and (tmp_path / "r.png").stat().st_size > 10_000
+    missing = run("report", "demo", "nope", "--config", cfg)
+    assert missing.returncode == 2 and "404" in missing.stderr
+    # simulated traffic from the command line
+    sim = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+              "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "2",
+              "--cheaters", "1", "--puzzle-id", "easy", timeout=300)
+    assert sim.returncode == 0, sim.stderr
+    lines = [json.loads(x) for x in sim.stdout.splitlines()]
+    assert sorted(x["kind"] for x in lines) == ["honest", "honest", "row"]
+    assert all(x["status"] == 202 for x in lines)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and any(
+            request(base + f"/v1/submissions/demo/{x['submission_id']}",
+                    headers=bearer(ADMIN))[1]["status"] != "scored" for x in lines):
+        time.sleep(0.3)
+
+    res = run("recompute", "--config", cfg, "--json", timeout=300)
+    assert res.returncode == 0, res.stderr
+    summary = json.loads(res.stdout)
+    assert summary["puzzles"] == 1
+    status, doc = request(base + f"/v1/jobs/{summary['run_id']}", headers=bearer(ADMIN))
+    assert status == 200 and doc["status"] == "success" and doc["stage"] == "done"
+    status, _ = request(base + "/v1/jobs/nope", headers=bearer(ADMIN))
+    assert status == 404
+    with __import__("urllib.request").request.urlopen(base + "/metrics") as resp:
+        text = resp.read().decode()
+    assert 'fairgrid_job_last_success_timestamp_seconds{job="nightly"}' in text
+    assert 'fairgrid_job_rows{job="nightly",kind="puzzles"} 1.0' in text
+    # stop the daemon: recompute now works on the file itself
+    proc.send_signal(signal.SIGTERM)
+    proc.wait(timeout=60)
+    res = run("recompute", "--config", cfg, "--json", timeout=300)
+    assert res.returncode == 0, res.stderr
+    again = json.loads(res.stdout)
+    assert again["run_id"] != summary["run_id"] and again["puzzles"] == 1
+    assert count(str(db), "SELECT count(*) FROM rating_runs") == 2
+    flagged = count(str(db), "SELECT count(*) FROM flags WHERE state = 'open'")
+    assert summary["solves"] + flagged == 6  # flagged solves are left out of the fit
+    assert count(str(db), "SELECT count(*) FROM job_runs WHERE status = 'success'") == 2
+
+
+def test_recompute_without_daemon_or_database_is_a_clean_error(tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f'[server]\nport = 1\n[storage]\npath = "{tmp_path / "none.duckdb"}"\n'
+                   f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
+    res = run("recompute", "--config", str(cfg))
+    assert res.returncode == 2 and "no database" in res.stderr and "Traceback" not in res.stderr
