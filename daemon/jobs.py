@@ -175,12 +175,13 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
 
     progress("consensus")
     consensus = _consensus(db, s.nightly_min_solves)
-
-    progress("write")
-    now = datetime.now(timezone.utc)
     shift = float(fit.mu)
     bounds_log = np.log(np.asarray(cal.level_bounds_s)) + shift
     levels = 1 + np.searchsorted(bounds_log, fit.difficulty, side="right")
+    band_nulls = _band_nulls(db, dict(zip(ids, levels.tolist())))
+
+    progress("write")
+    now = datetime.now(timezone.utc)
     size_of = {pid: o * o for pid, o in zip(ids, orders)}
 
     def cell_list(pid, values):
@@ -216,10 +217,10 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
     cal_json = new_cal.to_json() if new_cal is not cal else None
 
     def write(con):
-        con.execute("INSERT INTO rating_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        con.execute("INSERT INTO rating_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     [run_id, now, int(log_t.size), len(ids), len(players), fit.mu,
                      fit.residual_sd, cal_json if cal_json else cal.to_json(),
-                     json.dumps(corr)])
+                     json.dumps(corr), json.dumps(band_nulls)])
         if ids:
             con.register("new_puzzle_ratings", puzzle_rows)
             con.execute("INSERT INTO puzzle_ratings SELECT * FROM new_puzzle_ratings")
@@ -240,6 +241,7 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
     return {"solves": int(log_t.size), "puzzles": len(ids), "players": len(players),
             "recalibrated_on": int(enough.size) if new_cal is not cal else 0,
             "consensus_puzzles": len(consensus), "mu": fit.mu,
+            "band_null_levels": sorted(band_nulls),
             "residual_sd": fit.residual_sd, "correlations": corr,
             "rescore": [tuple(r) for r in rescore]}
 
@@ -250,6 +252,59 @@ def cell_list_raw(entry: dict) -> list:
     for cell, v in entry["spread"].items():
         if 0 <= cell < n:
             out[cell] = round(float(v), 2)
+    return out
+
+
+BAND_SAMPLE = 4000       # unflagged solves whose signals make the per-level honest nulls
+BAND_MIN = 100           # solves a level needs before its learnt null is used
+BAND_SIGNALS = ("order_sa", "deducible", "pacing_cv", "pacing_difficulty")
+
+
+def _band_nulls(db: JobDB, level_of: dict) -> dict:
+    """Honest nulls per fairgrid level from a seeded sample of real unflagged solves."""
+    from fairgrid.analytics.calibration import fit_null
+    from fairgrid.analytics.fill_order import fill_order
+    from fairgrid.analytics.signals import PuzzleFacts, compute
+
+    moves = db.read_numpy(
+        f"WITH smp AS (SELECT sub_key, puzzle_id FROM ({ELIGIBLE}) "
+        f"USING SAMPLE reservoir({BAND_SAMPLE} ROWS) REPEATABLE (7)) "
+        "SELECT m.sub_key, smp.puzzle_id, m.t_ms, m.cell, m.digit, m.note FROM moves m "
+        "JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq")
+    if not len(moves["sub_key"]):
+        return {}
+    pids = sorted(set(moves["puzzle_id"].tolist()))
+    facts = {}
+    for pid, givens, solution, order, median in db.read(
+            "SELECT id, givens, solution, puzzle_order, order_median FROM puzzles "
+            "WHERE list_contains(?, id)", [pids]):
+        if median is None:
+            continue
+        rank = np.array([np.nan if v is None else float(v) for v in json.loads(median)])
+        facts[pid] = PuzzleFacts(
+            np.array([0 if ch in ".0" else int(ch, 36) for ch in givens]), order,
+            np.array([int(ch, 36) for ch in solution]), rank, 0.0, 1.0)
+    keys = moves["sub_key"]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    ends = np.r_[starts[1:], keys.size]
+    samples: dict = {}
+    for a, b in zip(starts, ends):
+        pid = moves["puzzle_id"][a]
+        if pid not in facts or pid not in level_of:
+            continue
+        f = facts[pid]
+        fill = fill_order(moves["t_ms"][a:b], moves["cell"][a:b], moves["digit"][a:b],
+                          moves["note"][a:b], f.givens, f.solution)
+        values = compute(f, fill, int(moves["t_ms"][b - 1]))
+        band = samples.setdefault(str(level_of[pid]), {})
+        for name in BAND_SIGNALS:
+            if name in values:
+                band.setdefault(name, []).append(values[name])
+    out = {}
+    for level, values in samples.items():
+        if min((len(v) for v in values.values()), default=0) >= BAND_MIN:
+            null = fit_null(values)
+            out[level] = {k: list(v) for k, v in null.items() if k in BAND_SIGNALS}
     return out
 
 

@@ -61,8 +61,10 @@ class _Facts:
 
     Before any nightly run: the calibrated expected time and the simulated honest nulls.
     After one: the fitted difficulty (expected log-time of an average player of this
-    portal), the fit's residual sd with a speed null of N(0, 1), and the consensus order
-    with its null when the puzzle has enough solves."""
+    portal), the fit's residual sd with a speed null of N(0, 1), the consensus order with
+    its null when the puzzle has enough solves, and, for the order, deducibility and pacing
+    signals, nulls learnt from real unflagged solves of puzzles of the same level once a
+    level has enough of them (``daemon.jobs._band_nulls``)."""
 
     def __init__(self, row: dict, run: dict | None):
         from fairgrid.analytics.signals import PuzzleFacts
@@ -81,6 +83,9 @@ class _Facts:
             sd = run["residual_sd"]
             self.unrated_sd = float(np.hypot(sd, run["skill_sd"]))
             self.null["speed"] = (0.0, 1.0)
+            band = run.get("band_nulls", {}).get(str(row["level"]))
+            for name, value in (band or {}).items():  # learnt from real honest solves
+                self.null[name] = tuple(value)
             if row["consensus_order"] is not None:
                 extra = json.loads(row["consensus_spread"])
                 if extra.get("null"):
@@ -170,7 +175,7 @@ class Scorer:
             self._store.read_dicts,
             "SELECT s.sub_key, s.puzzle_id, s.raw, p.status AS puzzle_status, p.givens, "
             "p.puzzle_order, p.solution, p.order_median, p.ratings, c.run_id, "
-            "pr.difficulty, pr.consensus_order, pr.consensus_spread, pl.skill "
+            "pr.difficulty, pr.level, pr.consensus_order, pr.consensus_spread, pl.skill "
             "FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id "
             "LEFT JOIN current_rating c ON c.id = 1 "
             "LEFT JOIN puzzle_ratings pr ON pr.run_id = c.run_id AND pr.puzzle_id = s.puzzle_id "
@@ -206,9 +211,10 @@ class Scorer:
 
     def _run_info(self, run_id: str) -> dict:
         row = self._store.read("SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
-                               "FROM player_ratings WHERE run_id = r.run_id) FROM rating_runs r "
-                               "WHERE r.run_id = ?", [run_id])[0]
-        return {"mu": row[0], "residual_sd": row[1], "skill_sd": row[2]}
+                               "FROM player_ratings WHERE run_id = r.run_id), r.band_nulls "
+                               "FROM rating_runs r WHERE r.run_id = ?", [run_id])[0]
+        return {"mu": row[0], "residual_sd": row[1], "skill_sd": row[2],
+                "band_nulls": json.loads(row[3]) if row[3] else {}}
 
     def _compute(self, facts: _Facts, moves, client, skill: float, unrated: bool) -> dict:
         import dataclasses

@@ -96,6 +96,12 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
     # recalibration and live correlations were stored; the run is current
     run = con.execute("SELECT calibration, correlations FROM rating_runs").fetchone()
     assert json.loads(run[0])["features"] and "fitted_difficulty" in json.loads(run[1])
+    # honest nulls learnt from the real solves, per level (times are evenly spaced here)
+    bands = json.loads(con.execute("SELECT band_nulls FROM rating_runs").fetchone()[0])
+    assert bands and summary["band_null_levels"] == sorted(bands)
+    for null in bands.values():
+        assert null["deducible"][0] == pytest.approx(1.0, abs=0.5)
+        assert null["pacing_cv"][0] == pytest.approx(0.0, abs=0.05)
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == summary["run_id"]
     assert con.execute("SELECT status FROM job_runs").fetchone()[0] == "success"
     assert len(summary["rescore"]) == truth["n"]
