@@ -54,13 +54,21 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
     ratings = np.array([json.dumps({"metrics": m, "expected_log_s": float(p), "sd_log": 0.17,
                                     "null": {}, "level": 3}) for m, p in zip(metrics, prior)],
                        dtype=object)
-    con.register("pz", {"id": ids, "ratings": ratings})
-    con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, registered_at, "
-                "ratings, order_median) SELECT id, ?, 3, ?, 'ready', ?, ratings, NULL FROM pz",
-                [EASY, SOLUTION, now])
-    con.unregister("pz")
     empty = np.array([i for i, ch in enumerate(EASY) if ch == "0"], dtype=np.int16)
     base_order = np.stack([rng.permutation(empty.size) for _ in range(n_puzzles)])
+
+    def predicted(j):  # the "SA prediction": the puzzle's own order, ranks per cell
+        ranks = [None] * 81
+        for pos, k in enumerate(np.argsort(base_order[j])):
+            ranks[int(empty[k])] = float(pos + 1)
+        return json.dumps(ranks)
+
+    medians = np.array([predicted(j) for j in range(n_puzzles)], dtype=object)
+    con.register("pz", {"id": ids, "ratings": ratings, "median": medians})
+    con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, registered_at, "
+                "ratings, order_median) SELECT id, ?, 3, ?, 'ready', ?, ratings, median FROM pz",
+                [EASY, SOLUTION, now])
+    con.unregister("pz")
     digits = np.array([int(SOLUTION[c]) for c in empty], dtype=np.int16)
     # popularity: some puzzles are played far more than others
     pop = rng.pareto(1.2, n_puzzles) + 1
