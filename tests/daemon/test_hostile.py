@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import urllib.error
+import urllib.parse
 import urllib.request
 
 import pytest
@@ -119,3 +120,53 @@ def test_nasty_bodies(server, raw):
     before = stored(app)
     status, doc = send(base, raw, signed_bytes(raw, msg_id="nasty"))
     assert 400 <= status < 500 and "error" in doc and stored(app) == before
+
+
+# ------------------------------------------------------------- organiser and admin routes
+
+def call(base, method: str, path: str, raw: bytes | None = None, token: str | None = None):
+    headers = {"content-type": "application/json"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    req = urllib.request.Request(base + path, data=raw, headers=headers, method=method)
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, resp.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+segment = st.text(min_size=1, max_size=30).map(
+    lambda t: urllib.parse.quote(t, safe="")).filter(lambda t: t not in (".", ".."))
+query_value = st.text(max_size=30).map(lambda t: urllib.parse.quote(t, safe=""))
+
+
+@hsettings(max_examples=120)
+@given(st.sampled_from([
+    ("GET", "/v1/puzzles/{a}"), ("GET", "/v1/submissions/{a}/{b}"),
+    ("GET", "/v1/players/{a}/{b}"), ("GET", "/v1/jobs/{a}"),
+    ("GET", "/v1/flags?tournament={q}&fdr={r}"), ("GET", "/v1/flags?limit={r}&cursor={q}"),
+    ("GET", "/v1/flags?since={q}&min_score={r}&player={q}"),
+    ("POST", "/v1/flags/{a}/review"), ("POST", "/v1/puzzles")]),
+    segment, segment, query_value, query_value,
+    st.one_of(st.none(), json_values.map(lambda v: json.dumps(v).encode()),
+              st.binary(max_size=200)),
+    st.sampled_from([None, "admin-token", "organiser-token", "wrong"]))
+def test_other_routes_never_5xx(server, route, a, b, q, r, body, token):
+    """Random ids, query strings, bodies and tokens on every organiser and admin route:
+    4xx with a JSON error or 2xx, never a 5xx or a traceback; nothing stored on a 4xx."""
+    base, app = server
+    method, template = route
+    path = template.format(a=a, b=b, q=q, r=r)
+    before = app[CTX].store.read("SELECT (SELECT count(*) FROM puzzles), "
+                                 "(SELECT count(*) FROM flag_history)")[0]
+    status, raw = call(base, method, path, body if method == "POST" else None, token)
+    assert status < 500, (path, raw[:300])
+    if status >= 400:
+        doc = json.loads(raw)
+        assert doc["error"] and "Traceback" not in doc["error"]
+        after = app[CTX].store.read("SELECT (SELECT count(*) FROM puzzles), "
+                                    "(SELECT count(*) FROM flag_history)")[0]
+        assert after == before
+    if token in (None, "wrong"):
+        assert status in (401, 404), (path, status)  # 404: no such route
