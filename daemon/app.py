@@ -170,10 +170,30 @@ async def post_puzzles(request: web.Request) -> web.Response:
 
 # ------------------------------------------------------------------------------- lifecycle
 
+def _pool_worker_init() -> None:
+    """Pool workers run below the daemon's priority (analysis and scoring yield the CPU
+    to ingestion and catch up when it is idle) and die with the daemon: a SIGKILLed
+    daemon must not leave orphaned workers behind (Linux PR_SET_PDEATHSIG)."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    try:
+        import ctypes
+        import signal
+        libc = ctypes.CDLL("libc.so.6", use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        if os.getppid() == 1:  # the daemon died before the call
+            os._exit(1)
+    except (OSError, AttributeError):
+        pass  # not Linux: shutdown still stops the pool
+
+
 def _pool(settings: Settings) -> ProcessPoolExecutor:
     workers = settings.analysis_workers or os.cpu_count() or 1
     # spawn: the daemon has threads (the writer), which fork does not copy safely
-    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"))
+    return ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
+                               initializer=_pool_worker_init)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -196,7 +216,7 @@ async def _resources(app: web.Application):
         on_batch=ctx.metrics.batch_size.observe)
     pool = _pool(s)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
-    ctx.scorer = Scorer(ctx.store, s, ctx.metrics)
+    ctx.scorer = Scorer(ctx.store, s, ctx.metrics, pool)
     ctx.puzzles.on_ready = ctx.scorer.puzzle_ready
     ctx.metrics.watch_queue(ctx.store.writer.depth)
     ctx.metrics.watch_puzzles(ctx.puzzles.counts)

@@ -30,6 +30,8 @@ from .store import Store
 log = logging.getLogger("fairgrid.scoring")
 SWEEP_S = 30.0
 NULL_SOLVES = 120
+BATCH = 256          # submissions scored (and written) together
+BATCH_WAIT_S = 0.05  # how long the first of a batch waits for company
 
 
 def scoring_model(givens: str, solution: str, median_rank: list, seed: int) -> dict:
@@ -96,10 +98,19 @@ class _Facts:
         self.rated = run is not None
 
 
+def compute_batch(payload: list) -> list[dict]:
+    """The analytics of a batch of submissions (runs in a pool process)."""
+    from fairgrid.analytics.evidence import score_solve
+    return [score_solve(facts, null, arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool),
+                        skill=skill, client=client, fpr=fpr)
+            for facts, null, arr, client, skill, fpr in payload]
+
+
 class Scorer:
     """Queue, worker and sweeper that score committed submissions."""
 
-    def __init__(self, store: Store, settings: Settings, metrics: Metrics):
+    def __init__(self, store: Store, settings: Settings, metrics: Metrics, executor=None):
+        self._executor = executor
         self._store = store
         self._settings = settings
         self._metrics = metrics
@@ -158,56 +169,99 @@ class Scorer:
 
     async def _worker(self) -> None:
         while True:
-            key = await self._queue.get()
+            keys = [await self._queue.get()]
+            await asyncio.sleep(BATCH_WAIT_S)  # let a burst gather: one transaction for all
+            while len(keys) < BATCH and not self._queue.empty():
+                keys.append(self._queue.get_nowait())
             try:
-                await self.score(*key)
+                await self.score_many(keys)
             except asyncio.CancelledError:
                 raise
-            except Exception:  # noqa: BLE001 - one bad submission must not stop scoring
-                log.exception("scoring of %s/%s failed", *key)
+            except Exception:  # noqa: BLE001 - one bad batch must not stop scoring
+                log.exception("scoring of %d submissions failed", len(keys))
             finally:
-                self._queued.discard(key)
+                for key in keys:
+                    self._queued.discard(key)
 
     async def score(self, portal: str, submission_id: str) -> dict | None:
         """Score one submission now; None when its puzzle is not ready yet."""
+        return (await self.score_many([(portal, submission_id)])).get((portal, submission_id))
+
+    async def score_many(self, keys: list[tuple[str, str]]) -> dict:
+        """Score submissions in one go: one read of their rows, one of their moves, the
+        analytics in one worker thread, and one write transaction for all the results
+        (ingestion shares the single writer, so per-submission transactions would starve
+        it). Returns {key: evidence} for those whose puzzle is ready."""
         started = time.perf_counter()
+        where = " OR ".join(["(s.portal = ? AND s.submission_id = ?)"] * len(keys))
         rows = await asyncio.to_thread(
             self._store.read_dicts,
-            "SELECT s.sub_key, s.puzzle_id, s.raw, p.status AS puzzle_status, p.givens, "
-            "p.puzzle_order, p.solution, p.order_median, p.ratings, c.run_id, "
-            "pr.difficulty, pr.level, pr.consensus_order, pr.consensus_spread, pl.skill "
+            "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, "
+            "p.status AS puzzle_status, p.givens, p.puzzle_order, p.solution, p.order_median, "
+            "p.ratings, c.run_id, pr.difficulty, pr.level, pr.consensus_order, "
+            "pr.consensus_spread, pl.skill "
             "FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id "
             "LEFT JOIN current_rating c ON c.id = 1 "
             "LEFT JOIN puzzle_ratings pr ON pr.run_id = c.run_id AND pr.puzzle_id = s.puzzle_id "
             "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
-            "AND pl.player_id = s.player_id WHERE s.portal = ? AND s.submission_id = ?",
-            [portal, submission_id])
-        if not rows or rows[0]["puzzle_status"] != "ready" or rows[0]["ratings"] is None:
-            return None
-        row = rows[0]
-        run = None
-        if row["run_id"] is not None:
-            run = self._runs.get(row["run_id"])
-            if run is None:
-                run = self._runs[row["run_id"]] = await asyncio.to_thread(
-                    self._run_info, row["run_id"])
-        key = (row["puzzle_id"], row["run_id"])
-        facts = self._facts.get(key)
-        if facts is None:
-            facts = self._facts[key] = _Facts(row, run)
-        skill = float(row["skill"]) if row["skill"] is not None else 0.0
+            f"AND pl.player_id = s.player_id WHERE {where}",
+            [v for key in keys for v in key])
+        rows = [r for r in rows if r["puzzle_status"] == "ready" and r["ratings"] is not None]
+        if not rows:
+            return {}
+        jobs = []
+        for row in rows:
+            run = None
+            if row["run_id"] is not None:
+                run = self._runs.get(row["run_id"])
+                if run is None:
+                    run = self._runs[row["run_id"]] = await asyncio.to_thread(
+                        self._run_info, row["run_id"])
+            fkey = (row["puzzle_id"], row["run_id"])
+            facts = self._facts.get(fkey)
+            if facts is None:
+                facts = self._facts[fkey] = _Facts(row, run)
+            jobs.append((row, facts))
+        sub_keys = [row["sub_key"] for row in rows]
         moves = await asyncio.to_thread(
-            self._store.read, "SELECT t_ms, cell, digit, note FROM moves WHERE sub_key = ? "
-            "ORDER BY seq", [row["sub_key"]])
-        client = json.loads(row["raw"]).get("client")
-        evidence = await asyncio.to_thread(self._compute, facts, moves, client, skill,
-                                           row["skill"] is None)
-        await self._write(portal, submission_id, evidence)
-        elapsed = time.perf_counter() - started
-        self._metrics.scoring_duration.observe(elapsed)
-        self._metrics.anomaly.observe(evidence["anomaly"])
-        self._metrics.submissions_scored.inc()
-        return evidence
+            self._store.read_numpy,
+            "SELECT sub_key, t_ms, cell, digit, note FROM moves WHERE sub_key IN ("
+            + ", ".join("?" * len(sub_keys)) + ") ORDER BY sub_key, seq", sub_keys)
+        payload = self._payload(jobs, moves)
+        loop = asyncio.get_running_loop()
+        if self._executor is not None:  # another process: the event loop keeps the GIL
+            evidence = await loop.run_in_executor(self._executor, compute_batch, payload)
+        else:
+            evidence = await asyncio.to_thread(compute_batch, payload)
+        results = {(row["portal"], row["submission_id"]): ev
+                   for (row, _), ev in zip(jobs, evidence)}
+        await self._write_all(results)
+        per = (time.perf_counter() - started) / len(results)
+        for ev in results.values():
+            self._metrics.scoring_duration.observe(per)
+            self._metrics.anomaly.observe(ev["anomaly"])
+            self._metrics.submissions_scored.inc()
+        return results
+
+    def _payload(self, jobs, moves) -> list:
+        """Picklable inputs of :func:`compute_batch`, one entry per submission."""
+        keys = np.asarray(moves["sub_key"])
+        out = []
+        for row, facts in jobs:
+            lo = np.searchsorted(keys, row["sub_key"])
+            hi = np.searchsorted(keys, row["sub_key"], side="right")
+            arr = np.stack([np.asarray(moves[c][lo:hi], dtype=np.int64)
+                            for c in ("t_ms", "cell", "digit", "note")], axis=1)
+            client = json.loads(row["raw"]).get("client")
+            puzzle_facts = facts.facts
+            if facts.rated and row["skill"] is None:  # no skill yet: allow for its spread
+                import dataclasses
+                puzzle_facts = dataclasses.replace(puzzle_facts, sd_log=facts.unrated_sd)
+            out.append((puzzle_facts, facts.null, arr,
+                        client if isinstance(client, dict) else None,
+                        float(row["skill"]) if row["skill"] is not None else 0.0,
+                        self._settings.scoring_fpr))
+        return out
 
     def _run_info(self, run_id: str) -> dict:
         row = self._store.read("SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
@@ -216,51 +270,67 @@ class Scorer:
         return {"mu": row[0], "residual_sd": row[1], "skill_sd": row[2],
                 "band_nulls": json.loads(row[3]) if row[3] else {}}
 
-    def _compute(self, facts: _Facts, moves, client, skill: float, unrated: bool) -> dict:
-        import dataclasses
-
-        from fairgrid.analytics.evidence import score_solve
-        arr = np.array(moves, dtype=np.int64).reshape(-1, 4)
-        puzzle_facts = facts.facts
-        if facts.rated and unrated:  # no skill estimate yet: allow for the skill spread
-            puzzle_facts = dataclasses.replace(puzzle_facts, sd_log=facts.unrated_sd)
-        return score_solve(puzzle_facts, facts.null, arr[:, 0], arr[:, 1], arr[:, 2],
-                           arr[:, 3].astype(bool), skill=skill,
-                           client=client if isinstance(client, dict) else None,
-                           fpr=self._settings.scoring_fpr)
-
-    async def _write(self, portal: str, sid: str, ev: dict) -> None:
+    async def _write_all(self, results: dict) -> None:
+        """Scores, flags and flag history of a batch in one writer transaction, with a
+        handful of set-based statements (DuckDB statements cost ~1 ms each whatever
+        their size, and ingestion waits for the same writer)."""
         now = datetime.now(timezone.utc)
+        items = list(results.items())
+        batch = {
+            "portal": np.array([k[0] for k, _ in items], dtype=object),
+            "submission_id": np.array([k[1] for k, _ in items], dtype=object),
+            "anomaly": np.array([ev["anomaly"] for _, ev in items], dtype=float),
+            "p_value": np.array([ev["p_value"] for _, ev in items], dtype=float),
+            "flagged": np.array([ev["flagged"] for _, ev in items], dtype=bool),
+            "evidence": np.array([json.dumps(ev) for _, ev in items], dtype=object),
+            "reasons": np.array([json.dumps(ev["reasons"]) for _, ev in items], dtype=object),
+            "note": np.array(["raised by scoring: " + ", ".join(ev["reasons"])
+                              for _, ev in items], dtype=object),
+        }
         new_reasons: list[str] = []
 
         def write(con):
-            con.execute("DELETE FROM scores WHERE portal = ? AND submission_id = ?",
-                        [portal, sid])
-            con.execute("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?)",
-                        [portal, sid, now, ev["anomaly"], ev["p_value"], ev["flagged"],
-                         json.dumps(ev)])
-            flag = con.execute("SELECT id, state FROM flags WHERE portal = ? AND "
-                               "submission_id = ?", [portal, sid]).fetchone()
-            reasons = json.dumps(ev["reasons"])
-            if ev["flagged"] and flag is None:
-                fid = con.execute("INSERT INTO flags (portal, submission_id, created_at, "
-                                  "state, reasons) VALUES (?, ?, ?, 'open', ?) RETURNING id",
-                                  [portal, sid, now, reasons]).fetchone()[0]
-                con.execute("INSERT INTO flag_history VALUES (?, ?, 'open', ?, 'fairgrid')",
-                            [fid, now, "raised by scoring: " + ", ".join(ev["reasons"])])
-                new_reasons.extend(ev["reasons"])
-            elif flag is not None and flag[1] in ("open", "withdrawn"):
-                state = "open" if ev["flagged"] else "withdrawn"
-                if state != flag[1]:
-                    con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, 'fairgrid')",
-                                [flag[0], now, state, "re-scored"])
-                if ev["flagged"]:
-                    con.execute("UPDATE flags SET state = ?, reasons = ? WHERE id = ?",
-                                [state, reasons, flag[0]])
-                else:  # keep the reasons it was raised for
-                    con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag[0]])
-            con.execute("UPDATE submissions SET status = 'scored' WHERE portal = ? AND "
-                        "submission_id = ?", [portal, sid])
+            con.register("score_batch", batch)
+            try:
+                con.execute("DELETE FROM scores USING score_batch b WHERE scores.portal = "
+                            "b.portal AND scores.submission_id = b.submission_id")
+                con.execute("INSERT INTO scores SELECT portal, submission_id, ?, anomaly, "
+                            "p_value, flagged, evidence FROM score_batch", [now])
+                existing = con.execute(
+                    "SELECT f.id, f.state, f.portal, f.submission_id, b.flagged, b.reasons "
+                    "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
+                    "b.submission_id = f.submission_id").fetchall()
+                created = con.execute(
+                    "INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
+                    "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM score_batch b "
+                    "WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f WHERE "
+                    "f.portal = b.portal AND f.submission_id = b.submission_id) "
+                    "RETURNING id, portal, submission_id", [now]).fetchall()
+                if created:
+                    con.execute(
+                        "INSERT INTO flag_history SELECT f.id, ?, 'open', b.note, 'fairgrid' "
+                        "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
+                        "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
+                        [now, [c[0] for c in created]])
+                    for _, portal, sid in created:
+                        new_reasons.extend(results[(portal, sid)]["reasons"])
+                for fid, state, _portal, _sid, flagged, reasons in existing:
+                    if state not in ("open", "withdrawn"):
+                        continue  # a human decision: re-scoring never overrides it
+                    target = "open" if flagged else "withdrawn"
+                    if target != state:
+                        con.execute("INSERT INTO flag_history VALUES (?, ?, ?, 're-scored', "
+                                    "'fairgrid')", [fid, now, target])
+                    if flagged:
+                        con.execute("UPDATE flags SET state = ?, reasons = ? WHERE id = ?",
+                                    [target, reasons, fid])
+                    else:  # keep the reasons it was raised for
+                        con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
+                con.execute("UPDATE submissions SET status = 'scored' FROM score_batch b "
+                            "WHERE submissions.portal = b.portal AND "
+                            "submissions.submission_id = b.submission_id")
+            finally:
+                con.unregister("score_batch")
 
         await asyncio.wrap_future(self._store.writer.call(write))
         for reason in new_reasons:

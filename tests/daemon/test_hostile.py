@@ -158,15 +158,14 @@ def test_other_routes_never_5xx(server, route, a, b, q, r, body, token):
     base, app = server
     method, template = route
     path = template.format(a=a, b=b, q=q, r=r)
-    before = app[CTX].store.read("SELECT (SELECT count(*) FROM puzzles), "
-                                 "(SELECT count(*) FROM flag_history)")[0]
+    # (flag_history is not compared: background scoring of earlier tests' solves adds to it)
+    before = app[CTX].store.read("SELECT count(*) FROM puzzles")[0]
     status, raw = call(base, method, path, body if method == "POST" else None, token)
     assert status < 500, (path, raw[:300])
     if status >= 400:
         doc = json.loads(raw)
         assert doc["error"] and "Traceback" not in doc["error"]
-        after = app[CTX].store.read("SELECT (SELECT count(*) FROM puzzles), "
-                                    "(SELECT count(*) FROM flag_history)")[0]
+        after = app[CTX].store.read("SELECT count(*) FROM puzzles")[0]
         assert after == before
     if token in (None, "wrong"):
         assert status in (401, 404), (path, status)  # 404: no such route
