@@ -342,28 +342,71 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- flags
 
-def _flags_from_daemon(settings, query: dict) -> list[dict] | None:
-    """All pages of GET /v1/flags from the running daemon, or None when none answers."""
+def _call_daemon(settings, method: str, path: str, *, admin: bool = False):
+    """(status, JSON body) of a call to the running daemon's API with a token from the
+    config (an admin token, or any organiser or admin token); None when no daemon
+    answers. The body of an error status has its ``error``."""
     import urllib.error
-    import urllib.parse
     import urllib.request
 
-    tokens = settings.organiser_tokens + settings.admin_tokens
+    tokens = settings.admin_tokens if admin else settings.organiser_tokens + settings.admin_tokens
     if not tokens:
-        raise CliError("no organiser or admin token in the config to call the daemon with")
-    base = f"http://{settings.server_host}:{settings.server_port}/v1/flags"
+        raise CliError("no admin token in the config to call the daemon with" if admin else
+                       "no organiser or admin token in the config to call the daemon with")
+    req = urllib.request.Request(
+        f"http://{settings.server_host}:{settings.server_port}{path}", method=method,
+        data=b"" if method == "POST" else None,
+        headers={"Authorization": f"Bearer {tokens[0]}"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read())
+    except urllib.error.HTTPError as exc:
+        doc = json.loads(exc.read() or b"{}")
+        doc.setdefault("error", exc.reason)
+        return exc.code, doc
+    except (urllib.error.URLError, ConnectionError):
+        return None
+
+
+def _daemon_get(settings, path: str) -> dict | None:
+    """GET an organiser route: its JSON, None when no daemon answers, CliError on an error."""
+    answer = _call_daemon(settings, "GET", path)
+    if answer is None:
+        return None
+    status, doc = answer
+    if status >= 400:
+        raise CliError(f"the daemon answered {status}: {doc['error']}")
+    return doc
+
+
+def _database_file(settings) -> str:
+    """The database path when no daemon answers; CliError when there is no file."""
+    if not Path(settings.storage_path).exists():
+        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
+                       f"and there is no database at {settings.storage_path}")
+    return settings.storage_path
+
+
+def _open_readonly(settings):
+    """A read-only connection to the database file (no daemon owns it now)."""
+    import duckdb
+
+    path = _database_file(settings)
+    try:
+        return duckdb.connect(path, read_only=True)
+    except duckdb.Error as exc:
+        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+
+
+def _flags_from_daemon(settings, query: dict) -> list[dict] | None:
+    """All pages of GET /v1/flags from the running daemon, or None when none answers."""
+    import urllib.parse
+
     flags, cursor = [], None
     while True:
         params = dict(query, limit=500, **({"cursor": cursor} if cursor else {}))
-        req = urllib.request.Request(base + "?" + urllib.parse.urlencode(params),
-                                     headers={"Authorization": f"Bearer {tokens[0]}"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                page = json.loads(resp.read())
-        except urllib.error.HTTPError as exc:
-            detail = json.loads(exc.read() or b"{}").get("error", exc.reason)
-            raise CliError(f"the daemon answered {exc.code}: {detail}") from None
-        except (urllib.error.URLError, ConnectionError):
+        page = _daemon_get(settings, "/v1/flags?" + urllib.parse.urlencode(params))
+        if page is None:
             return None
         flags += page["flags"]
         cursor = page["next_cursor"]
@@ -373,17 +416,9 @@ def _flags_from_daemon(settings, query: dict) -> list[dict] | None:
 
 def _flags_from_file(settings, query: dict) -> list[dict]:
     """The same list read from the database file, read-only (no daemon owns it now)."""
-    import duckdb
-
     from .queries import flag_json, flags_query
 
-    if not Path(settings.storage_path).exists():
-        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
-                       f"and there is no database at {settings.storage_path}")
-    try:
-        con = duckdb.connect(settings.storage_path, read_only=True)
-    except duckdb.Error as exc:
-        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+    con = _open_readonly(settings)
     try:
         sql, params = flags_query(tournament=query.get("tournament"),
                                   player=query.get("player"), limit=1_000_000)
@@ -421,36 +456,14 @@ def cmd_flags(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------------- report
 
 def _submission_from_daemon(settings, portal: str, sid: str) -> dict | None:
-    import urllib.error
     import urllib.parse
-    import urllib.request
 
-    tokens = settings.organiser_tokens + settings.admin_tokens
-    if not tokens:
-        raise CliError("no organiser or admin token in the config to call the daemon with")
-    url = (f"http://{settings.server_host}:{settings.server_port}/v1/submissions/"
-           f"{urllib.parse.quote(portal, safe='')}/{urllib.parse.quote(sid, safe='')}")
-    req = urllib.request.Request(url, headers={"Authorization": f"Bearer {tokens[0]}"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        detail = json.loads(exc.read() or b"{}").get("error", exc.reason)
-        raise CliError(f"the daemon answered {exc.code}: {detail}") from None
-    except (urllib.error.URLError, ConnectionError):
-        return None
+    return _daemon_get(settings, f"/v1/submissions/{urllib.parse.quote(portal, safe='')}/"
+                                 f"{urllib.parse.quote(sid, safe='')}")
 
 
 def _submission_from_file(settings, portal: str, sid: str) -> dict:
-    import duckdb
-
-    if not Path(settings.storage_path).exists():
-        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
-                       f"and there is no database at {settings.storage_path}")
-    try:
-        con = duckdb.connect(settings.storage_path, read_only=True)
-    except duckdb.Error as exc:
-        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+    con = _open_readonly(settings)
     try:
         row = con.execute(
             "SELECT s.status, s.player_id, s.puzzle_id, s.tournament_id, s.duration_ms, "
@@ -592,26 +605,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- recompute
 
-def _admin_call(settings, method: str, path: str):
-    """(status, JSON) of an admin API call to the running daemon; None if none answers."""
-    import urllib.error
-    import urllib.request
-
-    if not settings.admin_tokens:
-        raise CliError("no admin token in the config to call the daemon with")
-    req = urllib.request.Request(
-        f"http://{settings.server_host}:{settings.server_port}{path}", method=method,
-        data=b"" if method == "POST" else None,
-        headers={"Authorization": f"Bearer {settings.admin_tokens[0]}"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read())
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"{}")
-    except (urllib.error.URLError, ConnectionError):
-        return None
-
-
 def cmd_recompute(args: argparse.Namespace) -> int:
     """Run the nightly job now: through the running daemon, or on the file directly."""
     import time as _time
@@ -637,7 +630,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
                 bar.update(1)
 
     try:
-        answer = _admin_call(settings, "POST", "/v1/jobs/nightly")
+        answer = _call_daemon(settings, "POST", "/v1/jobs/nightly", admin=True)
         if answer is not None:
             status, doc = answer
             if status != 202:
@@ -645,7 +638,8 @@ def cmd_recompute(args: argparse.Namespace) -> int:
             run_id, via = doc["run_id"], "the running daemon"
             while True:
                 _time.sleep(0.5)
-                status, doc = _admin_call(settings, "GET", f"/v1/jobs/{run_id}") or (0, {})
+                status, doc = _call_daemon(settings, "GET", f"/v1/jobs/{run_id}",
+                                           admin=True) or (0, {})
                 if doc.get("stage"):
                     for stage in STAGES[:STAGES.index(doc["stage"]) + 1] \
                             if doc["stage"] in STAGES else []:
@@ -677,11 +671,8 @@ def _recompute_file(settings, progress) -> dict:
     from .jobs import direct_db, run_nightly
     from .store import StoreError, connect
 
-    if not Path(settings.storage_path).exists():
-        raise CliError(f"no daemon answers on {settings.server_host}:{settings.server_port} "
-                       f"and there is no database at {settings.storage_path}")
     try:
-        con = connect(settings.storage_path, settings.storage_checkpoint_mb,
+        con = connect(_database_file(settings), settings.storage_checkpoint_mb,
                       settings.storage_memory_limit_mb)
     except (StoreError, duckdb.Error) as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None

@@ -62,6 +62,23 @@ def unit_float(bits):
     return np.float64(bits >> U11) * INV53
 
 
+@njit(inline="always")
+def shuffle_prefix(values, n, state):
+    """Fisher-Yates shuffle of ``values[:n]`` in place; returns the new rng state."""
+    for j in range(n - 1, 0, -1):
+        state, bits = next_u64(state)
+        r = below32(bits >> U32, j + 1)
+        values[j], values[r] = values[r], values[j]
+    return state
+
+
+def seed_of(rng) -> int:
+    """An int seed from an int or a numpy Generator (drawing one from it)."""
+    if isinstance(rng, np.random.Generator):
+        return int(rng.integers(0, 2 ** 63))
+    return int(rng)
+
+
 def kernel_seed(rng) -> np.uint64:
     """A kernel seed drawn from a numpy Generator (or an int seed, for convenience)."""
     if rng is None:

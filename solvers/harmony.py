@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ._rng import U32, below32, next_u64, spawn_seeds, unit_float
+from ._rng import U32, below32, next_u64, seed_of, spawn_seeds, unit_float
 from .grid import Puzzle, geometry, solves
 
 FITNESSES = ("missing", "sum45")
@@ -131,14 +131,8 @@ def harmony_search(puzzle: Puzzle, *, rng, fitness: str = "missing", hms: int = 
         raise ValueError(f"fitness must be one of {FITNESSES}, got {fitness!r}")
     if hms < 1 or max_imp < 0 or not (0 <= hmcr <= 1) or not (0 <= par <= 1):
         raise ValueError("need hms >= 1, max_imp >= 0 and hmcr, par in [0, 1]")
-    seed = _seed(rng)
+    seed = seed_of(rng)
     return _run(puzzle, seed, fitness, hms, hmcr, par, max_imp)
-
-
-def _seed(rng) -> int:
-    if isinstance(rng, np.random.Generator):
-        return int(rng.integers(0, 2 ** 63))
-    return int(rng)
 
 
 def _run(puzzle, seed, fitness, hms, hmcr, par, max_imp) -> HarmonyResult:
@@ -166,5 +160,5 @@ def harmony_metric(puzzle: Puzzle, *, rng, runs: int = 5, fitness: str = "missin
         raise ValueError(f"runs must be >= 1, got {runs}")
     p = {**DEFAULTS, **params}
     results = [_run(puzzle, int(s), fitness, p["hms"], p["hmcr"], p["par"], p["max_imp"])
-               for s in spawn_seeds(_seed(rng), runs)]
+               for s in spawn_seeds(seed_of(rng), runs)]
     return float(np.median([r.best_cost for r in results])), results

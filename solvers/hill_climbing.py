@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ._rng import U32, below32, next_u64, spawn_seeds
+from ._rng import U32, below32, next_u64, seed_of, shuffle_prefix, spawn_seeds
 from .grid import Puzzle, geometry, is_valid_solution
 
 PLATEAU = 10
@@ -123,10 +123,7 @@ def _initial(grid, givens, blk_cells, grow, gcol, rr, cc, size, state):
             if present[d] == 0:
                 avail[n] = d
                 n += 1
-        for j in range(n - 1, 0, -1):
-            state, bits = next_u64(state)
-            r = below32(bits >> U32, j + 1)
-            avail[j], avail[r] = avail[r], avail[j]
+        state = shuffle_prefix(avail, n, state)
         for k in range(size):
             c = blk_cells[b, k]
             if givens[c] != 0:
@@ -155,10 +152,7 @@ def _initial(grid, givens, blk_cells, grow, gcol, rr, cc, size, state):
                 if o != a and givens[o] == 0:
                     others[m] = o
                     m += 1
-            for j in range(m - 1, 0, -1):
-                state, bits = next_u64(state)
-                r = below32(bits >> U32, j + 1)
-                others[j], others[r] = others[r], others[j]
+            state = shuffle_prefix(others, m, state)
             for j in range(m):
                 o = others[j]
                 if (grow[rr[a], grid[o]] + gcol[cc[a], grid[o]] == 0
@@ -254,7 +248,7 @@ def hill_climb(puzzle: Puzzle, *, rng, max_iterations: int = DEFAULT_MAX_ITERATI
     """One seeded climb (with restarts) on ``puzzle``; see the module docstring."""
     if max_iterations < 0 or plateau < 1:
         raise ValueError("need max_iterations >= 0 and plateau >= 1")
-    seed = int(rng.integers(0, 2 ** 63)) if isinstance(rng, np.random.Generator) else int(rng)
+    seed = seed_of(rng)
     return _run(puzzle, seed, max_iterations, plateau)
 
 
@@ -275,7 +269,7 @@ def hill_metric(puzzle: Puzzle, *, rng, runs: int = 5,
     """Median iterations and median restarts over ``runs`` seeded climbs."""
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
-    seed = int(rng.integers(0, 2 ** 63)) if isinstance(rng, np.random.Generator) else int(rng)
+    seed = seed_of(rng)
     results = [_run(puzzle, int(s), max_iterations, PLATEAU) for s in spawn_seeds(seed, runs)]
     return (float(np.median([r.iterations for r in results])),
             float(np.median([r.restarts for r in results])), results)

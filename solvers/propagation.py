@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
-from ._rng import U32, below32, next_u64, spawn_seeds
+from ._rng import U32, below32, next_u64, seed_of, shuffle_prefix, spawn_seeds
 from .backtracking import popcount, unique_solution
 from .grid import Puzzle, PuzzleError, geometry, solves
 
@@ -73,6 +73,24 @@ def _init_cands(grid, peers, ncells, full):
                     m &= ~(_ONE << d)
             cand[c] = m
     return cand
+
+
+@njit(inline="always")
+def _board(givens, peers, size):
+    """The starting board: (all-digits mask, grid, candidate masks)."""
+    full = np.int64(0)
+    for d in range(1, size + 1):
+        full |= _ONE << d
+    grid = givens.astype(np.int64)
+    return full, grid, _init_cands(grid, peers, grid.shape[0], full)
+
+
+@njit(inline="always")
+def _single_lists(ncells):
+    """Scratch for :func:`_singles`: the stamp per cell and the (cell, digit, technique)
+    lists (a cell is listed once, so 3 per cell is ample)."""
+    return (np.zeros(ncells, dtype=np.int64), np.empty(ncells * 3, dtype=np.int64),
+            np.empty(ncells * 3, dtype=np.int64), np.empty(ncells * 3, dtype=np.int64))
 
 
 @njit(inline="always")
@@ -177,20 +195,11 @@ def human_run(givens, solution, peers, units, size, seed,
               out_cell, out_digit, out_tech, out_score, out_hardest, out_options):
     """One randomized run of the model; fills the per-placement arrays, returns their length."""
     ncells = givens.shape[0]
-    full = np.int64(0)
-    for d in range(1, size + 1):
-        full |= _ONE << d
-    grid = givens.astype(np.int64)
-    cand = _init_cands(grid, peers, ncells, full)
+    full, grid, cand = _board(givens, peers, size)
     sgrid = np.empty(ncells, dtype=np.int64)
     scand = np.empty(ncells, dtype=np.int64)
-    stamp = np.zeros(ncells, dtype=np.int64)
-    oc = np.empty(ncells * 3, dtype=np.int64)
-    od = np.empty(ncells * 3, dtype=np.int64)
-    ot = np.empty(ncells * 3, dtype=np.int64)
-    rc = np.empty(ncells * 3, dtype=np.int64)
-    rd = np.empty(ncells * 3, dtype=np.int64)
-    rt = np.empty(ncells * 3, dtype=np.int64)
+    stamp, oc, od, ot = _single_lists(ncells)
+    _, rc, rd, rt = _single_lists(ncells)  # the refutations' own lists (shared stamp)
     order = np.empty(ncells, dtype=np.int64)
     tick = np.int64(0)
     state = np.uint64(seed)
@@ -218,10 +227,7 @@ def human_run(givens, solution, peers, units, size, seed,
                 if grid[c] == 0:
                     order[m] = c
                     m += 1
-            for j in range(m - 1, 0, -1):
-                state, bits = next_u64(state)
-                r = below32(bits >> U32, j + 1)
-                order[j], order[r] = order[r], order[j]
+            state = shuffle_prefix(order, m, state)
             best = _INF
             best_cell = -1
             best_digit = 0
@@ -371,11 +377,7 @@ def human_model(puzzle: Puzzle, *, rng, runs: int = DEFAULT_RUNS,
     if solution.shape != (puzzle.ncells,) or not solves(puzzle, solution):
         raise PuzzleError("the solution passed does not match the puzzle's givens "
                           "or is no valid grid")
-    if isinstance(rng, np.random.Generator):
-        seed = int(rng.integers(0, 2 ** 63))
-    else:
-        seed = int(rng)
-    seeds = spawn_seeds(seed, runs)
+    seeds = spawn_seeds(seed_of(rng), runs)
     done = tuple(run_once(puzzle, solution, s) for s in seeds)
     singles = np.concatenate([r.options[r.technique != GUESS] for r in done])
     return HumanModelResult(
@@ -399,15 +401,8 @@ def replay_kernel(givens, cells, solution, peers, units, size, out_tech, out_opt
     was it a single on the board of that moment (technique), and how many singles were
     on offer (options)? Non-singles get technique 2."""
     ncells = givens.shape[0]
-    full = np.int64(0)
-    for d in range(1, size + 1):
-        full |= _ONE << d
-    grid = givens.astype(np.int64)
-    cand = _init_cands(grid, peers, ncells, full)
-    stamp = np.zeros(ncells, dtype=np.int64)
-    oc = np.empty(ncells * 3, dtype=np.int64)
-    od = np.empty(ncells * 3, dtype=np.int64)
-    ot = np.empty(ncells * 3, dtype=np.int64)
+    full, grid, cand = _board(givens, peers, size)
+    stamp, oc, od, ot = _single_lists(ncells)
     for k in range(cells.shape[0]):
         c = cells[k]
         n = _singles(grid, cand, units, ncells, full, stamp, np.int64(k + 1), oc, od, ot)

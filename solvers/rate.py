@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._rng import spawn_seeds
+from ._rng import seed_of, spawn_seeds
 from .annealing import Model, run_kernel
 from .backtracking import solve_backtracking
 from .grid import Puzzle
@@ -97,7 +97,7 @@ def rate(puzzle: Puzzle, *, rng, runs: float = 1.0, budget_s: float = DEFAULT_BU
     if unknown:
         raise ValueError(f"unknown metric families {sorted(unknown)}; "
                          f"known: {sorted(DEFAULT_RUNS)}")
-    seed = int(rng.integers(0, 2 ** 63)) if isinstance(rng, np.random.Generator) else int(rng)
+    seed = seed_of(rng)
     seeds = {name: int(s) for name, s in zip(sorted(DEFAULT_RUNS), spawn_seeds(seed, 7))}
     n = _runs(runs)
     solution = solution_of(puzzle)

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from ._rng import spawn_seeds
+from ._rng import seed_of, spawn_seeds
 from .grid import Puzzle, geometry
 
 DEFAULT_K = 45
@@ -149,7 +149,7 @@ def relaxation_metric(puzzle: Puzzle, *, rng, k: int = DEFAULT_K,
     """Mean solution count over ``removals`` random removals of ``k`` constraints."""
     if k < 0 or removals < 1 or limit < 1:
         raise ValueError("need k >= 0, removals >= 1 and limit >= 1")
-    seed = int(rng.integers(0, 2 ** 63)) if isinstance(rng, np.random.Generator) else int(rng)
+    seed = seed_of(rng)
     pairs = constraint_pairs(puzzle)
     k = min(k, len(pairs))
     counts = []
