@@ -99,11 +99,16 @@ class _Facts:
 
 
 def compute_batch(payload: list) -> list[dict]:
-    """The analytics of a batch of submissions (runs in a pool process)."""
+    """The analytics of a batch of submissions (runs in a pool process, which also parses
+    each raw body for the portal's optional ``client`` signals: off the event loop)."""
     from fairgrid.analytics.evidence import score_solve
-    return [score_solve(facts, null, arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool),
-                        skill=skill, client=client, fpr=fpr)
-            for facts, null, arr, client, skill, fpr in payload]
+    out = []
+    for facts, null, arr, raw, skill, fpr in payload:
+        client = json.loads(raw).get("client")
+        out.append(score_solve(facts, null, arr[:, 0], arr[:, 1], arr[:, 2],
+                               arr[:, 3].astype(bool), skill=skill,
+                               client=client if isinstance(client, dict) else None, fpr=fpr))
+    return out
 
 
 class Scorer:
@@ -252,13 +257,11 @@ class Scorer:
             hi = np.searchsorted(keys, row["sub_key"], side="right")
             arr = np.stack([np.asarray(moves[c][lo:hi], dtype=np.int64)
                             for c in ("t_ms", "cell", "digit", "note")], axis=1)
-            client = json.loads(row["raw"]).get("client")
             puzzle_facts = facts.facts
             if facts.rated and row["skill"] is None:  # no skill yet: allow for its spread
                 import dataclasses
                 puzzle_facts = dataclasses.replace(puzzle_facts, sd_log=facts.unrated_sd)
-            out.append((puzzle_facts, facts.null, arr,
-                        client if isinstance(client, dict) else None,
+            out.append((puzzle_facts, facts.null, arr, row["raw"],
                         float(row["skill"]) if row["skill"] is not None else 0.0,
                         self._settings.scoring_fpr))
         return out
