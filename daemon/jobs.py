@@ -129,11 +129,10 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
 
     progress("load")
     cal = current_calibration(db)
-    puzzles = db.read("SELECT id, ratings, puzzle_order FROM puzzles WHERE status = 'ready' "
+    puzzles = db.read("SELECT id, ratings FROM puzzles WHERE status = 'ready' "
                       "AND ratings IS NOT NULL ORDER BY id")
     ids = [r[0] for r in puzzles]
     ratings = [json.loads(r[1]) for r in puzzles]
-    orders = [r[2] for r in puzzles]
     prior = np.array([cal.expected_log_time(r["metrics"]) for r in ratings], dtype=float)
     solves = db.read_numpy(
         f"WITH e AS ({ELIGIBLE}), pz AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS j "
@@ -182,15 +181,7 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
 
     progress("write")
     now = datetime.now(timezone.utc)
-    size_of = {pid: o * o for pid, o in zip(ids, orders)}
 
-    def cell_list(pid, values):
-        n = size_of[pid] ** 2
-        out = [None] * n
-        for cell, v in values.items():
-            if 0 <= cell < n:
-                out[cell] = round(float(v), 2)
-        return json.dumps(out)
 
     puzzle_rows = {
         "run_id": np.array([run_id] * len(ids), dtype=object),
@@ -201,11 +192,13 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
         "level": levels.astype(np.int64),
         "solves": counts.astype(np.int64),
         "median_log_t": medians,
-        "consensus_order": np.array([cell_list(p, consensus[p]["median"]) if p in consensus
-                                     else None for p in ids], dtype=object),
-        "consensus_spread": np.array([json.dumps({"spread": cell_list_raw(consensus[p]),
-                                                  "null": consensus[p]["null"]})
-                                      if p in consensus else None for p in ids], dtype=object),
+        "consensus_order": np.array(
+            [json.dumps(_per_cell(consensus[p]["median"], consensus[p]["ncells"]))
+             if p in consensus else None for p in ids], dtype=object),
+        "consensus_spread": np.array(
+            [json.dumps({"spread": _per_cell(consensus[p]["spread"], consensus[p]["ncells"]),
+                         "null": consensus[p]["null"]})
+             if p in consensus else None for p in ids], dtype=object),
     }
     player_rows = {
         "run_id": np.array([run_id] * len(players), dtype=object),
@@ -246,11 +239,11 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
             "rescore": [tuple(r) for r in rescore]}
 
 
-def cell_list_raw(entry: dict) -> list:
-    n = entry["ncells"]
-    out = [None] * n
-    for cell, v in entry["spread"].items():
-        if 0 <= cell < n:
+def _per_cell(values: dict, ncells: int) -> list:
+    """A {cell: value} map as a list over every cell (None where no value), rounded."""
+    out = [None] * ncells
+    for cell, v in values.items():
+        if 0 <= cell < ncells:
             out[cell] = round(float(v), 2)
     return out
 
