@@ -171,13 +171,18 @@ async def post_puzzles(request: web.Request) -> web.Response:
 # ------------------------------------------------------------------------------- lifecycle
 
 def _pool_worker_init() -> None:
-    """Pool workers run below the daemon's priority (analysis and scoring yield the CPU
-    to ingestion and catch up when it is idle) and die with the daemon: a SIGKILLed
-    daemon must not leave orphaned workers behind (Linux PR_SET_PDEATHSIG)."""
+    """Pool workers only use CPU nobody else wants (Linux SCHED_IDLE; elsewhere nice 19):
+    analysis and scoring yield the CPU to ingestion, fall behind during a burst and catch
+    up when it is over (``fairgrid_scoring_backlog`` shows how far behind). They also die
+    with the daemon: a SIGKILLed daemon must not leave orphaned workers behind (Linux
+    PR_SET_PDEATHSIG)."""
     try:
-        os.nice(10)
-    except OSError:
-        pass
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    except (AttributeError, OSError):
+        try:
+            os.nice(19)
+        except OSError:
+            pass
     try:
         import ctypes
         import signal

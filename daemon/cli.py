@@ -288,6 +288,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .settings import SECRETS_FILE, SettingsError, load_settings
     from .store import StoreError
+    import os, sys
 
     try:
         settings, created = load_settings(args.config)
@@ -680,12 +681,9 @@ def _recompute_file(settings, progress) -> dict:
         summary = run_nightly(direct_db(con), settings, progress=progress)
         keys = summary.pop("rescore")
         if keys:  # the daemon's sweep re-scores pending submissions when it next starts
-            con.register("rescore_keys", {"portal": np.array([k[0] for k in keys], dtype=object),
-                                          "submission_id": np.array([k[1] for k in keys],
-                                                                    dtype=object)})
-            con.execute("UPDATE submissions SET status = 'pending' FROM rescore_keys r WHERE "
-                        "submissions.portal = r.portal AND "
-                        "submissions.submission_id = r.submission_id")
+            con.register("rescore_keys", {"sub_key": np.array(keys, dtype=np.int64)})
+            con.execute("UPDATE submissions SET status = 'rescore' FROM rescore_keys r WHERE "
+                        "submissions.sub_key = r.sub_key")
         summary["rescore_pending"] = len(keys)
         return summary
     finally:

@@ -229,14 +229,14 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
 
     progress("rescore")
     since = now - timedelta(days=s.nightly_rescore_days)
-    rescore = db.read("SELECT portal, submission_id FROM submissions WHERE status = 'scored' "
+    rescore = db.read("SELECT sub_key FROM submissions WHERE status = 'scored' "
                       "AND committed_at >= ? ORDER BY committed_at", [since])
     return {"solves": int(log_t.size), "puzzles": len(ids), "players": len(players),
             "recalibrated_on": int(enough.size) if new_cal is not cal else 0,
             "consensus_puzzles": len(consensus), "mu": fit.mu,
             "band_null_levels": sorted(band_nulls),
             "residual_sd": fit.residual_sd, "correlations": corr,
-            "rescore": [tuple(r) for r in rescore]}
+            "rescore": [r[0] for r in rescore]}
 
 
 def _per_cell(values: dict, ncells: int) -> list:
@@ -462,8 +462,8 @@ class NightlyRunner:
             self.state["stage"] = "failed"
             log.exception("nightly run %s failed", run_id)
             raise
-        for portal, sid in summary["rescore"]:
-            self._scorer.schedule(portal, sid)
+        for sub_key in summary["rescore"]:
+            self._scorer.schedule(sub_key)
         self._scorer.forget_all()
         self.state["stage"] = "done"
         m = self._metrics

@@ -49,6 +49,10 @@ class Metrics:
             buckets=ANALYSIS_BUCKETS, registry=registry)
         self.analysis_queue_depth = Gauge(
             "fairgrid_analysis_queue_depth", "Puzzles waiting for analysis.", registry=registry)
+        self.scoring_backlog = Gauge(
+            "fairgrid_scoring_backlog", "Stored submissions queued for scoring (scoring "
+            "yields the CPU to ingestion, so this grows during a burst and drains after).",
+            registry=registry)
         self.submissions_scored = Counter(
             "fairgrid_submissions_scored_total", "Submissions scored.", registry=registry)
         self.scoring_duration = Histogram(

@@ -98,32 +98,39 @@ class _Facts:
         self.rated = run is not None
 
 
-def compute_batch(payload: list) -> list[dict]:
-    """The analytics of a batch of submissions (runs in a pool process, which also parses
-    each raw body for the portal's optional ``client`` signals: off the event loop)."""
+SUMMARY = ("anomaly", "p_value", "flagged", "reasons")
+
+
+def compute_batch(payload: list) -> list[tuple[dict, str]]:
+    """The analytics of a batch of submissions: per submission, the summary the writer
+    needs (:data:`SUMMARY`) and the whole evidence as JSON text. Runs in a pool process,
+    which also parses each raw body for the portal's optional ``client`` signals and
+    encodes the evidence: none of that per-submission work is on the event loop."""
     from fairgrid.analytics.evidence import score_solve
     out = []
     for facts, null, arr, raw, skill, fpr in payload:
         client = json.loads(raw).get("client")
-        out.append(score_solve(facts, null, arr[:, 0], arr[:, 1], arr[:, 2],
-                               arr[:, 3].astype(bool), skill=skill,
-                               client=client if isinstance(client, dict) else None, fpr=fpr))
+        ev = score_solve(facts, null, arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool),
+                         skill=skill, client=client if isinstance(client, dict) else None,
+                         fpr=fpr)
+        out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
     return out
 
 
 class Scorer:
-    """Queue, worker and sweeper that score committed submissions."""
+    """Queue, worker and sweeper that score committed submissions (by ``sub_key``)."""
 
     def __init__(self, store: Store, settings: Settings, metrics: Metrics, executor=None):
         self._executor = executor
         self._store = store
         self._settings = settings
         self._metrics = metrics
-        self._queue: asyncio.Queue[tuple[str, str]] = asyncio.Queue(maxsize=100_000)
-        self._queued: set[tuple[str, str]] = set()
+        self._queue: asyncio.Queue[int] = asyncio.Queue(maxsize=100_000)
+        self._queued: set[int] = set()
         self._facts: dict[tuple, _Facts] = {}
         self._runs: dict[str, dict] = {}
         self._tasks: list[asyncio.Task] = []
+        metrics.scoring_backlog.set_function(lambda: len(self._queued))
 
     async def start(self) -> None:
         self._tasks = [asyncio.create_task(self._worker(), name="fairgrid-scoring"),
@@ -134,8 +141,9 @@ class Scorer:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
-    def schedule(self, portal: str, submission_id: str) -> None:
-        key = (portal, submission_id)
+    def schedule(self, sub_key: int) -> None:
+        """Queue a stored submission for scoring (by its ``submissions.sub_key``)."""
+        key = int(sub_key)
         if key in self._queued:
             return
         try:
@@ -157,19 +165,19 @@ class Scorer:
         """Queue every pending submission of a puzzle that has just become ready."""
         self.forget_puzzle(puzzle_id)
         rows = await asyncio.to_thread(
-            self._store.read, "SELECT portal, submission_id FROM submissions "
+            self._store.read, "SELECT sub_key FROM submissions "
             "WHERE puzzle_id = ? AND status = 'pending'", [puzzle_id])
-        for portal, sid in rows:
-            self.schedule(portal, sid)
+        for (sub_key,) in rows:
+            self.schedule(sub_key)
 
     async def _sweeper(self) -> None:
         while True:
             rows = await asyncio.to_thread(
-                self._store.read, "SELECT s.portal, s.submission_id FROM submissions s "
-                "JOIN puzzles p ON p.id = s.puzzle_id WHERE s.status = 'pending' AND "
-                "p.status = 'ready' ORDER BY s.committed_at LIMIT 10000")
-            for portal, sid in rows:
-                self.schedule(portal, sid)
+                self._store.read, "SELECT s.sub_key FROM submissions s "
+                "JOIN puzzles p ON p.id = s.puzzle_id WHERE s.status IN ('pending', 'rescore') AND "
+                "p.status = 'ready' ORDER BY s.sub_key LIMIT 10000")
+            for (sub_key,) in rows:
+                self.schedule(sub_key)
             await asyncio.sleep(SWEEP_S)
 
     async def _worker(self) -> None:
@@ -189,49 +197,48 @@ class Scorer:
                     self._queued.discard(key)
 
     async def score(self, portal: str, submission_id: str) -> dict | None:
-        """Score one submission now; None when its puzzle is not ready yet."""
-        return (await self.score_many([(portal, submission_id)])).get((portal, submission_id))
+        """Score one submission now: its evidence, or None when its puzzle is not ready
+        yet (or there is no such submission)."""
+        rows = await asyncio.to_thread(
+            self._store.read, "SELECT sub_key FROM submissions WHERE portal = ? AND "
+            "submission_id = ?", [portal, submission_id])
+        if not rows:
+            return None
+        done = await self.score_many([rows[0][0]])
+        return json.loads(done[(portal, submission_id)][1]) if done else None
 
-    async def score_many(self, keys: list[tuple[str, str]]) -> dict:
+    async def score_many(self, sub_keys: list[int]) -> dict:
         """Score submissions in one go: one read of their rows, one of their moves, the
-        analytics in one worker thread, and one write transaction for all the results
-        (ingestion shares the single writer, so per-submission transactions would starve
-        it). Returns {key: evidence} for those whose puzzle is ready."""
+        analytics (and the evidence's JSON) in a pool process, and one write transaction
+        for all the results (ingestion shares the single writer, so per-submission
+        transactions would starve it). Returns {(portal, submission_id): (summary,
+        evidence JSON)} for those whose puzzle is ready."""
         started = time.perf_counter()
-        where = " OR ".join(["(s.portal = ? AND s.submission_id = ?)"] * len(keys))
+        sub_keys = sorted(set(sub_keys))
+        # keys arrive in commit order: the range lets DuckDB skip all other row groups
+        where = (f"s.sub_key BETWEEN {int(sub_keys[0])} AND {int(sub_keys[-1])} AND s.sub_key "
+                 f"IN ({', '.join(str(int(k)) for k in sub_keys)})")
         rows = await asyncio.to_thread(
             self._store.read_dicts,
-            "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, "
-            "p.status AS puzzle_status, p.givens, p.puzzle_order, p.solution, p.order_median, "
-            "p.ratings, c.run_id, pr.difficulty, pr.level, pr.consensus_order, "
-            "pr.consensus_spread, pl.skill "
-            "FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id "
-            "LEFT JOIN current_rating c ON c.id = 1 "
-            "LEFT JOIN puzzle_ratings pr ON pr.run_id = c.run_id AND pr.puzzle_id = s.puzzle_id "
+            "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, s.status, "
+            "c.run_id, pl.skill FROM submissions s LEFT JOIN current_rating c ON c.id = 1 "
             "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
-            f"AND pl.player_id = s.player_id WHERE {where}",
-            [v for key in keys for v in key])
-        rows = [r for r in rows if r["puzzle_status"] == "ready" and r["ratings"] is not None]
+            f"AND pl.player_id = s.player_id WHERE {where}")
+        # each puzzle's inputs are read and prepared once per rating run, then cached
+        missing = {(r["puzzle_id"], r["run_id"]) for r in rows} - self._facts.keys()
+        for puzzle_id, run_id in sorted(missing, key=str):
+            await self._load_facts(puzzle_id, run_id)
+        jobs = [(row, self._facts[(row["puzzle_id"], row["run_id"])]) for row in rows
+                if self._facts.get((row["puzzle_id"], row["run_id"])) is not None]
+        rows = [row for row, _ in jobs]
         if not rows:
             return {}
-        jobs = []
-        for row in rows:
-            run = None
-            if row["run_id"] is not None:
-                run = self._runs.get(row["run_id"])
-                if run is None:
-                    run = self._runs[row["run_id"]] = await asyncio.to_thread(
-                        self._run_info, row["run_id"])
-            fkey = (row["puzzle_id"], row["run_id"])
-            facts = self._facts.get(fkey)
-            if facts is None:
-                facts = self._facts[fkey] = _Facts(row, run)
-            jobs.append((row, facts))
-        sub_keys = [row["sub_key"] for row in rows]
+        ready = sorted(int(row["sub_key"]) for row in rows)
         moves = await asyncio.to_thread(
             self._store.read_numpy,
-            "SELECT sub_key, t_ms, cell, digit, note FROM moves WHERE sub_key IN ("
-            + ", ".join("?" * len(sub_keys)) + ") ORDER BY sub_key, seq", sub_keys)
+            f"SELECT sub_key, t_ms, cell, digit, note FROM moves WHERE sub_key BETWEEN "
+            f"{ready[0]} AND {ready[-1]} AND sub_key IN ({', '.join(map(str, ready))}) "
+            "ORDER BY sub_key, seq")
         payload = self._payload(jobs, moves)
         loop = asyncio.get_running_loop()
         if self._executor is not None:  # another process: the event loop keeps the GIL
@@ -240,11 +247,12 @@ class Scorer:
             evidence = await asyncio.to_thread(compute_batch, payload)
         results = {(row["portal"], row["submission_id"]): ev
                    for (row, _), ev in zip(jobs, evidence)}
-        await self._write_all(results)
+        await self._write_all(results, [int(row["sub_key"]) for row, _ in jobs],
+                              rescored=any(row["status"] != "pending" for row, _ in jobs))
         per = (time.perf_counter() - started) / len(results)
-        for ev in results.values():
+        for summary, _ in results.values():
             self._metrics.scoring_duration.observe(per)
-            self._metrics.anomaly.observe(ev["anomaly"])
+            self._metrics.anomaly.observe(summary["anomaly"])
             self._metrics.submissions_scored.inc()
         return results
 
@@ -266,6 +274,23 @@ class Scorer:
                         self._settings.scoring_fpr))
         return out
 
+    async def _load_facts(self, puzzle_id: str, run_id: str | None) -> None:
+        """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and
+        not cached, so the next batch looks again)."""
+        run = None
+        if run_id is not None:
+            run = self._runs.get(run_id)
+            if run is None:
+                run = self._runs[run_id] = await asyncio.to_thread(self._run_info, run_id)
+        found = await asyncio.to_thread(
+            self._store.read_dicts,
+            "SELECT p.status, p.givens, p.puzzle_order, p.solution, p.order_median, p.ratings, "
+            "pr.difficulty, pr.level, pr.consensus_order, pr.consensus_spread FROM puzzles p "
+            "LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
+            "WHERE p.id = ?", [run_id, puzzle_id])
+        if found and found[0]["status"] == "ready" and found[0]["ratings"] is not None:
+            self._facts[(puzzle_id, run_id)] = _Facts(found[0], run)
+
     def _run_info(self, run_id: str) -> dict:
         row = self._store.read("SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
                                "FROM player_ratings WHERE run_id = r.run_id), r.band_nulls "
@@ -273,42 +298,51 @@ class Scorer:
         return {"mu": row[0], "residual_sd": row[1], "skill_sd": row[2],
                 "band_nulls": json.loads(row[3]) if row[3] else {}}
 
-    async def _write_all(self, results: dict) -> None:
+    async def _write_all(self, results: dict, sub_keys: list[int], rescored: bool) -> None:
         """Scores, flags and flag history of a batch in one writer transaction, with a
         handful of set-based statements (DuckDB statements cost ~1 ms each whatever
-        their size, and ingestion waits for the same writer)."""
+        their size, and ingestion waits for the same writer). Old scores and flags can
+        only exist for submissions scored before (a score and the ``scored`` status commit
+        together), so a batch of first scores (not ``rescored``) skips looking for them;
+        ``sub_keys`` (in ``results``' order) find the submissions' rows."""
         now = datetime.now(timezone.utc)
         items = list(results.items())
         batch = {
+            "sub_key": np.array(sub_keys, dtype=np.int64),
             "portal": np.array([k[0] for k, _ in items], dtype=object),
             "submission_id": np.array([k[1] for k, _ in items], dtype=object),
-            "anomaly": np.array([ev["anomaly"] for _, ev in items], dtype=float),
-            "p_value": np.array([ev["p_value"] for _, ev in items], dtype=float),
-            "flagged": np.array([ev["flagged"] for _, ev in items], dtype=bool),
-            "evidence": np.array([json.dumps(ev) for _, ev in items], dtype=object),
-            "reasons": np.array([json.dumps(ev["reasons"]) for _, ev in items], dtype=object),
+            "anomaly": np.array([ev["anomaly"] for _, (ev, _) in items], dtype=float),
+            "p_value": np.array([ev["p_value"] for _, (ev, _) in items], dtype=float),
+            "flagged": np.array([ev["flagged"] for _, (ev, _) in items], dtype=bool),
+            "evidence": np.array([text for _, (_, text) in items], dtype=object),
+            "reasons": np.array([json.dumps(ev["reasons"]) for _, (ev, _) in items],
+                                dtype=object),
             "note": np.array(["raised by scoring: " + ", ".join(ev["reasons"])
-                              for _, ev in items], dtype=object),
+                              for _, (ev, _) in items], dtype=object),
         }
         new_reasons: list[str] = []
 
         def write(con):
             con.register("score_batch", batch)
             try:
-                con.execute("DELETE FROM scores USING score_batch b WHERE scores.portal = "
-                            "b.portal AND scores.submission_id = b.submission_id")
+                existing = []
+                if rescored:
+                    con.execute("DELETE FROM scores USING score_batch b WHERE scores.portal = "
+                                "b.portal AND scores.submission_id = b.submission_id")
+                    existing = con.execute(
+                        "SELECT f.id, f.state, f.portal, f.submission_id, b.flagged, b.reasons "
+                        "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
+                        "b.submission_id = f.submission_id").fetchall()
                 con.execute("INSERT INTO scores SELECT portal, submission_id, ?, anomaly, "
                             "p_value, flagged, evidence FROM score_batch", [now])
-                existing = con.execute(
-                    "SELECT f.id, f.state, f.portal, f.submission_id, b.flagged, b.reasons "
-                    "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
-                    "b.submission_id = f.submission_id").fetchall()
-                created = con.execute(
-                    "INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
-                    "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM score_batch b "
-                    "WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f WHERE "
-                    "f.portal = b.portal AND f.submission_id = b.submission_id) "
-                    "RETURNING id, portal, submission_id", [now]).fetchall()
+                created = []
+                if batch["flagged"].any():
+                    created = con.execute(
+                        "INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
+                        "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM "
+                        "score_batch b WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f "
+                        "WHERE f.portal = b.portal AND f.submission_id = b.submission_id) "
+                        "RETURNING id, portal, submission_id", [now]).fetchall()
                 if created:
                     con.execute(
                         "INSERT INTO flag_history SELECT f.id, ?, 'open', b.note, 'fairgrid' "
@@ -316,7 +350,7 @@ class Scorer:
                         "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
                         [now, [c[0] for c in created]])
                     for _, portal, sid in created:
-                        new_reasons.extend(results[(portal, sid)]["reasons"])
+                        new_reasons.extend(results[(portal, sid)][0]["reasons"])
                 for fid, state, _portal, _sid, flagged, reasons in existing:
                     if state not in ("open", "withdrawn"):
                         continue  # a human decision: re-scoring never overrides it
@@ -329,9 +363,9 @@ class Scorer:
                                     [target, reasons, fid])
                     else:  # keep the reasons it was raised for
                         con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
-                con.execute("UPDATE submissions SET status = 'scored' FROM score_batch b "
-                            "WHERE submissions.portal = b.portal AND "
-                            "submissions.submission_id = b.submission_id")
+                con.execute("UPDATE submissions SET status = 'scored' WHERE sub_key BETWEEN ? "
+                            "AND ? AND sub_key IN (SELECT sub_key FROM score_batch)",
+                            [min(sub_keys), max(sub_keys)])
             finally:
                 con.unregister("score_batch")
 

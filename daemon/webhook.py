@@ -74,7 +74,7 @@ async def handle_solve(request: web.Request) -> web.Response:
             ctx.puzzles.remember(info)
             ctx.puzzles.schedule(event.puzzle_id)
         else:
-            ctx.scorer.schedule(portal, event.submission_id)
+            ctx.scorer.schedule(result.sub_key)
         return web.json_response({"status": "accepted"}, status=202)
     if result.outcome == "duplicate":
         ctx.metrics.duplicates.labels(portal).inc()

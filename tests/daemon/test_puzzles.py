@@ -83,8 +83,14 @@ async def test_restart_on_the_same_file_keeps_everything(aiohttp_client, tmp_pat
     client = await aiohttp_client(create_app(settings))
     doc = await (await client.get("/v1/submissions/demo/s-1", headers=bearer(ORGANISER))).json()
     assert doc["complete"] is True and len(doc["moves"]) == 49
-    # the dedupe keys survived too
+    # the dedupe keys survived too: a retry, the same id with other content, and the
+    # same webhook-id carrying another submission
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert (resp.status, await resp.json()) == (200, {"status": "duplicate"})
+    raw2, headers2 = signed(solve_body(player_id="p-43"), msg_id="other-msg")
+    assert (await client.post("/v1/webhooks/solves", data=raw2, headers=headers2)).status == 409
+    raw3, headers3 = signed(solve_body("s-2"), msg_id=headers["webhook-id"])
+    resp = await client.post("/v1/webhooks/solves", data=raw3, headers=headers3)
     assert (resp.status, await resp.json()) == (200, {"status": "duplicate"})
     # and the puzzle registered on the fly gets analysed
     assert (await wait_ready(client, "easy"))["status"] == "ready"

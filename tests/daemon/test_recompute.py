@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import signal
+import subprocess
 import time
 
 from .helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
 from .test_cli import run
-from .test_serve import daemon, request  # noqa: F401 - fixture
+from .test_serve import CMD, daemon, request  # noqa: F401 - fixture
 
 
 def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
@@ -68,6 +69,26 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     flagged = count(str(db), "SELECT count(*) FROM flags WHERE state = 'open'")
     assert summary["solves"] + flagged == 6  # flagged solves are left out of the fit
     assert count(str(db), "SELECT count(*) FROM job_runs WHERE status = 'success'") == 2
+    # the solves it marked for re-scoring are re-scored when the daemon next starts
+    marked = count(str(db), "SELECT count(*) FROM submissions WHERE status = 'rescore'")
+    assert marked == again["rescore_pending"] == 6
+    proc = subprocess.Popen([*CMD, "serve", "--config", cfg], stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        ids = [x["submission_id"] for x in lines] + [f"s-{k}" for k in range(3)]
+        while time.monotonic() < deadline:
+            try:
+                if all(request(base + f"/v1/submissions/demo/{sid}", headers=bearer(ADMIN))[1]
+                       ["status"] == "scored" for sid in ids):
+                    break
+            except OSError:
+                pass  # not up yet
+            time.sleep(0.3)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=60)
+    assert count(str(db), "SELECT count(*) FROM submissions WHERE status = 'scored'") == 6
+    assert count(str(db), "SELECT count(*) FROM scores") == 6  # replaced, not added
 
 
 def test_recompute_without_daemon_or_database_is_a_clean_error(tmp_path):
