@@ -25,7 +25,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import chi2, norm
+from scipy.special import chdtrc, ndtr
+from scipy.stats import norm
 
 from .signals import LOW_IS_ODD
 
@@ -79,12 +80,14 @@ def score(values: dict[str, float], null: dict[str, tuple[float, float]], *,
         centre, scale = null[name]
         z = (centre - value) / scale if LOW_IS_ODD[name] else (value - centre) / scale
         z = float(np.clip(z, -CLIP_Z, CLIP_Z))
-        parts.append((name, float(value), z, float(norm.sf(z)), centre))
+        # ndtr(-z) and chdtrc are what norm.sf and chi2.sf compute, without the ~150 µs
+        # of argument handling per call of the distribution objects
+        parts.append((name, float(value), z, float(ndtr(-z)), centre))
     if not parts:
         return Verdict(0.0, 1.0, False, (), ())
     logs = np.array([-2.0 * math.log(max(p, 1e-300)) for _, _, _, p, _ in parts])
     stat = float(logs.sum())
-    p_comb = float(chi2.sf(stat, 2 * len(parts)))
+    p_comb = float(chdtrc(2 * len(parts), stat))
     total = stat if stat > 0 else 1.0
     signals = tuple(SignalScore(n, v, z, p, c, float(l / total))
                     for (n, v, z, p, c), l in zip(parts, logs))

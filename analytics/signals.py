@@ -31,7 +31,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE, replay
 
@@ -44,11 +43,29 @@ LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "deducible": True, "spe
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
 
 
+def average_ranks(x: np.ndarray) -> np.ndarray:
+    """``scipy.stats.rankdata(x)`` (ties share their average rank, 1-based) for ``x``
+    without NaN, in plain numpy: scipy's version costs ~50 µs of checks per call, and
+    scoring ranks four arrays per solve."""
+    x = np.asarray(x)
+    order = np.argsort(x, kind="mergesort")
+    xs = x[order]
+    new = np.empty(x.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(xs[1:], xs[:-1], out=new[1:])
+    bounds = np.flatnonzero(np.append(new, True))  # each tie group's start, then the end
+    average = (bounds[:-1] + bounds[1:] + 1) / 2.0
+    ranks = np.empty(x.size, dtype=float)
+    ranks[order] = average[np.cumsum(new) - 1]
+    return ranks
+
+
 def spearman(a: np.ndarray, b: np.ndarray) -> float:
-    """Spearman's ρ (average ranks for ties); NaN when either side is constant."""
-    if a.size < 3:
+    """Spearman's ρ (average ranks for ties); NaN when either side is constant or has a
+    NaN (as scipy's)."""
+    if a.size < 3 or np.isnan(a).any() or np.isnan(b).any():
         return float("nan")
-    ra, rb = rankdata(a), rankdata(b)
+    ra, rb = average_ranks(a), average_ranks(b)
     sa, sb = ra.std(), rb.std()
     if sa == 0 or sb == 0:
         return float("nan")

@@ -144,14 +144,72 @@ async def drive(url: str, bodies, seconds: float, connections: int, rate: float 
             "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99))}
 
 
-def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: float | None):
-    """The load in a separate process (so client and server do not share a core's GIL)."""
+def cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of a process and all its descendants, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    total, todo = 0.0, [root]
+    while todo:
+        pid = todo.pop()
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+        todo += children.get(pid, [])
+    return total
+
+
+def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: float | None,
+               server_pid: int):
+    """The load in a separate process (so client and server do not share a core's GIL);
+    also the server's CPU time per accepted request while the load ran."""
     cmd = [sys.executable, __file__, "--drive", url, "--prefix", prefix, "--seconds",
            str(seconds), "--connections", str(connections)]
     if rate:
         cmd += ["--rate", str(rate)]
-    out = subprocess.run(cmd, capture_output=True, text=True, check=True)
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    # the driver builds its requests first (seconds of CPU): count from its "go" line
+    ready = proc.stdout.readline()
+    if ready.strip() != "go":
+        raise SystemExit(f"driver failed: {ready}")
+    before = cpu_seconds(server_pid)
+    out, _ = proc.communicate()
+    if proc.returncode:
+        raise SystemExit("driver failed")
+    result = json.loads(out.strip().splitlines()[-1])
+    result["server_cpu_us"] = ((cpu_seconds(server_pid) - before) * 1e6
+                               / max(1, result["statuses"].get("202", 0)))
+    return result
+
+
+def gauge(base: str, name: str) -> float:
+    """One unlabelled sample from the daemon's /metrics."""
+    with urllib.request.urlopen(base + "/metrics", timeout=30) as resp:
+        for line in resp.read().decode().splitlines():
+            if line.startswith(name + " "):
+                return float(line.split()[1])
+    raise SystemExit(f"{name} is not exported")
+
+
+def drain_time(base: str, timeout: float = 600) -> tuple[float, float]:
+    """Seconds until the scoring backlog is empty once the load stops (scoring yields the
+    CPU to ingestion, so it falls behind during the load), and the scoring rate meanwhile."""
+    start = time.monotonic()
+    scored0 = gauge(base, "fairgrid_submissions_scored_total")
+    while gauge(base, "fairgrid_scoring_backlog") > 0:
+        if time.monotonic() - start > timeout:
+            raise SystemExit("the scoring backlog did not drain")
+        time.sleep(0.5)
+    elapsed = time.monotonic() - start
+    return elapsed, (gauge(base, "fairgrid_submissions_scored_total") - scored0) / max(elapsed, 1e-9)
 
 
 BARE_APP = '''
@@ -178,6 +236,7 @@ def main() -> int:
     if args.drive:
         expected = int((args.rate or 20_000) * args.seconds * 1.2) + 1000
         bodies = make_bodies(min(expected, 200_000), args.prefix)
+        print("go", flush=True)
         result = asyncio.run(drive(args.drive, bodies, args.seconds, args.connections,
                                    args.rate))
         print(json.dumps(result))
@@ -202,10 +261,14 @@ def main() -> int:
         urllib.request.urlopen(req, timeout=30)
         time.sleep(3)  # let the puzzle's analysis finish: measure ingestion alone
         results["fairgrid"] = run_driver(base + "/v1/webhooks/solves", "full", args.seconds,
-                                         args.connections, None)
+                                         args.connections, None, daemon.pid)
+        backlog = {"after the full-rate phase": gauge(base, "fairgrid_scoring_backlog")}
         half = results["fairgrid"]["accepted_per_s"] / 2
         results["fairgrid @ half rate"] = run_driver(base + "/v1/webhooks/solves", "half",
-                                                     args.seconds, args.connections, half)
+                                                     args.seconds, args.connections, half,
+                                                     daemon.pid)
+        backlog["after the half-rate phase"] = gauge(base, "fairgrid_scoring_backlog")
+        drain = drain_time(base)
     finally:
         daemon.terminate()
         daemon.wait(60)
@@ -215,17 +278,23 @@ def main() -> int:
     try:
         wait_up(f"http://127.0.0.1:{bare_port}/healthz", bare)
         results["bare endpoint"] = run_driver(f"http://127.0.0.1:{bare_port}/v1/webhooks/solves",
-                                              "bare", args.seconds, args.connections, None)
+                                              "bare", args.seconds, args.connections, None,
+                                              bare.pid)
     finally:
         bare.terminate()
         bare.wait(60)
-    print(f"{'target':<22} {'accepted/s':>10} {'p50 ms':>8} {'p99 ms':>8}  statuses")
+    print(f"{'target':<22} {'accepted/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
+          f"{'server CPU us/req':>17}  statuses")
     for name, r in results.items():
-        print(f"{name:<22} {r['accepted_per_s']:>10.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f}"
-              f"  {r['statuses']}")
+        print(f"{name:<22} {r['accepted_per_s']:>10.0f} {r['p50_ms']:>8.1f} {r['p99_ms']:>8.1f} "
+              f"{r['server_cpu_us']:>17.0f}  {r['statuses']}")
     ratio = results["fairgrid"]["accepted_per_s"] / results["bare endpoint"]["accepted_per_s"]
     print(f"fairgrid / bare endpoint: {ratio:.2f} (target >= 0.5); p99 at half rate: "
           f"{results['fairgrid @ half rate']['p99_ms']:.1f} ms (target <= 100)")
+    for when, n in backlog.items():
+        print(f"scoring backlog {when}: {n:.0f} submissions")
+    print(f"backlog scored {drain[0]:.1f} s after the load stopped "
+          f"({drain[1]:.0f} submissions scored/s while idle)")
     return 0
 
 

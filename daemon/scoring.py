@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import os
 import time
 from datetime import datetime, timezone
 
@@ -30,8 +31,12 @@ from .store import Store
 log = logging.getLogger("fairgrid.scoring")
 SWEEP_S = 30.0
 NULL_SOLVES = 120
-BATCH = 256          # submissions scored (and written) together
+BATCH = 128          # submissions scored (and written) together: a write of 128 holds the
+                     # single writer ~15 ms; 256 held it ~30-50 ms, a stall every ingest
+                     # commit behind it waited out
 BATCH_WAIT_S = 0.05  # how long the first of a batch waits for company
+YIELD_S = 0.02       # while submissions wait for the writer, scoring waits this long...
+MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 
 
 def scoring_model(givens: str, solution: str, median_rank: list, seed: int) -> dict:
@@ -133,8 +138,12 @@ class Scorer:
         metrics.scoring_backlog.set_function(lambda: len(self._queued))
 
     async def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._worker(), name="fairgrid-scoring"),
-                       asyncio.create_task(self._sweeper(), name="fairgrid-scoring-sweep")]
+        # one batch in flight per pool process, plus one: while a batch is read or
+        # written, the pool works on another
+        workers = (self._settings.analysis_workers or os.cpu_count() or 1) + 1
+        self._tasks = [asyncio.create_task(self._worker(), name=f"fairgrid-scoring-{k}")
+                       for k in range(workers)]
+        self._tasks.append(asyncio.create_task(self._sweeper(), name="fairgrid-scoring-sweep"))
 
     async def stop(self) -> None:
         for task in self._tasks:
@@ -184,6 +193,13 @@ class Scorer:
         while True:
             keys = [await self._queue.get()]
             await asyncio.sleep(BATCH_WAIT_S)  # let a burst gather: one transaction for all
+            # ingestion first: a batch starts only when no submission waits for the
+            # writer (the pool already runs at idle priority; this keeps the reads, the
+            # score writes and the event-loop work of scoring out of a burst's way)
+            waited = 0.0
+            while self._store.writer.depth() > 0 and waited < MAX_YIELD_S:
+                await asyncio.sleep(YIELD_S)
+                waited += YIELD_S
             while len(keys) < BATCH and not self._queue.empty():
                 keys.append(self._queue.get_nowait())
             try:

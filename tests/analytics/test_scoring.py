@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from fairgrid.analytics.calibration import bh, fit_null, honest_null, score, stouffer
 from fairgrid.analytics.fill_order import fill_order
@@ -157,3 +158,28 @@ def test_simulator_is_seeded_and_every_kind_completes_the_grid():
         assert f.complete, kind
     with pytest.raises(ValueError, match="kind"):
         simulate(puzzle, sol, "robot", rng=1, expected_log_s=6.0)
+
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from([0.0, 1.0, 2.5, 3.0, -1.0, float("inf"), 7.0]), min_size=1,
+                max_size=40),
+       st.lists(st.floats(-5, 5) | st.just(float("nan")), min_size=40, max_size=40))
+def test_fast_ranks_and_spearman_match_scipy(values, others):
+    import warnings
+
+    from scipy.stats import rankdata, spearmanr
+
+    from fairgrid.analytics.signals import average_ranks
+
+    a = np.array(values)
+    np.testing.assert_array_equal(average_ranks(a), rankdata(a))
+    b = np.array(others[: a.size])
+    rho = spearman(a, b)
+    if a.size < 3 or np.isnan(b).any():
+        assert np.isnan(rho)
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # scipy warns on a constant input
+        ref = spearmanr(a, b).statistic
+    assert (np.isnan(rho) and np.isnan(ref)) or rho == pytest.approx(ref, abs=1e-12)
