@@ -182,15 +182,29 @@ class Writer:
         self._stopping = False
         self._next_key = con.execute(
             "SELECT coalesce(max(sub_key), 0) + 1 FROM submissions").fetchone()[0]
-        self._seen = self._load_filter()
+        # the dedupe filter is built in the background (~4 s per million stored
+        # submissions); until it is ready every key is checked in the database, and the
+        # keys written meanwhile are added when the writer switches to it
+        self._seen: KeyFilter | None = None
+        self._loaded: KeyFilter | None = None
+        self._written_meanwhile: list[str] = []
+        self._loader = threading.Thread(target=self._load_filter, args=(self._next_key,),
+                                        name="fairgrid-keyfilter", daemon=True)
 
-    def _load_filter(self) -> KeyFilter:
-        """The dedupe filter over every stored submission id and the webhook-ids of the
-        last ``dedupe_days`` (about 1.7 s per million submissions, at start-up)."""
-        cols = self._con.execute(
-            "SELECT portal, submission_id, webhook_id, received_at >= ? AS recent "
-            "FROM submissions",
-            [_now() - self._dedupe]).fetchnumpy()
+    def _load_filter(self, below: int) -> None:
+        """Build the dedupe filter over every stored submission id (sub_key < ``below``)
+        and the webhook-ids of the last ``dedupe_days``, on its own cursor."""
+        try:
+            cur = self._con.cursor()
+            try:
+                cols = cur.execute(
+                    "SELECT portal, submission_id, webhook_id, received_at >= ? AS recent "
+                    "FROM submissions WHERE sub_key < ?",
+                    [_now() - self._dedupe, below]).fetchnumpy()
+            finally:
+                cur.close()
+        except duckdb.Error:
+            return  # the database path stays in use: slower, never wrong
         n = len(cols["portal"])
         seen = KeyFilter(capacity=max(1 << 20, 2 * n))
         for lo in range(0, n, 100_000):  # bounded temporaries for big tables
@@ -199,9 +213,29 @@ class Writer:
             seen.add(_sub_key(p, s) for p, s in zip(part["portal"], part["submission_id"]))
             seen.add(_hook_key(p, h) for p, h, r in zip(part["portal"], part["webhook_id"],
                                                          recent) if r)
-        return seen
+        self._loaded = seen
+
+    def filter_ready(self) -> bool:
+        """Whether duplicates are screened by the in-memory filter yet."""
+        return self._seen is not None
+
+    def _screen(self, keys: list[str]) -> np.ndarray:
+        """Per key: may it be stored already? (All True until the filter is ready.)"""
+        if self._seen is None and self._loaded is not None:  # switch, on this thread
+            self._loaded.add(self._written_meanwhile)
+            self._seen, self._written_meanwhile = self._loaded, []
+        if self._seen is None:
+            return np.ones(len(keys), dtype=bool)
+        return self._seen.maybe(keys)
+
+    def _remember(self, keys: list[str]) -> None:
+        if self._seen is None:
+            self._written_meanwhile.extend(keys)
+        else:
+            self._seen.add(keys)
 
     def start(self) -> None:
+        self._loader.start()
         self._thread.start()
 
     def depth(self) -> int:
@@ -333,8 +367,8 @@ class Writer:
         stored: dict[tuple[str, str], str] = {}
         # the database is asked only about keys the filter may have seen (duplicates and
         # rare false positives), in one statement (DuckDB statements cost ~1 ms each)
-        maybe = self._seen.maybe([_sub_key(r.portal, r.submission_id) for r in records]
-                                 + [_hook_key(r.portal, r.webhook_id) for r in records])
+        maybe = self._screen([_sub_key(r.portal, r.submission_id) for r in records]
+                             + [_hook_key(r.portal, r.webhook_id) for r in records])
         n = len(records)
         suspects = [r for i, r in enumerate(records) if maybe[i] or maybe[n + i]]
         for portal in {r.portal for r in suspects}:
@@ -426,7 +460,7 @@ class Writer:
             con.unregister("new_moves")
         self._next_key += len(records)
         # before the commit: should it fail, the extra keys only cost a lookup later
-        self._seen.add([_sub_key(r.portal, r.submission_id) for r in records]
+        self._remember([_sub_key(r.portal, r.submission_id) for r in records]
                        + [_hook_key(r.portal, r.webhook_id) for r in records])
 
 

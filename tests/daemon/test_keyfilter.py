@@ -27,3 +27,59 @@ def test_layers_keep_the_false_positive_rate_low():
     assert f.maybe(others).mean() < 2e-3  # ~1e-4 per layer
     assert not KeyFilter().maybe(others[:1000]).any()
     assert KeyFilter().maybe([]).shape == (0,)
+
+
+def _record(sid: str, hook: str, player: str = "p-1"):
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from fairgrid.daemon.store import SubmissionRecord
+
+    now = datetime.now(timezone.utc)
+    moves = np.arange(3)
+    return SubmissionRecord("demo", sid, hook, None, player, "easy", now, now,
+                            moves.astype(np.int64), moves.astype(np.int16),
+                            np.ones(3, dtype=np.int16), np.zeros(3, dtype=bool), False,
+                            "{}", f"hash-{sid}-{player}")
+
+
+def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, monkeypatch):
+    import threading
+
+    from fairgrid.daemon.store import Store, Writer
+
+    path = str(tmp_path / "k.duckdb")
+    store = Store(path)
+    assert store.writer.submit(_record("a", "h-a")).result(30).outcome == "accepted"
+    store.close()
+
+    gate = threading.Event()
+    load = Writer._load_filter
+
+    def held(self, below):  # the filter is built only when the test says so
+        gate.wait(30)
+        load(self, below)
+
+    monkeypatch.setattr(Writer, "_load_filter", held)
+    store = Store(path)
+    try:
+        def outcome(rec):
+            return store.writer.submit(rec).result(30).outcome
+
+        # filter not built: every key is checked in the database
+        assert outcome(_record("a", "h-a")) == "duplicate"        # stored before the start
+        assert outcome(_record("a", "h-x", "p-2")) == "conflict"  # same id, other content
+        assert outcome(_record("b", "h-b")) == "accepted"         # written meanwhile
+        assert not store.writer.filter_ready()
+        gate.set()
+        deadline = __import__("time").monotonic() + 30
+        while not store.writer.filter_ready():  # the switch happens on the next batch
+            assert outcome(_record("b", "h-b")) == "duplicate"
+            assert __import__("time").monotonic() < deadline
+        for sid, hook in (("a", "h-a"), ("b", "h-b"), ("c", "h-b")):  # "c": a reused hook
+            assert outcome(_record(sid, hook)) == "duplicate"
+        assert outcome(_record("c", "h-c")) == "accepted"
+        assert store.read("SELECT count(*) FROM submissions") == [(3,)]
+    finally:
+        store.close()
