@@ -167,6 +167,25 @@ def cpu_seconds(root: int) -> float:
     return total
 
 
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of each thread of ``pid`` by its OS name (the main thread is the event
+    loop; the daemon names its writer thread "fg-writer"; the rest are DuckDB's and
+    asyncio's helper threads)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    out: dict[str, float] = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            stat = Path(f"/proc/{pid}/task/{tid}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        name = "event loop" if int(tid) == pid else stat.split("(", 1)[1].rsplit(")", 1)[0]
+        if name not in ("event loop", "fg-writer"):
+            name = "other threads"
+        out[name] = out.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / tick
+    return out
+
+
 def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: float | None,
                server_pid: int):
     """The load in a separate process (so client and server do not share a core's GIL);
@@ -180,13 +199,18 @@ def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: fl
     ready = proc.stdout.readline()
     if ready.strip() != "go":
         raise SystemExit(f"driver failed: {ready}")
-    before = cpu_seconds(server_pid)
+    before, threads = cpu_seconds(server_pid), thread_cpu(server_pid)
     out, _ = proc.communicate()
     if proc.returncode:
         raise SystemExit("driver failed")
     result = json.loads(out.strip().splitlines()[-1])
-    result["server_cpu_us"] = ((cpu_seconds(server_pid) - before) * 1e6
-                               / max(1, result["statuses"].get("202", 0)))
+    accepted = max(1, result["statuses"].get("202", 0))
+    total = cpu_seconds(server_pid) - before
+    result["server_cpu_us"] = total * 1e6 / accepted
+    split = {k: (v - threads.get(k, 0.0)) * 1e6 / accepted
+             for k, v in thread_cpu(server_pid).items()}
+    split["child processes"] = result["server_cpu_us"] - sum(split.values())
+    result["cpu_split_us"] = split
     return result
 
 
@@ -291,6 +315,8 @@ def main() -> int:
     ratio = results["fairgrid"]["accepted_per_s"] / results["bare endpoint"]["accepted_per_s"]
     print(f"fairgrid / bare endpoint: {ratio:.2f} (target >= 0.5); p99 at half rate: "
           f"{results['fairgrid @ half rate']['p99_ms']:.1f} ms (target <= 100)")
+    print("server CPU per accepted request, by thread (us): " + ", ".join(
+        f"{name}: {us:.0f}" for name, us in results["fairgrid"]["cpu_split_us"].items()))
     for when, n in backlog.items():
         print(f"scoring backlog {when}: {n:.0f} submissions")
     print(f"backlog scored {drain[0]:.1f} s after the load stopped "

@@ -194,6 +194,7 @@ class Writer:
     def _load_filter(self, below: int) -> None:
         """Build the dedupe filter over every stored submission id (sub_key < ``below``)
         and the webhook-ids of the last ``dedupe_days``, on its own cursor."""
+        name_os_thread("fg-keyfilter")
         try:
             cur = self._con.cursor()
             try:
@@ -280,6 +281,7 @@ class Writer:
     # -- the thread --------------------------------------------------------------------
 
     def _run(self) -> None:
+        name_os_thread("fg-writer")
         while True:
             kind, payload, fut = self._queue.get()
             if kind == "stop":
@@ -462,6 +464,16 @@ class Writer:
         # before the commit: should it fail, the extra keys only cost a lookup later
         self._remember([_sub_key(r.portal, r.submission_id) for r in records]
                        + [_hook_key(r.portal, r.webhook_id) for r in records])
+
+
+def name_os_thread(name: str) -> None:
+    """Name the calling thread for the OS (``top -H``, ``ps -L``, /proc/PID/task/*/comm);
+    Python's thread names stay inside Python. Linux only, best effort."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6").prctl(15, name.encode()[:15], 0, 0, 0)  # PR_SET_NAME
+    except (OSError, AttributeError):
+        pass
 
 
 def _sub_key(portal: str, submission_id: str) -> str:
