@@ -122,15 +122,20 @@ async def drive(url: str, bodies, seconds: float, connections: int, rate: float 
                 i = next_index
                 next_index += 1
                 t = time.monotonic()
-                writer.write(requests[i])
-                head = await reader.readuntil(b"\r\n\r\n")
-                status = int(head[9:12])
-                length = 0
-                for line in head.split(b"\r\n"):
-                    if line[:15].lower() == b"content-length:":
-                        length = int(line[15:])
-                if length:
-                    await reader.readexactly(length)
+                try:
+                    writer.write(requests[i])
+                    head = await reader.readuntil(b"\r\n\r\n")
+                    status = int(head[9:12])
+                    length = 0
+                    for line in head.split(b"\r\n"):
+                        if line[:15].lower() == b"content-length:":
+                            length = int(line[15:])
+                    if length:
+                        await reader.readexactly(length)
+                except (ConnectionError, asyncio.IncompleteReadError):
+                    status = "connection closed"  # counted; a new connection goes on
+                    writer.close()
+                    reader, writer = await asyncio.open_connection(host, port)
                 latencies.append(time.monotonic() - t)
                 statuses[status] = statuses.get(status, 0) + 1
         finally:

@@ -70,9 +70,9 @@ def main() -> int:
         idle = rss_mib(daemon.pid)
         threading.Thread(target=sample, daemon=True).start()
         over = run_driver(base + "/v1/webhooks/solves", "over", args.seconds,
-                          args.connections, None)
+                          args.connections, None, daemon.pid)
         time.sleep(2)
-        calm = run_driver(base + "/v1/webhooks/solves", "calm", 10, 8, 50)
+        calm = run_driver(base + "/v1/webhooks/solves", "calm", 10, 8, 50, daemon.pid)
     finally:
         done.set()
         daemon.terminate()
