@@ -106,18 +106,24 @@ class _Facts:
 SUMMARY = ("anomaly", "p_value", "flagged", "reasons")
 
 
-def compute_batch(payload: list) -> list[tuple[dict, str]]:
+def compute_batch(payload: tuple[dict, list]) -> list[tuple[dict, str]]:
     """The analytics of a batch of submissions: per submission, the summary the writer
-    needs (:data:`SUMMARY`) and the whole evidence as JSON text. Runs in a pool process,
-    which also parses each raw body for the portal's optional ``client`` signals and
+    needs (:data:`SUMMARY`) and the whole evidence as JSON text. ``payload`` is the
+    batch's moves as columns (sorted by ``sub_key``, then ``seq``) and one entry per
+    submission. Runs in a pool process, which also cuts each submission's moves out of
+    the columns, parses each raw body for the portal's optional ``client`` signals and
     encodes the evidence: none of that per-submission work is on the event loop."""
     from fairgrid.analytics.evidence import score_solve
+    moves, items = payload
+    keys = np.asarray(moves["sub_key"])
+    cols = {c: np.asarray(moves[c], dtype=np.int64) for c in ("t_ms", "cell", "digit", "note")}
     out = []
-    for facts, null, arr, raw, skill, fpr in payload:
+    for facts, null, sub_key, raw, skill, fpr in items:
+        lo, hi = np.searchsorted(keys, sub_key), np.searchsorted(keys, sub_key, side="right")
         client = json.loads(raw).get("client")
-        ev = score_solve(facts, null, arr[:, 0], arr[:, 1], arr[:, 2], arr[:, 3].astype(bool),
-                         skill=skill, client=client if isinstance(client, dict) else None,
-                         fpr=fpr)
+        ev = score_solve(facts, null, cols["t_ms"][lo:hi], cols["cell"][lo:hi],
+                         cols["digit"][lo:hi], cols["note"][lo:hi].astype(bool), skill=skill,
+                         client=client if isinstance(client, dict) else None, fpr=fpr)
         out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
     return out
 
@@ -272,23 +278,19 @@ class Scorer:
             self._metrics.submissions_scored.inc()
         return results
 
-    def _payload(self, jobs, moves) -> list:
-        """Picklable inputs of :func:`compute_batch`, one entry per submission."""
-        keys = np.asarray(moves["sub_key"])
+    def _payload(self, jobs, moves) -> tuple[dict, list]:
+        """Picklable inputs of :func:`compute_batch`: the moves as read, one entry per
+        submission (the pool process does the per-submission slicing)."""
         out = []
         for row, facts in jobs:
-            lo = np.searchsorted(keys, row["sub_key"])
-            hi = np.searchsorted(keys, row["sub_key"], side="right")
-            arr = np.stack([np.asarray(moves[c][lo:hi], dtype=np.int64)
-                            for c in ("t_ms", "cell", "digit", "note")], axis=1)
             puzzle_facts = facts.facts
             if facts.rated and row["skill"] is None:  # no skill yet: allow for its spread
                 import dataclasses
                 puzzle_facts = dataclasses.replace(puzzle_facts, sd_log=facts.unrated_sd)
-            out.append((puzzle_facts, facts.null, arr, row["raw"],
+            out.append((puzzle_facts, facts.null, int(row["sub_key"]), row["raw"],
                         float(row["skill"]) if row["skill"] is not None else 0.0,
                         self._settings.scoring_fpr))
-        return out
+        return moves, out
 
     async def _load_facts(self, puzzle_id: str, run_id: str | None) -> None:
         """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and
