@@ -101,6 +101,11 @@ def _insert_flag(db):
     import duckdb
 
     con = duckdb.connect(str(db))
+    # the daemon may have scored the solve before it stopped: replace what it wrote
+    con.execute("DELETE FROM flag_history WHERE flag_id IN (SELECT id FROM flags WHERE "
+                "portal = 'demo' AND submission_id = 's-1')")
+    con.execute("DELETE FROM flags WHERE portal = 'demo' AND submission_id = 's-1'")
+    con.execute("DELETE FROM scores WHERE portal = 'demo' AND submission_id = 's-1'")
     con.execute("INSERT INTO scores VALUES ('demo', 's-1', now(), 7.5, 0.0001, true, '{}')")
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "VALUES ('demo', 's-1', now(), 'open', '[\"order\"]')")
@@ -115,9 +120,14 @@ def test_flags_cli_reads_the_daemon_or_else_the_file(daemon):
     out = subprocess.run([*CMD, "flags", "--tournament", "t-1", "--config", cfg],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0 and "0 flags (from the daemon)" in out.stdout
+    deadline = time.monotonic() + 120  # let scoring finish: the flag below replaces it
+    while request(base + "/v1/submissions/demo/s-1", headers=bearer("org"))[1]["status"] \
+            != "scored":
+        assert time.monotonic() < deadline, "the solve was not scored"
+        time.sleep(0.3)
     proc.send_signal(signal.SIGTERM)
     assert proc.wait(timeout=60) == 0
-    _insert_flag(db)  # as the scoring stage will (issue 5)
+    _insert_flag(db)  # a flag the file-reading path must show
     out = subprocess.run([*CMD, "flags", "--tournament", "t-1", "--json", "--config", cfg],
                          capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
