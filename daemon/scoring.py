@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import os
@@ -83,12 +84,12 @@ class _Facts:
         rank = np.array([np.nan if v is None else float(v) for v in median])
         self.null = {k: tuple(v) for k, v in ratings["null"].items()}
         expected, sd, consensus = ratings["expected_log_s"], ratings["sd_log"], None
-        self.unrated_sd = sd
+        unrated_sd = sd
         if run is not None:
             expected = (row["difficulty"] if row["difficulty"] is not None
                         else expected + run["mu"])
             sd = run["residual_sd"]
-            self.unrated_sd = float(np.hypot(sd, run["skill_sd"]))
+            unrated_sd = float(np.hypot(sd, run["skill_sd"]))
             self.null["speed"] = (0.0, 1.0)
             band = run.get("band_nulls", {}).get(str(row["level"]))
             for name, value in (band or {}).items():  # learnt from real honest solves
@@ -100,7 +101,10 @@ class _Facts:
                                           for v in json.loads(row["consensus_order"])])
                     self.null["order_consensus"] = tuple(extra["null"])
         self.facts = PuzzleFacts(givens, order, solution, rank, expected, sd, consensus)
-        self.rated = run is not None
+        # for players the rating run has no skill for: the speed signal allows for the
+        # spread of skills (one object per puzzle, so a batch pickles it once)
+        self.facts_without_skill = (self.facts if run is None else
+                                    dataclasses.replace(self.facts, sd_log=unrated_sd))
 
 
 SUMMARY = ("anomaly", "p_value", "flagged", "reasons")
@@ -126,6 +130,14 @@ def compute_batch(payload: tuple[dict, list]) -> list[tuple[dict, str]]:
                          client=client if isinstance(client, dict) else None, fpr=fpr)
         out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
     return out
+
+
+def _these_keys(column: str, sub_keys) -> str:
+    """SQL selecting rows whose ``column`` is one of ``sub_keys`` (integers, inlined).
+    Keys arrive in commit order, so the range lets DuckDB skip every other row group."""
+    keys = sorted({int(k) for k in sub_keys})
+    return (f"{column} BETWEEN {keys[0]} AND {keys[-1]} AND {column} IN "
+            f"({', '.join(map(str, keys))})")
 
 
 class Scorer:
@@ -236,16 +248,12 @@ class Scorer:
         transactions would starve it). Returns {(portal, submission_id): (summary,
         evidence JSON)} for those whose puzzle is ready."""
         started = time.perf_counter()
-        sub_keys = sorted(set(sub_keys))
-        # keys arrive in commit order: the range lets DuckDB skip all other row groups
-        where = (f"s.sub_key BETWEEN {int(sub_keys[0])} AND {int(sub_keys[-1])} AND s.sub_key "
-                 f"IN ({', '.join(str(int(k)) for k in sub_keys)})")
         rows = await asyncio.to_thread(
             self._store.read_dicts,
             "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, s.status, "
             "c.run_id, pl.skill FROM submissions s LEFT JOIN current_rating c ON c.id = 1 "
             "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
-            f"AND pl.player_id = s.player_id WHERE {where}")
+            f"AND pl.player_id = s.player_id WHERE {_these_keys('s.sub_key', sub_keys)}")
         # each puzzle's inputs are read and prepared once per rating run, then cached
         missing = {(r["puzzle_id"], r["run_id"]) for r in rows} - self._facts.keys()
         for puzzle_id, run_id in sorted(missing, key=str):
@@ -255,12 +263,10 @@ class Scorer:
         rows = [row for row, _ in jobs]
         if not rows:
             return {}
-        ready = sorted(int(row["sub_key"]) for row in rows)
         moves = await asyncio.to_thread(
             self._store.read_numpy,
-            f"SELECT sub_key, t_ms, cell, digit, note FROM moves WHERE sub_key BETWEEN "
-            f"{ready[0]} AND {ready[-1]} AND sub_key IN ({', '.join(map(str, ready))}) "
-            "ORDER BY sub_key, seq")
+            f"SELECT sub_key, t_ms, cell, digit, note FROM moves WHERE "
+            f"{_these_keys('sub_key', [row['sub_key'] for row in rows])} ORDER BY sub_key, seq")
         payload = self._payload(jobs, moves)
         loop = asyncio.get_running_loop()
         if self._executor is not None:  # another process: the event loop keeps the GIL
@@ -283,10 +289,7 @@ class Scorer:
         submission (the pool process does the per-submission slicing)."""
         out = []
         for row, facts in jobs:
-            puzzle_facts = facts.facts
-            if facts.rated and row["skill"] is None:  # no skill yet: allow for its spread
-                import dataclasses
-                puzzle_facts = dataclasses.replace(puzzle_facts, sd_log=facts.unrated_sd)
+            puzzle_facts = facts.facts if row["skill"] is not None else facts.facts_without_skill
             out.append((puzzle_facts, facts.null, int(row["sub_key"]), row["raw"],
                         float(row["skill"]) if row["skill"] is not None else 0.0,
                         self._settings.scoring_fpr))
