@@ -369,8 +369,9 @@ class Writer:
         stored: dict[tuple[str, str], str] = {}
         # the database is asked only about keys the filter may have seen (duplicates and
         # rare false positives), in one statement (DuckDB statements cost ~1 ms each)
-        maybe = self._screen([_sub_key(r.portal, r.submission_id) for r in records]
-                             + [_hook_key(r.portal, r.webhook_id) for r in records])
+        sub_keys = [_sub_key(r.portal, r.submission_id) for r in records]
+        hook_keys = [_hook_key(r.portal, r.webhook_id) for r in records]
+        maybe = self._screen(sub_keys + hook_keys)
         n = len(records)
         suspects = [r for i, r in enumerate(records) if maybe[i] or maybe[n + i]]
         for portal in {r.portal for r in suspects}:
@@ -386,26 +387,29 @@ class Writer:
                     seen_hooks.add((portal, key))
                 else:
                     stored[(portal, key)] = digest
-        outcomes = []
+        outcomes: list[str] = []
+        keys: list[int | None] = []  # the sub_key each accepted record gets
         accepted: list[SubmissionRecord] = []
-        for r in records:
+        new_keys: list[str] = []
+        for i, r in enumerate(records):
             key = (r.portal, r.submission_id)
             if (r.portal, r.webhook_id) in seen_hooks:
                 outcomes.append("duplicate")
+                keys.append(None)
             elif key in stored:
                 outcomes.append("duplicate" if stored[key] == r.content_hash else "conflict")
+                keys.append(None)
             else:
                 outcomes.append("accepted")
+                keys.append(self._next_key + len(accepted))
                 stored[key] = r.content_hash
                 seen_hooks.add((r.portal, r.webhook_id))
                 accepted.append(r)
-        first = self._next_key
+                new_keys += (sub_keys[i], hook_keys[i])
         if accepted:
             self._insert(accepted)
-        keys, k = [], first
-        for outcome in outcomes:
-            keys.append(k if outcome == "accepted" else None)
-            k += outcome == "accepted"
+            # before the commit: should it fail, the extra keys only cost a lookup later
+            self._remember(new_keys)
         return outcomes, keys
 
     def _insert(self, records: list[SubmissionRecord]) -> None:
@@ -461,9 +465,6 @@ class Writer:
                         "FROM new_moves")
             con.unregister("new_moves")
         self._next_key += len(records)
-        # before the commit: should it fail, the extra keys only cost a lookup later
-        self._remember([_sub_key(r.portal, r.submission_id) for r in records]
-                       + [_hook_key(r.portal, r.webhook_id) for r in records])
 
 
 def name_os_thread(name: str) -> None:
