@@ -219,6 +219,25 @@ def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: fl
     return result
 
 
+def write_config(tmp: Path, name: str, port: int) -> Path:
+    """A daemon config in ``tmp``: database ``name``.duckdb, one pool process, the bench's
+    portal secret and admin token."""
+    cfg = tmp / f"{name}.toml"
+    cfg.write_text(f'[server]\nport = {port}\n[storage]\npath = "{tmp / name}.duckdb"\n'
+                   f'[analysis]\nworkers = 1\n[portals.demo]\nsecrets = ["{SECRET}"]\n'
+                   f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
+    return cfg
+
+
+def register_puzzle(base: str) -> None:
+    """Register the test puzzle and let its analysis finish: measure ingestion alone."""
+    req = urllib.request.Request(base + "/v1/puzzles", data=json.dumps(
+        {"id": "easy", "givens": PUZZLES["easy"]}).encode(), method="POST",
+        headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
+    urllib.request.urlopen(req, timeout=30)
+    time.sleep(3)
+
+
 def gauge(base: str, name: str) -> float:
     """One unlabelled sample from the daemon's /metrics."""
     with urllib.request.urlopen(base + "/metrics", timeout=30) as resp:
@@ -274,21 +293,14 @@ def main() -> int:
     print(f"# machine: {machine()}")
     tmp = Path(tempfile.mkdtemp(prefix="fairgrid-bench-"))
     port = free_port()
-    cfg = tmp / "fairgrid.toml"
-    cfg.write_text(f'[server]\nport = {port}\n[storage]\npath = "{tmp / "bench.duckdb"}"\n'
-                   f'[analysis]\nworkers = 1\n[portals.demo]\nsecrets = ["{SECRET}"]\n'
-                   f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
+    cfg = write_config(tmp, "bench", port)
     daemon = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve", "--config",
                                str(cfg)], stderr=subprocess.PIPE, text=True)
     results = {}
     try:
         base = f"http://127.0.0.1:{port}"
         wait_up(base + "/healthz", daemon)
-        req = urllib.request.Request(base + "/v1/puzzles", data=json.dumps(
-            {"id": "easy", "givens": PUZZLES["easy"]}).encode(), method="POST",
-            headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
-        urllib.request.urlopen(req, timeout=30)
-        time.sleep(3)  # let the puzzle's analysis finish: measure ingestion alone
+        register_puzzle(base)
         results["fairgrid"] = run_driver(base + "/v1/webhooks/solves", "full", args.seconds,
                                          args.connections, None, daemon.pid)
         backlog = {"after the full-rate phase": gauge(base, "fairgrid_scoring_backlog")}

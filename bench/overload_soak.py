@@ -21,10 +21,9 @@ import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
-from ingest_load import ADMIN, PUZZLES, SECRET, free_port, run_driver, wait_up
+from ingest_load import ADMIN, SECRET, free_port, register_puzzle, run_driver, wait_up
 
 
 def rss_mib(pid: int) -> float:
@@ -62,11 +61,7 @@ def main() -> int:
 
     try:
         wait_up(base + "/healthz", daemon)
-        req = urllib.request.Request(base + "/v1/puzzles", data=json.dumps(
-            {"id": "easy", "givens": PUZZLES["easy"]}).encode(), method="POST",
-            headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
-        urllib.request.urlopen(req, timeout=30)
-        time.sleep(3)
+        register_puzzle(base)
         idle = rss_mib(daemon.pid)
         threading.Thread(target=sample, daemon=True).start()
         over = run_driver(base + "/v1/webhooks/solves", "over", args.seconds,

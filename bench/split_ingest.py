@@ -23,17 +23,15 @@ product.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
-from ingest_load import (ADMIN, PUZZLES, SECRET, cpu_seconds, free_port, run_driver,
-                         wait_up)
+from ingest_load import (PUZZLES, SECRET, cpu_seconds, free_port, register_puzzle,
+                         run_driver, wait_up, write_config)
 
 OWNER = r'''
 import asyncio, os, pickle, struct, sys
@@ -131,22 +129,6 @@ web.run_app(app, sock=sock, print=None, access_log=None)
 '''
 
 
-def register(base: str) -> None:
-    req = urllib.request.Request(base + "/v1/puzzles", data=json.dumps(
-        {"id": "easy", "givens": PUZZLES["easy"]}).encode(), method="POST",
-        headers={"Authorization": f"Bearer {ADMIN}", "Content-Type": "application/json"})
-    urllib.request.urlopen(req, timeout=30)
-    time.sleep(3)  # the puzzle's analysis
-
-
-def config(tmp: Path, name: str, port: int) -> Path:
-    cfg = tmp / f"{name}.toml"
-    cfg.write_text(f'[server]\nport = {port}\n[storage]\npath = "{tmp / name}.duckdb"\n'
-                   f'[analysis]\nworkers = 1\n[portals.demo]\nsecrets = ["{SECRET}"]\n'
-                   f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
-    return cfg
-
-
 def stop(procs) -> None:
     for proc in procs:
         proc.terminate()
@@ -165,11 +147,11 @@ def main() -> int:
 
     owner_port, public, sock = free_port(), free_port(), str(tmp / "owner.sock")
     owner = subprocess.Popen([sys.executable, "-c", OWNER,
-                              str(config(tmp, "split", owner_port)), sock])
+                              str(write_config(tmp, "split", owner_port)), sock])
     procs = [owner]
     try:
         wait_up(f"http://127.0.0.1:{owner_port}/healthz", owner)
-        register(f"http://127.0.0.1:{owner_port}")
+        register_puzzle(f"http://127.0.0.1:{owner_port}")
         for _ in range(args.fronts):
             procs.append(subprocess.Popen([sys.executable, "-c", FRONT, str(public), sock,
                                            SECRET, PUZZLES["easy"]]))
@@ -187,11 +169,11 @@ def main() -> int:
 
     port = free_port()
     daemon = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve",
-                               "--config", str(config(tmp, "single", port))],
+                               "--config", str(write_config(tmp, "single", port))],
                               stderr=subprocess.DEVNULL)
     try:
         wait_up(f"http://127.0.0.1:{port}/healthz", daemon)
-        register(f"http://127.0.0.1:{port}")
+        register_puzzle(f"http://127.0.0.1:{port}")
         r = run_driver(f"http://127.0.0.1:{port}/v1/webhooks/solves", "single",
                        args.seconds, args.connections, None, daemon.pid)
         results["one process (fairgrid serve)"] = (r, r["server_cpu_us"])
