@@ -288,7 +288,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from .app import create_app
     from .settings import SECRETS_FILE, SettingsError, load_settings
     from .store import StoreError
-    import os, sys
 
     try:
         settings, created = load_settings(args.config)
@@ -680,7 +679,7 @@ def _recompute_file(settings, progress) -> dict:
     try:
         summary = run_nightly(direct_db(con), settings, progress=progress)
         keys = summary.pop("rescore")
-        if keys:  # the daemon's sweep re-scores pending submissions when it next starts
+        if keys:  # the daemon's sweep re-scores them (status rescore) when it next starts
             con.register("rescore_keys", {"sub_key": np.array(keys, dtype=np.int64)})
             con.execute("UPDATE submissions SET status = 'rescore' FROM rescore_keys r WHERE "
                         "submissions.sub_key = r.sub_key")
