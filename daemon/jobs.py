@@ -259,6 +259,8 @@ def _band_nulls(db: JobDB, level_of: dict) -> dict:
     from fairgrid.analytics.fill_order import fill_order
     from fairgrid.analytics.signals import PuzzleFacts, compute
 
+    from .scoring import cells_of, per_cell
+
     moves = db.read_numpy(
         f"WITH smp AS (SELECT sub_key, puzzle_id FROM ({ELIGIBLE}) "
         f"USING SAMPLE reservoir({BAND_SAMPLE} ROWS) REPEATABLE (7)) "
@@ -273,10 +275,8 @@ def _band_nulls(db: JobDB, level_of: dict) -> dict:
             "WHERE list_contains(?, id)", [pids]):
         if median is None:
             continue
-        rank = np.array([np.nan if v is None else float(v) for v in json.loads(median)])
-        facts[pid] = PuzzleFacts(
-            np.array([0 if ch in ".0" else int(ch, 36) for ch in givens]), order,
-            np.array([int(ch, 36) for ch in solution]), rank, 0.0, 1.0)
+        facts[pid] = PuzzleFacts(cells_of(givens), order, cells_of(solution),
+                                 per_cell(json.loads(median)), 0.0, 1.0)
     keys = moves["sub_key"]
     starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
     ends = np.r_[starts[1:], keys.size]

@@ -40,6 +40,16 @@ YIELD_S = 0.02       # while submissions wait for the writer, scoring waits this
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 
 
+def cells_of(text: str) -> np.ndarray:
+    """A one-line grid (digits and letters in base 36, '.' or '0' empty) as an int array."""
+    return np.array([0 if ch in ".0" else int(ch, 36) for ch in text], dtype=np.int64)
+
+
+def per_cell(values: list) -> np.ndarray:
+    """A stored per-cell JSON list (null where a cell has no value) as floats, NaN for null."""
+    return np.array([np.nan if v is None else float(v) for v in values])
+
+
 def scoring_model(givens: str, solution: str, median_rank: list, seed: int) -> dict:
     """Ratings and honest nulls of one puzzle (runs in a pool process)."""
     from fairgrid.analytics.calibration import honest_null
@@ -49,12 +59,12 @@ def scoring_model(givens: str, solution: str, median_rank: list, seed: int) -> d
     from fairgrid.solvers.rate import rate
 
     puzzle = parse(givens)
-    sol = np.array([int(ch, 36) for ch in solution.replace(".", "0")], dtype=np.int64)
+    sol = cells_of(solution)
     ratings = rate(puzzle, rng=seed, only=("human",))
     cal = load_default()
     described = cal.describe(ratings.metrics)
     expected_log_s = float(np.log(described["expected_time_s"]))
-    rank = np.array([np.nan if v is None else float(v) for v in median_rank])
+    rank = per_cell(median_rank)
     facts = PuzzleFacts(puzzle.givens, puzzle.order, sol, rank, expected_log_s,
                         cal.residual_sd)
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
@@ -78,10 +88,9 @@ class _Facts:
         from fairgrid.analytics.signals import PuzzleFacts
         ratings = json.loads(row["ratings"])
         order = row["puzzle_order"]
-        givens = np.array([0 if ch in ".0" else int(ch, 36) for ch in row["givens"]])
-        solution = np.array([int(ch, 36) for ch in row["solution"]])
-        median = json.loads(row["order_median"])
-        rank = np.array([np.nan if v is None else float(v) for v in median])
+        givens = cells_of(row["givens"])
+        solution = cells_of(row["solution"])
+        rank = per_cell(json.loads(row["order_median"]))
         self.null = {k: tuple(v) for k, v in ratings["null"].items()}
         expected, sd, consensus = ratings["expected_log_s"], ratings["sd_log"], None
         unrated_sd = sd
@@ -97,8 +106,7 @@ class _Facts:
             if row["consensus_order"] is not None:
                 extra = json.loads(row["consensus_spread"])
                 if extra.get("null"):
-                    consensus = np.array([np.nan if v is None else float(v)
-                                          for v in json.loads(row["consensus_order"])])
+                    consensus = per_cell(json.loads(row["consensus_order"]))
                     self.null["order_consensus"] = tuple(extra["null"])
         self.facts = PuzzleFacts(givens, order, solution, rank, expected, sd, consensus)
         # for players the rating run has no skill for: the speed signal allows for the
