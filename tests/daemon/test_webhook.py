@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import time
+from datetime import datetime, timezone
 
 import pytest
 
@@ -40,8 +41,13 @@ async def post(client, body, **kw):
 
 
 async def test_accepted_solve_is_committed_with_every_move(client):
-    status, body = await post(client, solve_body())
+    before = datetime.now(timezone.utc)
+    status, body = await post(client, solve_body(started_at="2026-11-21T11:00:00.25+01:00"))
     assert (status, body) == (202, {"status": "accepted"})
+    # times are stored exactly, in UTC, whatever offset the portal wrote them with
+    [(started, received)] = rows(client, "SELECT started_at, received_at FROM submissions")
+    assert started == datetime(2026, 11, 21, 10, 0, 0, 250_000, tzinfo=timezone.utc)
+    assert before <= received <= datetime.now(timezone.utc)
     sub = rows(client, "SELECT portal, submission_id, player_id, puzzle_id, n_moves, complete, "
                        "status, tournament_id FROM submissions")
     assert sub == [("demo", "s-1", "p-42", "easy", 49, True, "pending", "t-1")]
