@@ -81,7 +81,7 @@ from aiohttp import web
 from fairgrid.daemon.puzzles import PuzzleInfo, check_puzzle
 from fairgrid.daemon.signatures import Verifier
 from fairgrid.daemon.store import SubmissionRecord
-from fairgrid.daemon.validate import check_moves, final_grid, parse_json, parse_solve
+from fairgrid.daemon.validate import check_and_replay, parse_json, parse_solve
 
 port, sock_path, secret, givens = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 verifier = Verifier.from_portals({"demo": (secret,)})
@@ -102,12 +102,12 @@ async def handle(request):
     body = await request.read()
     portal, webhook_id = verifier.verify(request.headers, body, time.time())
     event = parse_solve(parse_json(body))
-    check_moves(event, INFO.givens_array, INFO.order * INFO.order)
-    complete = bool((final_grid(event, INFO.givens_array) == INFO.solution_array).all())
+    complete = check_and_replay(event, INFO.givens_array, INFO.solution_array,
+                                INFO.order * INFO.order)
     record = SubmissionRecord(
         portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
         event.puzzle_id, event.started_at, datetime.now(timezone.utc), event.t_ms,
-        event.cell.astype(np.int16), event.digit.astype(np.int16), event.kind == "note",
+        event.cell.astype(np.int16), event.digit.astype(np.int16), event.note,
         complete, body.decode(), hashlib.sha256(event.canonical).hexdigest())
     counter[0] += 1
     fut = asyncio.get_running_loop().create_future()

@@ -24,7 +24,7 @@ from .puzzles import PuzzleConflict, PuzzleRegistry
 from .settings import Settings
 from .signatures import SignatureError, Verifier
 from .store import QueueFull, Store, StoreError
-from .validate import ValidationError, parse_json
+from .validate import ValidationError, parse_json, warm_up
 from .queries import get_flags, get_player, get_puzzle, get_submission, review_flag
 from .jobs import STAGES, JobBusy, NightlyRunner
 from .scoring import Scorer
@@ -219,6 +219,7 @@ async def _resources(app: web.Application):
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
         memory_limit_mb=s.storage_memory_limit_mb,
         on_batch=ctx.metrics.batch_size.observe)
+    await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     pool = _pool(s)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
     ctx.scorer = Scorer(ctx.store, s, ctx.metrics, pool)

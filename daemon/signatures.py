@@ -72,7 +72,7 @@ class Verifier:
         signed = f"{msg_id}.{ts}.".encode() + body
         match = None
         for portal, key in self.keys:  # every key, every time: no early exit to time
-            expected = hmac.new(key, signed, hashlib.sha256).digest()
+            expected = hmac.digest(key, signed, "sha256")  # one-shot, in C
             for sig in offered:
                 if hmac.compare_digest(expected, sig) and match is None:
                     match = portal

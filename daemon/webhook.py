@@ -14,7 +14,7 @@ from .context import CTX
 from .puzzles import PuzzleInfo, check_puzzle
 from .signatures import SignatureError
 from .store import SubmissionRecord
-from .validate import ValidationError, check_moves, final_grid, parse_json, parse_solve
+from .validate import ValidationError, check_and_replay, parse_json, parse_solve
 
 
 async def handle_solve(request: web.Request) -> web.Response:
@@ -50,8 +50,8 @@ async def handle_solve(request: web.Request) -> web.Response:
                 raise ValidationError("puzzle.givens",
                                       "givens disagree with the registered puzzle")
             info.matching_texts.add(event.givens)
-        check_moves(event, info.givens_array, info.order * info.order)
-        complete = bool((final_grid(event, info.givens_array) == info.solution_array).all())
+        complete = check_and_replay(event, info.givens_array, info.solution_array,
+                                    info.order * info.order)
     except (ValidationError, SignatureError) as exc:
         outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
@@ -59,7 +59,7 @@ async def handle_solve(request: web.Request) -> web.Response:
     record = SubmissionRecord(
         portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
         event.puzzle_id, event.started_at, received_at, event.t_ms, event.cell.astype(np.int16),
-        event.digit.astype(np.int16), event.kind == "note", complete, body.decode("utf-8"),
+        event.digit.astype(np.int16), event.note, complete, body.decode("utf-8"),
         hashlib.sha256(event.canonical).hexdigest(), new_puzzle)
     try:
         fut = ctx.store.writer.submit(record, asyncio.get_running_loop())
