@@ -236,9 +236,14 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
             values[setting.attr] = _coerce(setting, sect[name], origin)
         if setting.env in env:
             values[setting.attr] = _coerce(setting, env[setting.env], setting.env)
-    for section in ("server", "storage", "webhooks", "analysis"):
-        for name in table.get(section, {}):
-            if f"{section}.{name}" not in {s.key for s in SETTINGS}:
+    known = {s.key for s in SETTINGS} | {"auth.organiser_tokens", "auth.admin_tokens"}
+    for section, sect in table.items():
+        if not isinstance(sect, dict):
+            raise SettingsError(f"{origin}: [{section}] must be a table")
+        if section == "portals":
+            continue  # checked below, portal by portal
+        for name in sect:  # a typo must not be silently ignored
+            if f"{section}.{name}" not in known:
                 raise SettingsError(f"{origin}: unknown setting {section}.{name}")
     created = False
     if "portals" not in table and "auth" not in table:
@@ -251,6 +256,9 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
     for name, portal in table.get("portals", {}).items():
         if not isinstance(portal, dict):
             raise SettingsError(f"{origin}: [portals.{name}] must be a table")
+        for key in portal:
+            if key != "secrets":
+                raise SettingsError(f"{origin}: unknown setting portals.{name}.{key}")
         portals[name] = _string_list(portal.get("secrets"), f"portals.{name}.secrets")
         for s in portals[name]:
             if not s.startswith("whsec_"):

@@ -39,6 +39,11 @@ def test_toml_and_environment(tmp_path):
 @pytest.mark.parametrize("text,env,words", [
     ("[server]\nport = 'x'\n", {}, "server.port must be int"),
     ("[server]\nprot = 1\n", {}, "unknown setting server.prot"),
+    ("[nightly]\nhuor = 3\n", {}, "unknown setting nightly.huor"),
+    ("[portals.demo]\nsecrets = [\"whsec_eA==\"]\n[auth]\nadmin_token = [\"x\"]\n", {},
+     "unknown setting auth.admin_token"),
+    ("[portals.demo]\nsecret = [\"whsec_eA==\"]\n", {}, "unknown setting portals.demo.secret"),
+    ("auth = 5\n[portals.demo]\nsecrets = [\"whsec_eA==\"]\n", {}, "[auth] must be a table"),
     ("[srever]\n", {}, "unknown section [srever]"),
     ("[portals.demo]\nsecrets = ['abc']\n", {}, "start with 'whsec_'"),
     ("[portals.demo]\nsecrets = 'whsec_x'\n", {}, "portals.demo.secrets must be a list"),
