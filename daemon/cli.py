@@ -280,6 +280,21 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- serve
 
+def _event_loop(use_uvloop: bool):
+    """uvloop's event loop when wanted and installed (not on Windows), else asyncio's."""
+    import asyncio
+
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            print("fairgrid: uvloop is not installed; running on asyncio's event loop",
+                  file=sys.stderr)
+        else:
+            return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     import logging
 
@@ -301,10 +316,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600); "
               f"shown once:", file=sys.stderr)
         print(secrets_path.read_text(), file=sys.stderr)
+    loop = _event_loop(settings.server_uvloop)
     try:
         web.run_app(create_app(settings), host=settings.server_host, port=settings.server_port,
                     shutdown_timeout=settings.server_shutdown_timeout_s, print=None,
-                    access_log=None)
+                    access_log=None, loop=loop)
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:

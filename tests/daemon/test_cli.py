@@ -162,3 +162,19 @@ def test_generate_lewis_and_unique_puzzles():
         assert count_solutions(parse(text)) == 1
     bad = run("generate", "--p", "1.5")
     assert bad.returncode == 2 and "--p" in bad.stderr
+
+
+def test_serve_runs_on_uvloop_unless_told_not_to():
+    import asyncio
+
+    import uvloop
+
+    from fairgrid.daemon.cli import _event_loop
+
+    for wanted, kind in ((True, uvloop.Loop), (False, asyncio.AbstractEventLoop)):
+        loop = _event_loop(wanted)
+        try:
+            assert isinstance(loop, kind)
+            assert wanted or not isinstance(loop, uvloop.Loop)
+        finally:
+            loop.close()
