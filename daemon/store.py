@@ -74,6 +74,9 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048
         con.execute(f"SET checkpoint_threshold = '{int(checkpoint_mb)}MB'")
         con.execute(f"SET memory_limit = '{int(memory_limit_mb)}MB'")
         con.execute("SET preserve_insertion_order = false")
+        # the writer's inserts read local dicts of numpy arrays by name (DuckDB's default,
+        # stated here because the writer depends on it)
+        con.execute("SET python_enable_replacements = true")
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
