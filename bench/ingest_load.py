@@ -230,6 +230,25 @@ def write_config(tmp: Path, name: str, port: int) -> Path:
     return cfg
 
 
+def start_fairgrid(cfg: Path, port: int) -> tuple[subprocess.Popen, str]:
+    """``fairgrid serve --config cfg`` (listening on ``port``), up and with the test puzzle
+    registered and analysed: (process, base URL). Its stderr goes to a log beside the
+    config, not to a pipe nobody reads (a full pipe would stall the daemon)."""
+    log = cfg.with_suffix(".log")
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve",
+                                 "--config", str(cfg)], stderr=out)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_up(base + "/healthz", proc)
+        register_puzzle(base)
+    except BaseException as exc:
+        proc.terminate()
+        proc.wait(60)
+        raise SystemExit(f"{exc}\n{log.read_text()}") from None
+    return proc, base
+
+
 def register_puzzle(base: str) -> None:
     """Register the test puzzle and let its analysis finish: measure ingestion alone."""
     req = urllib.request.Request(base + "/v1/puzzles", data=json.dumps(
@@ -299,14 +318,9 @@ def main() -> int:
     print(f"# machine: {machine()}")
     tmp = Path(tempfile.mkdtemp(prefix="fairgrid-bench-"))
     port = free_port()
-    cfg = write_config(tmp, "bench", port)
-    daemon = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve", "--config",
-                               str(cfg)], stderr=subprocess.PIPE, text=True)
+    daemon, base = start_fairgrid(write_config(tmp, "bench", port), port)
     results = {}
     try:
-        base = f"http://127.0.0.1:{port}"
-        wait_up(base + "/healthz", daemon)
-        register_puzzle(base)
         results["fairgrid"] = run_driver(base + "/v1/webhooks/solves", "full", args.seconds,
                                          args.connections, None, daemon.pid)
         backlog = {"after the full-rate phase": gauge(base, "fairgrid_scoring_backlog")}

@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import threading
 import time
 from pathlib import Path
 
-from ingest_load import ADMIN, SECRET, free_port, register_puzzle, run_driver, wait_up
+from ingest_load import ADMIN, SECRET, free_port, run_driver, start_fairgrid
 
 
 def rss_mib(pid: int) -> float:
@@ -45,9 +44,7 @@ def main() -> int:
                    f'write_queue_size = 100\nmax_batch = 8\ngroup_commit_ms = 40.0\n'
                    f'[analysis]\nworkers = 1\n[nightly]\ncron = ""\n'
                    f'[portals.demo]\nsecrets = ["{SECRET}"]\n[auth]\nadmin_tokens = ["{ADMIN}"]\n')
-    daemon = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve", "--config",
-                               str(cfg)], stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
+    daemon, base = start_fairgrid(cfg, port)
     samples: list[float] = []
     done = threading.Event()
 
@@ -60,8 +57,6 @@ def main() -> int:
             time.sleep(0.2)
 
     try:
-        wait_up(base + "/healthz", daemon)
-        register_puzzle(base)
         idle = rss_mib(daemon.pid)
         threading.Thread(target=sample, daemon=True).start()
         over = run_driver(base + "/v1/webhooks/solves", "over", args.seconds,

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from ingest_load import (PUZZLES, SECRET, cpu_seconds, free_port, register_puzzle,
-                         run_driver, wait_up, write_config)
+                         run_driver, start_fairgrid, wait_up, write_config)
 
 OWNER = r'''
 import asyncio, os, pickle, struct, sys
@@ -168,13 +168,9 @@ def main() -> int:
         stop(procs)
 
     port = free_port()
-    daemon = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve",
-                               "--config", str(write_config(tmp, "single", port))],
-                              stderr=subprocess.DEVNULL)
+    daemon, base = start_fairgrid(write_config(tmp, "single", port), port)
     try:
-        wait_up(f"http://127.0.0.1:{port}/healthz", daemon)
-        register_puzzle(f"http://127.0.0.1:{port}")
-        r = run_driver(f"http://127.0.0.1:{port}/v1/webhooks/solves", "single",
+        r = run_driver(base + "/v1/webhooks/solves", "single",
                        args.seconds, args.connections, None, daemon.pid)
         results["one process (fairgrid serve)"] = (r, r["server_cpu_us"])
     finally:
