@@ -91,7 +91,7 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
             "age_s": rng.uniform(0, 365 * 86400, k.size)})
         con.execute("INSERT INTO submissions SELECT sub_key, portal, submission_id, "
                     "'w' || submission_id, 'bench', player_id, puzzle_id, ?, ?, "
-                    "?::TIMESTAMPTZ - to_seconds(age_s), 49, duration_ms, true, 'scored', 'h', "
+                    "?::TIMESTAMPTZ - to_seconds(age_s), 49, duration_ms, true, 'scored', "
                     "'{}' FROM subs", [now, now, now])
         con.unregister("subs")
         # moves: each solve's order scatters around its puzzle's order

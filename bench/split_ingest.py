@@ -74,14 +74,14 @@ web.run_app(app, host="127.0.0.1", port=settings.server_port, print=None, access
 '''
 
 FRONT = r'''
-import asyncio, hashlib, pickle, socket, struct, sys, time
+import asyncio, pickle, socket, struct, sys, time
 from datetime import datetime, timezone
 import numpy as np
 from aiohttp import web
 from fairgrid.daemon.puzzles import PuzzleInfo, check_puzzle
 from fairgrid.daemon.signatures import Verifier
 from fairgrid.daemon.store import SubmissionRecord
-from fairgrid.daemon.validate import check_and_replay, parse_json, parse_solve
+from fairgrid.daemon.validate import check_and_replay, parse_body
 
 port, sock_path, secret, givens = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 verifier = Verifier.from_portals({"demo": (secret,)})
@@ -101,14 +101,14 @@ async def start(app):
 async def handle(request):
     body = await request.read()
     portal, webhook_id = verifier.verify(request.headers, body, time.time())
-    event = parse_solve(parse_json(body))
+    event = parse_body(body)
     complete = check_and_replay(event, INFO.givens_array, INFO.solution_array,
                                 INFO.order * INFO.order)
     record = SubmissionRecord(
         portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
         event.puzzle_id, event.started_at, datetime.now(timezone.utc), event.t_ms,
         event.cell.astype(np.int16), event.digit.astype(np.int16), event.note,
-        complete, body.decode(), hashlib.sha256(event.canonical).hexdigest())
+        complete, body.decode())
     counter[0] += 1
     fut = asyncio.get_running_loop().create_future()
     pending[counter[0]] = fut

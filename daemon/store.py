@@ -25,6 +25,7 @@ import duckdb
 import numpy as np
 
 from .keyfilter import KeyFilter
+from .validate import same_content
 
 
 class StoreError(RuntimeError):
@@ -122,8 +123,7 @@ class SubmissionRecord:
     digit: np.ndarray  # int16
     note: np.ndarray  # bool: a pencil mark, not a placement
     complete: bool
-    raw: str  # the body as received
-    content_hash: str  # sha256 of the canonical JSON: equal hashes = identical resubmission
+    raw: str  # the body as received (same_content() on two of them: identical resubmission)
     new_puzzle: tuple[str, int, str] | None = None  # (givens, order, solution) to register
 
 
@@ -379,17 +379,17 @@ class Writer:
         suspects = [r for i, r in enumerate(records) if maybe[i] or maybe[n + i]]
         for portal in {r.portal for r in suspects}:
             mine = [r for r in suspects if r.portal == portal]
-            for what, key, digest in con.execute(
+            for what, key, raw in con.execute(
                     "SELECT 'hook', webhook_id, NULL FROM submissions WHERE portal = ? AND "
                     "webhook_id IN (SELECT unnest(?::VARCHAR[])) AND received_at >= ? "
-                    "UNION ALL SELECT 'sub', submission_id, body_hash FROM submissions "
+                    "UNION ALL SELECT 'sub', submission_id, raw FROM submissions "
                     "WHERE portal = ? AND submission_id IN (SELECT unnest(?::VARCHAR[]))",
                     [portal, [r.webhook_id for r in mine], _now() - self._dedupe, portal,
                      [r.submission_id for r in mine]]).fetchall():
                 if what == "hook":
                     seen_hooks.add((portal, key))
                 else:
-                    stored[(portal, key)] = digest
+                    stored[(portal, key)] = raw
         outcomes: list[str] = []
         keys: list[int | None] = []  # the sub_key each accepted record gets
         accepted: list[SubmissionRecord] = []
@@ -400,12 +400,13 @@ class Writer:
                 outcomes.append("duplicate")
                 keys.append(None)
             elif key in stored:
-                outcomes.append("duplicate" if stored[key] == r.content_hash else "conflict")
+                # the same body again (up to key order and white space), or another one
+                outcomes.append("duplicate" if same_content(stored[key], r.raw) else "conflict")
                 keys.append(None)
             else:
                 outcomes.append("accepted")
                 keys.append(self._next_key + len(accepted))
-                stored[key] = r.content_hash
+                stored[key] = r.raw
                 seen_hooks.add((r.portal, r.webhook_id))
                 accepted.append(r)
                 new_keys += (sub_keys[i], hook_keys[i])
@@ -444,16 +445,15 @@ class Writer:
             "duration_ms": np.array([int(r.t_ms[-1]) if r.t_ms.size else 0 for r in records],
                                     dtype=np.int64),
             "complete": np.array([r.complete for r in records], dtype=bool),
-            "body_hash": obj([r.content_hash for r in records]),
             "raw": obj([r.raw for r in records]),
         }
         con.execute(
             "INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, tournament_id, "
             "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, duration_ms, "
-            "complete, status, body_hash, raw) SELECT sub_key, portal, submission_id, webhook_id, "
+            "complete, status, raw) SELECT sub_key, portal, submission_id, webhook_id, "
             "tournament_id, player_id, puzzle_id, make_timestamptz(started_at), "
             "make_timestamptz(received_at), ?, n_moves, duration_ms, complete, 'pending', "
-            "body_hash, raw FROM new_subs", [now])
+            "raw FROM new_subs", [now])
         sizes = [r.t_ms.size for r in records]
         if sum(sizes):
             new_moves = {  # noqa: F841 - read by name in the statement below

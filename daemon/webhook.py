@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from datetime import datetime, timezone
 
@@ -14,7 +13,7 @@ from .context import CTX
 from .puzzles import PuzzleInfo, check_puzzle
 from .signatures import SignatureError
 from .store import SubmissionRecord
-from .validate import ValidationError, check_and_replay, parse_json, parse_solve
+from .validate import ValidationError, check_and_replay, parse_body
 
 
 async def handle_solve(request: web.Request) -> web.Response:
@@ -30,7 +29,7 @@ async def handle_solve(request: web.Request) -> web.Response:
         ctx.metrics.webhook_requests.labels("unknown", "unauthorized").inc()
         raise
     try:
-        event = parse_solve(parse_json(body))
+        event = parse_body(body)
         if event.portal != portal:
             ctx.metrics.signature_failures.labels("wrong_portal").inc()
             raise SignatureError("wrong_portal",
@@ -59,8 +58,7 @@ async def handle_solve(request: web.Request) -> web.Response:
     record = SubmissionRecord(
         portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
         event.puzzle_id, event.started_at, received_at, event.t_ms, event.cell.astype(np.int16),
-        event.digit.astype(np.int16), event.note, complete, body.decode("utf-8"),
-        hashlib.sha256(event.canonical).hexdigest(), new_puzzle)
+        event.digit.astype(np.int16), event.note, complete, body.decode("utf-8"), new_puzzle)
     try:
         fut = ctx.store.writer.submit(record, asyncio.get_running_loop())
     except Exception:

@@ -41,7 +41,7 @@ def _record(sid: str, hook: str, player: str = "p-1"):
     return SubmissionRecord("demo", sid, hook, None, player, "easy", now, now,
                             moves.astype(np.int64), moves.astype(np.int16),
                             np.ones(3, dtype=np.int16), np.zeros(3, dtype=bool), False,
-                            "{}", f"hash-{sid}-{player}")
+                            f'{{"s": "{sid}", "p": "{player}"}}')
 
 
 def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, monkeypatch):

@@ -51,10 +51,10 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
                 moves["digit"].append(int(EASY_SOLUTION[c])), moves["note"].append(False)
             subs.append((key, "demo", f"s{key}", f"w{key}", "t", f"u{i:03d}", f"p{j:02d}",
                          now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
-                         "scored", "h", "{}"))
+                         "scored", "{}"))
             key += 1
     con.executemany("INSERT INTO submissions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?)", subs)
+                    "?)", subs)
     con.register("m", {k: np.array(v) for k, v in moves.items()})
     con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
     con.unregister("m")
@@ -112,7 +112,7 @@ def test_flagged_solves_are_left_out(tmp_path):
     # a flagged 1-second solve by u000 must not make u000 look fast
     con.execute("INSERT INTO submissions SELECT 99999, portal, 'cheat', 'wc', tournament_id, "
                 "'u000', puzzle_id, started_at, received_at, committed_at, n_moves, 1000, "
-                "true, 'scored', 'h', '{}' FROM submissions LIMIT 1")
+                "true, 'scored', '{}' FROM submissions LIMIT 1")
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "VALUES ('demo', 'cheat', now(), 'open', '[]')")
     settings = make_settings(tmp_path)

@@ -1,11 +1,14 @@
 """The webhook validator against a plain-Python reading of the rules (docs/openapi.yaml).
 
 The daemon takes a fast path (C-speed type checks, compiled move checks) for well-formed
-bodies and a move-by-move path for precise errors; both must agree with this oracle.
+bodies and a move-by-move path for precise errors; both must agree with this oracle. In
+front of both, the webhook's fast path reads a body's JSON text directly; whatever it
+returns must be what the checked path makes of the same text.
 """
 
 from __future__ import annotations
 
+import json
 import random
 
 import numpy as np
@@ -14,7 +17,8 @@ from hypothesis import given, settings, strategies as st
 
 from fairgrid.daemon.puzzles import PuzzleInfo, check_puzzle
 from fairgrid.daemon.validate import (ValidationError, _moves_checked, _moves_fast,
-                                      check_and_replay, parse_solve)
+                                      _parse_fast, check_and_replay, parse_body, parse_json,
+                                      parse_solve, same_content)
 
 from ..fixtures import EASY
 
@@ -129,3 +133,105 @@ def test_a_full_solve_is_complete_and_erasing_a_cell_makes_it_incomplete():
     # a note on a filled cell changes nothing
     assert check(moves + [{"t_ms": 10 ** 6, "cell": EMPTY[0], "digit": 1,
                            "kind": "note"}]) is True
+
+
+# -- the fast path over JSON text -------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-10 ** 20, 10 ** 20)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4)
+    | st.sampled_from([1e300, 10 ** 120, -1.5e-7]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner,
+                                                                max_size=3), max_leaves=6)
+move_values = st.one_of(st.integers(-3, 90), st.sampled_from([5.0, 2.5, 1e3, -0.0, True, None,
+                                                               "3", 2 ** 63, 10 ** 19]))
+
+
+@st.composite
+def json_texts(draw):
+    """Webhook bodies as JSON text, written the ways a portal might: keys in any order,
+    any white space, unknown fields, escapes, repeated keys, odd values."""
+    space = st.sampled_from(["", " ", "\n  ", "\t"])
+
+    def write(pairs):
+        items = [f"{draw(space)}{key}{draw(space)}:{draw(space)}{value}"
+                 for key, value in pairs]
+        return "{" + ",".join(items) + draw(space) + "}"
+
+    moves = []
+    for k in range(draw(st.integers(0, 6))):
+        pairs = [('"t_ms"', json.dumps(100 * k)), ('"cell"', json.dumps(EMPTY[k])),
+                 ('"digit"', json.dumps(int(SOLUTION[EMPTY[k]])))]
+        if draw(st.booleans()):
+            pairs.append(('"kind"', json.dumps(draw(st.sampled_from(["note", "place"])))))
+        for _ in range(draw(st.integers(0, 2))):
+            change = draw(st.integers(0, 5))
+            if change == 0:  # an unknown field with any value
+                pairs.append((json.dumps(draw(st.text(max_size=3))),
+                              json.dumps(draw(json_values))))
+            elif change == 1:  # another value for a known field
+                i = draw(st.integers(0, len(pairs) - 1))
+                pairs[i] = (pairs[i][0], json.dumps(draw(move_values)))
+            elif change == 2:  # a repeated key
+                pairs.append(draw(st.sampled_from(pairs)))
+            elif change == 3:  # an escaped key or kind
+                pairs.append(('"ki\\u006ed"', '"note"'))
+            elif change == 4:  # a missing field
+                pairs.pop(draw(st.integers(0, len(pairs) - 1)))
+            else:
+                pairs.append(('"kind"', '"pl\\u0061ce"'))
+        draw(st.randoms()).shuffle(pairs)
+        moves.append(write(pairs))
+    top = [('"type"', '"solve.completed"'), ('"portal"', '"demo"'),
+           ('"submission_id"', json.dumps(draw(st.sampled_from(["s-1", "", "x" * 201, "é"])))),
+           ('"player_id"', '"p-1"'), ('"puzzle"', write([('"id"', '"easy"')])),
+           ('"started_at"', json.dumps(draw(st.sampled_from(
+               ["2026-11-21T10:00:00Z", "2026-11-21T12:00:00+02:00", "2026-11-21", "x"])))),
+           ('"moves"', "[" + ",".join(moves) + "]")]
+    if draw(st.booleans()):
+        top.append(('"tournament_id"', json.dumps(draw(st.sampled_from(["t", None, 3])))))
+    if draw(st.booleans()):
+        top.append((json.dumps(draw(st.text(max_size=3))), json.dumps(draw(json_values))))
+    draw(st.randoms()).shuffle(top)
+    return write(top).encode()
+
+
+def _as_tuple(event):
+    return tuple(v.tolist() + [str(v.dtype)] if isinstance(v, np.ndarray) else v
+                 for v in (getattr(event, f) for f in event.__slots__))
+
+
+@settings(max_examples=500, deadline=None)
+@given(json_texts())
+def test_the_fast_path_reads_json_text_as_the_checked_path_does(text):
+    fast = _parse_fast(text)
+    try:
+        slow = parse_solve(parse_json(text))
+    except ValidationError:
+        assert fast is None  # the checked path names the error
+        return
+    if fast is not None:
+        assert _as_tuple(fast) == _as_tuple(slow)
+
+
+def test_the_fast_path_takes_ordinary_bodies():
+    moves = [{"t_ms": k, "cell": c, "digit": int(SOLUTION[c]), "kind": "place"}
+             for k, c in enumerate(EMPTY)] + [{"t_ms": 99, "cell": 0, "digit": 0,
+                                               "kind": "note", "pressure": [0.5, None]}]
+    text = json.dumps(body(moves), indent=2).encode()
+    fast = _parse_fast(text)
+    assert fast is not None and _as_tuple(fast) == _as_tuple(parse_solve(json.loads(text)))
+    # what it leaves to the checked path is still read there
+    for other in (body(moves) | {"extra": 1}, body([{"t_ms": 1.0, "cell": 2, "digit": 4}])):
+        text = json.dumps(other).encode()
+        assert _parse_fast(text) is None
+        assert _as_tuple(parse_body(text)) == _as_tuple(parse_solve(other))
+
+
+def test_same_content_ignores_key_order_and_white_space_only():
+    a = json.dumps(body([{"t_ms": 1, "cell": 2, "digit": 4}]))
+    b = json.dumps(dict(reversed(list(json.loads(a).items()))), indent=1)
+    assert same_content(a, b) and same_content(a, a)
+    assert not same_content(a, a.replace('"digit": 4', '"digit": 5'))
+    assert not same_content(a, a.replace('"t_ms": 1', '"t_ms": 1.0'))
+    assert not same_content(a, "not json")
