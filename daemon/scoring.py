@@ -36,8 +36,9 @@ BATCH = 128          # submissions scored (and written) together: a write of 128
                      # single writer ~15 ms; 256 held it ~30-50 ms, a stall every ingest
                      # commit behind it waited out
 BATCH_WAIT_S = 0.05  # how long the first of a batch waits for company
-YIELD_S = 0.02       # while submissions wait for the writer, scoring waits this long...
+YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this long...
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
+IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
 
 
 def cells_of(text: str) -> np.ndarray:
@@ -219,13 +220,12 @@ class Scorer:
         while True:
             keys = [await self._queue.get()]
             await asyncio.sleep(BATCH_WAIT_S)  # let a burst gather: one transaction for all
-            # ingestion first: a batch starts only when no submission waits for the
-            # writer (the pool already runs at idle priority; this keeps the reads, the
-            # score writes and the event-loop work of scoring out of a burst's way)
-            waited = 0.0
-            while self._store.writer.depth() > 0 and waited < MAX_YIELD_S:
-                await asyncio.sleep(YIELD_S)
-                waited += YIELD_S
+            # ingestion first: a batch starts only when the writer has had idle time
+            # lately (the pool already runs at idle priority; this keeps the reads, the
+            # score writes and the event-loop work of scoring out of a burst's way). The
+            # queue's depth was the test before, but it is empty for a moment after every
+            # batch the writer takes, so scoring went on during bursts.
+            await self._wait_for_room()
             while len(keys) < BATCH and not self._queue.empty():
                 keys.append(self._queue.get_nowait())
             try:
@@ -237,6 +237,19 @@ class Scorer:
             finally:
                 for key in keys:
                     self._queued.discard(key)
+
+    async def _wait_for_room(self) -> None:
+        """Return once the writer was idle for IDLE_SHARE of the last YIELD_S, or after
+        MAX_YIELD_S in all."""
+        writer = self._store.writer
+        waited = 0.0
+        while waited < MAX_YIELD_S:
+            start, idle = time.perf_counter(), writer.idle_seconds()
+            await asyncio.sleep(YIELD_S)
+            waited += YIELD_S
+            share = (writer.idle_seconds() - idle) / max(time.perf_counter() - start, 1e-9)
+            if share >= IDLE_SHARE and writer.depth() == 0:
+                return
 
     async def score(self, portal: str, submission_id: str) -> dict | None:
         """Score one submission now: its evidence, or None when its puzzle is not ready
