@@ -203,11 +203,36 @@ def _pool(settings: Settings) -> ProcessPoolExecutor:
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Stop the analysis pool now: queued work is dropped, running work is killed (the
-    puzzles stay pending and are analysed after the next start)."""
-    processes = list(getattr(pool, "_processes", {}).values())  # no public API before 3.14
+    puzzles stay pending and are analysed after the next start; submissions are scored
+    by the next start's sweep).
+
+    A worker killed while it writes a result (a scoring batch's evidence is megabytes)
+    leaves the executor's manager thread reading the rest of that message forever, and
+    the interpreter waits for that thread at exit: SIGTERM then hung the daemon after
+    its clean shutdown. Closing the daemon's own ends of the pool's pipes wakes those
+    threads (end of file, a broken pipe), and the executor winds itself up."""
+    # no public API for any of this before Python 3.14
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
+    # the daemon's ends of the pipes the manager thread and the queue feeder may block on
+    # (shutdown() drops the executor's references to them)
+    ends = [getattr(getattr(pool, "_result_queue", None), "_writer", None),
+            getattr(getattr(pool, "_call_queue", None), "_reader", None)]
     pool.shutdown(wait=False, cancel_futures=True)
     for proc in processes:
         proc.terminate()
+    for proc in processes:
+        proc.join(5)
+    if manager is None:
+        return
+    manager.join(1)
+    if manager.is_alive():
+        for end in ends:
+            try:
+                end.close()
+            except (AttributeError, OSError):
+                pass
+        manager.join(5)
 
 
 async def _resources(app: web.Application):

@@ -136,3 +136,28 @@ def test_flags_cli_reads_the_daemon_or_else_the_file(daemon):
     out = subprocess.run([*CMD, "flags", "--tournament", "other", "--config", cfg],
                          capture_output=True, text=True, timeout=60)
     assert "0 flags (from the database file (read-only))" in out.stdout
+
+
+WEDGED_POOL = """
+import struct, time
+from fairgrid.daemon.app import _pool, _stop_pool
+from fairgrid.daemon.settings import Settings
+if __name__ == "__main__":
+    pool = _pool(Settings(analysis_workers=1))
+    pool.submit(int, 1).result()
+    # a result cut off mid-write, as when a worker is killed while it sends one back
+    pool._result_queue._writer._send(struct.pack("!i", 1 << 20) + b"partial")
+    time.sleep(0.5)  # the pool's manager thread now waits for the rest
+    _stop_pool(pool)
+    print("stopped", flush=True)
+"""
+
+
+def test_stopping_the_pool_never_leaves_the_process_hanging_at_exit(tmp_path):
+    """SIGTERM during a scoring batch killed a worker mid-result; the daemon shut down
+    cleanly and then waited for the pool's manager thread forever."""
+    script = tmp_path / "wedged.py"
+    script.write_text(WEDGED_POOL)
+    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 0 and "stopped" in proc.stdout, proc.stderr
