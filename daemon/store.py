@@ -375,9 +375,7 @@ class Writer:
                       ) -> None:
         self._taken(len(batch))
         try:
-            self._con.execute("BEGIN TRANSACTION")
-            outcomes, keys = self._write(batch)
-            self._con.execute("COMMIT")
+            outcomes, keys = self._write(batch)  # commits (no transaction: nothing new)
         except Exception as exc:  # noqa: BLE001 - every waiter learns the batch failed
             self._rollback()
             _resolve(batch, [StoreError(f"database write failed: {exc}")] * len(batch))
@@ -434,19 +432,26 @@ class Writer:
                 new_keys += (sub_keys[i], hook_keys[i])
         if accepted:
             self._insert(accepted)
-            # before the commit: should it fail, the extra keys only cost a lookup later
             self._remember(new_keys)
         return outcomes, keys
 
     def _insert(self, records: list[SubmissionRecord]) -> None:
+        """Store accepted records and commit: one transaction, sent to DuckDB as one call
+        (BEGIN, the inserts, COMMIT). Each call releases and retakes the GIL, and the
+        event loop holds it most of the time: four calls a batch kept the writer waiting
+        for it four times."""
         con = self._con
         now = _now()
         new_puzzles = {}
         for r in records:
             if r.new_puzzle is not None:
                 new_puzzles.setdefault(r.puzzle_id, r.new_puzzle)
-        for pid, (givens, order, solution) in new_puzzles.items():
-            insert_puzzle(con, pid, givens, order, solution, now)
+        begin = "BEGIN TRANSACTION; "
+        if new_puzzles:  # rare: a puzzle first seen in a webhook
+            con.execute(begin)
+            begin = ""
+            for pid, (givens, order, solution) in new_puzzles.items():
+                insert_puzzle(con, pid, givens, order, solution, now)
         obj = lambda values: np.array(values, dtype=object)  # noqa: E731
         keys = np.arange(self._next_key, self._next_key + len(records), dtype=np.int64)
         # DuckDB reads these local dicts of numpy arrays by name (a replacement scan): a
@@ -469,13 +474,13 @@ class Writer:
             "complete": np.array([r.complete for r in records], dtype=bool),
             "raw": obj([r.raw for r in records]),
         }
-        con.execute(
+        statements = [
             "INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, tournament_id, "
             "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, duration_ms, "
             "complete, status, raw) SELECT sub_key, portal, submission_id, webhook_id, "
             "tournament_id, player_id, puzzle_id, make_timestamptz(started_at), "
-            "make_timestamptz(received_at), ?, n_moves, duration_ms, complete, 'pending', "
-            "raw FROM new_subs", [now])
+            f"make_timestamptz(received_at), make_timestamptz({int(epoch_us(now))}), n_moves, "
+            "duration_ms, complete, 'pending', raw FROM new_subs"]
         sizes = [r.t_ms.size for r in records]
         if sum(sizes):
             new_moves = {  # noqa: F841 - read by name in the statement below
@@ -486,8 +491,9 @@ class Writer:
                 "digit": np.concatenate([r.digit for r in records]).astype(np.int16),
                 "note": np.concatenate([r.note for r in records]).astype(bool),
             }
-            con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note "
-                        "FROM new_moves")
+            statements.append("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, "
+                              "note FROM new_moves")
+        con.execute(begin + "; ".join(statements) + "; COMMIT")
         self._next_key += len(records)
 
 
