@@ -156,9 +156,8 @@ async def drive(url: str, bodies, seconds: float, connections: int, rate: float 
             "p50_ms": float(np.percentile(lat, 50)), "p99_ms": float(np.percentile(lat, 99))}
 
 
-def cpu_seconds(root: int) -> float:
-    """CPU time (user + system) of a process and all its descendants, from /proc."""
-    tick = os.sysconf("SC_CLK_TCK")
+def descendants(root: int) -> list[int]:
+    """``root`` and every process below it (the daemon's pool), from /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if entry.isdigit():
@@ -167,15 +166,24 @@ def cpu_seconds(root: int) -> float:
             except OSError:
                 continue
             children.setdefault(int(fields[1]), []).append(int(entry))
-    total, todo = 0.0, [root]
+    out, todo = [], [root]
     while todo:
         pid = todo.pop()
+        out.append(pid)
+        todo += children.get(pid, [])
+    return out
+
+
+def cpu_seconds(root: int) -> float:
+    """CPU time (user + system) of a process and all its descendants, from /proc."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in descendants(root):
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
         total += (int(fields[11]) + int(fields[12])) / tick
-        todo += children.get(pid, [])
     return total
 
 
@@ -304,24 +312,6 @@ if sys.argv[2] == "uvloop":
 web.run_app(app, host="127.0.0.1", port=int(sys.argv[1]), print=None, access_log=None,
             loop=loop)
 '''
-
-
-def descendants(root: int) -> list[int]:
-    """``root`` and every process below it (the daemon's pool), from /proc."""
-    children: dict[int, list[int]] = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                fields = Path(f"/proc/{entry}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            children.setdefault(int(fields[1]), []).append(int(entry))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop()
-        out.append(pid)
-        todo += children.get(pid, [])
-    return out
 
 
 class paused:
