@@ -375,7 +375,7 @@ class Writer:
                       ) -> None:
         self._taken(len(batch))
         try:
-            outcomes, keys = self._write(batch)  # commits (no transaction: nothing new)
+            outcomes, keys = self._write(batch)  # commits what is new (if anything)
         except Exception as exc:  # noqa: BLE001 - every waiter learns the batch failed
             self._rollback()
             _resolve(batch, [StoreError(f"database write failed: {exc}")] * len(batch))

@@ -35,6 +35,7 @@ import orjson
 from numba import njit
 
 MAX_ID_LENGTH = 200
+MAX_GIVENS_LENGTH = 5000  # puzzle text; both the fast and the checked path hold to it
 MAX_T_MS = 10 ** 12
 MOVE_KINDS = ("place", "note")
 _KINDS = frozenset(MOVE_KINDS)
@@ -207,7 +208,8 @@ def parse_solve(data: dict) -> SolveEvent:
         raise ValidationError("puzzle", "must be an object with an id")
     puzzle_id = _string(puzzle, "id", "puzzle.")
     givens = puzzle.get("givens")
-    if givens is not None and (not isinstance(givens, str) or len(givens) > 5000):
+    if givens is not None and (not isinstance(givens, str)
+                               or len(givens) > MAX_GIVENS_LENGTH):
         raise ValidationError("puzzle.givens", "must be puzzle text (see docs/puzzles.md)")
     started_at = parse_time(data.get("started_at"), "started_at")
     moves = data.get("moves")
@@ -267,7 +269,7 @@ def _parse_fast(body: bytes) -> SolveEvent | None:
             or not _id_ok(env.submission_id) or not _id_ok(env.player_id)
             or not _id_ok(puzzle.id)
             or not (env.tournament_id is None or _id_ok(env.tournament_id))
-            or not (puzzle.givens is None or len(puzzle.givens) <= 5000)):
+            or not (puzzle.givens is None or len(puzzle.givens) <= MAX_GIVENS_LENGTH)):
         return None
     try:
         started_at = parse_time(env.started_at, "started_at")
