@@ -236,6 +236,16 @@ def run_driver(url: str, prefix: str, seconds: float, connections: int, rate: fl
     return result
 
 
+def cpu_bound(result: dict, cores: int) -> float:
+    """The highest accepted/s this machine's cores could give at the CPU per request that
+    ``result`` measured, were they never idle: the server's threads plus the load client
+    (both share the cores). The pool is left out: it runs at idle priority, on CPU that
+    nobody else wanted."""
+    per_request = (result["server_cpu_us"] - result["cpu_split_us"]["child processes"]
+                   + result["client_cpu_us"])
+    return cores * 1e6 / per_request
+
+
 def write_config(tmp: Path, name: str, port: int) -> Path:
     """A daemon config in ``tmp``: database ``name``.duckdb, one pool process, the bench's
     portal secret and admin token."""
@@ -414,6 +424,12 @@ def main() -> int:
     for k in range(1, args.rounds + 1):
         print(f"server CPU per accepted request in round {k}, by thread (us): " + ", ".join(
             f"{name}: {us:.0f}" for name, us in results[f"fairgrid #{k}"]["cpu_split_us"].items()))
+    cores = len(os.sched_getaffinity(0))
+    bounds = [cpu_bound(results[f"fairgrid #{k}"], cores) for k in range(1, args.rounds + 1)]
+    print(f"CPU bound on {cores} cores (server threads + client per request, cores never "
+          "idle), round by round: " + ", ".join(
+              f"{b:.0f}/s = {b / results[f'bare endpoint #{k}']['accepted_per_s']:.2f} of the "
+              "bare endpoint" for k, b in enumerate(bounds, 1)))
     for (when, n), (seconds, rate) in zip(backlog.items(), (drain_full, drain_half)):
         print(f"scoring backlog {when}: {n:.0f} submissions, scored {seconds:.1f} s after "
               f"the load stopped ({rate:.0f} submissions scored/s while idle)")

@@ -1,0 +1,119 @@
+"""What one group commit costs: the writer's fixed cost per batch and its cost per solve.
+
+Drives the daemon's real :class:`~fairgrid.daemon.store.Writer` on a fresh DuckDB file,
+alone (no HTTP, no other threads), with batches of 1 to 64 webhooks of the load bench
+(~60 moves each). Each batch is queued whole behind a held writer call, so the writer
+takes it as one transaction, as it does under load. A least-squares line through the
+median wall time per batch size gives the fixed cost of a transaction and the cost of
+each solve in it; the fixed part is also printed in units of a trivial DuckDB statement
+(``SELECT 1``) and of an empty transaction, measured in the same run.
+
+The load bench runs 64 connections, so under load about half of them wait in the batch
+being written and half in the one being gathered: batches of ~30, where the fixed cost
+is most of the writer's cost per solve.
+
+    python bench/writer_costs.py [--repeats 15]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import threading
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+import numpy as np
+
+from _common import machine
+from ingest_load import make_bodies
+
+from fairgrid.daemon.store import Store, SubmissionRecord
+from fairgrid.daemon.validate import parse_body
+
+SIZES = (1, 4, 16, 32, 64)
+
+
+def records(n: int) -> list[SubmissionRecord]:
+    """``n`` webhooks of the load bench, parsed as the webhook layer parses them."""
+    out = []
+    for i, (body, _headers) in enumerate(make_bodies(n, "wc")):
+        ev = parse_body(body)
+        out.append(SubmissionRecord(
+            "demo", ev.submission_id, f"hook-{i}", ev.tournament_id, ev.player_id,
+            ev.puzzle_id, ev.started_at, datetime.now(timezone.utc), ev.t_ms,
+            ev.cell.astype(np.int16), ev.digit.astype(np.int16), ev.note, True,
+            body.decode()))
+    return out
+
+
+def one_batch(store: Store, batch: list[SubmissionRecord]) -> float:
+    """Wall seconds from the writer taking ``batch`` (as one transaction) to its commit."""
+    gate = threading.Event()
+    held = store.writer.call(lambda con: gate.wait())  # the writer waits here...
+    futures = [store.writer.submit(r) for r in batch]  # ...while the batch queues whole
+    start = time.perf_counter()
+    gate.set()
+    held.result()
+    outcomes = [f.result().outcome for f in futures]
+    elapsed = time.perf_counter() - start
+    if outcomes.count("accepted") != len(batch):
+        raise SystemExit(f"unexpected outcomes: {set(outcomes)}")
+    return elapsed
+
+
+def statement(con, sql: str, repeats: int) -> float:
+    """Median wall seconds of one ``sql`` on ``con``."""
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        con.execute(sql)
+        times.append(time.perf_counter() - start)
+    return float(np.median(times))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=15, help="batches per size")
+    args = ap.parse_args()
+    print(f"# machine: {machine()}")
+    pool = records(sum(SIZES) * args.repeats + 64)
+    with tempfile.TemporaryDirectory(prefix="fairgrid-writer-") as tmp:
+        # no gathering window: the batch is queued whole before the writer takes it
+        store = Store(str(Path(tmp) / "w.duckdb"), group_commit_ms=0)
+        try:
+            one_batch(store, pool[-64:])  # warm: first statements, first blocks
+            del pool[-64:]
+            walls = {size: [] for size in SIZES}
+            for _ in range(args.repeats):  # sizes interleaved: drift hits all alike
+                for size in SIZES:
+                    walls[size].append(one_batch(store, pool[:size]))
+                    del pool[:size]
+            cur = store._con.cursor()
+            select1 = statement(cur, "SELECT 1", 200)
+            empty = statement(cur, "BEGIN TRANSACTION; COMMIT", 200)
+            cur.close()
+        finally:
+            store.close()
+    sizes = np.array(SIZES, dtype=float)
+    medians = np.array([np.median(walls[s]) for s in SIZES])
+    per_solve, fixed = np.polyfit(sizes, medians, 1)
+    print(f"{'batch':>6} {'ms per batch':>13} {'us per solve':>13}")
+    for size, wall in zip(SIZES, medians):
+        print(f"{size:>6} {wall * 1e3:>13.2f} {wall / size * 1e6:>13.0f}")
+    print(f"fit: {fixed * 1e3:.2f} ms per transaction + {per_solve * 1e6:.0f} us per solve "
+          f"(~60 moves)")
+    print(f"reference, same run: SELECT 1 {select1 * 1e3:.3f} ms, an empty transaction "
+          f"{empty * 1e3:.3f} ms; the fixed cost is {fixed / select1:.0f} x SELECT 1")
+    at32 = fixed + 32 * per_solve
+    print(f"at 32 solves a batch (64 connections, half of them being written): "
+          f"{at32 / 32 * 1e6:.0f} us per solve, {fixed / at32:.0%} of it fixed; one writer "
+          f"alone commits at most {32 / at32:.0f} solves/s")
+    return 0
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    raise SystemExit(main())
