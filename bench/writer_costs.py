@@ -7,12 +7,14 @@ takes it as one transaction, as it does under load. A least-squares line through
 median wall time per batch size gives the fixed cost of a transaction and the cost of
 each solve in it; the fixed part is also printed in units of a trivial DuckDB statement
 (``SELECT 1``) and of an empty transaction, measured in the same run.
+Each measurement commits ``--batches`` transactions in a row and divides, so the held
+call that lines them up adds a fraction of a transaction.
 
 The load bench runs 64 connections, so under load about half of them wait in the batch
 being written and half in the one being gathered: batches of ~30, where the fixed cost
 is most of the writer's cost per solve.
 
-    python bench/writer_costs.py [--repeats 15]
+    python bench/writer_costs.py [--repeats 9] [--batches 8]
 """
 
 from __future__ import annotations
@@ -49,19 +51,21 @@ def records(n: int) -> list[SubmissionRecord]:
     return out
 
 
-def one_batch(store: Store, batch: list[SubmissionRecord]) -> float:
-    """Wall seconds from the writer taking ``batch`` (as one transaction) to its commit."""
+def batches(store: Store, solves: list[SubmissionRecord], size: int) -> float:
+    """Wall seconds per transaction while the writer commits ``solves`` back to back,
+    ``size`` to a transaction, as it does under load (a backlog: no gathering window)."""
+    store.writer._max_batch = size  # a bench's liberty: the Store is built for it
     gate = threading.Event()
     held = store.writer.call(lambda con: gate.wait())  # the writer waits here...
-    futures = [store.writer.submit(r) for r in batch]  # ...while the batch queues whole
+    futures = [store.writer.submit(r) for r in solves]  # ...while the solves queue
     start = time.perf_counter()
     gate.set()
     held.result()
     outcomes = [f.result().outcome for f in futures]
     elapsed = time.perf_counter() - start
-    if outcomes.count("accepted") != len(batch):
+    if outcomes.count("accepted") != len(solves):
         raise SystemExit(f"unexpected outcomes: {set(outcomes)}")
-    return elapsed
+    return elapsed / (len(solves) / size)
 
 
 def statement(con, sql: str, repeats: int) -> float:
@@ -76,21 +80,23 @@ def statement(con, sql: str, repeats: int) -> float:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--repeats", type=int, default=15, help="batches per size")
+    ap.add_argument("--repeats", type=int, default=9, help="measurements per size")
+    ap.add_argument("--batches", type=int, default=8, help="transactions per measurement")
     args = ap.parse_args()
     print(f"# machine: {machine()}")
-    pool = records(sum(SIZES) * args.repeats + 64)
+    pool = records(sum(SIZES) * args.batches * (args.repeats + 1))
     with tempfile.TemporaryDirectory(prefix="fairgrid-writer-") as tmp:
         # no gathering window: the batch is queued whole before the writer takes it
         store = Store(str(Path(tmp) / "w.duckdb"), group_commit_ms=0)
         try:
-            one_batch(store, pool[-64:])  # warm: first statements, first blocks
-            del pool[-64:]
             walls = {size: [] for size in SIZES}
-            for _ in range(args.repeats):  # sizes interleaved: drift hits all alike
+            for repeat in range(args.repeats + 1):  # sizes interleaved: drift hits all alike
                 for size in SIZES:
-                    walls[size].append(one_batch(store, pool[:size]))
-                    del pool[:size]
+                    n = size * args.batches
+                    wall = batches(store, pool[:n], size)
+                    del pool[:n]
+                    if repeat:  # the first round warms up (first statements, first blocks)
+                        walls[size].append(wall)
             cur = store._con.cursor()
             select1 = statement(cur, "SELECT 1", 200)
             empty = statement(cur, "BEGIN TRANSACTION; COMMIT", 200)
