@@ -6,6 +6,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -56,3 +57,24 @@ class Timer:
 
     def __exit__(self, *exc):
         self.seconds = time.perf_counter() - self._t
+
+
+class Phases:
+    """A bar on stderr, when it is a terminal, for a bench that runs for minutes: how many
+    of its phases are done, the one running now and a note on the last result."""
+
+    def __init__(self, total: int):
+        from tqdm import tqdm
+        self._bar = tqdm(total=total, unit="phase", file=sys.stderr, disable=None,
+                         bar_format="{n_fmt}/{total_fmt} phases {bar:20} {desc} {postfix}")
+
+    def start(self, name: str) -> None:
+        self._bar.set_description_str(name)
+
+    def done(self, note: str | None = None) -> None:
+        self._bar.update()
+        if note:
+            self._bar.set_postfix_str(note)
+
+    def close(self) -> None:
+        self._bar.close()

@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from tests.daemon.crash_harness import check, run  # noqa: E402
@@ -30,8 +32,20 @@ def main() -> int:
     args = ap.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="fairgrid-soak-"))
     t0 = time.perf_counter()
-    out, db = run(tmp, submissions=args.submissions, cycles=args.cycles,
-                  senders=args.senders, seed=args.seed, min_gap=0.5, max_gap=2.5)
+    # a bar on stderr (when it is a terminal): kills so far, submissions acknowledged
+    bar = tqdm(total=args.cycles, desc="kill/restart cycles", unit="kill", file=sys.stderr,
+               disable=None)
+
+    def progress(kills: int, acked: int) -> None:
+        bar.update(kills - bar.n)
+        bar.set_postfix_str(f"{acked:,} of {args.submissions:,} acknowledged")
+
+    try:
+        out, db = run(tmp, submissions=args.submissions, cycles=args.cycles,
+                      senders=args.senders, seed=args.seed, min_gap=0.5, max_gap=2.5,
+                      progress=progress)
+    finally:
+        bar.close()
     report = check(db, out, args.submissions)
     report["seconds"] = round(time.perf_counter() - t0, 1)
     print(json.dumps(report, indent=2))

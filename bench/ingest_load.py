@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from _common import PUZZLES, machine
+from _common import PUZZLES, Phases, machine
 
 SECRET = "whsec_" + "YmVuY2htYXJrIHNlY3JldCBrZXkgZm9yIGxvYWQ="
 ADMIN = "bench-admin"
@@ -293,12 +293,15 @@ def gauge(base: str, name: str) -> float:
     raise SystemExit(f"{name} is not exported")
 
 
-def drain_time(base: str, timeout: float = 600) -> tuple[float, float]:
+def drain_time(base: str, timeout: float = 600, progress=None) -> tuple[float, float]:
     """Seconds until the scoring backlog is empty once the load stops (scoring yields the
-    CPU to ingestion, so it falls behind during the load), and the scoring rate meanwhile."""
+    CPU to ingestion, so it falls behind during the load), and the scoring rate meanwhile.
+    ``progress(backlog)`` is told the backlog at every poll."""
     start = time.monotonic()
     scored0 = gauge(base, "fairgrid_submissions_scored_total")
-    while gauge(base, "fairgrid_scoring_backlog") > 0:
+    while (backlog := gauge(base, "fairgrid_scoring_backlog")) > 0:
+        if progress:
+            progress(backlog)
         if time.monotonic() - start > timeout:
             raise SystemExit("the scoring backlog did not drain")
         time.sleep(0.5)
@@ -373,6 +376,13 @@ def main() -> int:
         return 0
 
     print(f"# machine: {machine()}")
+    phases = Phases(2 * args.rounds + 4)  # the run takes minutes
+    phase = phases.start
+
+    def done(result: dict | None = None) -> None:
+        phases.done(None if result is None
+                    else f"last: {result['accepted_per_s']:,.0f} accepted/s")
+
     tmp = Path(tempfile.mkdtemp(prefix="fairgrid-bench-"))
     port = free_port()
     daemon, base = start_fairgrid(write_config(tmp, "bench", port), port)
@@ -382,23 +392,32 @@ def main() -> int:
         # this machine's speed drifts by tens of per cent within minutes: the bare endpoint
         # and fairgrid take turns, and each ratio compares a pair measured back to back
         for k in range(1, args.rounds + 1):
+            phase(f"bare endpoint #{k}")
             with paused(daemon.pid):
                 results[f"bare endpoint #{k}"] = run_driver(
                     bare_url, f"bare{k}", args.seconds, args.connections, None, bare.pid)
+            done(results[f"bare endpoint #{k}"])
+            phase(f"fairgrid #{k}")
             results[f"fairgrid #{k}"] = run_driver(
                 base + "/v1/webhooks/solves", f"full{k}", args.seconds, args.connections,
                 None, daemon.pid)
+            done(results[f"fairgrid #{k}"])
             pairs.append(results[f"fairgrid #{k}"]["accepted_per_s"]
                          / results[f"bare endpoint #{k}"]["accepted_per_s"])
         backlog = {"after the full-rate rounds": gauge(base, "fairgrid_scoring_backlog")}
-        drain_full = drain_time(base)
+        draining = lambda n: phase(f"scoring backlog draining: {n:,.0f}")  # noqa: E731
+        drain_full = drain_time(base, progress=draining)
+        done()
         full = [results[f"fairgrid #{k}"]["accepted_per_s"] for k in range(1, args.rounds + 1)]
         half = float(np.median(full)) / 2
+        phase(f"fairgrid at half rate ({half:,.0f}/s)")
         results["fairgrid @ half rate"] = run_driver(base + "/v1/webhooks/solves", "half",
                                                      args.seconds, args.connections, half,
                                                      daemon.pid)
+        done(results["fairgrid @ half rate"])
         backlog["after the half-rate phase"] = gauge(base, "fairgrid_scoring_backlog")
-        drain_half = drain_time(base)
+        drain_half = drain_time(base, progress=draining)
+        done()
     finally:
         bare.terminate()
         bare.wait(60)
@@ -407,11 +426,14 @@ def main() -> int:
     # the bare endpoint on asyncio's own loop, for reference
     asyncio_bare, url = start_bare("asyncio")
     try:
+        phase("bare endpoint on asyncio's loop")
         results["bare endpoint, asyncio"] = run_driver(url, "bare", args.seconds,
                                                        args.connections, None, asyncio_bare.pid)
+        done(results["bare endpoint, asyncio"])
     finally:
         asyncio_bare.terminate()
         asyncio_bare.wait(60)
+        phases.close()
     print(f"{'target':<24} {'accepted/s':>10} {'p50 ms':>8} {'p99 ms':>8} "
           f"{'server CPU us/req':>17} {'client CPU us/req':>17}  statuses")
     for name, r in results.items():

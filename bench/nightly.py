@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +32,6 @@ SOLUTION = "48392165796734582125187649354813297672956413813679824537268951481425
 
 
 def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0) -> dict:
-    import duckdb
-
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.daemon.store import connect
 
@@ -168,7 +166,7 @@ def main() -> int:
           f"{np.corrcoef(fitted_d[n < 20], truth['true_d'][n < 20])[0, 1]:.4f} ({int((n < 20).sum())})")
     print(f"  skill: correlation with the truth {np.corrcoef(fitted_s[ok], truth['skill'][ok])[0, 1]:.4f}"
           f" ({int(ok.sum()):,} players)")
-    print(f"  stages and rows: " + json.dumps({k: v for k, v in summary.items()
+    print("  stages and rows: " + json.dumps({k: v for k, v in summary.items()
                                                 if k not in ("correlations",)}))
     return 0
 

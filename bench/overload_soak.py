@@ -22,6 +22,7 @@ import threading
 import time
 from pathlib import Path
 
+from _common import Phases
 from ingest_load import ADMIN, SECRET, free_port, run_driver, start_fairgrid
 
 
@@ -45,6 +46,7 @@ def main() -> int:
                    f'[analysis]\nworkers = 1\n[nightly]\ncron = ""\n'
                    f'[portals.demo]\nsecrets = ["{SECRET}"]\n[auth]\nadmin_tokens = ["{ADMIN}"]\n')
     daemon, base = start_fairgrid(cfg, port)
+    phases = Phases(2)
     samples: list[float] = []
     done = threading.Event()
 
@@ -59,11 +61,16 @@ def main() -> int:
     try:
         idle = rss_mib(daemon.pid)
         threading.Thread(target=sample, daemon=True).start()
+        phases.start(f"overload: {args.connections} connections for {args.seconds:.0f} s")
         over = run_driver(base + "/v1/webhooks/solves", "over", args.seconds,
                           args.connections, None, daemon.pid)
+        phases.done(f"{over['statuses']}")
         time.sleep(2)
+        phases.start("recovery: 50/s for 10 s")
         calm = run_driver(base + "/v1/webhooks/solves", "calm", 10, 8, 50, daemon.pid)
+        phases.done(f"{calm['statuses']}")
     finally:
+        phases.close()
         done.set()
         daemon.terminate()
         daemon.wait(timeout=60)

@@ -9,8 +9,6 @@ submission exactly once with all its moves, and nothing half-written.
 
 from __future__ import annotations
 
-import json
-import os
 import random
 import signal
 import socket
@@ -22,6 +20,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .helpers import SECRET_A, signed, solve_body
 
@@ -99,8 +98,10 @@ def _sender(base: str, ids: list[str], out: Outcome, lock: threading.Lock, stop:
 
 
 def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int = 0,
-        min_gap: float = 0.3, max_gap: float = 1.5) -> tuple[Outcome, Path]:
-    """Send ``submissions`` webhooks while killing the daemon ``cycles`` times."""
+        min_gap: float = 0.3, max_gap: float = 1.5,
+        progress: Callable[[int, int], None] | None = None) -> tuple[Outcome, Path]:
+    """Send ``submissions`` webhooks while killing the daemon ``cycles`` times;
+    ``progress(kills, acknowledged)`` is told after every restart."""
     rng = random.Random(seed)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -125,6 +126,10 @@ def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int
             proc.wait()
             out.kills += 1
             proc = start(cfg, base)
+            if progress:
+                with lock:
+                    acked = len(out.acked)
+                progress(out.kills, acked)
         for t in threads:
             t.join(timeout=600)
     finally:

@@ -12,7 +12,7 @@ from fairgrid.daemon.app import create_app
 from fairgrid.solvers import parse
 
 from ..fixtures import EASY, EASY_SOLUTION
-from .helpers import ADMIN, ORGANISER, bearer, count, make_settings, signed, solve_body
+from .helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
 from .test_puzzles import wait_ready
 
 
