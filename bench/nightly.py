@@ -109,6 +109,8 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "SELECT 'demo', submission_id, ?, 'open', '[]' FROM fl", [now])
     con.unregister("fl")
+    # every solve's moves are stored (what the writer records as it stores them)
+    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
     con.execute("CHECKPOINT")
     con.close()
     return {"true_d": true_d, "skill": skill, "ids": ids, "flagged": int(flagged.sum())}

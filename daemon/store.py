@@ -7,13 +7,24 @@ them all in one transaction as column batches (``INSERT ... SELECT`` from numpy 
 commits, and only then resolves each submission's future; the web layer answers 202
 after that. Reads use their own cursors. ``duckdb.Error`` never escapes: it becomes
 :class:`StoreError` (the web layer answers 503).
+
+The acknowledging transaction stores each submission's row with its raw body, which
+holds every move. The ``moves`` rows follow a moment later, many batches to one insert
+(a group commit costs ~7 ms however little it carries, and the moves insert was a third
+of it: docs/benchmarks.md). ``moves_through`` records how far they got, in the same
+transaction as the moves. Nobody sees the difference: a read whose SQL names the
+``moves`` table first waits until every acknowledged submission's moves are stored, a
+writer call runs after they are, and after a crash :func:`connect` re-derives the
+missing ones from the raw bodies.
 """
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import logging
 import queue
+import re
 import threading
 import time
 from dataclasses import dataclass
@@ -25,7 +36,19 @@ import duckdb
 import numpy as np
 
 from .keyfilter import KeyFilter
-from .validate import same_content
+from .validate import ValidationError, parse_body, same_content
+
+log = logging.getLogger(__name__)
+
+# Pending moves are stored once the writer was idle for MOVES_IDLE_S, or, under load,
+# between two batches once the oldest waited MOVES_MAX_AGE_S or MOVES_MAX_ROWS rows wait.
+# That insert holds up the next batch: ~4 ms + ~0.3 ms per 1,000 rows (20 ms for 54,000),
+# so under load it comes often and small rather than seldom and big (docs/benchmarks.md).
+MOVES_IDLE_S = 0.02
+MOVES_MAX_AGE_S = 0.25
+MOVES_MAX_ROWS = 32_768
+SYNC_TIMEOUT_S = 60.0    # a read of the moves table waits at most this long for them
+_READS_MOVES = re.compile(r"\bmoves\b", re.IGNORECASE)  # the table (not n_moves)
 
 
 class StoreError(RuntimeError):
@@ -91,7 +114,68 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048
     except duckdb.Error as exc:
         con.close()
         raise StoreError(f"cannot migrate the database {path}: {exc}") from exc
+    try:
+        recovered = recover_moves(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"cannot store the moves of {path}'s last submissions: {exc}") from exc
+    if recovered:
+        log.warning("stored the moves of %d submission(s) acknowledged before the last "
+                    "stop but not yet written to the moves table (re-read from their raw "
+                    "bodies)", recovered)
     return con
+
+
+def recover_moves(con) -> int:
+    """Store the moves of submissions past ``moves_through`` (acknowledged, then a crash
+    before the writer's moves insert), parsed from their raw bodies exactly as the
+    webhook parsed them; returns how many submissions that covered. Submissions that
+    have moves rows already (a database built by other means) are left alone."""
+    through = con.execute("SELECT max(through) FROM moves_through").fetchone()[0] or 0
+    rows = con.execute(
+        "SELECT s.sub_key, s.raw FROM submissions s WHERE s.sub_key > $t AND NOT EXISTS "
+        "(SELECT 1 FROM moves m WHERE m.sub_key = s.sub_key AND m.sub_key > $t) "
+        "ORDER BY s.sub_key", {"t": through}).fetchall()
+    last = con.execute("SELECT coalesce(max(sub_key), 0) FROM submissions").fetchone()[0]
+    if not rows and last <= through:
+        return 0
+    keys, logs = [], []
+    for key, raw in rows:
+        try:
+            event = parse_body(raw.encode("utf-8"))
+        except (ValidationError, UnicodeError) as exc:  # stored, so it parsed once
+            log.error("submission %d: its raw body no longer parses (%s); no moves "
+                      "stored for it", key, exc)
+            continue
+        keys.append(key)
+        logs.append((event.t_ms, event.cell, event.digit, event.note))
+    store_moves(con, move_columns(np.array(keys, dtype=np.int64), logs), max(last, through))
+    return len(keys)
+
+
+def move_columns(keys: np.ndarray, logs: list[tuple]) -> dict[str, np.ndarray] | None:
+    """The moves table's columns for solves ``keys`` (sub_keys) with move logs ``logs``
+    (t_ms, cell, digit, note arrays each); None when they hold no move."""
+    sizes = [t_ms.size for t_ms, _c, _d, _n in logs]
+    if not sum(sizes):
+        return None
+    return {
+        "sub_key": np.repeat(keys, sizes),
+        "seq": np.concatenate([np.arange(n, dtype=np.int32) for n in sizes]),
+        "t_ms": np.concatenate([t for t, _c, _d, _n in logs]).astype(np.int64),
+        "cell": np.concatenate([c for _t, c, _d, _n in logs]).astype(np.int16),
+        "digit": np.concatenate([d for _t, _c, d, _n in logs]).astype(np.int16),
+        "note": np.concatenate([n for _t, _c, _d, n in logs]).astype(bool),
+    }
+
+
+def store_moves(con, new_moves: dict[str, np.ndarray] | None, through: int) -> None:
+    """Insert ``new_moves`` (move_columns) and set moves_through to ``through``: one
+    transaction, one call."""
+    insert = ("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM new_moves; "
+              if new_moves is not None else "")  # DuckDB reads the dict by name
+    con.execute(f"BEGIN TRANSACTION; {insert}"
+                f"UPDATE moves_through SET through = {int(through)}; COMMIT")
 
 
 def _now() -> datetime:
@@ -169,7 +253,9 @@ class Writer:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, *, queue_size: int,
                  group_commit_ms: float, max_batch: int, dedupe_days: int,
-                 on_batch: Callable[[int], None] | None = None):
+                 on_batch: Callable[[int], None] | None = None,
+                 moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S,
+                 moves_max_rows: int = MOVES_MAX_ROWS):
         self._con = con
         # Unbounded queue; the bound applies to submissions only (ad-hoc writes such as a
         # finished analysis must never be dropped, nor block the event loop).
@@ -187,6 +273,16 @@ class Writer:
         self._idle_since: float | None = None
         self._next_key = con.execute(
             "SELECT coalesce(max(sub_key), 0) + 1 FROM submissions").fetchone()[0]
+        # moves of accepted submissions not yet in the moves table (module docstring):
+        # every sub_key <= _through has its moves stored, every one <= _accepted is stored
+        self._through = con.execute("SELECT max(through) FROM moves_through").fetchone()[0]
+        self._accepted = self._next_key - 1
+        self._pending: list[dict[str, np.ndarray]] = []
+        self._pending_rows = 0
+        self._pending_since: float | None = None  # time.monotonic() of the oldest
+        self._moves_idle_s = moves_idle_s
+        self._moves_max_age_s = moves_max_age_s
+        self._moves_max_rows = moves_max_rows
         # the dedupe filter is built in the background (~4 s per million stored
         # submissions); until it is ready every key is checked in the database, and the
         # keys written meanwhile are added when the writer switches to it
@@ -274,9 +370,29 @@ class Writer:
         return fut
 
     def call(self, fn: Callable[[duckdb.DuckDBPyConnection], Any]) -> concurrent.futures.Future:
-        """Run ``fn(con)`` in one transaction on the writer thread (never refused)."""
+        """Run ``fn(con)`` in one transaction on the writer thread (never refused), after
+        the moves of every submission accepted so far are stored."""
         fut: concurrent.futures.Future = concurrent.futures.Future()
         self._queue.put_nowait(("call", fn, fut))
+        return fut
+
+    def moves_pending(self) -> bool:
+        """Whether some accepted submission's moves are not in the moves table yet."""
+        return self._accepted > self._through
+
+    def sync(self) -> concurrent.futures.Future:
+        """A future that resolves once the moves of every submission accepted before this
+        call are in the moves table (StoreError if they cannot be stored)."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        if not self.moves_pending():
+            fut.set_result(None)
+        elif threading.current_thread() is self._thread:
+            self._run_sync(fut)
+        elif not self._thread.is_alive():
+            fut.set_exception(StoreError("the writer has stopped before storing the last "
+                                         "moves (they are stored at the next start)"))
+        else:
+            self._queue.put_nowait(("sync", None, fut))
         return fut
 
     def _taken(self, n: int) -> None:
@@ -295,18 +411,10 @@ class Writer:
     def _run(self) -> None:
         name_os_thread("fg-writer")
         while True:
-            try:
-                kind, payload, fut = self._queue.get_nowait()
-            except queue.Empty:
-                self._idle_since = since = time.perf_counter()
-                kind, payload, fut = self._queue.get()
-                self._idle_s += time.perf_counter() - since
-                self._idle_since = None
-            if kind == "stop":
-                self._drain_remaining()
-                return
-            if kind == "call":
-                self._run_call(payload, fut)
+            kind, payload, fut = self._next()
+            if kind != "sub":
+                if self._other(kind, payload, fut):
+                    return
                 continue
             batch = [(payload, fut)]
             # Others already waiting means the last commit gathered this batch: write what
@@ -314,31 +422,64 @@ class Writer:
             # under load (by 5 ms in ~25); it is for a writer that was idle.
             backlog = not self._queue.empty()
             deadline = time.monotonic() + self._window
+            other = None
             while len(batch) < self._max_batch:
                 try:
-                    kind2, payload2, fut2 = self._queue.get_nowait()
+                    item = self._queue.get_nowait()
                 except queue.Empty:
                     remaining = deadline - time.monotonic()
                     if backlog or remaining <= 0:
                         break
                     try:
-                        kind2, payload2, fut2 = self._queue.get(timeout=remaining)
+                        item = self._queue.get(timeout=remaining)
                     except queue.Empty:
                         break
-                if kind2 != "sub":
-                    self._commit_batch(batch)
-                    batch = []
-                    if kind2 == "call":
-                        self._run_call(payload2, fut2)
-                        break
-                    self._drain_remaining()
-                    return
-                batch.append((payload2, fut2))
-            if batch:
-                self._commit_batch(batch)
+                if item[0] != "sub":
+                    other = item
+                    break
+                batch.append((item[1], item[2]))
+            self._commit_batch(batch)
+            if other is not None and self._other(*other):
+                return
+            self._store_moves_when_due()
+
+    def _next(self):
+        """The next queued item. While none is, pending moves are stored once the writer
+        was idle for ``moves_idle_s``; the time spent waiting counts as idle."""
+        try:
+            return self._queue.get_nowait()
+        except queue.Empty:
+            pass
+        if self.moves_pending():
+            item = self._wait(self._moves_idle_s)
+            if item is not None:
+                return item
+            self._store_moves_quietly()
+        return self._wait(None)
+
+    def _wait(self, timeout: float | None):
+        self._idle_since = since = time.perf_counter()
+        try:
+            return self._queue.get(timeout=timeout)
+        except queue.Empty:
+            return None
+        finally:
+            self._idle_s += time.perf_counter() - since
+            self._idle_since = None
+
+    def _other(self, kind: str, payload, fut) -> bool:
+        """Run a queued item that is not a submission; True for "stop"."""
+        if kind == "call":
+            self._run_call(payload, fut)
+        elif kind == "sync":
+            self._run_sync(fut)
+        else:  # stop
+            self._drain_remaining()
+            return True
+        return False
 
     def _drain_remaining(self) -> None:
-        batch = []
+        batch, others = [], []
         while True:
             try:
                 kind, payload, fut = self._queue.get_nowait()
@@ -346,13 +487,58 @@ class Writer:
                 break
             if kind == "sub":
                 batch.append((payload, fut))
-            elif kind == "call":
-                self._run_call(payload, fut)
+            elif kind != "stop":
+                others.append((kind, payload, fut))
         if batch:
             self._commit_batch(batch)
+        for kind, payload, fut in others:
+            self._other(kind, payload, fut)
+        self._store_moves_quietly()
+
+    def _store_moves(self) -> None:
+        """Insert the pending moves and advance moves_through, in one transaction; on
+        failure they stay pending (StoreError)."""
+        if not self.moves_pending():
+            return
+        through = self._accepted
+        new_moves = None
+        if self._pending:
+            new_moves = {name: np.concatenate([part[name] for part in self._pending])
+                         for name in self._pending[0]}
+        try:
+            store_moves(self._con, new_moves, through)
+        except duckdb.Error as exc:
+            self._rollback()
+            self._pending_since = time.monotonic()  # retried when due again, not at once
+            raise StoreError(f"database write failed (moves): {exc}") from exc
+        self._pending, self._pending_rows, self._pending_since = [], 0, None
+        self._through = through
+
+    def _store_moves_quietly(self) -> None:
+        try:
+            self._store_moves()
+        except StoreError as exc:
+            log.error("storage error: %s (kept in memory, retried)", exc)
+
+    def _store_moves_when_due(self) -> None:
+        if self._pending_since is not None and (
+                self._pending_rows >= self._moves_max_rows
+                or time.monotonic() - self._pending_since >= self._moves_max_age_s):
+            self._store_moves_quietly()
+
+    def _run_sync(self, fut) -> None:
+        try:
+            self._store_moves()
+        except StoreError as exc:
+            if not fut.cancelled():
+                fut.set_exception(exc)
+        else:
+            if not fut.cancelled():
+                fut.set_result(None)
 
     def _run_call(self, fn, fut) -> None:
         try:
+            self._store_moves()  # a call may read them
             self._con.execute("BEGIN TRANSACTION")
             result = fn(self._con)
             self._con.execute("COMMIT")
@@ -436,27 +622,26 @@ class Writer:
         return outcomes, keys
 
     def _insert(self, records: list[SubmissionRecord]) -> None:
-        """Store accepted records and commit: one transaction, sent to DuckDB as one call
-        (BEGIN, the inserts, COMMIT). Each call releases and retakes the GIL, and the
-        event loop holds it most of the time: four calls a batch kept the writer waiting
-        for it four times."""
+        """Store accepted records and commit: their submission rows (raw bodies included),
+        in one call. Each call releases and retakes the GIL, which the event loop holds
+        most of the time. Their moves join the pending ones (module docstring)."""
         con = self._con
         now = _now()
         new_puzzles = {}
         for r in records:
             if r.new_puzzle is not None:
                 new_puzzles.setdefault(r.puzzle_id, r.new_puzzle)
-        begin = "BEGIN TRANSACTION; "
+        commit = ""  # one INSERT is a transaction of its own
         if new_puzzles:  # rare: a puzzle first seen in a webhook
-            con.execute(begin)
-            begin = ""
+            con.execute("BEGIN TRANSACTION")
+            commit = "; COMMIT"
             for pid, (givens, order, solution) in new_puzzles.items():
                 insert_puzzle(con, pid, givens, order, solution, now)
         obj = lambda values: np.array(values, dtype=object)  # noqa: E731
         keys = np.arange(self._next_key, self._next_key + len(records), dtype=np.int64)
-        # DuckDB reads these local dicts of numpy arrays by name (a replacement scan): a
-        # register()/unregister() pair per table cost ~2.5 ms more per batch. Times go as
-        # epoch microseconds: datetime objects are converted one by one under the GIL.
+        # DuckDB reads this local dict of numpy arrays by name (a replacement scan): a
+        # register()/unregister() pair cost ~2.5 ms more per batch. Times go as epoch
+        # microseconds: datetime objects are converted one by one under the GIL.
         new_subs = {  # noqa: F841 - read by name in the statement below
             "sub_key": keys,
             "portal": obj([r.portal for r in records]),
@@ -474,27 +659,21 @@ class Writer:
             "complete": np.array([r.complete for r in records], dtype=bool),
             "raw": obj([r.raw for r in records]),
         }
-        statements = [
+        con.execute(
             "INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, tournament_id, "
             "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, duration_ms, "
             "complete, status, raw) SELECT sub_key, portal, submission_id, webhook_id, "
             "tournament_id, player_id, puzzle_id, make_timestamptz(started_at), "
             f"make_timestamptz(received_at), make_timestamptz({int(epoch_us(now))}), n_moves, "
-            "duration_ms, complete, 'pending', raw FROM new_subs"]
-        sizes = [r.t_ms.size for r in records]
-        if sum(sizes):
-            new_moves = {  # noqa: F841 - read by name in the statement below
-                "sub_key": np.repeat(keys, sizes),
-                "seq": np.concatenate([np.arange(n, dtype=np.int32) for n in sizes]),
-                "t_ms": np.concatenate([r.t_ms for r in records]).astype(np.int64),
-                "cell": np.concatenate([r.cell for r in records]).astype(np.int16),
-                "digit": np.concatenate([r.digit for r in records]).astype(np.int16),
-                "note": np.concatenate([r.note for r in records]).astype(bool),
-            }
-            statements.append("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, "
-                              "note FROM new_moves")
-        con.execute(begin + "; ".join(statements) + "; COMMIT")
+            f"duration_ms, complete, 'pending', raw FROM new_subs{commit}")
         self._next_key += len(records)
+        self._accepted = self._next_key - 1
+        moves = move_columns(keys, [(r.t_ms, r.cell, r.digit, r.note) for r in records])
+        if moves is not None:
+            self._pending.append(moves)
+            self._pending_rows += moves["seq"].size
+        if self._pending_since is None:
+            self._pending_since = time.monotonic()
 
 
 def name_os_thread(name: str) -> None:
@@ -529,12 +708,14 @@ class Store:
 
     def __init__(self, path: str, *, queue_size: int = 10_000, group_commit_ms: float = 5.0,
                  max_batch: int = 512, dedupe_days: int = 3, checkpoint_mb: int = 256,
-                 memory_limit_mb: int = 2048, on_batch: Callable[[int], None] | None = None):
+                 memory_limit_mb: int = 2048, on_batch: Callable[[int], None] | None = None,
+                 moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S):
         self.path = path
         self._con = connect(path, checkpoint_mb, memory_limit_mb)
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
-                             dedupe_days=dedupe_days, on_batch=on_batch)
+                             dedupe_days=dedupe_days, on_batch=on_batch,
+                             moves_idle_s=moves_idle_s, moves_max_age_s=moves_max_age_s)
         self.writer.start()
 
     def close(self, timeout: float = 30.0) -> None:
@@ -545,7 +726,8 @@ class Store:
             pass
 
     def read(self, sql: str, params: list | None = None) -> list[tuple]:
-        """Run a read query on a fresh cursor; StoreError on failure."""
+        """Run a read query on a fresh cursor; StoreError on failure. A query that names
+        the moves table first waits until every acknowledged solve's moves are in it."""
         return self._query(sql, params, lambda cur: cur.fetchall())
 
     def read_dicts(self, sql: str, params: list | None = None) -> list[dict]:
@@ -560,6 +742,12 @@ class Store:
         return self._query(sql, params, lambda cur: cur.fetchnumpy())
 
     def _query(self, sql: str, params: list | None, fetch):
+        if _READS_MOVES.search(sql):  # every acknowledged solve's moves first
+            try:
+                self.writer.sync().result(timeout=SYNC_TIMEOUT_S)
+            except concurrent.futures.TimeoutError:
+                raise StoreError("the moves of the last submissions are not stored yet; "
+                                 "retry") from None
         try:
             cur = self._con.cursor()
             try:

@@ -58,6 +58,7 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
     con.register("m", {k: np.array(v) for k, v in moves.items()})
     con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
     con.unregister("m")
+    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
     return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
 
 
