@@ -10,6 +10,7 @@ submission exactly once with all its moves, and nothing half-written.
 from __future__ import annotations
 
 import random
+import re
 import signal
 import socket
 import subprocess
@@ -66,6 +67,15 @@ class Outcome:
     refused: int = 0                                 # connection errors while down
     non_2xx: dict = field(default_factory=dict)      # status -> count (retried)
     kills: int = 0
+    moves_recovered: int = 0  # submissions whose moves a restart re-derived (log lines)
+
+
+_RECOVERED = re.compile(r"stored the moves of (\d+) submission")
+
+
+def _recovered(proc: subprocess.Popen) -> int:
+    """Submissions whose moves the (exited) daemon re-derived at its start, from its log."""
+    return sum(int(n) for n in _RECOVERED.findall(proc.stderr.read() or ""))
 
 
 def _sender(base: str, ids: list[str], out: Outcome, lock: threading.Lock, stop: threading.Event):
@@ -125,6 +135,7 @@ def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int
             proc.send_signal(signal.SIGKILL)
             proc.wait()
             out.kills += 1
+            out.moves_recovered += _recovered(proc)
             proc = start(cfg, base)
             if progress:
                 with lock:
@@ -139,6 +150,8 @@ def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int
             proc.wait(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+        out.moves_recovered += _recovered(proc)
     return out, db
 
 
@@ -162,7 +175,8 @@ def check(db: Path, out: Outcome, submissions: int) -> dict:
     return {"submissions": submissions, "acked": len(out.acked), "stored": len(rows),
             "lost": len(lost), "duplicated": sum(1 for n in rows.values() if n > 1),
             "partial": partial, "orphan_moves": orphans, "duplicate_keys": dup_keys,
-            "kills": out.kills, "attempts": out.attempts, "refused": out.refused,
+            "kills": out.kills, "moves_recovered": out.moves_recovered,
+            "attempts": out.attempts, "refused": out.refused,
             "non_2xx": out.non_2xx,
             "accepted_first_time": sum(1 for s in out.acked.values() if s == 202),
             "duplicate_answers": sum(1 for s in out.acked.values() if s == 200)}
