@@ -10,6 +10,10 @@ each solve in it; the fixed part is also printed in units of a trivial DuckDB st
 Each measurement commits ``--batches`` transactions in a row and divides, so the held
 call that lines them up adds a fraction of a transaction.
 
+The moves of the acknowledged solves, which the writer stores behind those transactions
+(daemon/store.py), are stored after each measurement and timed apart: a line through
+those times gives the cost of one such insert and of each 1,000 move rows in it.
+
 The load bench runs 64 connections, so under load about half of them wait in the batch
 being written and half in the one being gathered: batches of ~30, where the fixed cost
 is most of the writer's cost per solve.
@@ -68,6 +72,15 @@ def batches(store: Store, solves: list[SubmissionRecord], size: int) -> float:
     return elapsed / (len(solves) / size)
 
 
+def moves_insert(store: Store) -> tuple[float, int]:
+    """Wall seconds of storing the pending moves (what the writer does behind the
+    acknowledging transactions), and how many rows that was."""
+    rows = store.writer._pending_rows  # a bench's liberty, again
+    start = time.perf_counter()
+    store.writer.sync().result()
+    return time.perf_counter() - start, rows
+
+
 def statement(con, sql: str, repeats: int) -> float:
     """Median wall seconds of one ``sql`` on ``con``."""
     times = []
@@ -86,17 +99,22 @@ def main() -> int:
     print(f"# machine: {machine()}")
     pool = records(sum(SIZES) * args.batches * (args.repeats + 1))
     with tempfile.TemporaryDirectory(prefix="fairgrid-writer-") as tmp:
-        # no gathering window: the batch is queued whole before the writer takes it
-        store = Store(str(Path(tmp) / "w.duckdb"), group_commit_ms=0)
+        # no gathering window: the batch is queued whole before the writer takes it; the
+        # pending moves are stored when this script asks, and timed apart
+        store = Store(str(Path(tmp) / "w.duckdb"), group_commit_ms=0, moves_idle_s=3600,
+                      moves_max_age_s=3600)
         try:
             walls = {size: [] for size in SIZES}
+            inserts = []
             for repeat in range(args.repeats + 1):  # sizes interleaved: drift hits all alike
                 for size in SIZES:
                     n = size * args.batches
                     wall = batches(store, pool[:n], size)
                     del pool[:n]
+                    moves = moves_insert(store)
                     if repeat:  # the first round warms up (first statements, first blocks)
                         walls[size].append(wall)
+                        inserts.append(moves)
             cur = store._con.cursor()
             select1 = statement(cur, "SELECT 1", 200)
             empty = statement(cur, "BEGIN TRANSACTION; COMMIT", 200)
@@ -113,6 +131,11 @@ def main() -> int:
           f"(~60 moves)")
     print(f"reference, same run: SELECT 1 {select1 * 1e3:.3f} ms, an empty transaction "
           f"{empty * 1e3:.3f} ms; the fixed cost is {fixed / select1:.0f} x SELECT 1")
+    seconds, rows = (np.array(v, dtype=float) for v in zip(*inserts))
+    per_row, insert_fixed = np.polyfit(rows, seconds, 1)
+    print(f"the moves, stored behind: {insert_fixed * 1e3:.2f} ms per insert + "
+          f"{per_row * 1e6:.2f} ms per 1,000 rows ({rows.min():,.0f}-{rows.max():,.0f} rows "
+          "an insert here)")
     at32 = fixed + 32 * per_solve
     print(f"at 32 solves a batch (64 connections, half of them being written): "
           f"{at32 / 32 * 1e6:.0f} us per solve, {fixed / at32:.0%} of it fixed; one writer "
