@@ -76,7 +76,6 @@ web.run_app(app, host="127.0.0.1", port=settings.server_port, print=None, access
 FRONT = r'''
 import asyncio, pickle, socket, struct, sys, time
 from datetime import datetime, timezone
-import numpy as np
 from aiohttp import web
 from fairgrid.daemon.puzzles import PuzzleInfo, check_puzzle
 from fairgrid.daemon.signatures import Verifier
@@ -100,15 +99,12 @@ async def start(app):
 
 async def handle(request):
     body = await request.read()
-    portal, webhook_id = verifier.verify(request.headers, body, time.time())
+    _portal, webhook_id = verifier.verify(request.headers, body, time.time())
     event = parse_body(body)
     complete = check_and_replay(event, INFO.givens_array, INFO.solution_array,
                                 INFO.order * INFO.order)
-    record = SubmissionRecord(
-        portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
-        event.puzzle_id, event.started_at, datetime.now(timezone.utc), event.t_ms,
-        event.cell.astype(np.int16), event.digit.astype(np.int16), event.note,
-        complete, body.decode())
+    record = SubmissionRecord.of(event, webhook_id, datetime.now(timezone.utc), complete,
+                                 body.decode())
     counter[0] += 1
     fut = asyncio.get_running_loop().create_future()
     pending[counter[0]] = fut

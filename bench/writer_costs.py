@@ -47,11 +47,8 @@ def records(n: int) -> list[SubmissionRecord]:
     out = []
     for i, (body, _headers) in enumerate(make_bodies(n, "wc")):
         ev = parse_body(body)
-        out.append(SubmissionRecord(
-            "demo", ev.submission_id, f"hook-{i}", ev.tournament_id, ev.player_id,
-            ev.puzzle_id, ev.started_at, datetime.now(timezone.utc), ev.t_ms,
-            ev.cell.astype(np.int16), ev.digit.astype(np.int16), ev.note, True,
-            body.decode()))
+        out.append(SubmissionRecord.of(ev, f"hook-{i}", datetime.now(timezone.utc), True,
+                                       body.decode()))
     return out
 
 

@@ -131,7 +131,7 @@ def recover_moves(con) -> int:
     before the writer's moves insert), parsed from their raw bodies exactly as the
     webhook parsed them; returns how many submissions that covered. Submissions that
     have moves rows already (a database built by other means) are left alone."""
-    through = con.execute("SELECT max(through) FROM moves_through").fetchone()[0] or 0
+    through = moves_through(con)
     rows = con.execute(
         "SELECT s.sub_key, s.raw FROM submissions s WHERE s.sub_key > $t AND NOT EXISTS "
         "(SELECT 1 FROM moves m WHERE m.sub_key = s.sub_key AND m.sub_key > $t) "
@@ -151,6 +151,11 @@ def recover_moves(con) -> int:
         logs.append((event.t_ms, event.cell, event.digit, event.note))
     store_moves(con, move_columns(np.array(keys, dtype=np.int64), logs), max(last, through))
     return len(keys)
+
+
+def moves_through(con) -> int:
+    """The sub_key up to which every submission's moves are in the moves table."""
+    return con.execute("SELECT max(through) FROM moves_through").fetchone()[0] or 0
 
 
 def move_columns(keys: np.ndarray, logs: list[tuple]) -> dict[str, np.ndarray] | None:
@@ -209,6 +214,16 @@ class SubmissionRecord:
     complete: bool
     raw: str  # the body as received (same_content() on two of them: identical resubmission)
     new_puzzle: tuple[str, int, str] | None = None  # (givens, order, solution) to register
+
+    @classmethod
+    def of(cls, event, webhook_id: str, received_at: datetime, complete: bool, raw: str,
+           new_puzzle: tuple[str, int, str] | None = None) -> SubmissionRecord:
+        """The record of a solve parsed by ``validate.parse_body`` (its portal checked
+        against the signature), as the webhook stores it."""
+        return cls(event.portal, event.submission_id, webhook_id, event.tournament_id,
+                   event.player_id, event.puzzle_id, event.started_at, received_at,
+                   event.t_ms, event.cell.astype(np.int16), event.digit.astype(np.int16),
+                   event.note, complete, raw, new_puzzle)
 
 
 @dataclass(frozen=True)
@@ -274,9 +289,8 @@ class Writer:
         self._next_key = con.execute(
             "SELECT coalesce(max(sub_key), 0) + 1 FROM submissions").fetchone()[0]
         # moves of accepted submissions not yet in the moves table (module docstring):
-        # every sub_key <= _through has its moves stored, every one <= _accepted is stored
-        self._through = con.execute("SELECT max(through) FROM moves_through").fetchone()[0]
-        self._accepted = self._next_key - 1
+        # every sub_key <= _through has its moves stored, every one < _next_key is stored
+        self._through = moves_through(con)
         self._pending: list[dict[str, np.ndarray]] = []
         self._pending_rows = 0
         self._pending_since: float | None = None  # time.monotonic() of the oldest
@@ -378,7 +392,7 @@ class Writer:
 
     def moves_pending(self) -> bool:
         """Whether some accepted submission's moves are not in the moves table yet."""
-        return self._accepted > self._through
+        return self._next_key - 1 > self._through
 
     def sync(self) -> concurrent.futures.Future:
         """A future that resolves once the moves of every submission accepted before this
@@ -500,7 +514,7 @@ class Writer:
         failure they stay pending (StoreError)."""
         if not self.moves_pending():
             return
-        through = self._accepted
+        through = self._next_key - 1
         new_moves = None
         if self._pending:
             new_moves = {name: np.concatenate([part[name] for part in self._pending])
@@ -667,7 +681,6 @@ class Writer:
             f"make_timestamptz(received_at), make_timestamptz({int(epoch_us(now))}), n_moves, "
             f"duration_ms, complete, 'pending', raw FROM new_subs{commit}")
         self._next_key += len(records)
-        self._accepted = self._next_key - 1
         moves = move_columns(keys, [(r.t_ms, r.cell, r.digit, r.note) for r in records])
         if moves is not None:
             self._pending.append(moves)

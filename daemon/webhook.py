@@ -6,7 +6,6 @@ import asyncio
 import time
 from datetime import datetime, timezone
 
-import numpy as np
 from aiohttp import web
 
 from .context import CTX
@@ -60,10 +59,8 @@ async def handle_solve(request: web.Request) -> web.Response:
         outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
         raise
-    record = SubmissionRecord(
-        portal, event.submission_id, webhook_id, event.tournament_id, event.player_id,
-        event.puzzle_id, event.started_at, received_at, event.t_ms, event.cell.astype(np.int16),
-        event.digit.astype(np.int16), event.note, complete, body.decode("utf-8"), new_puzzle)
+    record = SubmissionRecord.of(event, webhook_id, received_at, complete,
+                                 body.decode("utf-8"), new_puzzle)
     try:
         fut = ctx.store.writer.submit(record, asyncio.get_running_loop())
     except Exception:

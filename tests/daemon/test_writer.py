@@ -74,8 +74,6 @@ def _solves(n: int) -> list[tuple[bytes, object]]:
     with pencil marks and erases, bodies written compactly and indented."""
     import json
 
-    import numpy as np
-
     from fairgrid.daemon.store import SubmissionRecord
     from fairgrid.daemon.validate import parse_body
 
@@ -89,10 +87,8 @@ def _solves(n: int) -> list[tuple[bytes, object]]:
         raw = json.dumps(solve_body(submission_id=f"r-{k}", moves=moves),
                          indent=None if k % 2 else 1).encode()
         ev = parse_body(raw)
-        out.append((raw, SubmissionRecord(
-            "demo", ev.submission_id, f"h-{k}", ev.tournament_id, ev.player_id, ev.puzzle_id,
-            ev.started_at, ev.started_at, ev.t_ms, ev.cell.astype(np.int16),
-            ev.digit.astype(np.int16), ev.note, False, raw.decode())))
+        out.append((raw, SubmissionRecord.of(ev, f"h-{k}", ev.started_at, False,
+                                             raw.decode())))
     return out
 
 
