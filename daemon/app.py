@@ -242,7 +242,7 @@ async def _resources(app: web.Application):
         Store, s.storage_path, queue_size=s.storage_write_queue_size,
         group_commit_ms=s.storage_group_commit_ms, max_batch=s.storage_max_batch,
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
-        memory_limit_mb=s.storage_memory_limit_mb,
+        memory_limit_mb=s.storage_memory_limit_mb, threads=s.storage_threads,
         on_batch=ctx.metrics.batch_size.observe)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     pool = _pool(s)

@@ -452,9 +452,7 @@ class NightlyRunner:
         import asyncio
         started = time.perf_counter()
         try:
-            summary = await asyncio.to_thread(
-                run_nightly, store_db(self._store), self._settings, executor=self._executor,
-                progress=self._progress, run_id=run_id)
+            summary = await asyncio.to_thread(self._run_all_cores, run_id)
         except JobCancelled:
             self.state["stage"] = "cancelled"
             raise
@@ -477,6 +475,13 @@ class NightlyRunner:
                  summary["solves"], summary["puzzles"], summary["players"],
                  summary["seconds"])
         return summary
+
+    def _run_all_cores(self, run_id: str) -> dict:
+        # the daemon runs DuckDB on one thread for cheap ingest commits; the job's scans
+        # and aggregations get every core for their length (Store.all_cores)
+        with self._store.all_cores():
+            return run_nightly(store_db(self._store), self._settings, executor=self._executor,
+                               progress=self._progress, run_id=run_id)
 
     def _set_correlations(self, corr: dict) -> None:
         for metric, values in corr.items():

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import queue
 import re
@@ -73,8 +74,8 @@ def migrations() -> list[tuple[int, str]]:
     return sorted(out)
 
 
-def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048
-            ) -> duckdb.DuckDBPyConnection:
+def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
+            threads: int = 0) -> duckdb.DuckDBPyConnection:
     """Open (creating) the database and bring its schema up to date.
 
     ``memory_limit_mb`` caps DuckDB's memory (its default is 80 % of the machine); big
@@ -83,6 +84,12 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048
     ``checkpoint_mb``: WAL size that triggers a checkpoint. A checkpoint stalls the
     writer (~0.1-0.2 s); DuckDB's 16 MB default does that every few seconds under load
     and dominated the p99 ack latency (docs/benchmarks.md).
+
+    ``threads``: DuckDB's worker threads (0: its default, one per core). With 1, each
+    statement runs on the thread that issues it; a group commit of ~30 solves then costs
+    ~3 ms of CPU instead of ~4 ms, because it no longer hands its few rows to a worker
+    pool and waits for them (the daemon's default; the nightly job raises it, see
+    :meth:`Store.all_cores`).
     """
     try:
         con = duckdb.connect(path)
@@ -98,6 +105,8 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048
         con.execute(f"SET checkpoint_threshold = '{int(checkpoint_mb)}MB'")
         con.execute(f"SET memory_limit = '{int(memory_limit_mb)}MB'")
         con.execute("SET preserve_insertion_order = false")
+        if threads > 0:
+            con.execute(f"SET GLOBAL threads = {int(threads)}")
         # the writer's inserts read local dicts of numpy arrays by name (DuckDB's default,
         # stated here because the writer depends on it)
         con.execute("SET python_enable_replacements = true")
@@ -721,10 +730,12 @@ class Store:
 
     def __init__(self, path: str, *, queue_size: int = 10_000, group_commit_ms: float = 5.0,
                  max_batch: int = 512, dedupe_days: int = 3, checkpoint_mb: int = 256,
-                 memory_limit_mb: int = 2048, on_batch: Callable[[int], None] | None = None,
+                 memory_limit_mb: int = 2048, threads: int = 0,
+                 on_batch: Callable[[int], None] | None = None,
                  moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S):
         self.path = path
-        self._con = connect(path, checkpoint_mb, memory_limit_mb)
+        self._threads = threads
+        self._con = connect(path, checkpoint_mb, memory_limit_mb, threads)
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
                              dedupe_days=dedupe_days, on_batch=on_batch,
@@ -737,6 +748,26 @@ class Store:
             self._con.close()
         except duckdb.Error:
             pass
+
+    @contextlib.contextmanager
+    def all_cores(self):
+        """DuckDB at one worker thread per core for the length of a ``with`` block (the
+        nightly job's scans and aggregations), back to ``threads`` afterwards. The
+        setting is the database's, so ingestion meanwhile runs as it does with 0."""
+        if self._threads <= 0:
+            yield
+            return
+        try:
+            self._con.cursor().execute("RESET GLOBAL threads")
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot set DuckDB's threads: {exc}") from exc
+        try:
+            yield
+        finally:
+            try:
+                self._con.cursor().execute(f"SET GLOBAL threads = {int(self._threads)}")
+            except duckdb.Error as exc:
+                log.error("cannot set DuckDB's threads back to %d: %s", self._threads, exc)
 
     def read(self, sql: str, params: list | None = None) -> list[tuple]:
         """Run a read query on a fresh cursor; StoreError on failure. A query that names

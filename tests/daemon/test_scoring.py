@@ -143,6 +143,10 @@ async def test_the_nightly_job_is_scheduled_once_with_safe_options(aiohttp_clien
             break
         await asyncio.sleep(0.2)
     assert doc["status"] == "success" and doc["rows"]["solves"] == 0
+    # the run had DuckDB on every core; ingestion's single thread is back afterwards
+    await asyncio.wait_for(asyncio.shield(runner._task), 30)
+    store = client.app[CTX].store
+    assert store.read("SELECT current_setting('threads')") == [(1,)]
 
 
 async def test_no_cron_no_scheduler(aiohttp_client, tmp_path):

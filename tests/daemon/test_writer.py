@@ -185,3 +185,35 @@ def test_moves_acknowledged_before_a_crash_are_re_derived_at_the_next_start(tmp_
             r.t_ms.size for _raw, r in _solves(6))
     finally:
         con.close()
+
+
+def test_duckdb_runs_on_the_threads_setting_and_a_job_gets_every_core(tmp_path):
+    import duckdb
+
+    default = duckdb.connect().execute("SELECT current_setting('threads')").fetchone()[0]
+    store = Store(str(tmp_path / "t.duckdb"), threads=1)
+    try:
+        def threads():
+            return store.read("SELECT current_setting('threads')")[0][0]
+
+        assert threads() == 1
+        with store.all_cores():
+            assert threads() == default
+            # ingestion goes on meanwhile
+            assert store.writer.submit(_record("a", "h-a")).result(30).outcome == "accepted"
+        assert threads() == 1
+        try:
+            with store.all_cores():
+                raise RuntimeError("a failed job")
+        except RuntimeError:
+            pass
+        assert threads() == 1
+    finally:
+        store.close()
+    store = Store(str(tmp_path / "t.duckdb"), threads=0)  # 0: DuckDB's default throughout
+    try:
+        assert store.read("SELECT current_setting('threads')")[0][0] == default
+        with store.all_cores():
+            assert store.read("SELECT current_setting('threads')")[0][0] == default
+    finally:
+        store.close()
