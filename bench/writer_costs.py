@@ -18,7 +18,7 @@ The load bench runs 64 connections, so under load about half of them wait in the
 being written and half in the one being gathered: batches of ~30, where the fixed cost
 is most of the writer's cost per solve.
 
-    python bench/writer_costs.py [--repeats 9] [--batches 8]
+    python bench/writer_costs.py [--repeats 9] [--batches 8] [--threads 1]
 """
 
 from __future__ import annotations
@@ -92,14 +92,17 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=9, help="measurements per size")
     ap.add_argument("--batches", type=int, default=8, help="transactions per measurement")
+    ap.add_argument("--threads", type=int, default=1,
+                    help="DuckDB threads, as storage.threads (the daemon's default is 1; "
+                         "0 is DuckDB's default, one per core)")
     args = ap.parse_args()
-    print(f"# machine: {machine()}")
+    print(f"# machine: {machine()}; DuckDB threads: {args.threads or 'one per core'}")
     pool = records(sum(SIZES) * args.batches * (args.repeats + 1))
     with tempfile.TemporaryDirectory(prefix="fairgrid-writer-") as tmp:
         # no gathering window: the batch is queued whole before the writer takes it; the
         # pending moves are stored when this script asks, and timed apart
         store = Store(str(Path(tmp) / "w.duckdb"), group_commit_ms=0, moves_idle_s=3600,
-                      moves_max_age_s=3600)
+                      moves_max_age_s=3600, threads=args.threads)
         try:
             walls = {size: [] for size in SIZES}
             inserts = []
