@@ -1,0 +1,158 @@
+"""What scoring knows about a puzzle, and how a rating run refines it.
+
+:func:`build` runs once per puzzle when it is analysed (in a pool process): the
+human-like model's metrics, the expected time and level from the shipped calibration, and
+the honest null of every signal from simulated honest solves of that puzzle. The result,
+a :class:`PuzzleModel`, is stored as JSON with the puzzle.
+
+:func:`scoring_inputs` combines it with the rating run in force (the nightly job's fitted
+difficulty, residual sd, consensus order and per-level nulls learnt from real solves) into
+the :class:`ScoringInputs` each solve of that puzzle is scored against.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Mapping
+
+import numpy as np
+
+from .signals import PuzzleFacts
+
+NULL_SOLVES = 120  # simulated honest solves behind a puzzle's nulls
+
+
+def cells_of(text: str) -> np.ndarray:
+    """A one-line grid (digits and letters in base 36, '.' or '0' empty) as an int array."""
+    return np.array([0 if ch in ".0" else int(ch, 36) for ch in text], dtype=np.int64)
+
+
+def per_cell(values: list) -> np.ndarray:
+    """A per-cell JSON list (null where a cell has no value) as floats, NaN for null."""
+    return np.array([np.nan if v is None else float(v) for v in values])
+
+
+@dataclass(frozen=True)
+class PuzzleModel:
+    """A puzzle's ratings and honest nulls, as stored (``to_json`` / ``from_json``)."""
+
+    metrics: Mapping[str, float]
+    expected_time_s: float
+    expected_log_s: float
+    sd_log: float
+    level: int
+    level_name: str
+    null: Mapping[str, tuple[float, float]]
+    null_solves: int = NULL_SOLVES
+
+    def to_json(self) -> dict:
+        return {"metrics": dict(self.metrics), "expected_time_s": self.expected_time_s,
+                "expected_log_s": self.expected_log_s, "sd_log": self.sd_log,
+                "level": self.level, "level_name": self.level_name,
+                "null": {k: list(v) for k, v in self.null.items()},
+                "null_solves": self.null_solves}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> PuzzleModel:
+        return cls(dict(doc["metrics"]), doc["expected_time_s"], doc["expected_log_s"],
+                   doc["sd_log"], doc["level"], doc["level_name"],
+                   {k: tuple(v) for k, v in doc["null"].items()},
+                   doc.get("null_solves", NULL_SOLVES))
+
+
+def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> PuzzleModel:
+    """The model of one puzzle: one-line givens and solution, the SA median fill rank per
+    cell (None for givens), seeded."""
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.rate import rate
+
+    from .calibration import honest_null
+    from .expected_time import load_default
+
+    puzzle = parse(givens)
+    ratings = rate(puzzle, rng=seed, only=("human",))
+    cal = load_default()
+    described = cal.describe(ratings.metrics)
+    expected_log_s = float(np.log(described["expected_time_s"]))
+    facts = PuzzleFacts(puzzle.givens, puzzle.order, cells_of(solution),
+                        per_cell(fill_rank_median), expected_log_s, cal.residual_sd)
+    null = honest_null(facts, rng=seed, n=NULL_SOLVES)
+    return PuzzleModel(ratings.metrics, described["expected_time_s"], expected_log_s,
+                       cal.residual_sd, described["level"], described["level_name"],
+                       {k: tuple(v) for k, v in null.items()}, NULL_SOLVES)
+
+
+@dataclass(frozen=True)
+class RatingRun:
+    """What scoring reads of a nightly rating run."""
+
+    mu: float                 # this portal's offset from the calibration
+    residual_sd: float        # of the fit, in log-seconds
+    skill_sd: float           # spread of the players' fitted skills
+    level_nulls: Mapping[str, Mapping[str, tuple[float, float]]]  # level -> signal -> null
+
+
+@dataclass(frozen=True)
+class PuzzleRating:
+    """One puzzle's row of a rating run."""
+
+    difficulty: float | None
+    level: int | None
+    consensus_fill_rank: list | None  # per cell, None for givens
+    consensus_null: tuple[float, float] | None
+
+
+@dataclass(frozen=True, eq=False)
+class ScoringInputs:
+    """A ready puzzle's scoring inputs: its facts (for players with a fitted skill and for
+    those without) and the null of every signal."""
+
+    facts: PuzzleFacts
+    facts_without_skill: PuzzleFacts
+    null: Mapping[str, tuple[float, float]]
+
+
+def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: list,
+                   model: PuzzleModel, run: RatingRun | None = None,
+                   rating: PuzzleRating | None = None) -> ScoringInputs:
+    """Before any rating run: the calibrated expected time and the simulated nulls. With
+    one: the fitted difficulty (or the prior shifted by the portal's offset), the fit's
+    residual sd with a speed null of N(0, 1), the consensus order with its null when the
+    puzzle has one, and the nulls learnt from real solves of puzzles of its level."""
+    null = {k: tuple(v) for k, v in model.null.items()}
+    expected, sd, consensus = model.expected_log_s, model.sd_log, None
+    unrated_sd = sd
+    if run is not None:
+        rating = rating or PuzzleRating(None, None, None, None)
+        expected = (rating.difficulty if rating.difficulty is not None
+                    else expected + run.mu)
+        sd = run.residual_sd
+        unrated_sd = float(np.hypot(sd, run.skill_sd))
+        null["speed"] = (0.0, 1.0)
+        for name, value in (run.level_nulls.get(str(rating.level)) or {}).items():
+            null[name] = tuple(value)
+        if rating.consensus_fill_rank is not None and rating.consensus_null:
+            consensus = per_cell(rating.consensus_fill_rank)
+            null["order_consensus"] = tuple(rating.consensus_null)
+    facts = PuzzleFacts(cells_of(givens), order, cells_of(solution),
+                        per_cell(fill_rank_median), expected, sd, consensus)
+    # for players the rating run has no skill for: the speed signal allows for the
+    # spread of skills (one object per puzzle, so a batch pickles it once)
+    without = facts if run is None else dataclasses.replace(facts, sd_log=unrated_sd)
+    return ScoringInputs(facts, without, null)
+
+
+@dataclass(frozen=True, eq=False)
+class ScoreJob:
+    """One submission to score: its puzzle's facts and nulls, its key among the batch's
+    moves, its webhook body (the portal's optional ``client`` signals are read from it
+    where the scoring runs, off the event loop), the player's skill, the target
+    false-positive rate."""
+
+    facts: PuzzleFacts
+    null: Mapping[str, tuple[float, float]]
+    sub_key: int
+    raw: str
+    skill: float
+    fpr: float

@@ -1,0 +1,90 @@
+"""The nightly job's arithmetic after the fit: per-puzzle medians, the recalibrated
+metrics → log-time model with every metric's correlation to human times (thesis Table
+3.1, live), fairgrid levels of fitted difficulties, and honest nulls per level learnt
+from real solves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+
+from .calibration import fit_null
+from .expected_time import Calibration, fit
+from .fill_order import fill_order
+from .ratings import correlations
+from .signals import PuzzleFacts, compute
+
+LEVEL_NULL_SIGNALS = ("order_sa", "deducible", "pacing_cv", "pacing_difficulty")
+LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
+
+
+def puzzle_medians(log_t: np.ndarray, puzzle: np.ndarray, n_puzzles: int
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(solves, median log-time) per puzzle index; NaN median where there is no solve."""
+    puzzle = np.asarray(puzzle, dtype=np.int64)
+    counts = np.bincount(puzzle, minlength=n_puzzles) if n_puzzles else np.zeros(0, int)
+    medians = np.full(n_puzzles, np.nan)
+    if puzzle.size:
+        order = np.argsort(puzzle, kind="stable")
+        bounds = np.searchsorted(puzzle[order], np.arange(n_puzzles + 1))
+        for k in np.flatnonzero(counts):
+            medians[k] = np.median(log_t[order[bounds[k]:bounds[k + 1]]])
+    return counts, medians
+
+
+@dataclass(frozen=True, eq=False)
+class Recalibration:
+    calibration: Calibration        # the model in force afterwards (the old one if unfit)
+    refitted: bool
+    puzzles: int                    # puzzles it was fitted on
+    correlations: dict              # metric -> {pearson, spearman} against median times
+
+
+def recalibrate(cal: Calibration, metrics: Sequence[Mapping[str, float]],
+                difficulty: np.ndarray, counts: np.ndarray, medians: np.ndarray, *,
+                min_solves: int, source: str) -> Recalibration:
+    """Refit ``cal``'s features on the fitted difficulties of puzzles with at least
+    ``min_solves`` solves, when there are enough of them for the features (10, and two
+    per feature plus two); every metric's correlation with their median human time."""
+    enough = np.flatnonzero(counts >= min_solves)
+    if enough.size < max(10, 2 * len(cal.features) + 2):
+        return Recalibration(cal, False, 0, {})
+    rows = [metrics[k] for k in enough]
+    new_cal = fit(cal.features, rows, np.exp(difficulty[enough]),
+                  source=f"{source}: {enough.size} puzzles")
+    names = sorted(set().union(*(r.keys() for r in rows)))
+    corr = correlations({n: np.array([r.get(n, np.nan) for r in rows]) for n in names},
+                        medians[enough])
+    corr["fitted_difficulty"] = correlations({"d": difficulty[enough]},
+                                             medians[enough]).get("d", {})
+    return Recalibration(new_cal, True, int(enough.size), corr)
+
+
+def levels(cal: Calibration, difficulty: np.ndarray, mu: float) -> np.ndarray:
+    """fairgrid's level (1-5) of each fitted difficulty: the calibration's cut points,
+    shifted by this portal's offset ``mu``."""
+    bounds_log = np.log(np.asarray(cal.level_bounds_s)) + mu
+    return 1 + np.searchsorted(bounds_log, difficulty, side="right")
+
+
+def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, np.ndarray, np.ndarray,
+                                       np.ndarray, np.ndarray]]) -> dict:
+    """Honest nulls per level from real solves, each (level, facts, t_ms, cell, digit,
+    note): {level: {signal: [centre, scale]}} for levels with at least
+    :data:`LEVEL_NULL_MIN` values of every signal seen."""
+    samples: dict = {}
+    for level, facts, t_ms, cell, digit, note in solves:
+        fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
+        values = compute(facts, fill, int(t_ms[-1]))
+        band = samples.setdefault(level, {})
+        for name in LEVEL_NULL_SIGNALS:
+            if name in values:
+                band.setdefault(name, []).append(values[name])
+    out = {}
+    for level, values in samples.items():
+        if min((len(v) for v in values.values()), default=0) >= LEVEL_NULL_MIN:
+            null = fit_null(values)
+            out[level] = {k: list(v) for k, v in null.items() if k in LEVEL_NULL_SIGNALS}
+    return out
