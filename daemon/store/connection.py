@@ -1,0 +1,115 @@
+"""Opening the database: DuckDB settings, versioned migrations (``schema/NNN_*.sql``), and
+re-deriving the moves a crash left unstored."""
+
+from __future__ import annotations
+
+import logging
+from importlib import resources
+
+import duckdb
+import numpy as np
+
+from fairgrid.daemon.ingest import ValidationError, parse_body
+
+from .errors import StoreError, StoreLockedError
+from .moves import move_columns
+from .records import utc_now
+from .repository import ingest as sql
+
+log = logging.getLogger("fairgrid.store")
+
+
+def migrations() -> list[tuple[int, str]]:
+    """The numbered migration scripts shipped in ``daemon/store/schema``, ascending."""
+    out = []
+    for entry in resources.files("fairgrid.daemon.store").joinpath("schema").iterdir():
+        name = entry.name
+        if name.endswith(".sql") and name[:3].isdigit():
+            out.append((int(name[:3]), entry.read_text(encoding="utf-8")))
+    return sorted(out)
+
+
+def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
+            threads: int = 0) -> duckdb.DuckDBPyConnection:
+    """Open (creating) the database and bring its schema up to date.
+
+    ``memory_limit_mb`` caps DuckDB's memory (its default is 80 % of the machine); big
+    queries such as the nightly job's spill to a temp directory beside the file instead.
+
+    ``checkpoint_mb``: WAL size that triggers a checkpoint. A checkpoint stalls the
+    writer (~0.1-0.2 s); DuckDB's 16 MB default does that every few seconds under load
+    and dominated the p99 ack latency (docs/benchmarks.md).
+
+    ``threads``: DuckDB's worker threads (0: its default, one per core). With 1, each
+    statement runs on the thread that issues it; a group commit of ~30 solves then costs
+    ~3 ms of CPU instead of ~4 ms, because it no longer hands its few rows to a worker
+    pool and waits for them (the daemon's default; the nightly job raises it, see
+    :meth:`Store.all_cores`).
+    """
+    try:
+        con = duckdb.connect(path)
+    except duckdb.IOException as exc:
+        if "lock" in str(exc).lower():
+            raise StoreLockedError(
+                f"the database {path} is in use by another process (DuckDB allows one "
+                f"writer); stop it, or point this one at another file") from exc
+        raise StoreError(f"cannot open the database {path}: {exc}") from exc
+    except duckdb.Error as exc:
+        raise StoreError(f"cannot open the database {path}: {exc}") from exc
+    try:
+        con.execute(f"SET checkpoint_threshold = '{int(checkpoint_mb)}MB'")
+        con.execute(f"SET memory_limit = '{int(memory_limit_mb)}MB'")
+        con.execute("SET preserve_insertion_order = false")
+        if threads > 0:
+            con.execute(f"SET GLOBAL threads = {int(threads)}")
+        # the writer's inserts read local dicts of numpy arrays by name (DuckDB's default,
+        # stated here because the writer depends on it)
+        con.execute("SET python_enable_replacements = true")
+        con.execute("CREATE TABLE IF NOT EXISTS schema_version "
+                    "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
+        done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
+        for version, script in migrations():
+            if version in done:
+                continue
+            con.execute("BEGIN TRANSACTION")
+            con.execute(script)
+            con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utc_now()])
+            con.execute("COMMIT")
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"cannot migrate the database {path}: {exc}") from exc
+    try:
+        recovered = recover_moves(con)
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"cannot store the moves of {path}'s last submissions: {exc}") from exc
+    if recovered:
+        log.warning("stored the moves of %d submission(s) acknowledged before the last "
+                    "stop but not yet written to the moves table (re-read from their raw "
+                    "bodies)", recovered)
+    return con
+
+
+def recover_moves(con) -> int:
+    """Store the moves of submissions past ``moves_through`` (acknowledged, then a crash
+    before the writer's moves insert), parsed from their raw bodies exactly as the
+    webhook parsed them; returns how many submissions that covered. Submissions that
+    have moves rows already (a database built by other means) are left alone."""
+    through = sql.moves_through(con)
+    rows = sql.without_moves(con, through)
+    last = sql.last_sub_key(con)
+    if not rows and last <= through:
+        return 0
+    keys, logs = [], []
+    for key, raw in rows:
+        try:
+            event = parse_body(raw.encode("utf-8"))
+        except (ValidationError, UnicodeError) as exc:  # stored, so it parsed once
+            log.error("submission %d: its raw body no longer parses (%s); no moves "
+                      "stored for it", key, exc)
+            continue
+        keys.append(key)
+        logs.append((event.t_ms, event.cell, event.digit, event.note))
+    sql.insert_moves(con, move_columns(np.array(keys, dtype=np.int64), logs),
+                     max(last, through))
+    return len(keys)

@@ -1,0 +1,150 @@
+"""The nightly job's reads and writes: eligible solves, fill ranks for the consensus, a
+sample of solves for the per-level nulls, the rating run, the job's bookkeeping."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import numpy as np
+
+from . import needs_moves
+
+# the solves the ratings learn from: complete, timed, of analysed puzzles, without an
+# open or confirmed flag
+ELIGIBLE = """
+    SELECT s.sub_key, s.puzzle_id, s.portal, s.player_id, s.duration_ms
+    FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id
+    WHERE s.complete AND s.duration_ms > 0 AND p.status = 'ready' AND p.ratings IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal
+                      AND f.submission_id = s.submission_id
+                      AND f.state IN ('open', 'confirmed'))
+"""
+
+
+def start_run(con, run_id: str, job: str, started: datetime) -> None:
+    con.execute("INSERT INTO job_runs VALUES (?, ?, ?, NULL, 'running', NULL)",
+                [run_id, job, started])
+
+
+def finish_run(con, run_id: str, status: str, finished: datetime, rows: dict) -> None:
+    con.execute("UPDATE job_runs SET status = ?, finished_at = ?, rows = ? WHERE id = ?",
+                [status, finished, json.dumps(rows), run_id])
+
+
+def abandon_running(con, job: str) -> datetime | None:
+    """Mark runs a killed process left ``running`` as abandoned; the job's last success."""
+    con.execute("UPDATE job_runs SET status = 'abandoned' WHERE status = 'running'")
+    return con.execute("SELECT max(finished_at) FROM job_runs WHERE job = ? AND "
+                       "status = 'success'", [job]).fetchone()[0]
+
+
+def current_correlations(cur) -> str | None:
+    row = cur.execute("SELECT r.correlations FROM current_rating c JOIN rating_runs r "
+                      "ON r.run_id = c.run_id").fetchone()
+    return row[0] if row else None
+
+
+def current_calibration(cur) -> str | None:
+    """The calibration JSON of the rating run in force, if any."""
+    row = cur.execute("SELECT r.calibration FROM current_rating c JOIN rating_runs r "
+                      "ON r.run_id = c.run_id").fetchone()
+    return row[0] if row else None
+
+
+def rated_puzzles(cur) -> list[tuple[str, str]]:
+    """(id, model JSON) of every analysed puzzle, by id."""
+    return cur.execute("SELECT id, ratings FROM puzzles WHERE status = 'ready' "
+                       "AND ratings IS NOT NULL ORDER BY id").fetchall()
+
+
+def eligible_solves(cur) -> dict[str, np.ndarray]:
+    """Every eligible solve as columns j (puzzle index in :func:`rated_puzzles` order),
+    i (player index in :func:`eligible_players` order) and duration_ms."""
+    return cur.execute(
+        f"WITH e AS ({ELIGIBLE}), pz AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS j "
+        "FROM puzzles WHERE status = 'ready' AND ratings IS NOT NULL), "
+        "pl AS (SELECT portal, player_id, row_number() OVER (ORDER BY portal, player_id) - 1 "
+        "AS i FROM (SELECT DISTINCT portal, player_id FROM e)) "
+        "SELECT pz.j, pl.i, e.duration_ms FROM e JOIN pz ON pz.id = e.puzzle_id "
+        "JOIN pl ON pl.portal = e.portal AND pl.player_id = e.player_id").fetchnumpy()
+
+
+def eligible_players(cur) -> list[tuple[str, str]]:
+    return cur.execute(f"WITH e AS ({ELIGIBLE}) SELECT DISTINCT portal, player_id FROM e "
+                       "ORDER BY portal, player_id").fetchall()
+
+
+def consensus_candidates(cur, min_solves: int) -> list[tuple[str, int]]:
+    """(puzzle id, eligible solves) of puzzles with at least ``min_solves``, by id."""
+    return cur.execute(f"WITH e AS ({ELIGIBLE}) SELECT puzzle_id, count(*) FROM e "
+                       "GROUP BY puzzle_id HAVING count(*) >= ? ORDER BY puzzle_id",
+                       [min_solves]).fetchall()
+
+
+@needs_moves
+def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndarray]:
+    """For the eligible solves of puzzles ``first``..``last`` (ids) with at least
+    ``min_solves`` of them: one row per filled cell per solve, with the rank at which the
+    solve filled it. For a complete solve the last move on each cell places its final,
+    correct digit, so the fill order is the order of each cell's last move (ties by
+    sequence). Columns puzzle_id, sub_key, cell, r, puzzle_order, sorted by puzzle."""
+    return cur.execute(
+        f"WITH e AS ({ELIGIBLE} AND s.puzzle_id BETWEEN ? AND ?), "
+        "big AS (SELECT puzzle_id FROM e GROUP BY puzzle_id HAVING count(*) >= ?), "
+        "es AS (SELECT e.sub_key, e.puzzle_id FROM e JOIN big USING (puzzle_id)), "
+        "last AS (SELECT m.sub_key, m.cell, max(m.seq) AS seq, arg_max(m.t_ms, m.seq) AS t "
+        "FROM moves m JOIN es USING (sub_key) WHERE NOT m.note GROUP BY m.sub_key, m.cell) "
+        "SELECT es.puzzle_id, l.sub_key, l.cell, "
+        "rank() OVER (PARTITION BY l.sub_key ORDER BY l.t, l.seq) AS r, p.puzzle_order "
+        "FROM last l JOIN es USING (sub_key) JOIN puzzles p ON p.id = es.puzzle_id "
+        "ORDER BY es.puzzle_id, l.sub_key, l.cell", [first, last, min_solves]).fetchnumpy()
+
+
+@needs_moves
+def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
+    """The moves of a seeded sample of ``sample`` eligible solves, as columns sub_key,
+    puzzle_id, t_ms, cell, digit, note sorted by sub_key, then seq."""
+    return cur.execute(
+        f"WITH smp AS (SELECT sub_key, puzzle_id FROM ({ELIGIBLE}) "
+        f"USING SAMPLE reservoir({int(sample)} ROWS) REPEATABLE ({int(seed)})) "
+        "SELECT m.sub_key, smp.puzzle_id, m.t_ms, m.cell, m.digit, m.note FROM moves m "
+        "JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq").fetchnumpy()
+
+
+def puzzle_texts(cur, ids: list[str]) -> list[tuple[str, str, str, int, str | None]]:
+    """(id, givens, solution, order, SA median fill rank JSON) of puzzles ``ids``."""
+    return cur.execute(
+        "SELECT id, givens, solution, puzzle_order, fill_rank_median FROM puzzles "
+        "WHERE list_contains(?, id)", [ids]).fetchall()
+
+
+def write_rating_run(con, run: tuple, puzzle_rows: dict, player_rows: dict,
+                     run_id: str) -> None:
+    """Store a rating run (its ``rating_runs`` row ``run``, its puzzles' and players'
+    rows as columns) and put it in force: one transaction (the writer's)."""
+    con.execute("INSERT INTO rating_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(run))
+    if len(puzzle_rows["puzzle_id"]):
+        con.register("new_puzzle_ratings", puzzle_rows)
+        con.execute("INSERT INTO puzzle_ratings SELECT * FROM new_puzzle_ratings")
+        con.unregister("new_puzzle_ratings")
+    if len(player_rows["player_id"]):
+        con.register("new_player_ratings", player_rows)
+        con.execute("INSERT INTO player_ratings SELECT * FROM new_player_ratings")
+        con.unregister("new_player_ratings")
+    con.execute("INSERT INTO current_rating VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
+                "SET run_id = excluded.run_id", [run_id])
+
+
+def recent_scored(cur, since: datetime) -> list[int]:
+    """Scored submissions committed since ``since``, oldest first (to re-score)."""
+    return [k for (k,) in cur.execute(
+        "SELECT sub_key FROM submissions WHERE status = 'scored' "
+        "AND committed_at >= ? ORDER BY committed_at", [since]).fetchall()]
+
+
+def mark_for_rescore(con, sub_keys: list[int]) -> None:
+    """Leave submissions for the daemon's sweep to re-score (status ``rescore``)."""
+    rescore_keys = {"sub_key": np.array(sub_keys, dtype=np.int64)}  # noqa: F841 - read by name
+    con.execute("UPDATE submissions SET status = 'rescore' FROM rescore_keys r WHERE "
+                "submissions.sub_key = r.sub_key")

@@ -1,0 +1,115 @@
+"""What organisers read (the API, and ``fairgrid flags``/``report`` on a file) and their
+one write, a flag review."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from . import needs_moves
+
+
+def _dicts(cur) -> list[dict]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def submission(cur, portal: str, submission_id: str) -> dict | None:
+    cur.execute("SELECT * FROM submissions WHERE portal = ? AND submission_id = ?",
+                [portal, submission_id])
+    rows = _dicts(cur)
+    return rows[0] if rows else None
+
+
+@needs_moves
+def moves(cur, sub_key: int) -> list[tuple]:
+    """(t_ms, cell, digit, note) of one submission, in order."""
+    return cur.execute("SELECT t_ms, cell, digit, note FROM moves WHERE sub_key = ? "
+                       "ORDER BY seq", [sub_key]).fetchall()
+
+
+def score_with_flag(cur, portal: str, submission_id: str) -> dict | None:
+    """A submission's score (scored_at, evidence JSON) and its flag (flag_id, state)."""
+    cur.execute(
+        "SELECT sc.scored_at, sc.evidence, f.id AS flag_id, f.state "
+        "FROM scores sc LEFT JOIN flags f ON f.portal = sc.portal AND "
+        "f.submission_id = sc.submission_id WHERE sc.portal = ? AND sc.submission_id = ?",
+        [portal, submission_id])
+    rows = _dicts(cur)
+    return rows[0] if rows else None
+
+
+FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reasons, "
+                "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
+
+
+def flags(cur, *, tournament=None, player=None, since=None, min_score=None, cursor=None,
+          limit=50) -> list[dict]:
+    """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id)."""
+    where, params = [], []
+    for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
+                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score)):
+        if value is not None:
+            where.append(clause)
+            params.append(value)
+    if cursor is not None:
+        at, fid = cursor
+        where.append("(f.created_at < ? OR (f.created_at = ? AND f.id < ?))")
+        params += [at, at, fid]
+    cur.execute(f"SELECT {FLAG_COLUMNS} FROM flags f JOIN submissions s ON s.portal = f.portal "
+                "AND s.submission_id = f.submission_id LEFT JOIN scores sc ON "
+                "sc.portal = f.portal AND sc.submission_id = f.submission_id"
+                + (" WHERE " + " AND ".join(where) if where else "")
+                + " ORDER BY f.created_at DESC, f.id DESC LIMIT ?", params + [limit])
+    return _dicts(cur)
+
+
+def tournament_p_values(cur, tournament: str) -> list[tuple[str, str, float]]:
+    """(portal, submission_id, p_value) of a tournament's scored solves, ascending p."""
+    return cur.execute(
+        "SELECT s.portal, s.submission_id, sc.p_value FROM submissions s JOIN scores sc ON "
+        "sc.portal = s.portal AND sc.submission_id = s.submission_id WHERE "
+        "s.tournament_id = ? AND sc.p_value IS NOT NULL ORDER BY sc.p_value",
+        [tournament]).fetchall()
+
+
+def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
+    """A player's submissions, newest first, with score and whether a flag stands."""
+    cur.execute(
+        "SELECT s.submission_id, s.tournament_id, s.puzzle_id, s.started_at, s.duration_ms, "
+        "s.n_moves, s.complete, s.status, sc.anomaly, sc.p_value, "
+        "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
+        "f.submission_id = s.submission_id AND f.state <> 'cleared') AS flagged "
+        "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
+        "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
+        "ORDER BY s.started_at DESC", [portal, player_id])
+    return _dicts(cur)
+
+
+def review(con, flag_id: int, state: str, note: str | None, actor: str,
+           now: datetime) -> list[tuple] | None:
+    """Record a review decision; the flag's whole history, or None for no such flag."""
+    row = con.execute("SELECT state FROM flags WHERE id = ?", [flag_id]).fetchone()
+    if row is None:
+        return None
+    con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
+    con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
+                [flag_id, now, state, note, actor])
+    return con.execute("SELECT changed_at, state, note, actor FROM flag_history "
+                       "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
+
+
+def job_run(cur, run_id: str) -> dict | None:
+    cur.execute("SELECT * FROM job_runs WHERE id = ?", [run_id])
+    rows = _dicts(cur)
+    return rows[0] if rows else None
+
+
+def report_row(cur, portal: str, submission_id: str) -> dict | None:
+    """What ``fairgrid report`` shows of a submission read from the file."""
+    cur.execute(
+        "SELECT s.status, s.player_id, s.puzzle_id, s.tournament_id, s.duration_ms, "
+        "sc.evidence FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
+        "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.submission_id = ?",
+        [portal, submission_id])
+    rows = _dicts(cur)
+    return rows[0] if rows else None

@@ -1,0 +1,64 @@
+"""Puzzles: registration, the analysis queue's reads and writes, the API's view."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from .ingest import insert_puzzle
+
+
+def ping(cur) -> None:
+    cur.execute("SELECT 1").fetchall()
+
+
+def puzzle_texts(cur, puzzle_id: str) -> tuple[str, int, str] | None:
+    """(givens, order, solution) of a registered puzzle, or None."""
+    return cur.execute("SELECT givens, puzzle_order, solution FROM puzzles WHERE id = ?",
+                       [puzzle_id]).fetchone()
+
+
+def register(con, puzzle_id: str, givens: str, order: int, solution: str,
+             now: datetime) -> str:
+    """Register a puzzle unless its id is known; the givens stored under the id."""
+    insert_puzzle(con, puzzle_id, givens, order, solution, now)
+    return con.execute("SELECT givens FROM puzzles WHERE id = ?", [puzzle_id]).fetchone()[0]
+
+
+def pending_ids(cur, limit: int) -> list[str]:
+    """Puzzles waiting for analysis, oldest first."""
+    return [pid for (pid,) in cur.execute(
+        "SELECT id FROM puzzles WHERE status = 'pending' ORDER BY registered_at LIMIT ?",
+        [limit]).fetchall()]
+
+
+def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str] | None:
+    """(givens, status, solution) of a puzzle, or None."""
+    return cur.execute("SELECT givens, status, solution FROM puzzles WHERE id = ?",
+                       [puzzle_id]).fetchone()
+
+
+def save_analysis(con, puzzle_id: str, result: dict, now: datetime) -> None:
+    """Store an analysis (``work.analysis.analyse``) and mark the puzzle ready."""
+    model = result["model"]
+    con.execute(
+        "UPDATE puzzles SET status = 'ready', analysed_at = ?, analysis_seconds = ?, "
+        "sa_median_steps = ?, sa_capped_runs = ?, fill_basis_runs = ?, "
+        "predicted_fill_order = ?, fill_rank_median = ?, fill_rank_spread = ?, ratings = ?, "
+        "level = ? WHERE id = ?",
+        [now, result["seconds"], result["sa_median_steps"], result["sa_capped_runs"],
+         result["fill_basis_runs"], json.dumps(result["predicted_fill_order"]),
+         json.dumps(result["fill_rank_median"]), json.dumps(result["fill_rank_spread"]),
+         json.dumps(model.to_json() if model is not None else None),
+         model.level if model is not None else None, puzzle_id])
+
+
+def counts_by_status(cur) -> dict[str, int]:
+    return dict(cur.execute("SELECT status, count(*) FROM puzzles GROUP BY status").fetchall())
+
+
+def puzzle_document(cur, puzzle_id: str) -> dict | None:
+    """Every column of a puzzle, or None."""
+    cur.execute("SELECT * FROM puzzles WHERE id = ?", [puzzle_id])
+    row = cur.fetchone()
+    return None if row is None else dict(zip([d[0] for d in cur.description], row))

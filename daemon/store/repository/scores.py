@@ -1,0 +1,152 @@
+"""Scoring's reads and its one write: scores, flags and the flag state machine.
+
+A flag's states::
+
+    open ──re-scored, no longer anomalous──▶ withdrawn ──re-scored, anomalous──▶ open
+    open / withdrawn ──an organiser's review──▶ cleared | confirmed   (final for scoring)
+
+Scoring raises a flag ``open`` with the reasons it found; re-scoring moves it between
+``open`` and ``withdrawn`` (never deleting it) and never overrides a human decision.
+Every change is a ``flag_history`` row.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import numpy as np
+
+from . import needs_moves
+
+MACHINE = "fairgrid"  # the actor of the changes scoring makes
+
+
+def rescored_state(state: str, flagged: bool) -> str | None:
+    """The state a flag moves to when its submission is scored again (None: it stays,
+    because a person decided it)."""
+    if state not in ("open", "withdrawn"):
+        return None
+    return "open" if flagged else "withdrawn"
+
+
+def these_keys(column: str, sub_keys) -> str:
+    """SQL selecting rows whose ``column`` is one of ``sub_keys`` (integers, inlined).
+    Keys arrive in commit order, so the range lets DuckDB skip every other row group."""
+    keys = sorted({int(k) for k in sub_keys})
+    return (f"{column} BETWEEN {keys[0]} AND {keys[-1]} AND {column} IN "
+            f"({', '.join(map(str, keys))})")
+
+
+def pending_of_puzzle(cur, puzzle_id: str) -> list[int]:
+    return [k for (k,) in cur.execute(
+        "SELECT sub_key FROM submissions WHERE puzzle_id = ? AND status = 'pending'",
+        [puzzle_id]).fetchall()]
+
+
+def due(cur, limit: int = 10_000) -> list[int]:
+    """Submissions waiting for a (re-)score whose puzzle is ready, oldest first."""
+    return [k for (k,) in cur.execute(
+        "SELECT s.sub_key FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id "
+        "WHERE s.status IN ('pending', 'rescore') AND p.status = 'ready' "
+        "ORDER BY s.sub_key LIMIT ?", [limit]).fetchall()]
+
+
+def sub_key_of(cur, portal: str, submission_id: str) -> int | None:
+    row = cur.execute("SELECT sub_key FROM submissions WHERE portal = ? AND "
+                      "submission_id = ?", [portal, submission_id]).fetchone()
+    return None if row is None else row[0]
+
+
+def _dicts(cur) -> list[dict]:
+    names = [d[0] for d in cur.description]
+    return [dict(zip(names, row)) for row in cur.fetchall()]
+
+
+def submissions_to_score(cur, sub_keys) -> list[dict]:
+    """Each submission's identity, raw body, status, the rating run in force and the
+    player's skill in it."""
+    cur.execute(
+        "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, s.status, "
+        "c.run_id, pl.skill FROM submissions s LEFT JOIN current_rating c ON c.id = 1 "
+        "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
+        f"AND pl.player_id = s.player_id WHERE {these_keys('s.sub_key', sub_keys)}")
+    return _dicts(cur)
+
+
+@needs_moves
+def moves_of(cur, sub_keys) -> dict[str, np.ndarray]:
+    """The moves of submissions as columns, sorted by sub_key, then seq."""
+    return cur.execute(
+        f"SELECT sub_key, t_ms, cell, digit, note FROM moves WHERE "
+        f"{these_keys('sub_key', sub_keys)} ORDER BY sub_key, seq").fetchnumpy()
+
+
+def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
+    """A puzzle's stored analysis with its rating under ``run_id`` (None: none)."""
+    cur.execute(
+        "SELECT p.status, p.givens, p.puzzle_order, p.solution, p.fill_rank_median, "
+        "p.ratings, pr.difficulty, pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
+        "FROM puzzles p LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
+        "WHERE p.id = ?", [run_id, puzzle_id])
+    rows = _dicts(cur)
+    return rows[0] if rows else None
+
+
+def rating_run(cur, run_id: str) -> tuple:
+    """(mu, residual_sd, sd of player skills, band_nulls JSON) of a rating run."""
+    return cur.execute(
+        "SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
+        "FROM player_ratings WHERE run_id = r.run_id), r.band_nulls "
+        "FROM rating_runs r WHERE r.run_id = ?", [run_id]).fetchone()
+
+
+def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
+                 rescored: bool) -> list[tuple[str, str]]:
+    """Store a batch's scores, raise its new flags, move its existing flags through the
+    state machine, mark its submissions ``scored``: a handful of set-based statements
+    (DuckDB statements cost ~1 ms each whatever their size, and ingestion waits for the
+    same writer). ``score_batch`` holds columns sub_key, portal, submission_id, anomaly,
+    p_value, flagged, evidence, reasons (JSON) and note. Old scores and flags exist only
+    for submissions scored before, so a batch of first scores (not ``rescored``) skips
+    looking for them. Returns the (portal, submission_id) of the flags raised."""
+    # DuckDB reads the parameter score_batch by name (a replacement scan)
+    existing = []
+    if rescored:
+        con.execute("DELETE FROM scores USING score_batch b WHERE scores.portal = "
+                    "b.portal AND scores.submission_id = b.submission_id")
+        existing = con.execute(
+            "SELECT f.id, f.state, b.flagged, b.reasons FROM flags f JOIN score_batch b "
+            "ON b.portal = f.portal AND b.submission_id = f.submission_id").fetchall()
+    con.execute("INSERT INTO scores SELECT portal, submission_id, ?, anomaly, "
+                "p_value, flagged, evidence FROM score_batch", [now])
+    created = []
+    if score_batch["flagged"].any():
+        created = con.execute(
+            "INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
+            "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM "
+            "score_batch b WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f "
+            "WHERE f.portal = b.portal AND f.submission_id = b.submission_id) "
+            "RETURNING id, portal, submission_id", [now]).fetchall()
+    if created:
+        con.execute(
+            "INSERT INTO flag_history SELECT f.id, ?, 'open', b.note, ? "
+            "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
+            "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
+            [now, MACHINE, [c[0] for c in created]])
+    for fid, state, flagged, reasons in existing:
+        target = rescored_state(state, flagged)
+        if target is None:
+            continue
+        if target != state:
+            con.execute("INSERT INTO flag_history VALUES (?, ?, ?, 're-scored', ?)",
+                        [fid, now, target, MACHINE])
+        if flagged:
+            con.execute("UPDATE flags SET state = ?, reasons = ? WHERE id = ?",
+                        [target, reasons, fid])
+        else:  # keep the reasons it was raised for
+            con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
+    keys = score_batch["sub_key"]
+    con.execute("UPDATE submissions SET status = 'scored' WHERE sub_key BETWEEN ? "
+                "AND ? AND sub_key IN (SELECT sub_key FROM score_batch)",
+                [int(keys.min()), int(keys.max())])
+    return [(portal, sid) for _, portal, sid in created]
