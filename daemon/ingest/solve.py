@@ -12,15 +12,10 @@ The body of ``POST /v1/webhooks/solves`` (see docs/openapi.yaml)::
 ``t_ms`` is milliseconds since ``started_at`` and never decreases; ``cell`` is 0-based
 row-major; ``digit`` is 1..size, or 0 for an erase; a move may carry ``"kind": "note"``
 (pencil marks: stored, ignored by scoring). Unknown fields are kept in the raw payload.
-Checks that need the puzzle (cell and digit ranges, moves on givens) are in
-:func:`check_and_replay`.
 
-Well-formed bodies take a fast path: msgspec decodes the envelope into typed fields and
-hands over the moves as raw JSON text, which one compiled pass reads into arrays (~20 us a
-webhook, where building ~250 Python objects with a generic parser and reading them back
-took ~140 us). Anything the fast path is not sure of (an unknown field outside the moves, a
-float where an integer belongs, an escape in a key, a repeated key, a bad value) goes to
-the checked path: orjson, then move by move, for the error that names the field.
+This module is the checked path: orjson, then move by move, for the error that names the
+field. Well-formed bodies take the fast path first (:mod:`.fast_path`); checks that need
+the puzzle (cell and digit ranges, moves on givens) are in :mod:`.replay`.
 """
 
 from __future__ import annotations
@@ -29,7 +24,6 @@ import math
 from dataclasses import dataclass
 from datetime import datetime
 
-import msgspec
 import numpy as np
 import orjson
 from numba import njit
@@ -138,13 +132,13 @@ def _moves_fast(moves: list):
         digit = np.array(d, dtype=np.int64)
     except OverflowError:
         return None
-    if not _well_formed(t_ms, cell, digit):
+    if not well_formed(t_ms, cell, digit):
         return None
     return t_ms, cell, digit, np.array([x == "note" for x in k], dtype=bool)
 
 
 @njit(cache=True, nogil=True)
-def _well_formed(t_ms, cell, digit):
+def well_formed(t_ms, cell, digit):
     """Times within 0..MAX_T_MS and never decreasing, cells and digits within 32 bits
     (what the checked path demands before any puzzle is looked at)."""
     prev = 0
@@ -220,279 +214,6 @@ def parse_solve(data: dict) -> SolveEvent:
                       started_at, *columns)
 
 
-def parse_body(body: bytes) -> SolveEvent:
-    """The solve in a webhook body (not yet checked against its puzzle); ValidationError
-    (400 or 422) naming the field otherwise."""
-    return _parse_fast(body) or parse_solve(parse_json(body))
-
-
-class _Puzzle(msgspec.Struct, forbid_unknown_fields=True):
-    id: str
-    givens: str | None = None
-
-
-class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
-    """A solve.completed body with no unknown fields (those take the checked path, which
-    keeps them in the raw payload all the same). ``moves`` stays JSON text: msgspec checks
-    its syntax, :func:`_scan_moves` reads it."""
-    type: str
-    portal: str
-    submission_id: str
-    player_id: str
-    puzzle: _Puzzle
-    started_at: str
-    moves: msgspec.Raw
-    tournament_id: str | None = None
-
-
-_ENVELOPE = msgspec.json.Decoder(_Envelope)
-
-
-def _id_ok(value: str | None) -> bool:
-    return value is not None and 0 < len(value) <= MAX_ID_LENGTH
-
-
-def _parse_fast(body: bytes) -> SolveEvent | None:
-    """The SolveEvent of a well-formed body, exactly as :func:`parse_solve` builds it;
-    None whenever the checked path must decide (it then finds the error, if any)."""
-    try:
-        env = _ENVELOPE.decode(body)
-    except (msgspec.DecodeError, ValueError):  # a ValueError: bad UTF-8 in a string
-        return None
-    if not body.isascii():  # msgspec skips over the moves' strings: make sure of UTF-8
-        try:
-            body.decode("utf-8")
-        except UnicodeDecodeError:
-            return None
-    puzzle = env.puzzle
-    if (env.type != "solve.completed" or not _id_ok(env.portal)
-            or not _id_ok(env.submission_id) or not _id_ok(env.player_id)
-            or not _id_ok(puzzle.id)
-            or not (env.tournament_id is None or _id_ok(env.tournament_id))
-            or not (puzzle.givens is None or len(puzzle.givens) <= MAX_GIVENS_LENGTH)):
-        return None
-    try:
-        started_at = parse_time(env.started_at, "started_at")
-    except ValidationError:
-        return None
-    text = np.frombuffer(env.moves, dtype=np.uint8)
-    cols = np.empty((3, text.size // 20 + 1), dtype=np.int64)  # a move takes >= 20 bytes
-    note = np.empty(cols.shape[1], dtype=np.bool_)
-    n = _scan_moves(text, cols, note)
-    if n < 0:
-        return None
-    t_ms, cell, digit = cols[0, :n], cols[1, :n], cols[2, :n]
-    if not _well_formed(t_ms, cell, digit):
-        return None
-    return SolveEvent(env.portal, env.submission_id, env.tournament_id, env.player_id,
-                      puzzle.id, puzzle.givens, started_at, t_ms, cell, digit, note[:n])
-
-
-# the bytes the move scanner looks for
-_SPACE, _TAB, _LF, _CR = 32, 9, 10, 13
-_QUOTE, _BACKSLASH, _COLON, _COMMA = 34, 92, 58, 44
-_LBRACKET, _RBRACKET, _LBRACE, _RBRACE = 91, 93, 123, 125
-_MINUS, _PLUS, _ZERO, _NINE, _DOT, _E, _UPPER_E = 45, 43, 48, 57, 46, 101, 69
-_LOWER_A, _LOWER_Z = 97, 122
-_T_MS, _CELL, _DIGIT, _KIND = (np.frombuffer(k, dtype=np.uint8).copy()
-                               for k in (b"t_ms", b"cell", b"digit", b"kind"))
-_NOTE, _PLACE = (np.frombuffer(k, dtype=np.uint8).copy() for k in (b"note", b"place"))
-_UNSURE = -1
-
-
-@njit(cache=True, nogil=True)
-def _skip_space(text, i):
-    while i < text.size and (text[i] == _SPACE or text[i] == _TAB or text[i] == _LF
-                             or text[i] == _CR):
-        i += 1
-    return i
-
-
-@njit(cache=True, nogil=True)
-def _equals(text, start, stop, word):
-    if stop - start != word.size:
-        return False
-    for k in range(word.size):
-        if text[start + k] != word[k]:
-            return False
-    return True
-
-
-@njit(cache=True, nogil=True)
-def _end_of_string(text, i, escapes):
-    """The index after the string that opens at ``text[i]`` (a quote); -1 when it holds
-    a backslash and ``escapes`` is False, or never ends."""
-    i += 1
-    while i < text.size:
-        ch = text[i]
-        if ch == _QUOTE:
-            return i + 1
-        if ch == _BACKSLASH:
-            if not escapes:
-                return _UNSURE
-            i += 1
-        i += 1
-    return _UNSURE
-
-
-@njit(cache=True, nogil=True)
-def _integer(text, i):
-    """(value, index after it) of the JSON integer at ``text[i]``; index -1 for anything
-    else (a fraction, an exponent, more than 18 digits, not a number)."""
-    negative = i < text.size and text[i] == _MINUS
-    if negative:
-        i += 1
-    start, value = i, 0
-    while i < text.size and _ZERO <= text[i] <= _NINE:
-        value = value * 10 + (text[i] - _ZERO)
-        i += 1
-    if i == start or i - start > 18:
-        return 0, _UNSURE
-    if i < text.size and (text[i] == _DOT or text[i] == _E or text[i] == _UPPER_E):
-        return 0, _UNSURE
-    return (-value if negative else value), i
-
-
-@njit(cache=True, nogil=True)
-def _end_of_number(text, i):
-    """The index after the JSON number at ``text[i]``; -1 for one that might not fit a
-    double (orjson rejects those): more than 100 characters, or a 3-digit exponent."""
-    start, exponent = i, -1
-    while i < text.size:
-        ch = text[i]
-        if ch == _E or ch == _UPPER_E:
-            exponent = 0
-        elif _ZERO <= ch <= _NINE:
-            if exponent >= 0:
-                exponent += 1
-        elif ch != _MINUS and ch != _PLUS and ch != _DOT:
-            break
-        i += 1
-    if i - start > 100 or exponent > 2:
-        return _UNSURE
-    return i
-
-
-@njit(cache=True, nogil=True)
-def _skip_value(text, i):
-    """The index after the JSON value at ``text[i]`` (msgspec has checked the syntax);
-    -1 when it holds a number that might not fit a double (the checked path decides)."""
-    depth = 0
-    while i < text.size:
-        ch = text[i]
-        if ch == _QUOTE:
-            i = _end_of_string(text, i, True)
-            if i < 0:
-                return _UNSURE
-        elif ch == _MINUS or _ZERO <= ch <= _NINE:
-            i = _end_of_number(text, i)
-            if i < 0:
-                return _UNSURE
-        elif ch == _LBRACKET or ch == _LBRACE:
-            depth += 1
-            i += 1
-        elif ch == _RBRACKET or ch == _RBRACE:
-            depth -= 1
-            i += 1
-        elif _LOWER_A <= ch <= _LOWER_Z:  # true, false, null
-            while i < text.size and _LOWER_A <= text[i] <= _LOWER_Z:
-                i += 1
-        else:  # white space, commas, colons
-            i += 1
-        if depth == 0:
-            return i
-    return _UNSURE
-
-
-@njit(cache=True, nogil=True)
-def _scan_moves(text, cols, note):
-    """Read a JSON array of moves into ``cols`` (t_ms, cell, digit rows) and ``note``; the
-    number of moves, or -1 when the checked path must decide: not an array of objects, a
-    required field missing or repeated, a value that is not an integer (or "place" /
-    "note" for kind), an escape in a key or kind. Unknown fields are skipped (unless they
-    hold a number that might not fit a double)."""
-    i = _skip_space(text, 0)
-    if i >= text.size or text[i] != _LBRACKET:
-        return _UNSURE
-    i = _skip_space(text, i + 1)
-    n = 0
-    if i < text.size and text[i] == _RBRACKET:
-        return 0
-    while True:
-        if i >= text.size or text[i] != _LBRACE or n >= note.size:
-            return _UNSURE
-        i = _skip_space(text, i + 1)
-        seen = 0
-        t = c = d = 0
-        is_note = False
-        if i < text.size and text[i] == _RBRACE:
-            return _UNSURE  # {} lacks the required fields
-        while True:
-            if i >= text.size or text[i] != _QUOTE:
-                return _UNSURE
-            key_end = _end_of_string(text, i, False)
-            if key_end < 0:
-                return _UNSURE
-            key_start, key_stop = i + 1, key_end - 1
-            i = _skip_space(text, key_end)
-            if i >= text.size or text[i] != _COLON:
-                return _UNSURE
-            i = _skip_space(text, i + 1)
-            field = 0
-            if _equals(text, key_start, key_stop, _T_MS):
-                field = 1
-            elif _equals(text, key_start, key_stop, _CELL):
-                field = 2
-            elif _equals(text, key_start, key_stop, _DIGIT):
-                field = 4
-            elif _equals(text, key_start, key_stop, _KIND):
-                field = 8
-            if field & seen:
-                return _UNSURE  # a repeated key: the checked path keeps the last
-            seen |= field
-            if field == 0:
-                i = _skip_value(text, i)
-            elif field == 8:
-                if i >= text.size or text[i] != _QUOTE:
-                    return _UNSURE
-                end = _end_of_string(text, i, False)
-                if end < 0:
-                    return _UNSURE
-                if _equals(text, i + 1, end - 1, _NOTE):
-                    is_note = True
-                elif not _equals(text, i + 1, end - 1, _PLACE):
-                    return _UNSURE
-                i = end
-            else:
-                value, i = _integer(text, i)
-                if field == 1:
-                    t = value
-                elif field == 2:
-                    c = value
-                else:
-                    d = value
-            if i < 0:
-                return _UNSURE
-            i = _skip_space(text, i)
-            if i < text.size and text[i] == _COMMA:
-                i = _skip_space(text, i + 1)
-                continue
-            if i < text.size and text[i] == _RBRACE:
-                break
-            return _UNSURE
-        if seen & 7 != 7:
-            return _UNSURE
-        cols[0, n], cols[1, n], cols[2, n] = t, c, d
-        note[n] = is_note
-        n += 1
-        i = _skip_space(text, i + 1)
-        if i < text.size and text[i] == _COMMA:
-            i = _skip_space(text, i + 1)
-            continue
-        if i < text.size and text[i] == _RBRACKET:
-            return n
-        return _UNSURE
-
 
 def same_content(a: str, b: str) -> bool:
     """Whether two webhook bodies carry the same submission: equal as canonical JSON
@@ -506,51 +227,3 @@ def same_content(a: str, b: str) -> bool:
     except orjson.JSONDecodeError:
         return False
 
-
-def check_and_replay(event: SolveEvent, givens: np.ndarray, solution: np.ndarray,
-                     size: int) -> bool:
-    """Check the moves against the puzzle (cell and digit ranges, no move on a given;
-    ValidationError names the first bad move) and say whether replaying the placements
-    and erasures (notes ignored) ends in ``solution``."""
-    problem, i, complete = _replay(event.cell, event.digit, event.note, givens, solution, size)
-    if problem == _OK:
-        return complete
-    c, d = int(event.cell[i]), int(event.digit[i])
-    if problem == _BAD_CELL:
-        raise ValidationError(f"moves[{i}].cell", f"must be 0..{givens.size - 1}, got {c}")
-    if problem == _BAD_DIGIT:
-        raise ValidationError(f"moves[{i}].digit", f"must be 0..{size} (0 erases), got {d}")
-    raise ValidationError(f"moves[{i}].cell", f"cell {c} is a given")
-
-
-_OK, _BAD_CELL, _BAD_DIGIT, _ON_GIVEN = 0, 1, 2, 3
-
-
-@njit(cache=True, nogil=True)
-def _replay(cell, digit, note, givens, solution, size):
-    """(problem, index of the first bad move, complete): one pass over the moves (numpy
-    did it in ~15 array operations, ~35 us a webhook; this takes ~1 us)."""
-    ncells = givens.size
-    grid = givens.astype(np.int64)
-    for i in range(cell.size):
-        c = cell[i]
-        if c < 0 or c >= ncells:
-            return _BAD_CELL, i, False
-        if digit[i] < 0 or digit[i] > size:
-            return _BAD_DIGIT, i, False
-        if givens[c] != 0:
-            return _ON_GIVEN, i, False
-        if not note[i]:
-            grid[c] = digit[i]
-    return _OK, -1, (grid == solution).all()
-
-
-def warm_up() -> None:
-    """Load (or compile, the first time) the compiled checks, so that the first webhook
-    does not wait for them."""
-    _scan_moves(np.frombuffer(b'[{"t_ms": 0, "cell": 0, "digit": 0, "x": [1, "a"]}]',
-                              dtype=np.uint8), np.empty((3, 4), dtype=np.int64),
-                np.empty(4, dtype=np.bool_))
-    _well_formed(*[np.zeros(1, dtype=np.int64)] * 3)
-    _replay(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=bool),
-            np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int64), 4)

@@ -1,0 +1,40 @@
+"""Ingestion: a webhook's signature, its body as a typed solve, and the checks against
+its puzzle. Pure functions over bytes and arrays; the web layer calls them and storage
+stores what they return.
+
+* :mod:`.signatures` verifies Standard Webhooks signatures per portal;
+* :func:`parse_body` reads a body: the compiled fast path (:mod:`.fast_path`), else the
+  checked path (:mod:`.solve`) whose errors name the field;
+* :mod:`.replay` checks the moves against the puzzle and says whether the solve ends in
+  the solution; :mod:`.puzzles` checks a puzzle's text (unique solution).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .fast_path import _scan_moves, parse_fast
+from .replay import _replay, check_and_replay
+from .solve import (SolveEvent, ValidationError, parse_json, parse_solve, parse_time,
+                    same_content, well_formed)
+
+
+def parse_body(body: bytes) -> SolveEvent:
+    """The solve in a webhook body (not yet checked against its puzzle); ValidationError
+    (400 or 422) naming the field otherwise."""
+    return parse_fast(body) or parse_solve(parse_json(body))
+
+
+def warm_up() -> None:
+    """Load (or compile, the first time) the compiled checks, so that the first webhook
+    does not wait for them."""
+    _scan_moves(np.frombuffer(b'[{"t_ms": 0, "cell": 0, "digit": 0, "x": [1, "a"]}]',
+                              dtype=np.uint8), np.empty((3, 4), dtype=np.int64),
+                np.empty(4, dtype=np.bool_))
+    well_formed(*[np.zeros(1, dtype=np.int64)] * 3)
+    _replay(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=bool),
+            np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int64), 4)
+
+
+__all__ = ["SolveEvent", "ValidationError", "parse_body", "parse_json", "parse_time",
+           "check_and_replay", "same_content", "warm_up"]
