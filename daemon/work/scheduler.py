@@ -1,0 +1,133 @@
+"""The nightly job inside the daemon: the APScheduler cron trigger, on-demand runs
+(``POST /v1/jobs/nightly``), progress for ``GET /v1/jobs/{id}``, metrics."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from datetime import timezone
+
+from ..store.repository import nightly as sql
+from .nightly import JOB, new_run_id, run_nightly, store_db
+
+log = logging.getLogger("fairgrid.jobs")
+
+
+class JobBusy(Exception):
+    """A nightly run is already in progress (409)."""
+
+
+class JobCancelled(Exception):
+    """The daemon is shutting down; the run's transaction was never committed."""
+
+
+class NightlyRunner:
+    def __init__(self, store, settings, metrics, executor, scorer):
+        self._store = store
+        self._settings = settings
+        self._metrics = metrics
+        self._executor = executor
+        self._scorer = scorer
+        self._scheduler = None
+        self._task = None
+        self._cancel = False
+        self.state: dict = {"run_id": None, "stage": None}
+
+    async def start(self) -> None:
+        last = await asyncio.wrap_future(self._store.write(sql.abandon_running, JOB))
+        if last is not None:
+            self._metrics.job_last_success.labels(JOB).set(last.timestamp())
+        await asyncio.to_thread(self._publish_correlations)
+        cron = self._settings.nightly_cron.strip()
+        if cron:
+            from apscheduler.schedulers.asyncio import AsyncIOScheduler
+            from apscheduler.triggers.cron import CronTrigger
+
+            self._scheduler = AsyncIOScheduler(timezone=timezone.utc)
+            self._scheduler.add_job(
+                self._scheduled, CronTrigger.from_crontab(cron, timezone=timezone.utc),
+                id=JOB, coalesce=True, max_instances=1,
+                misfire_grace_time=self._settings.nightly_misfire_grace_s,
+                replace_existing=True)
+            self._scheduler.start()
+
+    async def stop(self) -> None:
+        if self._scheduler is not None:
+            self._scheduler.shutdown(wait=False)
+        self._cancel = True
+        if self._task is not None and not self._task.done():
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    def next_run_time(self):
+        job = self._scheduler.get_job(JOB) if self._scheduler else None
+        return job.next_run_time if job else None
+
+    async def _scheduled(self) -> None:
+        try:
+            await self.trigger_and_wait()
+        except JobBusy:
+            log.info("nightly run skipped: one is already running")
+
+    def trigger(self) -> str:
+        """Start a run now; its id. JobBusy while one runs."""
+        if self._task is not None and not self._task.done():
+            raise JobBusy(f"run {self.state['run_id']} is in progress")
+        run_id = new_run_id()
+        self.state = {"run_id": run_id, "stage": "starting"}
+        self._task = asyncio.create_task(self._run(run_id), name="fairgrid-nightly")
+        return run_id
+
+    async def trigger_and_wait(self) -> dict:
+        self.trigger()
+        return await self._task
+
+    def _progress(self, stage: str) -> None:
+        if self._cancel:
+            raise JobCancelled("the daemon is shutting down")
+        self.state["stage"] = stage
+
+    async def _run(self, run_id: str) -> dict:
+        started = time.perf_counter()
+        try:
+            summary = await asyncio.to_thread(self._run_all_cores, run_id)
+        except JobCancelled:
+            self.state["stage"] = "cancelled"
+            raise
+        except Exception:
+            self.state["stage"] = "failed"
+            log.exception("nightly run %s failed", run_id)
+            raise
+        for sub_key in summary["rescore"]:
+            self._scorer.schedule(sub_key)
+        self._scorer.forget_all()
+        self.state["stage"] = "done"
+        m = self._metrics
+        m.job_last_success.labels(JOB).set(time.time())
+        m.job_duration.labels(JOB).set(time.perf_counter() - started)
+        for kind in ("solves", "puzzles", "players", "consensus_puzzles"):
+            m.job_rows.labels(JOB, kind).set(summary[kind])
+        m.job_rows.labels(JOB, "rescored").set(len(summary["rescore"]))
+        self._set_correlations(summary["correlations"])
+        log.info("nightly run %s: %d solves, %d puzzles, %d players in %.1f s", run_id,
+                 summary["solves"], summary["puzzles"], summary["players"],
+                 summary["seconds"])
+        return summary
+
+    def _run_all_cores(self, run_id: str) -> dict:
+        # the daemon runs DuckDB on one thread for cheap ingest commits; the job's scans
+        # and aggregations get every core for their length (Store.all_cores)
+        with self._store.all_cores():
+            return run_nightly(store_db(self._store), self._settings, executor=self._executor,
+                               progress=self._progress, run_id=run_id)
+
+    def _set_correlations(self, corr: dict) -> None:
+        for metric, values in corr.items():
+            for kind, value in values.items():
+                self._metrics.metric_correlation.labels(metric, kind).set(value)
+
+    def _publish_correlations(self) -> None:
+        text = self._store.read(sql.current_correlations)
+        if text:
+            self._set_correlations(json.loads(text))
