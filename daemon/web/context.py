@@ -2,21 +2,22 @@
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from aiohttp import web
 
-from .metrics import Metrics
-from .puzzles import PuzzleRegistry
-from .settings import Settings
-from .store import Store
-from .signatures import Verifier
+from ..ingest.signatures import Verifier
+from ..metrics import Metrics
+from ..settings import Settings
+from ..store import Store
 
 if TYPE_CHECKING:
-    from .jobs import NightlyRunner
-    from .scoring import Scorer
+    from ..work.analysis import PuzzleRegistry
+    from ..work.scheduler import NightlyRunner
+    from ..work.scoring import Scorer
 
 
 @dataclass
@@ -25,7 +26,7 @@ class Context:
     metrics: Metrics
     verifier: Verifier
     store: Store | None = None
-    puzzles: PuzzleRegistry | None = None
+    puzzles: "PuzzleRegistry | None" = None
     scorer: "Scorer | None" = None
     jobs: "NightlyRunner | None" = None
 
@@ -40,6 +41,16 @@ def error(status: int, message: str, field: str | None = None,
     if field is not None:
         body["field"] = field
     return web.json_response(body, status=status, headers=headers)
+
+
+async def read(request: web.Request, fn, *args):
+    """A repository read on a worker thread (the event loop never waits on DuckDB)."""
+    return await asyncio.to_thread(request.app[CTX].store.read, fn, *args)
+
+
+async def write(request: web.Request, fn, *args):
+    """A repository write in one transaction of the single writer."""
+    return await asyncio.wrap_future(request.app[CTX].store.write(fn, *args))
 
 
 class AuthError(Exception):

@@ -8,11 +8,11 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
+from ..ingest import ValidationError, check_and_replay, parse_body
+from ..ingest.puzzles import PuzzleInfo, check_puzzle
+from ..ingest.signatures import SignatureError
+from ..store import SubmissionRecord
 from .context import CTX
-from .puzzles import PuzzleInfo, check_puzzle
-from .signatures import SignatureError
-from .store import SubmissionRecord
-from .validate import ValidationError, check_and_replay, parse_body
 
 
 # the two everyday answers, encoded once (json.dumps per webhook cost ~2 % of its time)

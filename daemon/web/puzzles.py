@@ -1,0 +1,71 @@
+"""``POST /v1/puzzles`` (admin) and ``GET /v1/puzzles/{id}`` (organiser)."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from ..ingest import ValidationError, parse_json
+from ..store.repository import puzzles as sql
+from ..documents import iso, loads
+from .context import CTX, error, read, require_token
+
+
+async def post_puzzles(request: web.Request) -> web.Response:
+    """Register one puzzle ``{"id", "givens"}`` or many ``{"puzzles": [...]}``."""
+    require_token(request, admin=True)
+    data = parse_json(await request.read())
+    many = "puzzles" in data
+    items = data["puzzles"] if many else [data]
+    if not isinstance(items, list) or not items:
+        raise ValidationError("puzzles", "must be a non-empty list")
+    checked = []
+    for i, item in enumerate(items):
+        where = f"puzzles[{i}]." if many else ""
+        if not isinstance(item, dict):
+            raise ValidationError(where.rstrip(".") or None, "must be an object", 422)
+        pid, givens = item.get("id"), item.get("givens")
+        if not isinstance(pid, str) or not pid or len(pid) > 200:
+            raise ValidationError(where + "id", "must be a string of 1..200 characters")
+        if not isinstance(givens, str):
+            raise ValidationError(where + "givens", "must be puzzle text")
+        checked.append((where, pid, givens))
+    registry = request.app[CTX].puzzles
+    results, created_any = [], False
+    for where, pid, givens in checked:
+        try:
+            created, _info = await registry.register(pid, givens)
+        except ValidationError as exc:
+            exc.field = where + (exc.field or "givens")
+            raise
+        created_any |= created
+        results.append({"id": pid, "status": "registered" if created else "known"})
+    status = 201 if created_any else 200
+    return web.json_response({"puzzles": results} if many else results[0], status=status)
+
+
+async def get_puzzle(request: web.Request) -> web.Response:
+    """A puzzle's status, solution, ratings and predicted fill order. The fill-order keys
+    keep the names of the published contract (``predicted_order``, ``order_median``,
+    ``order_spread``, ``order_basis_runs``: "order" there is the fill order); ``order``
+    is the block side."""
+    require_token(request, admin=False)
+    pid = request.match_info["id"]
+    row = await read(request, sql.puzzle_document, pid)
+    if row is None:
+        return error(404, f"no puzzle {pid!r}")
+    size = row["puzzle_order"] ** 2
+
+    def grid(values):
+        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
+
+    return web.json_response({
+        "id": row["id"], "status": row["status"], "givens": row["givens"],
+        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
+        "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),
+        "level": row["level"], "ratings": loads(row["ratings"]),
+        "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
+        "order_basis_runs": row["fill_basis_runs"],
+        "predicted_order": grid(loads(row["predicted_fill_order"])),
+        "order_median": grid(loads(row["fill_rank_median"])),
+        "order_spread": grid(loads(row["fill_rank_spread"])),
+    })
