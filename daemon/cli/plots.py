@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairgrid.solvers.order import OrderPrediction
+from fairgrid.solvers.fill_order import FillOrderPrediction
 
 
 def _pyplot():
@@ -45,7 +45,7 @@ def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str
     return image
 
 
-def order_heatmap(pred: OrderPrediction, path: str) -> None:
+def order_heatmap(pred: FillOrderPrediction, path: str) -> None:
     """Write a PNG of a fill-order prediction."""
     _, plt = _pyplot()
     puzzle = pred.puzzle

@@ -1,0 +1,72 @@
+"""The one HTTP client of the command line: every command that talks to a daemon (the
+organiser commands through the API, ``simulate`` through the webhook) uses it. Standard
+library only, so that no command needs aiohttp to run."""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+
+from .common import CliError
+
+
+def quote(part: str) -> str:
+    """A path segment."""
+    return urllib.parse.quote(part, safe="")
+
+
+class DaemonClient:
+    """Calls to a daemon at ``base_url``, with ``token`` as the bearer (if any)."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0):
+        self.base_url = base_url.rstrip("/")
+        self._token = token
+        self._timeout = timeout
+
+    @classmethod
+    def from_settings(cls, settings, *, admin: bool = False) -> DaemonClient:
+        """A client of the daemon the config describes, with its first admin token (or
+        any organiser or admin token); CliError when the config has none."""
+        tokens = (settings.admin_tokens if admin
+                  else settings.organiser_tokens + settings.admin_tokens)
+        if not tokens:
+            raise CliError("no admin token in the config to call the daemon with" if admin
+                           else "no organiser or admin token in the config to call the "
+                           "daemon with")
+        return cls(f"http://{settings.server_host}:{settings.server_port}", tokens[0])
+
+    def request(self, method: str, path: str, body: bytes | None = None,
+                headers: dict[str, str] | None = None) -> tuple[int, dict] | None:
+        """(status, JSON body) of a call; None when no daemon answers. An error status's
+        body has its ``error``."""
+        headers = dict(headers or {})
+        if self._token:
+            headers["Authorization"] = f"Bearer {self._token}"
+        if method == "POST" and body is None:
+            body = b""
+        req = urllib.request.Request(self.base_url + path, data=body, method=method,
+                                     headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=self._timeout) as resp:
+                return resp.status, json.loads(resp.read() or b"{}")
+        except urllib.error.HTTPError as exc:
+            try:
+                doc = json.loads(exc.read() or b"{}")
+            except ValueError:
+                doc = {}
+            doc.setdefault("error", exc.reason)
+            return exc.code, doc
+        except (urllib.error.URLError, ConnectionError):
+            return None
+
+    def get(self, path: str) -> dict | None:
+        """GET a route: its JSON, None when no daemon answers, CliError on an error."""
+        answer = self.request("GET", path)
+        if answer is None:
+            return None
+        status, doc = answer
+        if status >= 400:
+            raise CliError(f"the daemon answered {status}: {doc['error']}")
+        return doc

@@ -1,0 +1,54 @@
+"""What every command shares: the one-line user error, argument types, progress bars,
+settings."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+EXIT_USAGE = 2
+PUZZLE_HELP = ("the puzzle: text (81 characters, '.' or '0' for blanks; grids; see "
+               "docs/puzzles.md) or a path to a file holding it")
+CONFIG_HELP = "TOML config file (default: $FAIRGRID_CONFIG, else the embedded default)"
+
+
+class CliError(Exception):
+    """A user error: printed as one line, exit status 2."""
+
+
+def _number(convert, minimum, rule: str):
+    """An argparse type: ``convert`` the text and require ``minimum <= value < inf``."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        if not minimum <= value < float("inf"):
+            raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
+        return value
+    return parse
+
+
+positive = _number(int, 1, "at least 1")
+seed = _number(int, 0, "0 or more")
+positive_float = _number(float, 1e-9, "a positive number")
+
+
+def progress_bar(total: int, desc: str, unit: str = "run"):
+    """A tqdm bar on stderr when stderr is a terminal; otherwise None."""
+    if not sys.stderr.isatty():
+        return None
+    from tqdm import tqdm
+
+    return tqdm(total=total, desc=desc, unit=unit, file=sys.stderr, leave=False)
+
+
+def settings_of(config: str | None, *, generate: bool = False):
+    """The settings (as the daemon loads them); CliError naming the problem."""
+    from fairgrid.daemon.settings import SettingsError, load_settings
+
+    try:
+        settings, _ = load_settings(config, generate=generate)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    return settings

@@ -1,0 +1,60 @@
+"""The text (and optional PNG) of ``fairgrid report``: verdict, signals with their
+explanations, and the predicted and actual fill orders side by side."""
+
+from __future__ import annotations
+
+
+def _rank_text(grid_rows, cell_width: int) -> list[str]:
+    """A rank grid as text lines: ranks 1-based, givens as '·'."""
+    size = len(grid_rows)
+    order = int(round(size ** 0.5))
+    lines = []
+    for r, row in enumerate(grid_rows):
+        if r and r % order == 0:
+            lines.append("-+-".join(["-" * ((cell_width + 1) * order - 1)] * order))
+        cells = ["·".rjust(cell_width) if v is None else str(v + 1 if isinstance(v, int) and
+                 v >= 0 else v).rjust(cell_width) for v in row]
+        blocks = [" ".join(cells[b * order:(b + 1) * order]) for b in range(order)]
+        lines.append(" | ".join(blocks))
+    return lines
+
+def print_report(doc: dict, png: str | None = None) -> None:
+    """Print a submission document (``documents.submission``); draw both orders to
+    ``png`` as well when given."""
+    score = doc.get("score")
+    print(f"{doc['portal']}/{doc['submission_id']}  player {doc['player_id']}  puzzle "
+          f"{doc['puzzle_id']}  tournament {doc.get('tournament_id') or '-'}  "
+          f"status {doc['status']}")
+    if score is None:
+        print("not scored yet (its puzzle is still being analysed)")
+        return
+    verdict = "FLAGGED for review" if score["flagged"] else "not flagged"
+    print(f"{verdict}: anomaly {score['anomaly']:.2f} (p = {score['p_value']:.2g})"
+          + (f"; reasons: {', '.join(score['reasons'])}" if score["reasons"] else ""))
+    counts = score["counts"]
+    print(f"{counts['filled']} cells filled, {counts['mistakes']} mistakes, "
+          f"{counts['erasures']} erasures, {counts['overwrites']} overwrites\n")
+    for s in sorted(score["signals"], key=lambda s: -s["contribution"]):
+        print(f"  {s['name']:<18} {s['value']:>8.3f}  odder than {s['percentile']:5.1f}% of "
+              f"honest solves: {s['explanation']}")
+    pred = [[None if v is None else v - 1 for v in row] for row in score["predicted_order"]]
+    actual = score["actual_order"]
+    width = max(2, len(str(len(score["timeline"]))))
+    left, right = _rank_text(pred, width), _rank_text(actual, width)
+    pad = max(len(x) for x in left)
+    print(f"\n{'predicted order (SA)':<{pad}}    this solve")
+    for a, b in zip(left, right):
+        print(f"{a:<{pad}}    {b}")
+    if png:
+        import numpy as np
+
+        from .plots import orders_side_by_side
+
+        flat_p = [np.nan if v is None else v for row in score["predicted_order"] for v in row]
+        flat_a = [np.nan if v is None else v + 1 for row in actual for v in row]
+        givens = np.array(score["givens"])
+        size = len(actual)
+        orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
+                            givens, int(round(size ** 0.5)),
+                            f"{doc['portal']}/{doc['submission_id']}: {verdict}, "
+                            f"anomaly {score['anomaly']:.1f}", png)

@@ -1,0 +1,170 @@
+"""Service tools: run the daemon, add a portal, send simulated solves to a daemon."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from fairgrid.solvers import format_line, load_puzzle
+
+from .client import DaemonClient
+from .common import CONFIG_HELP, PUZZLE_HELP, CliError, seed
+
+
+def _event_loop(use_uvloop: bool):
+    """uvloop's event loop when wanted and installed (not on Windows), else asyncio's."""
+    import asyncio
+
+    if use_uvloop:
+        try:
+            import uvloop
+        except ImportError:
+            print("fairgrid: uvloop is not installed; running on asyncio's event loop",
+                  file=sys.stderr)
+        else:
+            return uvloop.new_event_loop()
+    return asyncio.new_event_loop()
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import logging
+
+    from aiohttp import web
+
+    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.settings import SECRETS_FILE, SettingsError, load_settings
+    from fairgrid.daemon.store import StoreError
+
+    try:
+        settings, created = load_settings(args.config)
+    except SettingsError as exc:
+        raise CliError(str(exc)) from None
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    where = Path(settings.storage_path).resolve()
+    print(f"fairgrid: settings from {settings.source}; database {where}", file=sys.stderr)
+    if created:
+        secrets_path = where.parent / SECRETS_FILE
+        print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600); "
+              f"shown once:", file=sys.stderr)
+        print(secrets_path.read_text(), file=sys.stderr)
+    loop = _event_loop(settings.server_uvloop)
+    try:
+        web.run_app(create_app(settings), host=settings.server_host, port=settings.server_port,
+                    shutdown_timeout=settings.server_shutdown_timeout_s, print=None,
+                    access_log=None, loop=loop)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except OSError as exc:
+        raise CliError(f"cannot listen on {settings.server_host}:{settings.server_port}: "
+                       f"{exc.strerror}") from None
+    return 0
+
+
+def cmd_portal_add(args: argparse.Namespace) -> int:
+    import re
+    import tomllib
+
+    from fairgrid.daemon.settings import SECRETS_FILE, dump_secrets, load_settings, new_secret
+
+    if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.name):
+        raise CliError("a portal name is 1..64 letters, digits, '-' or '_'")
+    secret = new_secret()
+    if args.config is None and not os.environ.get("FAIRGRID_CONFIG"):
+        settings, _ = load_settings(None)
+        path = Path(settings.storage_path).resolve().parent / SECRETS_FILE
+        table = tomllib.loads(path.read_text())
+        portals = table.setdefault("portals", {})
+        if args.name in portals:
+            portals[args.name]["secrets"].append(secret)
+        else:
+            portals[args.name] = {"secrets": [secret]}
+        path.write_text(dump_secrets(table))
+        print(f"added to {path}; restart the daemon to use it", file=sys.stderr)
+    else:
+        print(f"add to your config, then restart the daemon:\n\n[portals.{args.name}]\n"
+              f"secrets = [\"{secret}\"]\n", file=sys.stderr)
+    print(secret)
+    return 0
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    """Send simulated honest and cheating solves to a daemon as signed webhooks."""
+    from fairgrid.analytics.expected_time import load_default
+    from fairgrid.analytics.simulate import CHEATS, simulate
+    from fairgrid.daemon.ingest.signatures import sign
+    from fairgrid.solvers.propagation import solution_of
+    from fairgrid.solvers.rate import rate
+
+    puzzle = load_puzzle(args.puzzle)
+    solution = solution_of(puzzle)
+    cal = load_default()
+    metrics = rate(puzzle, rng=args.seed, only=("human",)).metrics
+    expected_log_s = float(np.log(cal.expected_time_s(metrics)))
+    rng = np.random.default_rng(args.seed)
+    kinds = ["honest"] * args.players + [CHEATS[i % len(CHEATS)] for i in range(args.cheaters)]
+    rng.shuffle(kinds)
+    client = DaemonClient(args.url)
+    puzzle_id = args.puzzle_id or f"sim-{format_line(puzzle.givens, puzzle.order)[:12]}"
+    sent = {}
+    for i, kind in enumerate(kinds):
+        sim = simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
+                       sd_log=cal.residual_sd)
+        sid = f"{args.prefix}-{i:05d}"
+        body = json.dumps({"type": "solve.completed", "portal": args.portal,
+                           "submission_id": sid, "tournament_id": args.tournament,
+                           "player_id": f"{args.prefix}-player-{i:05d}",
+                           "puzzle": {"id": puzzle_id,
+                                      "givens": format_line(puzzle.givens, puzzle.order)},
+                           "started_at": "2026-11-21T10:00:00Z",
+                           "moves": sim.moves()}).encode()
+        headers = sign(args.secret, f"{sid}-msg", int(time.time()), body)
+        answer = client.request("POST", "/v1/webhooks/solves", body, headers)
+        if answer is None:
+            raise CliError(f"cannot reach {client.base_url}/v1/webhooks/solves")
+        status, doc = answer
+        if status in (400, 401, 422):
+            raise CliError(f"the daemon refused {sid} with {status}: {doc.get('error')}")
+        sent[kind] = sent.get(kind, 0) + 1
+        print(json.dumps({"submission_id": sid, "kind": kind, "status": status}), flush=True)
+    print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
+                                                           sorted(sent.items())), file=sys.stderr)
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("serve", help="run the fairgrid service",
+                       description="Run the HTTP service: signed webhooks in, DuckDB, "
+                       "organiser API, /metrics. With no config it uses ./fairgrid.duckdb "
+                       "and a generated 'demo' portal (docs/configuration.md).")
+    p.add_argument("--config", help=CONFIG_HELP)
+    p.set_defaults(func=cmd_serve)
+
+    p = sub.add_parser("portal", help="manage portals")
+    portal_sub = p.add_subparsers(dest="portal_command", metavar="ACTION", required=True)
+    p = portal_sub.add_parser("add", help="create a webhook secret for a portal and print it")
+    p.add_argument("name")
+    p.add_argument("--config", help=CONFIG_HELP)
+    p.set_defaults(func=cmd_portal_add)
+    p = sub.add_parser("simulate", help="send simulated honest and cheating solves",
+                       description="Send signed webhooks with simulated solves of PUZZLE to a "
+                       "running daemon: honest players (the human-like model with realistic "
+                       "pacing) and cheaters (row, random, block, careful, partial copiers, in "
+                       "turn). Prints one line per solve with its kind, for demos and tests.")
+    p.add_argument("puzzle", help=PUZZLE_HELP)
+    p.add_argument("--url", default="http://127.0.0.1:8080")
+    p.add_argument("--portal", default="demo")
+    p.add_argument("--secret", required=True, help="the portal's whsec_ secret")
+    p.add_argument("--players", type=seed, default=20, help="honest players (default 20)")
+    p.add_argument("--cheaters", type=seed, default=5, help="cheaters (default 5)")
+    p.add_argument("--tournament", default="simulated")
+    p.add_argument("--puzzle-id", default=None)
+    p.add_argument("--prefix", default="sim", help="prefix of submission and player ids")
+    p.add_argument("--seed", type=seed, default=0)
+    p.set_defaults(func=cmd_simulate)
+
