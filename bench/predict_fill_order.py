@@ -7,13 +7,13 @@ easy <= 0.5 s on one core; the prediction scales with the cores.
 
 With ``--cap-study`` it measures instead how far capped predictions of the SA-hard
 puzzle are from uncapped ones (Spearman correlation of the per-cell median ranks), for
-both policies for capped runs: the evidence behind DEFAULT_ORDER_MAX_STEPS. It compares
+both policies for capped runs: the evidence behind DEFAULT_FILL_MAX_STEPS. It compares
 with the uncapped prediction from the same seeds (the capped runs are prefixes of its
 runs) and from other seeds, and prints the noise floor: how well two uncapped predictions
 with different seeds agree. Each uncapped prediction takes ~9 minutes on two cores and
 is cached in bench/_build.
 
-    python bench/predict_order.py [--runs 100] [--cap-study]
+    python bench/predict_fill_order.py [--runs 100] [--cap-study]
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from scipy.stats import spearmanr
 from _common import BUILD, PUZZLES, Timer, compile_c, machine
 from fairgrid.solvers import parse
 from fairgrid.solvers._rng import spawn_seeds
-from fairgrid.solvers.order import (CAPPED_POLICIES, DEFAULT_ORDER_MAX_STEPS,
-                                    REFERENCE_CORES, REFERENCE_STEPS_PER_S, predict_order)
+from fairgrid.solvers.fill_order import (CAPPED_POLICIES, DEFAULT_FILL_MAX_STEPS,
+                                    REFERENCE_CORES, REFERENCE_STEPS_PER_S, predict_fill_order)
 
 SEED = 2026
 
@@ -48,14 +48,14 @@ def timing(args, exe) -> None:
           f"{f'{cores} cores s':>10} {'C s':>7} {'1core/C':>8} {'speed-up':>8}")
     for name in ("easy", "medium", "sa-hard"):
         puzzle = parse(PUZZLES[name])
-        predict_order(puzzle, runs=2, max_steps=1000)  # load the kernel
+        predict_fill_order(puzzle, runs=2, max_steps=1000)  # load the kernel
         best1 = bestn = float("inf")
         for _ in range(args.repeat):
             with Timer() as t1:
-                p1 = predict_order(puzzle, seed=SEED, runs=args.runs, jobs=1,
+                p1 = predict_fill_order(puzzle, seed=SEED, runs=args.runs, jobs=1,
                                    max_steps=args.max_steps)
             with Timer() as tn:
-                pn = predict_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
+                pn = predict_fill_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
                                    max_steps=args.max_steps)
             best1, bestn = min(best1, t1.seconds), min(bestn, tn.seconds)
             if name == "sa-hard":
@@ -80,7 +80,7 @@ def _uncapped(puzzle, seed: int, args):
     cores = os.cpu_count() or 1
     with tqdm(total=args.runs, desc=f"uncapped seed {seed}", file=sys.stderr) as bar, \
             Timer() as t:
-        ref = predict_order(puzzle, seed=seed, runs=args.runs, jobs=cores,
+        ref = predict_fill_order(puzzle, seed=seed, runs=args.runs, jobs=cores,
                             max_steps=args.uncapped_steps, progress=bar.update)
     BUILD.mkdir(exist_ok=True)
     np.savez(path, median=ref.median_rank, steps=ref.steps)
@@ -105,7 +105,7 @@ def cap_study(args) -> None:
           f"{'basis':>5} {'rho same seeds':>15} {'rho other seeds':>16}")
     for cap in args.caps:
         with Timer() as t:
-            pred = predict_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
+            pred = predict_fill_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
                                  max_steps=cap)
         budget = cap * args.runs / (REFERENCE_STEPS_PER_S * REFERENCE_CORES)
         for policy in CAPPED_POLICIES:
@@ -120,7 +120,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=100)
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--max-steps", type=int, default=DEFAULT_ORDER_MAX_STEPS)
+    ap.add_argument("--max-steps", type=int, default=DEFAULT_FILL_MAX_STEPS)
     ap.add_argument("--cap-study", action="store_true")
     ap.add_argument("--uncapped-steps", type=int, default=3_000_000_000)
     ap.add_argument("--caps", type=int, nargs="+",

@@ -33,7 +33,7 @@ Two schedules, each with its own paper's move sampling:
 A step is one proposed move (accepted or not); that is what the thesis' SA metric counts.
 Every run ends either solved (cost 0) or at its step cap (``max_steps``), never hangs.
 For the fill-order prediction (thesis §4.1) the kernels record, for every cell, the step
-at which it was last swapped; see :mod:`fairgrid.solvers.order`.
+at which it was last swapped; see :mod:`fairgrid.solvers.fill_order`.
 """
 
 from __future__ import annotations

@@ -81,11 +81,11 @@ def steps_for_budget(budget_s: float, runs: int) -> int:
     return max(1, int(budget_s * REFERENCE_STEPS_PER_S * REFERENCE_CORES / runs))
 
 
-DEFAULT_ORDER_MAX_STEPS = steps_for_budget(DEFAULT_BUDGET_S, DEFAULT_RUNS)
+DEFAULT_FILL_MAX_STEPS = steps_for_budget(DEFAULT_BUDGET_S, DEFAULT_RUNS)
 
 
 @dataclass(frozen=True, eq=False)
-class OrderPrediction:
+class FillOrderPrediction:
     """A fill-order prediction for one puzzle, with the SA difficulty metric.
 
     ``median_rank[cell]`` is the cell's median rank over the runs the prediction rests on
@@ -126,7 +126,7 @@ class OrderPrediction:
         """
         return float(np.median(self.steps))
 
-    def with_policy(self, capped: str) -> "OrderPrediction":
+    def with_policy(self, capped: str) -> "FillOrderPrediction":
         """The same runs summarised under another capped-run policy."""
         return summarize(self.puzzle, self.run_last, self.run_settled, self.steps,
                          self.solved, schedule=self.schedule, max_steps=self.max_steps,
@@ -215,12 +215,12 @@ def default_executor(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
-def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_RUNS,
+def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_RUNS,
                   schedule: str = "thesis", budget_s: float = DEFAULT_BUDGET_S,
                   max_steps: int | None = None, capped: str = "solved", jobs: int = 1,
                   executor: Executor | None = None,
                   progress: Callable[[int], None] | None = None,
-                  cancel: threading.Event | None = None) -> OrderPrediction:
+                  cancel: threading.Event | None = None) -> FillOrderPrediction:
     """Predict the order in which humans fill the cells of ``puzzle`` (thesis §4.1).
 
     Parameters
@@ -312,7 +312,7 @@ def predict_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_R
 
 def summarize(puzzle: Puzzle, lasts: np.ndarray, settled: np.ndarray, steps: np.ndarray,
               solved: np.ndarray, *, schedule: str, max_steps: int, seed: int | None,
-              capped: str = "solved") -> OrderPrediction:
+              capped: str = "solved") -> FillOrderPrediction:
     """Turn per-run steps (runs x free cells) into the median-rank prediction."""
     if capped == "raw":
         basis = lasts
@@ -331,5 +331,5 @@ def summarize(puzzle: Puzzle, lasts: np.ndarray, settled: np.ndarray, steps: np.
         # predicted order: by median rank, then mean rank, then cell index
         keys = np.lexsort((free, ranks.mean(axis=0), med))
         rank[free[keys]] = np.arange(1, free.size + 1)
-    return OrderPrediction(puzzle, median, spread, rank, steps, solved, lasts, settled,
+    return FillOrderPrediction(puzzle, median, spread, rank, steps, solved, lasts, settled,
                            schedule, max_steps, seed, capped, int(basis.shape[0]))

@@ -40,7 +40,7 @@ from .grid import Puzzle
 from .harmony import harmony_metric
 from .hill_climbing import hill_metric
 from .levels import slis
-from .order import REFERENCE_STEPS_PER_S
+from .fill_order import REFERENCE_STEPS_PER_S
 from .propagation import HumanModelResult, human_model, solution_of
 from .relaxation import relaxation_metric
 
@@ -155,7 +155,7 @@ def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
     Puzzle ``i`` is rated with the ``i``-th seed spawned from ``seed``, so results do not
     depend on ``jobs``. ``on_done()`` is called once per finished puzzle (progress bars).
     """
-    from .order import default_executor
+    from .fill_order import default_executor
     items = list(puzzles)
     seeds = spawn_seeds(seed, len(items)) if items else []
     args = [(p, int(s), runs, budget_s, only) for p, s in zip(items, seeds)]

@@ -7,14 +7,14 @@ import pytest
 
 from fairgrid.solvers import Puzzle, parse
 from fairgrid.solvers.generator import root_solution
-from fairgrid.solvers.order import predict_order, summarize
+from fairgrid.solvers.fill_order import predict_fill_order, summarize
 
 from ..fixtures import EASY, SA_HARD
 
 
 def test_prediction_ranks_every_free_cell_once():
     puzzle = parse(EASY)
-    pred = predict_order(puzzle, seed=1, runs=12)
+    pred = predict_fill_order(puzzle, seed=1, runs=12)
     free = puzzle.empty_cells
     assert sorted(pred.rank[free].tolist()) == list(range(1, free.size + 1))
     assert (pred.rank[puzzle.givens != 0] == 0).all()
@@ -29,19 +29,19 @@ def test_prediction_ranks_every_free_cell_once():
 
 def test_same_seed_same_prediction_whatever_the_number_of_processes():
     puzzle = parse(EASY)
-    one = predict_order(puzzle, seed=7, runs=10, jobs=1)
-    two = predict_order(puzzle, seed=7, runs=10, jobs=2)
+    one = predict_fill_order(puzzle, seed=7, runs=10, jobs=1)
+    two = predict_fill_order(puzzle, seed=7, runs=10, jobs=2)
     assert np.array_equal(one.steps, two.steps)
     assert np.array_equal(one.rank, two.rank)
     assert np.allclose(one.median_rank, two.median_rank, equal_nan=True)
-    other = predict_order(puzzle, seed=8, runs=10, jobs=1)
+    other = predict_fill_order(puzzle, seed=8, runs=10, jobs=1)
     assert not np.array_equal(one.steps, other.steps)
 
 
 def test_capped_runs_are_reported_and_policies_apply():
     puzzle = parse(SA_HARD)
     seen = []
-    pred = predict_order(puzzle, seed=0, runs=6, max_steps=20_000, progress=seen.append)
+    pred = predict_fill_order(puzzle, seed=0, runs=6, max_steps=20_000, progress=seen.append)
     assert sum(seen) == 6
     assert pred.capped_runs == 6 and (pred.steps == 20_000).all()
     assert pred.median_steps == 20_000
@@ -60,7 +60,7 @@ def test_capped_runs_are_reported_and_policies_apply():
 
 def test_solved_policy_uses_only_solved_runs_when_enough_solved():
     puzzle = parse(EASY)
-    pred = predict_order(puzzle, seed=3, runs=12, max_steps=100_000)  # 6 of 12 solve
+    pred = predict_fill_order(puzzle, seed=3, runs=12, max_steps=100_000)  # 6 of 12 solve
     n_solved = pred.runs - pred.capped_runs
     assert 5 <= n_solved < 12  # the cap cuts some runs, not all
     assert pred.basis_runs == n_solved
@@ -68,11 +68,11 @@ def test_solved_policy_uses_only_solved_runs_when_enough_solved():
 
 
 def test_budget_sets_the_step_cap():
-    from fairgrid.solvers.order import (REFERENCE_CORES, REFERENCE_STEPS_PER_S,
+    from fairgrid.solvers.fill_order import (REFERENCE_CORES, REFERENCE_STEPS_PER_S,
                                         steps_for_budget)
 
     assert steps_for_budget(60, 100) == 60 * REFERENCE_STEPS_PER_S * REFERENCE_CORES // 100
-    pred = predict_order(parse(SA_HARD), seed=0, runs=4, budget_s=0.002)
+    pred = predict_fill_order(parse(SA_HARD), seed=0, runs=4, budget_s=0.002)
     assert pred.max_steps == steps_for_budget(0.002, 4) and pred.capped_runs == 4
     with pytest.raises(ValueError, match="budget_s"):
         steps_for_budget(0, 10)
@@ -97,13 +97,13 @@ def test_bad_arguments():
     for kwargs, word in [({"runs": 0}, "runs"), ({"jobs": 0}, "jobs"),
                          ({"max_steps": 0}, "max_steps"), ({"schedule": "x"}, "schedule")]:
         with pytest.raises(ValueError, match=word):
-            predict_order(puzzle, **kwargs)
+            predict_fill_order(puzzle, **kwargs)
 
 
 def test_capped_runs_rank_cells_holding_a_wrong_digit_last():
     from fairgrid.solvers.annealing import Model, run_kernel
     from fairgrid.solvers.backtracking import unique_solution
-    from fairgrid.solvers.order import settled_steps
+    from fairgrid.solvers.fill_order import settled_steps
 
     puzzle = parse(SA_HARD)
     free = puzzle.empty_cells
@@ -121,5 +121,5 @@ def test_capped_runs_rank_cells_holding_a_wrong_digit_last():
 
 def test_capped_policy_is_checked():
     with pytest.raises(ValueError, match="capped"):
-        predict_order(parse(EASY), capped="drop")
+        predict_fill_order(parse(EASY), capped="drop")
 
