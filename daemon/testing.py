@@ -1,6 +1,8 @@
-"""Kill the daemon with SIGKILL while portals send signed webhooks; check nothing is lost.
+"""Checking a running daemon from outside, as portals see it: signed solve webhooks, and
+the crash check (SIGKILL while portals send; nothing acknowledged may be lost).
 
-Used by ``tests/daemon/test_crash.py`` (a few cycles) and ``bench/crash_soak.py`` (20+).
+Used by the test suite (``tests/daemon/store/test_crash.py``, a few cycles) and
+``bench/crash_soak.py`` (20+).
 Senders behave like real portals: each submission is retried, with the same webhook-id
 and body, until the daemon answers 2xx (connection refused or reset while the daemon is
 down, 503 while it is busy). Afterwards the database must hold every acknowledged
@@ -9,6 +11,7 @@ submission exactly once with all its moves, and nothing half-written.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import signal
@@ -23,7 +26,30 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from .helpers import SECRET_A, signed, solve_body
+from .ingest.signatures import sign
+
+SECRET_A = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
+EASY_SOLUTION = ("483921657967345821251876493548132976729564138136798245"
+                 "372689514814253769695417382")
+
+
+def solve_body(submission_id: str = "s-1", portal: str = "demo", puzzle_id: str = "easy",
+               givens: str = EASY, step_ms: int = 4000) -> dict:
+    """A complete, honest-looking solve of ``EASY``: every empty cell gets its digit."""
+    empties = [i for i, ch in enumerate(givens) if ch in ".0"]
+    return {"type": "solve.completed", "portal": portal, "submission_id": submission_id,
+            "tournament_id": "t-1", "player_id": "p-42",
+            "puzzle": {"id": puzzle_id, "givens": givens},
+            "started_at": "2026-11-21T10:00:00Z",
+            "moves": [{"t_ms": (k + 1) * step_ms, "cell": c, "digit": int(EASY_SOLUTION[c])}
+                      for k, c in enumerate(empties)]}
+
+
+def signed(body: dict, secret: str = SECRET_A, msg_id: str = "msg-1") -> tuple[bytes, dict]:
+    """(raw bytes, headers) of ``body`` signed as a portal signs it."""
+    raw = json.dumps(body).encode()
+    return raw, sign(secret, msg_id, int(time.time()), raw)
 
 CMD = [sys.executable, "-m", "fairgrid.daemon.cli"]
 

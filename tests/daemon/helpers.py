@@ -88,3 +88,12 @@ def signed_bytes(raw: bytes, secret: str = SECRET_A, msg_id: str = "msg-1") -> d
     return {"webhook-id": msg_id, "webhook-timestamp": ts,
             "webhook-signature": "v1," + base64.b64encode(mac).decode(),
             "content-type": "application/json"}
+
+
+def query(store, sql: str, params=None, *, needs_moves: bool = False) -> list[tuple]:
+    """Rows of an ad-hoc read through the store (as a repository read would run);
+    ``needs_moves``: wait for every acknowledged solve's moves first."""
+    def read(cur):
+        return cur.execute(sql, params or []).fetchall()
+    read.needs_moves = needs_moves
+    return store.read(read)

@@ -140,10 +140,12 @@ def test_flags_cli_reads_the_daemon_or_else_the_file(daemon):
 
 WEDGED_POOL = """
 import struct, time
-from fairgrid.daemon.app import _pool, _stop_pool
+from fairgrid.daemon.work.pool import start_pool as _pool, stop_pool as _stop_pool
 from fairgrid.daemon.settings import Settings
+
+pytestmark = pytest.mark.slow
 if __name__ == "__main__":
-    pool = _pool(Settings(analysis_workers=1))
+    pool = _pool(1)
     pool.submit(int, 1).result()
     # a result cut off mid-write, as when a worker is killed while it sends one back
     pool._result_queue._writer._send(struct.pack("!i", 1 << 20) + b"partial")

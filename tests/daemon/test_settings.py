@@ -11,7 +11,7 @@ import pytest
 from standardwebhooks import Webhook
 
 from fairgrid.daemon.settings import SETTINGS, SettingsError, load_settings
-from fairgrid.daemon.signatures import SignatureError, Verifier
+from fairgrid.daemon.ingest.signatures import SignatureError, Verifier
 
 from .helpers import SECRET_A, SECRET_B, signed
 

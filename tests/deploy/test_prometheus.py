@@ -22,6 +22,8 @@ import pytest
 from ..daemon.helpers import signed, solve_body
 from ..daemon.test_serve import daemon, free_port, request  # noqa: F401 - fixture
 
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 PROMTOOL = shutil.which("promtool")

@@ -11,7 +11,7 @@ import pytest
 
 from fairgrid.solvers import format_grid, parse
 
-from ..fixtures import EASY, EASY_SOLUTION, MEDIUM, SA_HARD
+from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SA_HARD
 
 FAIRGRID = shutil.which("fairgrid")
 
@@ -169,7 +169,7 @@ def test_serve_runs_on_uvloop_unless_told_not_to():
 
     import uvloop
 
-    from fairgrid.daemon.cli import _event_loop
+    from fairgrid.daemon.cli.service import _event_loop
 
     for wanted, kind in ((True, uvloop.Loop), (False, asyncio.AbstractEventLoop)):
         loop = _event_loop(wanted)

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import signal
 import subprocess
 import time
 
-from .helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
-from .test_cli import run
-from .test_serve import CMD, daemon, request  # noqa: F401 - fixture
+from ..helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
+from ..cli.test_cli import run
+from ..test_serve import CMD, daemon, request  # noqa: F401 - fixture
+
+pytestmark = pytest.mark.slow
 
 
 def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811

@@ -15,12 +15,13 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fairgrid.daemon.puzzles import PuzzleInfo, check_puzzle
-from fairgrid.daemon.validate import (ValidationError, _moves_checked, _moves_fast,
-                                      _parse_fast, check_and_replay, parse_body, parse_json,
-                                      parse_solve, same_content)
+from fairgrid.daemon.ingest.puzzles import PuzzleInfo, check_puzzle
+from fairgrid.daemon.ingest import (ValidationError, check_and_replay, parse_body,
+                                    parse_json, same_content)
+from fairgrid.daemon.ingest.fast_path import parse_fast as _parse_fast
+from fairgrid.daemon.ingest.solve import _moves_checked, _moves_fast, parse_solve
 
-from ..fixtures import EASY
+from ...fixtures import EASY
 
 GIVENS, ORDER, SOLUTION = check_puzzle(EASY)
 INFO = PuzzleInfo("easy", GIVENS, ORDER, SOLUTION)

@@ -3,7 +3,11 @@ bench/crash_soak.py)."""
 
 from __future__ import annotations
 
-from .crash_harness import check, run
+import pytest
+
+from fairgrid.daemon.testing import check, run
+
+pytestmark = pytest.mark.slow
 
 
 def test_sigkill_while_webhooks_arrive_loses_nothing(tmp_path):
@@ -25,9 +29,9 @@ def test_sigkill_during_puzzle_analysis_leaves_it_pending_and_a_restart_finishes
     import time
     import urllib.request
 
-    from ..fixtures import SA_HARD
-    from .crash_harness import free_port, start, write_config
-    from .helpers import count
+    from ...fixtures import SA_HARD
+    from fairgrid.daemon.testing import free_port, start, write_config
+    from ..helpers import count
 
     port = free_port()
     base = f"http://127.0.0.1:{port}"

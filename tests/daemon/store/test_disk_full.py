@@ -17,9 +17,11 @@ import time
 
 import pytest
 
-from .crash_harness import CMD, free_port, start, write_config
-from .helpers import count, signed, solve_body
-from .test_serve import request
+from fairgrid.daemon.testing import CMD, free_port, start, write_config
+from ..helpers import count, signed, solve_body
+from ..test_serve import request
+
+pytestmark = pytest.mark.slow
 
 
 @pytest.mark.skipif(not hasattr(resource, "prlimit"), reason="needs Linux prlimit")

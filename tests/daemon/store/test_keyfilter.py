@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from hypothesis import given, settings, strategies as st
 
-from fairgrid.daemon.keyfilter import KeyFilter
+from fairgrid.daemon.store.keyfilter import KeyFilter
 
 
 @settings(max_examples=60, deadline=None)
@@ -15,6 +15,7 @@ def test_every_added_key_is_maybe_seen(keys, capacity):
         f.add(keys[lo:lo + 17])
     assert f.maybe(keys).all()
     assert len(f) == len(keys)
+from ..helpers import query
 
 
 def test_layers_keep_the_false_positive_rate_low():
@@ -47,7 +48,8 @@ def _record(sid: str, hook: str, player: str = "p-1"):
 def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, monkeypatch):
     import threading
 
-    from fairgrid.daemon.store import Store, Writer
+    from fairgrid.daemon.store import Store
+    from fairgrid.daemon.store.dedupe import Dedupe
 
     path = str(tmp_path / "k.duckdb")
     store = Store(path)
@@ -55,13 +57,13 @@ def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, 
     store.close()
 
     gate = threading.Event()
-    load = Writer._load_filter
+    load = Dedupe._load
 
     def held(self, below):  # the filter is built only when the test says so
         gate.wait(30)
         load(self, below)
 
-    monkeypatch.setattr(Writer, "_load_filter", held)
+    monkeypatch.setattr(Dedupe, "_load", held)
     store = Store(path)
     try:
         def outcome(rec):
@@ -80,6 +82,6 @@ def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, 
         for sid, hook in (("a", "h-a"), ("b", "h-b"), ("c", "h-b")):  # "c": a reused hook
             assert outcome(_record(sid, hook)) == "duplicate"
         assert outcome(_record("c", "h-c")) == "accepted"
-        assert store.read("SELECT count(*) FROM submissions") == [(3,)]
+        assert query(store, "SELECT count(*) FROM submissions") == [(3,)]
     finally:
         store.close()

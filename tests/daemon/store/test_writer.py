@@ -7,6 +7,7 @@ import time
 
 from fairgrid.daemon.store import Store
 
+from ..helpers import query
 from .test_keyfilter import _record
 
 
@@ -41,7 +42,7 @@ def test_an_idle_writer_waits_its_window_and_a_busy_one_writes_what_waits(tmp_pa
         release.set()
         assert [f.result(30).outcome for f in futures] == ["accepted"] * 3
         assert time.monotonic() - start < window_s / 2
-        assert store.read("SELECT count(*) FROM submissions") == [(4,)]
+        assert query(store, "SELECT count(*) FROM submissions") == [(4,)]
     finally:
         store.close()
 
@@ -75,9 +76,9 @@ def _solves(n: int) -> list[tuple[bytes, object]]:
     import json
 
     from fairgrid.daemon.store import SubmissionRecord
-    from fairgrid.daemon.validate import parse_body
+    from fairgrid.daemon.ingest import parse_body
 
-    from .helpers import solve_body, solve_moves
+    from ..helpers import solve_body, solve_moves
 
     out = []
     for k in range(n):
@@ -125,7 +126,7 @@ def test_acknowledged_moves_are_stored_behind_and_every_reader_sees_them(tmp_pat
         assert not store.writer.moves_pending()
         assert store.writer.submit(_solves(5)[4][1]).result(30).outcome == "accepted"
         assert store.writer.moves_pending()
-        assert store.read("SELECT count(*) FROM moves")[0][0] > n  # waited for them
+        assert query(store, "SELECT count(*) FROM moves", needs_moves=True)[0][0] > n  # waited for them
         assert not store.writer.moves_pending()
         assert _moves_table(cur) == _expected(_solves(5))
         cur.close()
@@ -151,7 +152,7 @@ def test_an_idle_writer_stores_pending_moves_by_itself(tmp_path):
 
 CRASH = r'''
 import json, os, sys
-from tests.daemon.test_writer import NEVER, _solves
+from tests.daemon.store.test_writer import NEVER, _solves
 from fairgrid.daemon.store import Store
 store = Store(sys.argv[1], moves_idle_s=NEVER, moves_max_age_s=NEVER)
 futures = [store.writer.submit(r) for _raw, r in _solves(int(sys.argv[2]))]
@@ -169,7 +170,7 @@ def test_moves_acknowledged_before_a_crash_are_re_derived_at_the_next_start(tmp_
     from fairgrid.daemon.store import connect
 
     path = str(tmp_path / "crash.duckdb")
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     out = subprocess.run([sys.executable, "-c", CRASH, path, "6"], cwd=root, check=True,
                          capture_output=True, text=True, timeout=120).stdout
     assert json.loads(out) == ["accepted"] * 6
@@ -194,7 +195,7 @@ def test_duckdb_runs_on_the_threads_setting_and_a_job_gets_every_core(tmp_path):
     store = Store(str(tmp_path / "t.duckdb"), threads=1)
     try:
         def threads():
-            return store.read("SELECT current_setting('threads')")[0][0]
+            return query(store, "SELECT current_setting('threads')")[0][0]
 
         assert threads() == 1
         with store.all_cores():
@@ -212,8 +213,8 @@ def test_duckdb_runs_on_the_threads_setting_and_a_job_gets_every_core(tmp_path):
         store.close()
     store = Store(str(tmp_path / "t.duckdb"), threads=0)  # 0: DuckDB's default throughout
     try:
-        assert store.read("SELECT current_setting('threads')")[0][0] == default
+        assert query(store, "SELECT current_setting('threads')")[0][0] == default
         with store.all_cores():
-            assert store.read("SELECT current_setting('threads')")[0][0] == default
+            assert query(store, "SELECT current_setting('threads')")[0][0] == default
     finally:
         store.close()

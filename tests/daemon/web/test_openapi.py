@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import pytest
+
 import re
 from pathlib import Path
 
 import yaml
 
-from fairgrid.daemon.app import create_app
+from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.settings import Settings
 
-from .test_serve import daemon  # noqa: F401 - fixture
+from ..test_serve import daemon  # noqa: F401 - fixture
 
-SPEC = Path(__file__).resolve().parents[2] / "docs" / "openapi.yaml"
+pytestmark = pytest.mark.slow
+
+SPEC = Path(__file__).resolve().parents[3] / "docs" / "openapi.yaml"
 
 
 def test_routes_and_spec_agree():

@@ -10,11 +10,11 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fairgrid.daemon.app import create_app
-from fairgrid.daemon.context import CTX
+from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.web.context import CTX
 
-from ..fixtures import EASY, EASY_SOLUTION
-from .helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, bearer, make_settings,
+from ...fixtures import EASY, EASY_SOLUTION
+from ..helpers import (query, ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, bearer, make_settings,
                       signed, solve_body, solve_moves)
 
 URL = "/v1/webhooks/solves"
@@ -31,7 +31,7 @@ def store(client):
 
 
 def rows(client, sql, params=None):
-    return store(client).read(sql, params)
+    return query(store(client), sql, params, needs_moves=True)
 
 
 async def post(client, body, **kw):

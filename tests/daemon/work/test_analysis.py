@@ -6,11 +6,11 @@ import asyncio
 
 import pytest
 
-from fairgrid.daemon.app import create_app
-from fairgrid.daemon.context import CTX
+from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.web.context import CTX
 
-from ..fixtures import EASY, EASY_SOLUTION, MEDIUM
-from .helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
+from ...fixtures import EASY, EASY_SOLUTION, MEDIUM
+from ..helpers import query, ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
 
 
 async def wait_ready(client, pid, timeout=60.0):
@@ -63,7 +63,7 @@ async def test_register_many_and_reject_bad_ones(client):
         resp = await client.post("/v1/puzzles", json=body, headers=bearer(ADMIN))
         assert resp.status == 422 and (await resp.json())["field"] == field
     store = client.server.app[CTX].store
-    assert sorted(store.read("SELECT id FROM puzzles")) == [("a",), ("b",)]
+    assert sorted(query(store, "SELECT id FROM puzzles")) == [("a",), ("b",)]
 
 
 async def test_registration_needs_an_admin_token(client):

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from fairgrid.analytics.expected_time import load_default
-from fairgrid.daemon.jobs import direct_db, run_nightly
+from fairgrid.daemon.work.nightly import direct_db, run_nightly
 from fairgrid.daemon.store import connect
 
-from ..fixtures import EASY, EASY_SOLUTION
-from .helpers import make_settings
+from ...fixtures import EASY, EASY_SOLUTION
+from ..helpers import make_settings
 
 EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
 METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
@@ -34,7 +34,7 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
                           "null": {}, "level": 3})
     for j in range(puzzles):
         con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
-                    "registered_at, ratings, order_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
+                    "registered_at, ratings, fill_rank_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
                     [f"p{j:02d}", EASY, EASY_SOLUTION, now, ratings, json.dumps([None] * 81)])
     subs, moves = [], {"sub_key": [], "seq": [], "t_ms": [], "cell": [], "digit": [],
                        "note": []}
@@ -87,12 +87,12 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
     sparse = fitted[-1] - (summary["mu"] + truth["prior"])
     assert abs(sparse) < 0.6 * max(abs(truth["true_d"][-1] - truth["prior"] + 1.0), 0.2) + 0.1
     # consensus: puzzle p00 was always solved in row order
-    cons = json.loads(con.execute("SELECT consensus_order FROM puzzle_ratings WHERE "
+    cons = json.loads(con.execute("SELECT consensus_fill_rank FROM puzzle_ratings WHERE "
                                   "run_id = ? AND puzzle_id = 'p00'",
                                   [summary["run_id"]]).fetchone()[0])
     ranks = [cons[c] for c in EMPTY]
     assert ranks == sorted(ranks) and cons[2] is None     # cell 2 is a given
-    assert con.execute("SELECT consensus_order FROM puzzle_ratings WHERE puzzle_id = ?",
+    assert con.execute("SELECT consensus_fill_rank FROM puzzle_ratings WHERE puzzle_id = ?",
                        [f"p{23:02d}"]).fetchone()[0] is None
     # recalibration and live correlations were stored; the run is current
     run = con.execute("SELECT calibration, correlations FROM rating_runs").fetchone()
@@ -161,14 +161,14 @@ def test_write_failure_inside_the_transaction_rolls_back(tmp_path):
     real_write = db.write
     state = {"n": 0}
 
-    def flaky(fn):
-        def inner(c):
-            out = fn(c)
+    def flaky(fn, *args):
+        def inner(c, *args):
+            out = fn(c, *args)
             if c.execute("SELECT count(*) FROM rating_runs").fetchone()[0] > 1:
                 raise duckdb.Error("disk full")  # after the rows went in, before COMMIT
             return out
         state["n"] += 1
-        return real_write(inner if state["n"] == 2 else fn)
+        return real_write(inner if state["n"] == 2 else fn, *args)
 
     db.write = flaky
     with pytest.raises(duckdb.Error):

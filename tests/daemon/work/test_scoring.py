@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from fairgrid.analytics.simulate import simulate
-from fairgrid.daemon.app import create_app
+from fairgrid.daemon.web.app import create_app
 from fairgrid.solvers import parse
 
-from ..fixtures import EASY, EASY_SOLUTION
-from .helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
-from .test_puzzles import wait_ready
+from ...fixtures import EASY, EASY_SOLUTION
+from ..helpers import query, ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
+from ..work.test_analysis import wait_ready
 
 
 async def wait_scored(client, sid, timeout=60.0):
@@ -110,14 +110,14 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
 
 
 def CTX_KEY():
-    from fairgrid.daemon.context import CTX
+    from fairgrid.daemon.web.context import CTX
     return CTX
 
 
 async def test_the_nightly_job_is_scheduled_once_with_safe_options(aiohttp_client, tmp_path):
     from datetime import timezone
 
-    from fairgrid.daemon.context import CTX
+    from fairgrid.daemon.web.context import CTX
     client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_cron="0 3 * * *")))
     runner = client.app[CTX].jobs
     job = runner._scheduler.get_job("nightly")
@@ -127,7 +127,7 @@ async def test_the_nightly_job_is_scheduled_once_with_safe_options(aiohttp_clien
     assert (nxt.hour, nxt.minute) == (3, 0) and nxt.utcoffset().total_seconds() == 0
     assert nxt.astimezone(timezone.utc) > __import__("datetime").datetime.now(timezone.utc)
     # an on-demand run while one is in progress is refused (409 over HTTP)
-    from fairgrid.daemon.jobs import JobBusy
+    from fairgrid.daemon.work.scheduler import JobBusy
     run_id = runner.trigger()
     with pytest.raises(JobBusy):
         runner.trigger()
@@ -146,10 +146,10 @@ async def test_the_nightly_job_is_scheduled_once_with_safe_options(aiohttp_clien
     # the run had DuckDB on every core; ingestion's single thread is back afterwards
     await asyncio.wait_for(asyncio.shield(runner._task), 30)
     store = client.app[CTX].store
-    assert store.read("SELECT current_setting('threads')") == [(1,)]
+    assert query(store, "SELECT current_setting('threads')") == [(1,)]
 
 
 async def test_no_cron_no_scheduler(aiohttp_client, tmp_path):
-    from fairgrid.daemon.context import CTX
+    from fairgrid.daemon.web.context import CTX
     client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_cron="")))
     assert client.app[CTX].jobs.next_run_time() is None
