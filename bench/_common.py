@@ -78,3 +78,17 @@ class Phases:
 
     def close(self) -> None:
         self._bar.close()
+
+
+DOCS_IMG = BENCH.parent / "docs" / "img"
+
+
+def org_uk_rows() -> list[dict]:
+    """sudoku.org.uk daily puzzles with mean human time (minutes) and solver counts."""
+    import csv
+
+    path = SHARED_DATA / "sudoku_org_uk_times_train.tsv"
+    if not path.is_file():
+        raise SystemExit(f"error: the reference data {path} is missing")
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh, delimiter="\t"))

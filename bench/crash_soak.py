@@ -18,9 +18,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.daemon.crash_harness import check, run  # noqa: E402
+from fairgrid.daemon.testing import check, run
 
 
 def main() -> int:

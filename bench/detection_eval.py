@@ -21,13 +21,11 @@ import argparse
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from experiments._common import DOCS_IMG, org_uk_rows  # noqa: E402
+from _common import DOCS_IMG, org_uk_rows
 
 
 def _one_puzzle(args):
@@ -35,20 +33,20 @@ def _one_puzzle(args):
     from fairgrid.analytics.evidence import score_solve
     from fairgrid.analytics.signals import PuzzleFacts
     from fairgrid.analytics.simulate import CHEATS, simulate
-    from fairgrid.daemon.scoring import scoring_model
+    from fairgrid.analytics import puzzle_model
     from fairgrid.solvers import parse
-    from fairgrid.solvers.order import predict_order
+    from fairgrid.solvers.fill_order import predict_fill_order
 
     puzzle = parse(text)
     t0 = time.perf_counter()
-    pred = predict_order(puzzle, seed=seed, runs=50, budget_s=10, jobs=1)
+    pred = predict_fill_order(puzzle, seed=seed, runs=50, budget_s=10, jobs=1)
     median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
-    model = scoring_model(text, solution, median, seed)
+    model = puzzle_model.build(text, solution, median, seed)
     analysis_s = time.perf_counter() - t0
     sol = np.array([int(c) for c in solution])
     rank = np.array([np.nan if v is None else v for v in median], dtype=float)
-    facts = PuzzleFacts(puzzle.givens, 3, sol, rank, model["expected_log_s"], model["sd_log"])
-    null = {k: tuple(v) for k, v in model["null"].items()}
+    facts = PuzzleFacts(puzzle.givens, 3, sol, rank, model.expected_log_s, model.sd_log)
+    null = dict(model.null)
     rng = np.random.default_rng(seed + 1_000_000)
     out = []
     score_times = []

@@ -12,12 +12,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments._common import org_uk_rows  # noqa: E402
+from _common import org_uk_rows
 
 
 def main() -> int:

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 SOLUTION = "483921657967345821251876493548132976729564138136798245372689514814253769695417382"
@@ -64,7 +63,7 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
     medians = np.array([predicted(j) for j in range(n_puzzles)], dtype=object)
     con.register("pz", {"id": ids, "ratings": ratings, "median": medians})
     con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, registered_at, "
-                "ratings, order_median) SELECT id, ?, 3, ?, 'ready', ?, ratings, median FROM pz",
+                "ratings, fill_rank_median) SELECT id, ?, 3, ?, 'ready', ?, ratings, median FROM pz",
                 [EASY, SOLUTION, now])
     con.unregister("pz")
     digits = np.array([int(SOLUTION[c]) for c in empty], dtype=np.int16)

@@ -36,8 +36,8 @@ from ingest_load import (PUZZLES, SECRET, cpu_seconds, free_port, register_puzzl
 OWNER = r'''
 import asyncio, os, pickle, struct, sys
 from aiohttp import web
-from fairgrid.daemon.app import create_app
-from fairgrid.daemon.context import CTX
+from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.web.context import CTX
 from fairgrid.daemon.settings import load_settings
 
 settings, _ = load_settings(sys.argv[1])
@@ -77,10 +77,10 @@ FRONT = r'''
 import asyncio, pickle, socket, struct, sys, time
 from datetime import datetime, timezone
 from aiohttp import web
-from fairgrid.daemon.puzzles import PuzzleInfo, check_puzzle
-from fairgrid.daemon.signatures import Verifier
+from fairgrid.daemon.ingest.puzzles import PuzzleInfo, check_puzzle
+from fairgrid.daemon.ingest.signatures import Verifier
 from fairgrid.daemon.store import SubmissionRecord
-from fairgrid.daemon.validate import check_and_replay, parse_body
+from fairgrid.daemon.ingest import check_and_replay, parse_body
 
 port, sock_path, secret, givens = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 verifier = Verifier.from_portals({"demo": (secret,)})

@@ -37,7 +37,7 @@ from _common import machine
 from ingest_load import make_bodies
 
 from fairgrid.daemon.store import Store, SubmissionRecord
-from fairgrid.daemon.validate import parse_body
+from fairgrid.daemon.ingest import parse_body
 
 SIZES = (1, 4, 16, 32, 64)
 

@@ -14,12 +14,10 @@ from __future__ import annotations
 import argparse
 import itertools
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments._common import DOCS_IMG  # noqa: E402
+from _common import DOCS_IMG  # noqa: E402
 
 GEEM = "050306007000085024098420603901003206030000010507260908405090380010570002800104070"
 # Geem Table 1: improvisations (final Z when 10,000 did not reach 0)

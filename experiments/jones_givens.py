@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments._common import DOCS_IMG, SHARED, need_shared  # noqa: E402
+from _common import DOCS_IMG, SHARED, need_shared  # noqa: E402
 
 BINS = [("16-23", 16, 23, 1571.7, 3.09), ("24-30", 24, 30, 548.3, 1.39),
         ("31-36", 31, 36, 64.6, 0.13), ("37+", 37, 81, 1.0, 1.33)]

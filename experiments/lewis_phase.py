@@ -17,12 +17,10 @@ import argparse
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments._common import DOCS_IMG  # noqa: E402
+from _common import DOCS_IMG  # noqa: E402
 
 CAPS = {3: 10_000_000, 4: 30_000_000, 5: 100_000_000}
 

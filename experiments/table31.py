@@ -16,13 +16,11 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
 import numpy as np
 from scipy.stats import pearsonr, spearmanr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from experiments._common import DOCS_IMG, ROOT, org_uk_metrics  # noqa: E402
+from _common import DOCS_IMG, ROOT, org_uk_metrics  # noqa: E402
 
 THESIS = {"backtrack_steps": ("brute force", 0.25), "harmony_cost": ("harmony search", 0.22),
           "sa_steps": ("simulated annealing", 0.39),
@@ -132,7 +130,7 @@ def main() -> int:
     DOCS_IMG.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(DOCS_IMG / "expected_time_fit.png", dpi=110)
-    print(f"wrote docs/img/expected_time_fit.png")
+    print("wrote docs/img/expected_time_fit.png")
     return 0
 
 
