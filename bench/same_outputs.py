@@ -12,34 +12,47 @@ the HTTP API of a real daemon (``serve``) on 127.0.0.1. It imports nothing of fa
 What the snapshot holds:
 
 * **cli**: ``predict-order --json --runs 20 --seed 3 --jobs 2``, ``rate --json --seed 1``
-  and ``solve --json --seed 2`` of the EASY and MEDIUM test puzzles;
-* **daemon**: a fresh daemon (temporary directory: DuckDB file, free port, known portal
-  secret, fixed analysis seed, small analysis runs, ``nightly.min_solves`` low, no cron).
-  The puzzles are registered and analysed (``GET /v1/puzzles/{id}``); ``fairgrid
-  simulate`` sends 30 honest and 6 cheating solves of each of EASY and MEDIUM, and a few
-  of each of ``EXTRA`` puzzles, so that ten puzzles have enough solves for the nightly
-  job's recalibration (it needs ten) as well as for consensus orders; every submission
-  document (score and evidence), the flag list (all pages, and the Benjamini-Hochberg
-  answer), every player's document and the puzzles are recorded once every solve is
-  scored; then the nightly job runs (``POST /v1/jobs/nightly``; its ``rows``), every
-  submission is re-scored with the new ratings (the signal: the score's ``scored_at`` is
-  later than the run's ``finished_at``; the daemon re-scores every submission committed
-  within ``nightly.rescore_days`` right after a run) and everything is recorded again,
-  with the deterministic series of ``/metrics`` (job rows, live correlations, flags and
-  scores counted, anomaly histogram).
+  and ``solve --json --seed 2`` of the EASY and MEDIUM test puzzles (output and exit code);
+* **daemon**: a fresh daemon in a temporary directory (a DuckDB file, a free port, a known
+  ``whsec_`` portal secret, analysis seed 7, 20 SA runs per prediction, two pool
+  processes, ``nightly.min_solves = 6``, no cron). Ten puzzles are registered
+  (``POST /v1/puzzles``) and analysed; ``fairgrid simulate`` sends 30 honest and 6
+  cheating solves of each (``--seed`` 11..20; the bodies are deterministic) and its output
+  lines are kept. Once every submission has a score, the snapshot records every
+  submission document (moves, score, evidence), ``GET /v1/flags`` (all pages, 10 a page)
+  and its Benjamini-Hochberg answer (``?tournament=simulated&fdr=0.05``), every player's
+  document, every puzzle document, and the deterministic ``/metrics`` series (flags and
+  scores counted, the anomaly histogram, job rows, the live metric correlations, puzzles
+  by status). Then the nightly job runs (``POST /v1/jobs/nightly``, polled until
+  ``success``; its document and ``rows``), and once every submission is re-scored
+  (the signal: its score's ``scored_at`` is later than the run's ``finished_at``: the job
+  records ``finished_at`` and only then queues every submission committed within
+  ``nightly.rescore_days`` for re-scoring, each write stamping ``scored_at``) all of it is
+  recorded again. Ten puzzles of 36 solves make the job do everything it can: the fit,
+  the recalibration (it needs ten puzzles with ``min_solves`` solves; the correlations),
+  consensus orders on every puzzle, and a learnt per-level null (it needs 100 unflagged
+  solves of a level), all of which the re-scored evidence then uses. The daemon is
+  stopped with SIGTERM and its exit status recorded.
 
-Canonical form: wall-clock values are dropped (every ``*_at`` timestamp except the
-solves' own ``started_at``, which echoes the webhook body; job and analysis ``seconds``;
-run ids; flag ids, which number flags in the order scoring batches happened to write
+Canonical form: wall-clock values are dropped (every ``*_at`` timestamp but the solves'
+``started_at``, which echoes the webhook body; the job's ``started_at``; ``seconds`` of
+jobs; run ids; flag ids, which number flags in the order scoring batches happened to write
 them; pagination cursors, which hold both); floats are rounded to 9 significant digits;
-the flag list, newest first by creation time, becomes a map keyed by portal/submission
-(scoring batches form by timing, so creation order is not reproducible), and the
-Benjamini-Hochberg rejections are sorted by submission. Written with sorted keys.
+the flag list (newest first by creation time, which depends on how the scoring batches
+formed) becomes a map keyed by ``portal/submission_id``, and the Benjamini-Hochberg
+rejections (ordered by p-value, ties arbitrary) are sorted by submission. Ports and paths
+appear in no document. Written with sorted keys.
 
-Run-to-run variation found and handled (two runs of the same code must give the same
-file; see ``VARIES`` below for what is coarsened, and why):
-
-VARIES_DOC
+Run-to-run variation: none beyond the above. Two runs of the same code (dc93cbc) gave
+byte-identical snapshots, also a third run with two CPU-bound processes competing for the
+two cores (3.5x slower, so scoring batches and the nightly job's DuckDB threads were
+timed quite differently). The candidates checked: which solves share a scoring batch
+(each solve is scored on its own inputs, so batches change nothing but flag ids and
+creation times, dropped above); DuckDB's parallel aggregation in the nightly job (its
+medians and ranks are exact, and the float sums it does differ at most in the last bits,
+far below 9 significant digits); the fit's input order (read without ORDER BY; the same
+holds); the per-level null's reservoir sample (seeded, and smaller than its 4,000 rows, so
+it takes every eligible solve). No value needed coarser rounding or exclusion.
 
 ``--compare A B`` prints every differing path (the first 50) and exits 1 when the
 snapshots differ, 0 when they are identical.
@@ -50,7 +63,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import signal
 import socket
 import subprocess
@@ -69,7 +81,8 @@ MEDIUM = "0000009070004201800007050261009040000500000400005070099201080000340590
 
 CLI_PUZZLES = {"easy": EASY, "medium": MEDIUM}
 
-# The daemon's puzzles: EASY, MEDIUM and eight more (unique, levels 1-3, made once with
+# The daemon's puzzles: EASY, MEDIUM and eight more (unique, level 2 by the shipped
+# calibration, fitted levels 1-3 by the nightly job; made once with
 # `fairgrid generate --unique --count 8 --seed 2026 --level 2` and copied here, so the
 # inputs never depend on the code under test). The nightly job recalibrates only with ten
 # puzzles of min_solves solves, and learns per-level nulls only from 100 unflagged solves
@@ -97,14 +110,9 @@ ANALYSIS_SEED = 7
 MIN_SOLVES = 6
 
 SIG_DIGITS = 9
-# Values that genuinely vary between two runs of the same code, and how they are
-# coarsened: {key name: significant digits}. Filled in from observation (see the docstring).
-VARIES: dict[str, int] = {}
-VARIES_DOC = "(none so far)"
-__doc__ = __doc__.replace("VARIES_DOC", VARIES_DOC)
 
 # wall-clock keys dropped wherever they appear (besides every *_at but started_at)
-DROP_KEYS = {"seconds", "run_id", "next_cursor", "analysis_seconds"}
+DROP_KEYS = {"seconds", "run_id", "next_cursor"}
 METRIC_SERIES = ("fairgrid_job_rows", "fairgrid_metric_human_correlation",
                  "fairgrid_flags_total", "fairgrid_submissions_scored_total",
                  "fairgrid_score_anomaly_bucket", "fairgrid_score_anomaly_count",
@@ -363,18 +371,18 @@ def _round(x: float, digits: int):
     return float(f"{x:.{digits}g}")
 
 
-def canonical(value, key: str | None = None):
+def canonical(value):
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
             if k in DROP_KEYS or (k.endswith("_at") and k != "started_at"):
                 continue
-            out[k] = canonical(v, k)
+            out[k] = canonical(v)
         return out
     if isinstance(value, list):
-        return [canonical(v, key) for v in value]
+        return [canonical(v) for v in value]
     if isinstance(value, float):
-        return _round(value, VARIES.get(key or "", SIG_DIGITS))
+        return _round(value, SIG_DIGITS)
     return value
 
 

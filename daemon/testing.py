@@ -184,19 +184,16 @@ def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int
 def check(db: Path, out: Outcome, submissions: int) -> dict:
     """The database after the storm: every acknowledged submission once, whole."""
     import duckdb
+
+    from .store.repository.ingest import integrity
     con = duckdb.connect(str(db), read_only=True)
     try:
-        rows = dict(con.execute("SELECT submission_id, count(*) FROM submissions "
-                                "GROUP BY submission_id").fetchall())
-        partial = con.execute(
-            "SELECT count(*) FROM submissions s WHERE s.n_moves <> "
-            "(SELECT count(*) FROM moves m WHERE m.sub_key = s.sub_key)").fetchone()[0]
-        orphans = con.execute("SELECT count(*) FROM moves m WHERE NOT EXISTS (SELECT 1 FROM "
-                              "submissions s WHERE s.sub_key = m.sub_key)").fetchone()[0]
-        dup_keys = con.execute("SELECT count(*) - count(DISTINCT sub_key) FROM "
-                               "submissions").fetchone()[0]
+        found = integrity(con)
     finally:
         con.close()
+    rows = found["copies"]
+    partial, orphans = found["partial"], found["orphan_moves"]
+    dup_keys = found["duplicate_keys"]
     lost = [sid for sid in out.acked if rows.get(sid, 0) != 1]
     return {"submissions": submissions, "acked": len(out.acked), "stored": len(rows),
             "lost": len(lost), "duplicated": sum(1 for n in rows.values() if n > 1),

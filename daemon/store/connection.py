@@ -113,3 +113,16 @@ def recover_moves(con) -> int:
     sql.insert_moves(con, move_columns(np.array(keys, dtype=np.int64), logs),
                      max(last, through))
     return len(keys)
+
+
+def in_transaction(con, fn, *args):
+    """``fn(con, *args)`` in one transaction on a connection this process owns (no
+    writer thread: an offline job)."""
+    con.execute("BEGIN TRANSACTION")
+    try:
+        out = fn(con, *args)
+        con.execute("COMMIT")
+        return out
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise

@@ -40,6 +40,7 @@ from fairgrid.analytics.expected_time import Calibration, load_default
 from fairgrid.analytics.puzzle_model import cells_of, per_cell
 from fairgrid.analytics.signals import PuzzleFacts
 
+from ..store.connection import in_transaction
 from ..store.repository import nightly as sql
 
 log = logging.getLogger("fairgrid.jobs")
@@ -61,16 +62,8 @@ class JobDB:
 
 def direct_db(con) -> JobDB:
     """A JobDB on a DuckDB connection owned by this process (no daemon runs)."""
-    def write(fn, *args):
-        con.execute("BEGIN TRANSACTION")
-        try:
-            out = fn(con, *args)
-            con.execute("COMMIT")
-            return out
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-    return JobDB(lambda fn, *args: fn(con, *args), write)
+    return JobDB(lambda fn, *args: fn(con, *args),
+                 lambda fn, *args: in_transaction(con, fn, *args))
 
 
 def store_db(store) -> JobDB:

@@ -16,6 +16,8 @@ import pytest
 
 from .helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
 
+pytestmark = pytest.mark.slow
+
 FAIRGRID = shutil.which("fairgrid")
 CMD = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
 
@@ -142,8 +144,6 @@ WEDGED_POOL = """
 import struct, time
 from fairgrid.daemon.work.pool import start_pool as _pool, stop_pool as _stop_pool
 from fairgrid.daemon.settings import Settings
-
-pytestmark = pytest.mark.slow
 if __name__ == "__main__":
     pool = _pool(1)
     pool.submit(int, 1).result()

@@ -81,3 +81,21 @@ def without_moves(con, through: int) -> list[tuple[int, str]]:
 
 def last_sub_key(con) -> int:
     return con.execute("SELECT coalesce(max(sub_key), 0) FROM submissions").fetchone()[0]
+
+
+def integrity(con) -> dict:
+    """What a crash must never leave behind: per submission id, how often it is stored;
+    submissions whose moves rows are not all there; moves rows without a submission;
+    repeated sub_keys."""
+    return {
+        "copies": dict(con.execute("SELECT submission_id, count(*) FROM submissions "
+                                   "GROUP BY submission_id").fetchall()),
+        "partial": con.execute(
+            "SELECT count(*) FROM submissions s WHERE s.n_moves <> "
+            "(SELECT count(*) FROM moves m WHERE m.sub_key = s.sub_key)").fetchone()[0],
+        "orphan_moves": con.execute(
+            "SELECT count(*) FROM moves m WHERE NOT EXISTS (SELECT 1 FROM "
+            "submissions s WHERE s.sub_key = m.sub_key)").fetchone()[0],
+        "duplicate_keys": con.execute("SELECT count(*) - count(DISTINCT sub_key) FROM "
+                                      "submissions").fetchone()[0],
+    }

@@ -13,11 +13,15 @@ def _dicts(cur) -> list[dict]:
     return [dict(zip(names, row)) for row in cur.fetchall()]
 
 
+def _first(cur) -> dict | None:
+    rows = _dicts(cur)
+    return rows[0] if rows else None
+
+
 def submission(cur, portal: str, submission_id: str) -> dict | None:
     cur.execute("SELECT * FROM submissions WHERE portal = ? AND submission_id = ?",
                 [portal, submission_id])
-    rows = _dicts(cur)
-    return rows[0] if rows else None
+    return _first(cur)
 
 
 @needs_moves
@@ -34,8 +38,7 @@ def score_with_flag(cur, portal: str, submission_id: str) -> dict | None:
         "FROM scores sc LEFT JOIN flags f ON f.portal = sc.portal AND "
         "f.submission_id = sc.submission_id WHERE sc.portal = ? AND sc.submission_id = ?",
         [portal, submission_id])
-    rows = _dicts(cur)
-    return rows[0] if rows else None
+    return _first(cur)
 
 
 FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reasons, "
@@ -100,8 +103,7 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
 
 def job_run(cur, run_id: str) -> dict | None:
     cur.execute("SELECT * FROM job_runs WHERE id = ?", [run_id])
-    rows = _dicts(cur)
-    return rows[0] if rows else None
+    return _first(cur)
 
 
 def report_row(cur, portal: str, submission_id: str) -> dict | None:
@@ -111,5 +113,4 @@ def report_row(cur, portal: str, submission_id: str) -> dict | None:
         "sc.evidence FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
         "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.submission_id = ?",
         [portal, submission_id])
-    rows = _dicts(cur)
-    return rows[0] if rows else None
+    return _first(cur)
