@@ -41,7 +41,7 @@ def main() -> int:
 
     try:
         out, db = run(tmp, submissions=args.submissions, cycles=args.cycles,
-                      senders=args.senders, seed=args.seed, min_gap=0.5, max_gap=2.5,
+                      senders=args.senders, seed=args.seed,
                       progress=progress)
     finally:
         bar.close()

@@ -134,10 +134,12 @@ def _sender(base: str, ids: list[str], out: Outcome, lock: threading.Lock, stop:
 
 
 def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int = 0,
-        min_gap: float = 0.3, max_gap: float = 1.5,
         progress: Callable[[int, int], None] | None = None) -> tuple[Outcome, Path]:
     """Send ``submissions`` webhooks while killing the daemon ``cycles`` times;
-    ``progress(kills, acknowledged)`` is told after every restart."""
+    ``progress(kills, acknowledged)`` is told after every restart. Kill k comes once a
+    random share of the k-th of ``cycles + 1`` equal parts of the submissions is
+    acknowledged (not after a time), so every kill lands while webhooks still arrive,
+    however fast or busy the machine."""
     rng = random.Random(seed)
     port = free_port()
     base = f"http://127.0.0.1:{port}"
@@ -154,8 +156,10 @@ def run(tmp: Path, *, submissions: int, cycles: int, senders: int = 4, seed: int
     for t in threads:
         t.start()
     try:
-        for _ in range(cycles):
-            time.sleep(rng.uniform(min_gap, max_gap))
+        for k in range(cycles):
+            target = int(submissions * (k + rng.uniform(0.5, 1.0)) / (cycles + 1))
+            while len(out.acked) < target and any(t.is_alive() for t in threads):
+                time.sleep(0.01)
             if all(not t.is_alive() for t in threads):
                 break
             proc.send_signal(signal.SIGKILL)
