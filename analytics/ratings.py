@@ -1,6 +1,6 @@
 """The nightly fit: puzzle difficulty and player skill from human solve times.
 
-Model (issue 6): ``log t_ij = μ + p_j + δ_j − s_i + ε`` for player ``i`` on puzzle ``j``,
+Model: ``log t_ij = μ + p_j + δ_j − s_i + ε`` for player ``i`` on puzzle ``j``,
 where ``p_j`` is the metric-based prior (the calibrated expected log-time of the puzzle),
 ``μ`` the offset between this portal's players and the calibration's population, ``δ_j``
 what the humans teach us about puzzle ``j`` beyond its metrics, and ``s_i`` the player's

@@ -1,4 +1,4 @@
-"""Crash soak (issue 7): SIGKILL the daemon at random moments while portals send signed
+"""Crash soak: SIGKILL the daemon at random moments while portals send signed
 webhooks and retry until 2xx; restart it on the same DuckDB file; count what survived.
 
     python bench/crash_soak.py [--submissions 3000] [--cycles 25] [--senders 8]

@@ -1,4 +1,4 @@
-"""Detection quality on simulated solves: ROC AUC, TPR at FPR 1e-3, honest FPR (issue 5).
+"""Detection quality on simulated solves: ROC AUC, TPR at FPR 1e-3, honest FPR.
 
     python bench/detection_eval.py [--puzzles 50] [--honest 60] [--cheats 8] [--jobs 2]
 

@@ -1,4 +1,4 @@
-"""The human-like model's speed: 30 runs per puzzle on one core (issue 4: <= 50 ms typical).
+"""The human-like model's speed: 30 runs per puzzle on one core (target: <= 50 ms typical).
 
     python bench/human_model.py [--puzzles 400] [--runs 30]
 

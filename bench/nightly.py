@@ -1,4 +1,4 @@
-"""The nightly job at scale: 10,000 puzzles, 50,000 players, 1,000,000 submissions (issue 6).
+"""The nightly job at scale: 10,000 puzzles, 50,000 players, 1,000,000 submissions.
 
     python bench/nightly.py [--puzzles 10000] [--players 50000] [--submissions 1000000]
 

@@ -1,4 +1,4 @@
-"""Overload soak (issue 7): offered load far above what the writer sustains; memory stays
+"""Overload soak: offered load far above what the writer sustains; memory stays
 bounded, the excess gets clean 503s, and acceptance recovers fully when the load drops.
 
     python bench/overload_soak.py [--seconds 20] [--connections 400]

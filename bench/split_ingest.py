@@ -1,6 +1,6 @@
 """Would HTTP worker processes help? A prototype measured against the real daemon.
 
-Issue 3 proposed taking ingestion's HTTP work off the DuckDB owner's event loop: several
+One design takes ingestion's HTTP work off the DuckDB owner's event loop: several
 processes on one port (``SO_REUSEPORT``) verify and validate webhooks and pass the
 records to the process that owns the database. This script measures that shape without
 building it into the daemon:

@@ -1,4 +1,4 @@
-"""SIGKILL during ingestion loses nothing acknowledged (issue 7; the long soak is
+"""SIGKILL during ingestion loses nothing acknowledged (the long soak is
 bench/crash_soak.py)."""
 
 from __future__ import annotations

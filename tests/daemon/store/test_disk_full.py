@@ -1,5 +1,5 @@
 """The disk fills up under the daemon: 503 with Retry-After and a clear log line, no
-partial rows, and full service again once space returns (issue 7).
+partial rows, and full service again once space returns.
 
 "Disk full" is a real write failure, not a mock: the daemon runs with a file-size limit
 (RLIMIT_FSIZE, which CPython's ignored SIGXFSZ turns into EFBIG for every write past it),

@@ -215,7 +215,7 @@ async def test_submission_query_needs_a_token_and_returns_the_solve(client):
 
 
 async def _flag(client, sid, minutes, anomaly):
-    """Insert a flag as the scoring stage will (issue 5), through the writer."""
+    """Insert a flag as the scoring stage will, through the writer."""
     from datetime import datetime, timedelta, timezone
 
     at = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc) + timedelta(minutes=minutes)
