@@ -34,16 +34,27 @@ EASY_SOLUTION = ("483921657967345821251876493548132976729564138136798245"
                  "372689514814253769695417382")
 
 
-def solve_body(submission_id: str = "s-1", portal: str = "demo", puzzle_id: str = "easy",
-               givens: str = EASY, step_ms: int = 4000) -> dict:
-    """A complete, honest-looking solve of ``EASY``: every empty cell gets its digit."""
+def solve_moves(givens: str = EASY, solution: str = EASY_SOLUTION, step_ms: int = 4000
+                ) -> list[dict]:
+    """An honest-looking complete log: every empty cell filled with its solution digit."""
     empties = [i for i, ch in enumerate(givens) if ch in ".0"]
-    return {"type": "solve.completed", "portal": portal, "submission_id": submission_id,
+    return [{"t_ms": (k + 1) * step_ms, "cell": c, "digit": int(solution[c])}
+            for k, c in enumerate(empties)]
+
+
+def solve_body(submission_id: str = "s-1", portal: str = "demo", puzzle_id: str = "easy",
+               givens: str | None = EASY, moves: list | None = None, **extra) -> dict:
+    """A solve.completed body (``givens`` None: the puzzle is referred to by id only);
+    ``moves`` default to :func:`solve_moves` of EASY."""
+    body = {"type": "solve.completed", "portal": portal, "submission_id": submission_id,
             "tournament_id": "t-1", "player_id": "p-42",
             "puzzle": {"id": puzzle_id, "givens": givens},
             "started_at": "2026-11-21T10:00:00Z",
-            "moves": [{"t_ms": (k + 1) * step_ms, "cell": c, "digit": int(EASY_SOLUTION[c])}
-                      for k, c in enumerate(empties)]}
+            "moves": solve_moves() if moves is None else moves}
+    if givens is None:
+        del body["puzzle"]["givens"]
+    body.update(extra)
+    return body
 
 
 def signed(body: dict, secret: str = SECRET_A, msg_id: str = "msg-1") -> tuple[bytes, dict]:

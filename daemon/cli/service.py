@@ -151,6 +151,7 @@ def add_commands(sub) -> None:
     p.add_argument("name")
     p.add_argument("--config", help=CONFIG_HELP)
     p.set_defaults(func=cmd_portal_add)
+
     p = sub.add_parser("simulate", help="send simulated honest and cheating solves",
                        description="Send signed webhooks with simulated solves of PUZZLE to a "
                        "running daemon: honest players (the human-like model with realistic "

@@ -284,5 +284,3 @@ def _scan_moves(text, cols, note):
         if i < text.size and text[i] == _RBRACKET:
             return n
         return _UNSURE
-
-

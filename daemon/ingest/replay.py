@@ -26,7 +26,6 @@ def check_and_replay(event: SolveEvent, givens: np.ndarray, solution: np.ndarray
     raise ValidationError(f"moves[{i}].cell", f"cell {c} is a given")
 
 
-
 @njit(cache=True, nogil=True)
 def _replay(cell, digit, note, givens, solution, size):
     """(problem, index of the first bad move, complete): one pass over the moves (numpy

@@ -82,11 +82,12 @@ class Dedupe:
         return self._seen.maybe(keys)
 
     def stored(self, con, records: list[SubmissionRecord]
-               ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str]]:
+               ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str], list[tuple]]:
         """Of ``records``' keys, those already stored: the (portal, webhook_id) pairs seen
-        within the window, and {(portal, submission_id): raw body}. The database is asked
-        only about keys the filter may have seen (duplicates and rare false positives),
-        in one statement per portal (DuckDB statements cost ~1 ms each)."""
+        within the window, and {(portal, submission_id): raw body}; and each record's
+        filter keys, for :meth:`remember`. The database is asked only about keys the
+        filter may have seen (duplicates and rare false positives), in one statement per
+        portal (DuckDB statements cost ~1 ms each)."""
         subs = [sub_key(r.portal, r.submission_id) for r in records]
         hooks = [hook_key(r.portal, r.webhook_id) for r in records]
         maybe = self._screen(subs + hooks)
@@ -103,13 +104,10 @@ class Dedupe:
                     seen_hooks.add((portal, key))
                 else:
                     stored[(portal, key)] = raw
-        return seen_hooks, stored
+        return seen_hooks, stored, list(zip(subs, hooks))
 
-    def remember(self, records: list[SubmissionRecord]) -> None:
-        """Records just committed."""
-        keys = []
-        for r in records:
-            keys += (sub_key(r.portal, r.submission_id), hook_key(r.portal, r.webhook_id))
+    def remember(self, keys: list[str]) -> None:
+        """The filter keys of records just committed."""
         if self._seen is None:
             self._written_meanwhile.extend(keys)
         else:

@@ -328,11 +328,12 @@ class Writer:
 
     def _write(self, batch) -> tuple[list[str], list[int | None]]:
         records = [r for r, _ in batch]
-        seen_hooks, stored = self._dedupe.stored(self._con, records)
+        seen_hooks, stored, filter_keys = self._dedupe.stored(self._con, records)
         outcomes: list[str] = []
         keys: list[int | None] = []  # the sub_key each accepted record gets
         accepted: list[SubmissionRecord] = []
-        for r in records:
+        new_keys: list[str] = []
+        for r, pair in zip(records, filter_keys):
             key = (r.portal, r.submission_id)
             if (r.portal, r.webhook_id) in seen_hooks:
                 outcomes.append("duplicate")
@@ -347,9 +348,10 @@ class Writer:
                 stored[key] = r.raw
                 seen_hooks.add((r.portal, r.webhook_id))
                 accepted.append(r)
+                new_keys += pair
         if accepted:
             self._insert(accepted)
-            self._dedupe.remember(accepted)
+            self._dedupe.remember(new_keys)
         return outcomes, keys
 
     def _insert(self, records: list[SubmissionRecord]) -> None:

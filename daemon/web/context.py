@@ -43,9 +43,9 @@ def error(status: int, message: str, field: str | None = None,
     return web.json_response(body, status=status, headers=headers)
 
 
-async def read(request: web.Request, fn, *args):
+async def read(request: web.Request, fn, *args, **kwargs):
     """A repository read on a worker thread (the event loop never waits on DuckDB)."""
-    return await asyncio.to_thread(request.app[CTX].store.read, fn, *args)
+    return await asyncio.to_thread(request.app[CTX].store.read, fn, *args, **kwargs)
 
 
 async def write(request: web.Request, fn, *args):

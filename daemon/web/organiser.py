@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import base64
-import functools
 import json
 from datetime import datetime, timezone
 
@@ -72,7 +71,7 @@ async def get_flags(request: web.Request) -> web.Response:
              "min_score": _query_number(request, "min_score", float, None, float("-inf"),
                                         float("inf")),
              "cursor": cursor, "limit": limit + 1}
-    rows = await read(request, functools.partial(sql.flags, **query))
+    rows = await read(request, sql.flags, **query)
     more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None

@@ -23,7 +23,6 @@ from fairgrid.analytics import puzzle_model
 from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import PredictionCancelled, predict_fill_order
 
-from ..ingest import ValidationError
 from ..ingest.puzzles import PuzzleInfo, check_puzzle
 from ..metrics import Metrics
 from ..settings import Settings
@@ -33,8 +32,6 @@ from ..store.repository import puzzles as sql
 from .queue import WorkQueue
 
 log = logging.getLogger("fairgrid.puzzles")
-
-__all__ = ["PuzzleConflict", "PuzzleRegistry", "analyse", "ValidationError"]
 
 
 class PuzzleConflict(Exception):

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -89,7 +90,6 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
                 = lambda stage: None, run_id: str | None = None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
     re-score). Raises on failure after recording it in ``job_runs``."""
-    import time
     run_id = run_id or new_run_id()
     t0 = time.perf_counter()
     db.write(sql.start_run, run_id, JOB, datetime.now(timezone.utc))
@@ -179,6 +179,14 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
             "rescore": rescore}
 
 
+def _runs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
+    """(start, stop) of each run of equal values in ``keys`` (sorted columns)."""
+    if not len(keys):
+        return
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    yield from zip(starts.tolist(), np.r_[starts[1:], len(keys)].tolist())
+
+
 def _consensus_orders(db: JobDB, min_solves: int) -> dict[str, Consensus]:
     """The consensus of every puzzle with at least ``min_solves`` eligible solves, read
     in id ranges of about :data:`CONSENSUS_CHUNK` solves so that memory stays bounded
@@ -193,9 +201,7 @@ def _consensus_orders(db: JobDB, min_solves: int) -> dict[str, Consensus]:
         if total >= CONSENSUS_CHUNK or k == len(big) - 1:
             rows = db.read(sql.fill_ranks, chunk[0], chunk[-1], min_solves)
             pids = rows["puzzle_id"]
-            starts = np.flatnonzero(np.r_[True, pids[1:] != pids[:-1]]) if len(pids) else []
-            ends = np.r_[starts[1:], len(pids)] if len(pids) else []
-            for a, b in zip(starts, ends):
+            for a, b in _runs(pids):
                 out[pids[a]] = consensus(rows["sub_key"][a:b], rows["cell"][a:b],
                                          rows["r"][a:b], int(rows["puzzle_order"][a]) ** 4)
             chunk, total = [], 0
@@ -214,10 +220,7 @@ def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:
         if median is not None:
             facts[pid] = PuzzleFacts(cells_of(givens), order, cells_of(solution),
                                      per_cell(json.loads(median)), 0.0, 1.0)
-    keys = moves["sub_key"]
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    ends = np.r_[starts[1:], keys.size]
-    for a, b in zip(starts, ends):
+    for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:
             yield (level_of[pid], facts[pid], moves["t_ms"][a:b], moves["cell"][a:b],

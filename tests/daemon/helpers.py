@@ -9,10 +9,8 @@ from datetime import datetime, timezone
 from standardwebhooks import Webhook
 
 from fairgrid.daemon.settings import Settings
+from fairgrid.daemon.testing import SECRET_A, solve_body, solve_moves  # noqa: F401 - shared
 
-from ..fixtures import EASY, EASY_SOLUTION
-
-SECRET_A = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 SECRET_B = "whsec_" + "dGVzdCBzZWNyZXQgbnVtYmVyIHR3byBmb3I="
 OTHER_SECRET = "whsec_" + "b3RoZXIgcG9ydGFsIHNlY3JldCBrZXkgMTIz"
 ORGANISER = "organiser-token"
@@ -27,26 +25,6 @@ def make_settings(tmp_path, **overrides) -> Settings:
                   storage_group_commit_ms=2.0)
     values.update(overrides)
     return Settings(**values)
-
-
-def solve_moves(givens: str = EASY, solution: str = EASY_SOLUTION, step_ms: int = 4000):
-    """An honest-looking complete log: every empty cell filled with its solution digit."""
-    empties = [i for i, ch in enumerate(givens) if ch in ".0"]
-    return [{"t_ms": (k + 1) * step_ms, "cell": c, "digit": int(solution[c])}
-            for k, c in enumerate(empties)]
-
-
-def solve_body(submission_id="s-1", portal="demo", puzzle_id="easy", givens=EASY,
-               moves=None, **extra) -> dict:
-    body = {"type": "solve.completed", "portal": portal, "submission_id": submission_id,
-            "tournament_id": "t-1", "player_id": "p-42",
-            "puzzle": {"id": puzzle_id, "givens": givens},
-            "started_at": "2026-11-21T10:00:00Z",
-            "moves": solve_moves() if moves is None else moves}
-    if givens is None:
-        del body["puzzle"]["givens"]
-    body.update(extra)
-    return body
 
 
 def signed(body, secret: str = SECRET_A, msg_id: str = "msg-1", ts: float | None = None):
