@@ -396,10 +396,12 @@ NOT_DEDUCIBLE = 2
 
 
 @njit(cache=True, error_model="numpy")
-def replay_kernel(givens, cells, solution, peers, units, size, out_tech, out_options):
+def replay_kernel(givens, cells, solution, peers, units, size, out_tech, out_options,
+                  out_cands):
     """Replay placements ``cells`` (with the solution's digits) from the givens; for each,
-    was it a single on the board of that moment (technique), and how many singles were
-    on offer (options)? Non-singles get technique 2."""
+    was it a single on the board of that moment (technique), how many singles were on
+    offer (options), and how many digits the board still allowed in that cell (cands)?
+    Non-singles get technique 2."""
     ncells = givens.shape[0]
     full, grid, cand = _board(givens, peers, size)
     stamp, oc, od, ot = _single_lists(ncells)
@@ -413,20 +415,28 @@ def replay_kernel(givens, cells, solution, peers, units, size, out_tech, out_opt
                 break
         out_tech[k] = tech
         out_options[k] = max(n, 0)
+        m = cand[c]
+        bits = 0
+        while m:
+            m &= m - 1
+            bits += 1
+        out_cands[k] = bits
         _place(grid, cand, c, solution[c], peers)
 
 
 def replay(puzzle_givens: np.ndarray, order: int, cells: np.ndarray, solution: np.ndarray
-           ) -> tuple[np.ndarray, np.ndarray]:
+           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Deducibility of each placement of a player's fill order (see :func:`replay_kernel`).
 
-    Returns (technique per placement: NAKED, HIDDEN or NOT_DEDUCIBLE; singles on offer).
+    Returns (technique per placement: NAKED, HIDDEN or NOT_DEDUCIBLE; singles on offer;
+    candidates the board left in the placed cell).
     """
     peers, units = _tables(order)
     cells = np.asarray(cells, dtype=np.int64)
     tech = np.empty(cells.size, dtype=np.int64)
     options = np.empty(cells.size, dtype=np.int64)
+    cands = np.empty(cells.size, dtype=np.int64)
     replay_kernel(np.asarray(puzzle_givens, dtype=np.int64), cells,
                   np.asarray(solution, dtype=np.int64), peers, units, order * order,
-                  tech, options)
-    return tech, options
+                  tech, options, cands)
+    return tech, options, cands
