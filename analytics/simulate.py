@@ -16,7 +16,19 @@ later (an overwrite), and some of those are erased first.
 ``block``     block by block, row-major inside a block;
 ``careful``   a plausible order (a fresh run of the human model) and an honest-looking
               total time, but flat pacing (every interval about the same);
-``partial``   the first half honestly, the rest copied in row order, quickly.
+``partial``   the first half honestly, the rest copied in row order, quickly;
+``steady``    a human order (a fresh run of the human model) typed at a steady 1.5–3 s
+              a cell;
+``assisted``  honest for 60 % of the cells, then the rest copied in row order at a
+              steady pace.
+
+A second honest model of a different structure, ``scanner``
+(:func:`scanner_order`), finds its placements by sweeping digits over boxes (hidden
+singles), then cells in reading order (naked singles), and where it finds none takes
+the cell with the fewest candidates after a long think; its think time per placement
+grows with the number of checks the sweep needed, with gamma noise and occasional breaks.
+It shares no code with the propagation model, so a detector tuned on one can be checked
+on the other.
 
 Everything is seeded: the same seed gives the same log.
 """
@@ -30,8 +42,9 @@ import numpy as np
 from fairgrid.solvers.grid import Puzzle, geometry
 from fairgrid.solvers.propagation import run_once
 
-CHEATS = ("row", "random", "block", "careful", "partial")
-KINDS = ("honest",) + CHEATS
+CHEATS = ("row", "random", "block", "careful", "partial", "steady", "assisted")
+HONEST = ("honest", "scanner")
+KINDS = HONEST + CHEATS
 
 
 @dataclass(frozen=True, eq=False)
@@ -93,6 +106,76 @@ def _with_mistakes(cells, digits, times, size, rng, rate):
             np.array(out_d, dtype=np.int64))
 
 
+def scanner_order(puzzle: Puzzle, solution: np.ndarray, rng) -> tuple[np.ndarray, np.ndarray]:
+    """The placements of a player who scans: (cells, checks spent before each).
+
+    Each round sweeps the digits, starting from a random one; for each digit, every box
+    in turn: a box where the digit fits in exactly one empty cell gets it (a hidden
+    single), then the sweep goes on. A full sweep without a find turns to the cells in
+    reading order for one with a single candidate (a naked single). With neither, the
+    player is stuck and places the cell with the fewest candidates (an advanced
+    technique or a guess), charged as many checks as a full board scan times ten."""
+    geo = geometry(puzzle.order)
+    size = puzzle.size
+    grid = np.asarray(puzzle.givens, dtype=np.int64).copy()
+    solution = np.asarray(solution, dtype=np.int64)
+    blocks = [geo.units[2 * size + b] for b in range(size)]
+    cells_out, checks_out = [], []
+    checks = 0
+
+    def fits(c, d):
+        return grid[c] == 0 and not np.any(grid[geo.peers[c]] == d)
+
+    while (grid == 0).any():
+        found = None
+        start = int(rng.integers(1, size + 1))
+        for k in range(size):
+            d = (start - 1 + k) % size + 1
+            for b in rng.permutation(size) if rng.random() < 0.3 else range(size):
+                checks += 1
+                box = blocks[b]
+                if np.any(grid[box] == d):
+                    continue
+                spots = [c for c in box if fits(c, d)]
+                if len(spots) == 1:
+                    found = spots[0]
+                    break
+            if found is not None:
+                break
+        if found is None:
+            for c in np.flatnonzero(grid == 0):
+                checks += 1
+                seen = set(grid[geo.peers[c]].tolist())
+                if size - len(seen - {0}) == 1:
+                    found = int(c)
+                    break
+        if found is None:
+            empty = np.flatnonzero(grid == 0)
+            n_cands = [size - len(set(grid[geo.peers[c]].tolist()) - {0}) for c in empty]
+            found = int(empty[int(np.argmin(n_cands))])
+            checks += 10 * empty.size
+        grid[found] = solution[found]
+        cells_out.append(int(found))
+        checks_out.append(checks)
+        checks = 0
+    return np.array(cells_out, dtype=np.int64), np.array(checks_out, dtype=float)
+
+
+def _scanner_times(checks, total_ms, rng):
+    """Think time per placement: proportional to the checks made, gamma noise (shape 2),
+    a second to write the digit, and a break of a minute or so now and then."""
+    work = checks * rng.gamma(2.0, 0.5, size=checks.size) + 4.0
+    breaks = rng.random(checks.size) < 0.02
+    work = work + breaks * rng.exponential(0.5 * work.sum() / checks.size * 20, checks.size)
+    return _times(work, total_ms)
+
+
+def _steady_times(n, rng):
+    """A copier typing at a steady pace: 1.5–3 s a cell, ±10 %."""
+    per = rng.uniform(1500, 3000)
+    return np.cumsum(per * np.exp(rng.normal(0, 0.1, size=n))).round().astype(np.int64)
+
+
 def simulate(puzzle: Puzzle, solution: np.ndarray, kind: str, *, rng,
              expected_log_s: float, sd_log: float = 0.35, skill: float | None = None,
              mistake_rate: float = 0.03) -> SimulatedSolve:
@@ -120,6 +203,11 @@ def simulate(puzzle: Puzzle, solution: np.ndarray, kind: str, *, rng,
                        total_ms)
         t, c, d = _with_mistakes(cells, solution[cells], times, puzzle.size, rng, mistake_rate)
         return SimulatedSolve(kind, skill, t, c, d, np.zeros(t.size, dtype=bool))
+    if kind == "scanner":
+        cells, checks = scanner_order(puzzle, solution, rng)
+        times = _scanner_times(checks, total_ms, rng)
+        t, c, d = _with_mistakes(cells, solution[cells], times, puzzle.size, rng, mistake_rate)
+        return SimulatedSolve(kind, skill, t, c, d, np.zeros(t.size, dtype=bool))
     fast_ms = total_ms * float(np.exp(rng.normal(np.log(0.3), 0.3)))  # a copier is quick
     if kind == "row":
         cells = empty
@@ -133,6 +221,19 @@ def simulate(puzzle: Puzzle, solution: np.ndarray, kind: str, *, rng,
     elif kind == "careful":
         cells = run_once(puzzle, solution, np.uint64(rng.integers(0, 2 ** 63))).cells
         times = _flat_times(cells.size, total_ms, rng, 0.15)
+    elif kind == "steady":
+        cells = run_once(puzzle, solution, np.uint64(rng.integers(0, 2 ** 63))).cells
+        times = _steady_times(cells.size, rng)
+    elif kind == "assisted":
+        k = int(round(0.6 * honest.cells.size))
+        first = honest.cells[:k]
+        w = _step_weights(honest.technique[:k], honest.score[:k], honest.options[:k], rng)
+        t1 = _times(w, total_ms * 0.6)
+        done = set(first.tolist())
+        rest = np.array([c for c in empty if c not in done], dtype=np.int64)
+        t2 = t1[-1] + _steady_times(rest.size, rng)
+        cells = np.concatenate([first, rest])
+        times = np.concatenate([t1, t2])
     else:  # partial
         half = honest.cells.size // 2
         first = honest.cells[:half]
