@@ -1,22 +1,38 @@
 """Honest null distributions, per-signal tail probabilities, combination and thresholds.
 
-* **Null** (:func:`fit_null`): for each signal, a robust centre (median) and scale
-  (1.4826 × MAD, never below a floor) of its value over honest solves of the same
-  puzzle — simulated ones (:func:`honest_null`) until real unflagged solves take over.
-* **Tail probability** of one signal: its value standardised by the null, oriented so
-  that the odd direction is positive (``z``), and ``p = Φ̄(z)``, the normal upper tail.
-  A robust normal approximation rather than the raw empirical CDF, because a target
-  false-positive rate of 10⁻³ needs tails far beyond what 100–200 null solves resolve.
-* **Combination**: Fisher's method over the signals present, ``X = −2 Σ ln p_i`` against
-  χ² with 2k degrees of freedom, gives the combined p-value; ``anomaly = −log10 p``.
-* **Flag rule**: combined p below the target false-positive rate **and** at least two
-  signals individually below :data:`AGREE_P` — one odd signal is never enough.
-* **Per tournament**: Benjamini–Hochberg on the combined p-values (:func:`bh`).
-* **Players**: Stouffer's Z over a player's submissions (:func:`stouffer`), flagged at a
-  much stricter z (default 4.5).
+The nulls are built to hold for people unlike the simulator they start from:
 
-The bench script ``bench/detection_eval.py`` measures the honest false-positive rate
-this produces on simulated solves and reports how far the theoretical p-values are off.
+* **Null** (:func:`fit_null`): for each signal the normal that matches the odd-side
+  decile and quartile (for ``unforced`` a Poisson mean, twice the trimmed mean) of
+  honest solves of the puzzle — simulated ones at analysis time, the portal's own unflagged
+  solves per level once the nightly job has enough of them (the median and MAD ignore
+  the few cheats among them, which sit beyond the decile). Either way :func:`guard` widens it to at least the
+  variation seen between people (:data:`GUARD`): a scale never below its floor, a centre
+  never further into the odd side than its limit. A population that solves unlike the
+  simulator then moves a signal's p-value by little.
+* **Speed** is standardised where the solve is scored (:mod:`.signals`): against the
+  puzzle's expected time with the player's skill where the nightly fit knows it, and
+  for a player it does not know with the skill integrated over a prior as wide as real
+  players (:data:`SKILL_PRIOR_SD`: elite players 10x faster than the average sit 2.3 sd
+  out, not 6).
+* **Tail probability** of one signal: its value standardised by the null with the odd
+  direction positive (``z``) and ``p = Φ̄(z)``; for ``unforced`` the Poisson upper tail.
+* **Families**: signals that measure one thing (the two order correlations; the two
+  pacing measures) form a family whose p is the smallest member's times the number of
+  members (Bonferroni), so a habit is not counted twice.
+* **Combination**: Fisher's method over the families present gives the combined p;
+  ``anomaly = −log10 p``.
+* **Flag rule** (strong evidence only): combined p below the target false-positive rate
+  **and** either two families that agree (the strongest below :data:`LEAD_P`, a second
+  below :data:`AGREE_P`), or one family that can stand
+  alone (:data:`ALONE`) below :data:`STRONG_P` — something no person does.
+* **Per tournament**: Benjamini–Hochberg on the combined p-values (:func:`bh`).
+* **Players**: :func:`player_z` — Stouffer's Z over a player's solves, each solve's z
+  clipped to [−1, 6] (an ordinary solve cannot erase the others) and the sum
+  divided by its sd under a correlation :data:`PLAYER_RHO` between one person's solves.
+
+``bench/detection_eval.py`` measures the false-positive rate this gives on several
+honest-player models, one of them built on a solver this project did not write.
 """
 
 from __future__ import annotations
@@ -25,30 +41,94 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import chdtrc, ndtr
-from scipy.stats import norm
+from scipy.special import chdtrc, gammainc, ndtr, ndtri
 
-from .signals import LOW_IS_ODD
+from .signals import FAMILY, LOW_IS_ODD
 
-AGREE_P = 0.01
-SCALE_FLOOR = {"order_sa": 0.03, "order_consensus": 0.03, "deducible": 0.05,
-               "speed": 0.2, "pacing_cv": 0.03, "pacing_difficulty": 0.03, "paste": 0.5}
+LEAD_P = 0.01
+AGREE_P = 0.05
+STRONG_P = 1e-6
+ALONE = frozenset({"deduction", "pacing", "speed", "client"})
+SKILL_PRIOR_SD = 1.0   # log-speed spread of skills for a player without history
+SKILL_DRIFT_SD = 0.3   # how far a rated player's speed on one puzzle may stray
+PLAYER_RHO = 0.2       # correlation between one person's solves (same habits, same skill)
 CLIP_Z = 12.0
+P_MIN = 1e-300         # p-values live in the open interval (P_MIN, 1 - P_MIN)
+LOG_SIGNALS = frozenset({"pace_variation"})  # standardised on the log scale
+POISSON_SIGNALS = frozenset({"unforced"})    # null (poisson mean, 1)
+
+# (floor of the scale, limit of the centre toward the odd side) per signal: the least
+# variation between honest people that a null may claim. Set from the spread between
+# players in two honest models of different structure (bench/detection_eval.py) and
+# checked on a third built on another project's solver (see docs/detection.md).
+GUARD = {
+    "order_sa": (0.2, None),
+    "order_consensus": (0.2, None),
+    "unforced": (None, 2.0),           # poisson mean at least 2 bits
+    "pace_variation": (0.2, math.log(0.6)),
+    # people slow down on the steps *they* find hard, which our measure of a step's
+    # difficulty (singles on offer) only partly captures: pencilmark-model players
+    # correlate at a median 0.04. Only a marked negative correlation is evidence.
+    "pacing_difficulty": (0.2, 0.0),
+    "switch": (0.3, 0.4),
+    "paste": (0.5, 0.0),
+}
+
+
+def guard(name: str, centre: float, scale: float) -> tuple[float, float]:
+    """Widen one signal's null to at least the variation between people."""
+    floor, limit = GUARD.get(name, (None, None))
+    if name in POISSON_SIGNALS:
+        return (max(centre, limit), 1.0)
+    if floor is not None:
+        scale = max(scale, floor)
+    if limit is not None:
+        centre = min(centre, limit) if LOW_IS_ODD[name] else max(centre, limit)
+    return (float(centre), float(scale))
 
 
 def fit_null(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
-    """Robust (centre, scale) of each signal over honest solves."""
+    """Robust, guarded (centre, scale) of each signal over honest solves."""
     null = {}
     for name, values in samples.items():
+        if name == "speed" or name not in LOW_IS_ODD:
+            continue  # speed is standardised where it is computed
         v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
         if v.size < 5:
             continue
-        centre = float(np.median(v))
-        scale = float(1.4826 * np.median(np.abs(v - centre)))
-        null[name] = (centre, max(scale, SCALE_FLOOR.get(name, 0.01)))
-    if "paste" not in null:
-        null["paste"] = (0.0, SCALE_FLOOR["paste"])  # honest players do not paste
-    return null
+        if name in POISSON_SIGNALS:
+            trimmed = np.sort(v)[: max(1, int(0.9 * v.size))]
+            null[name] = guard(name, 2.0 * float(trimmed.mean()), 1.0)
+            continue
+        if name in LOG_SIGNALS:
+            v = np.log(np.maximum(v, 1e-6))
+        null[name] = guard(name, *_odd_tail_normal(v, LOW_IS_ODD[name]))
+    return complete(null)
+
+
+def _odd_tail_normal(v: np.ndarray, low_is_odd: bool) -> tuple[float, float]:
+    """(centre, scale) of the normal that matches the odd-side quartile and decile of
+    ``v``: what matters for a false positive is the odd tail, and a mixture of kinds of
+    people (fast and slow, steady and erratic) inflates a MAD without saying anything
+    about that tail. The two quantiles move little while copiers are a few per cent."""
+    if low_is_odd:
+        q10, q25 = np.quantile(v, [0.10, 0.25])
+        scale = (q25 - q10) / 0.6071     # Φ⁻¹(0.25) − Φ⁻¹(0.10)
+        return float(q10 + 1.2816 * scale), float(scale)
+    q75, q90 = np.quantile(v, [0.75, 0.90])
+    scale = (q90 - q75) / 0.6071
+    return float(q90 - 1.2816 * scale), float(scale)
+
+
+def complete(null: dict) -> dict[str, tuple[float, float]]:
+    """``null`` with the fixed nulls every puzzle has: speed N(0, 1), paste, and the
+    guard's own bounds for a signal no honest solve showed."""
+    out = {k: guard(k, *v) for k, v in null.items() if k in LOW_IS_ODD and k != "speed"}
+    out["speed"] = (0.0, 1.0)
+    for name, (floor, limit) in GUARD.items():
+        if limit is not None and name not in out:
+            out[name] = guard(name, limit, floor or 1.0)
+    return out
 
 
 @dataclass(frozen=True)
@@ -57,8 +137,8 @@ class SignalScore:
     value: float
     z: float           # standardised, odd direction positive
     p: float           # upper-tail probability under the honest null
-    centre: float      # the honest median
-    contribution: float  # share of the Fisher statistic
+    centre: float      # the honest median, on the value's own scale
+    contribution: float  # share of the Fisher statistic (its family's, split evenly)
 
 
 @dataclass(frozen=True)
@@ -66,35 +146,70 @@ class Verdict:
     anomaly: float
     p_value: float
     flagged: bool
-    reasons: tuple[str, ...]
+    reasons: tuple[str, ...]     # the signals behind the flag, strongest first
     signals: tuple[SignalScore, ...]
+    rule: str = ""               # which rule flagged it ("" when not flagged)
+    families: tuple[tuple[str, float], ...] = ()  # (family, p), strongest first
+
+
+def _open(p: float) -> float:
+    return min(max(p, P_MIN), 1.0 - 1e-16)
+
+
+def tail(name: str, value: float, centre: float, scale: float) -> tuple[float, float]:
+    """(z, p) of one signal's value under its null (see the module docstring)."""
+    if name in POISSON_SIGNALS:
+        # P(Poisson(λ) ≥ x) = P(Gamma(x) ≤ λ), smooth in x
+        p = _open(float(gammainc(value, centre))) if value > 0 else 1.0 - 1e-16
+        return float(np.clip(-ndtri(p), -CLIP_Z, CLIP_Z)), p
+    v = math.log(max(value, 1e-6)) if name in LOG_SIGNALS else value
+    z = (centre - v) / scale if LOW_IS_ODD[name] else (v - centre) / scale
+    z = float(np.clip(z, -CLIP_Z, CLIP_Z))
+    return z, _open(float(ndtr(-z)))
 
 
 def score(values: dict[str, float], null: dict[str, tuple[float, float]], *,
-          fpr: float = 1e-3, agree_p: float = AGREE_P) -> Verdict:
+          fpr: float = 1e-3, agree_p: float = AGREE_P, strong_p: float = STRONG_P
+          ) -> Verdict:
     """Combine one solve's signal values into a verdict (see the module docstring)."""
     parts = []
     for name, value in values.items():
         if name not in null or not math.isfinite(value):
             continue
         centre, scale = null[name]
-        z = (centre - value) / scale if LOW_IS_ODD[name] else (value - centre) / scale
-        z = float(np.clip(z, -CLIP_Z, CLIP_Z))
-        # ndtr(-z) and chdtrc are what norm.sf and chi2.sf compute, without the ~150 µs
-        # of argument handling per call of the distribution objects
-        parts.append((name, float(value), z, float(ndtr(-z)), centre))
+        z, p = tail(name, float(value), centre, scale)
+        shown = math.exp(centre) if name in LOG_SIGNALS else centre
+        parts.append((name, float(value), z, p, shown))
     if not parts:
-        return Verdict(0.0, 1.0, False, (), ())
-    logs = np.array([-2.0 * math.log(max(p, 1e-300)) for _, _, _, p, _ in parts])
-    stat = float(logs.sum())
-    p_comb = float(chdtrc(2 * len(parts), stat))
+        return Verdict(0.0, _open(1.0), False, (), ())
+    members: dict[str, list] = {}
+    for part in parts:
+        members.setdefault(FAMILY[part[0]], []).append(part)
+    fam_p = {f: _open(min(1.0, min(x[3] for x in ms) * len(ms))) for f, ms in members.items()}
+    logs = {f: -2.0 * math.log(p) for f, p in fam_p.items()}
+    stat = float(sum(logs.values()))
+    p_comb = _open(float(chdtrc(2 * len(fam_p), stat)))
     total = stat if stat > 0 else 1.0
-    signals = tuple(SignalScore(n, v, z, p, c, float(l / total))
-                    for (n, v, z, p, c), l in zip(parts, logs))
-    odd = tuple(s.name for s in sorted(signals, key=lambda s: s.p) if s.p < agree_p)
-    flagged = p_comb < fpr and len(odd) >= 2
-    anomaly = float(-math.log10(max(p_comb, 1e-300)))
-    return Verdict(anomaly, p_comb, flagged, odd if flagged else (), signals)
+    signals = tuple(SignalScore(n, v, z, p, c,
+                                float(logs[FAMILY[n]] / total / len(members[FAMILY[n]])))
+                    for n, v, z, p, c in parts)
+    ranked = tuple(sorted(fam_p.items(), key=lambda kv: kv[1]))
+    odd = [f for f, p in ranked if p < agree_p] if ranked[0][1] < LEAD_P else []
+    alone = [f for f, p in ranked if p < strong_p and f in ALONE]
+    rule = ""
+    if p_comb < fpr:
+        if len(odd) >= 2:
+            rule = "two"
+        elif alone:
+            rule = "alone"
+    flagged = bool(rule)
+    reasons = ()
+    if flagged:
+        used = odd if rule == "two" else alone[:1]
+        reasons = tuple(s.name for s in sorted(signals, key=lambda s: s.p)
+                        if FAMILY[s.name] in used and s.p < agree_p)
+    anomaly = max(0.0, float(-math.log10(p_comb)))
+    return Verdict(anomaly, p_comb, flagged, reasons, signals, rule, ranked)
 
 
 def bh(p_values, q: float = 0.05) -> np.ndarray:
@@ -111,12 +226,17 @@ def bh(p_values, q: float = 0.05) -> np.ndarray:
     return out
 
 
-def stouffer(p_values) -> float:
-    """Stouffer's Z of independent one-sided p-values (a player's submissions)."""
-    p = np.clip(np.asarray(p_values, dtype=float), 1e-300, 1.0)
+def player_z(p_values, rho: float = PLAYER_RHO) -> float:
+    """A player's accumulated evidence: Stouffer's Z over the solves' combined p-values,
+    each solve's z clipped to [−1, 6] (an ordinary solve cannot erase the others, an
+    extreme one counts as 6) and the sum scaled by its sd when one person's solves
+    correlate at ``rho`` (0 for an empty list)."""
+    p = np.clip(np.asarray(p_values, dtype=float), P_MIN, 1.0 - 1e-16)
     if p.size == 0:
         return 0.0
-    return float(norm.isf(p).sum() / math.sqrt(p.size))
+    z = np.clip(-ndtri(p), -1.0, 6.0)
+    n = p.size
+    return float(z.sum() / math.sqrt(n * (1.0 + (n - 1) * rho)))
 
 
 def honest_null(facts, *, rng, n: int = 120) -> dict[str, tuple[float, float]]:

@@ -6,7 +6,7 @@ range over the solves. The consensus order ranks the cells by that median (ties 
 the lowest rank). Each solve's agreement with the consensus is the Pearson correlation
 of its ranks with the consensus ranks over the cells it filled; the null of the
 ``order_consensus`` signal is the robust centre and scale of those correlations
-(median, 1.4826·MAD, floored as :func:`calibration.fit_null` floors ``order_consensus``).
+(median, 1.4826·MAD, widened by :func:`calibration.guard` to the variation between people).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .calibration import SCALE_FLOOR
+from .calibration import guard
 
 
 @dataclass(frozen=True, eq=False)
@@ -85,5 +85,5 @@ def consensus(solve: np.ndarray, cell: np.ndarray, rank: np.ndarray,
     if rho.size:
         centre = float(np.median(rho))
         mad = float(np.median(np.abs(rho - centre)))
-        null = (centre, max(1.4826 * mad, SCALE_FLOOR["order_consensus"]))
+        null = guard("order_consensus", centre, 1.4826 * mad)
     return Consensus(median, spread, null)

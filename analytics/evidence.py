@@ -1,10 +1,11 @@
 """One submission → its score and the evidence an organiser reads (pure; JSON-ready).
 
 :func:`score_solve` runs the whole chain: fill order → replay → signals → calibration →
-verdict, and returns a dict with ``anomaly``, ``p_value``, ``flagged``, ``reasons`` and
-``signals`` (value, percentile among honest solves, contribution, a one-sentence
-explanation each), the predicted and actual order as 2-D grids, the per-placement
-timeline with step difficulty, and the mistake counts.
+verdict, and returns a dict with ``anomaly``, ``p_value``, ``flagged``, ``reasons``,
+``rule`` and a one-line ``verdict``; per signal its value, how unusual it is among honest
+solves in words (``unusual``), whom it is compared with (``population``) and a plain
+sentence; the predicted and actual fill orders as 2-D grids of 1-based ranks; where the
+pace steadied part-way (``switch``); the per-placement timeline; the mistake counts.
 """
 
 from __future__ import annotations
@@ -15,9 +16,36 @@ import numpy as np
 
 from .calibration import score
 from .fill_order import fill_order
-from .signals import PuzzleFacts, compute, replay_solve
+from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
+                      unforced_bits)
 
 TECHNIQUE_NAMES = ("naked single", "hidden single", "not deducible")
+RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
+                "below 1 in 20, together below the false-positive target",
+         "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
+WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
+        "order_consensus": "cells filled in an order unlike this portal's players",
+        "unforced": "digits placed that the board did not yet force",
+        "speed": "faster than people solve this puzzle",
+        "pace_variation": "an even pace no person keeps",
+        "pacing_difficulty": "no slowing down on the hard steps",
+        "switch": "the pace turned machine-like part-way",
+        "paste": "paste events reported by the portal's client"}
+
+
+def rarity(p: float) -> str:
+    """How often honest solves are at least this unusual, at the precision the nulls
+    support: two significant figures down to 1 in 10,000, bounds beyond."""
+    if p < 1e-6:
+        return "below 1 in a million honest solves"
+    if p < 1e-4:
+        return "below 1 in 10,000 honest solves"
+    if p >= 0.5:
+        return "common among honest solves"
+    n = 1.0 / p
+    digits = max(0, len(str(int(n))) - 2)
+    n = int(round(n, -digits))
+    return f"about 1 in {n:,} honest solves"
 
 
 def _mmss(seconds: float) -> str:
@@ -26,33 +54,74 @@ def _mmss(seconds: float) -> str:
 
 
 def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: dict) -> str:
-    """A one-sentence reading of one signal."""
+    """A one-sentence reading of one signal, in an organiser's words."""
     if name == "order_sa":
-        return (f"filled {extra['filled']} cells in an order whose rank correlation with the "
-                f"SA-predicted order is {value:.2f}; honest players' median is {centre:.2f}")
+        return (f"the order of the {extra['filled']} placements agrees with how people "
+                f"are predicted to solve this puzzle at {value:.2f} (1 = the same order, "
+                f"0 = unrelated); a typical honest solve agrees at {centre:.2f}")
     if name == "order_consensus":
-        return (f"rank correlation with the order most players used on this puzzle is "
-                f"{value:.2f}; honest players' median is {centre:.2f}")
-    if name == "deducible":
-        return (f"{extra['deducible']} of {extra['filled']} placements ({value:.0%}) were a "
-                f"naked or hidden single on the board at that moment; honest players' "
-                f"median is {centre:.0%}")
+        return (f"the order agrees with the order this portal's players used at "
+                f"{value:.2f}; a typical honest solve agrees at {centre:.2f}")
+    if name == "unforced":
+        n = extra["unforced"]
+        if n == 0:
+            return ("every placement was forced by the board at that moment, or made "
+                    "where nothing was")
+        return (f"{n} placement{'s' if n != 1 else ''} put a digit where the board still "
+                f"allowed others while an obvious single was on offer elsewhere "
+                f"({value:.1f} bits of information the board did not give; people "
+                f"rarely need more than {centre:.0f})")
     if name == "speed":
         actual = extra["duration_s"]
         expected = math.exp(facts.expected_log_s - extra["skill"])
         ratio = expected / actual if actual > 0 else float("inf")
         word = f"{ratio:.1f}x faster than" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"
-        return (f"solved in {_mmss(actual)}, {word} the expected {_mmss(expected)} for this "
-                f"puzzle and player")
-    if name == "pacing_cv":
-        return (f"the intervals between placements vary with a coefficient of variation of "
-                f"{value:.2f} (honest median {centre:.2f}; below 0.25 is very even pacing)")
+        who = ("this player's usual pace" if extra["history"] else
+               "an average player (no history for this player: players up to 10x faster "
+               "than average are allowed for)")
+        return f"solved in {_mmss(actual)}, {word} the expected {_mmss(expected)} for {who}"
+    if name == "pace_variation":
+        spread = math.exp(value)
+        return (f"the time between placements varied by a typical factor of {spread:.1f} "
+                f"(honest players vary by about {math.exp(centre):.1f} or more; 1.0 would "
+                f"be a metronome)")
     if name == "pacing_difficulty":
-        return (f"delays correlate with step difficulty at {value:.2f} (honest median "
-                f"{centre:.2f}): people slow down where fewer cells are deducible")
+        return (f"delays correlate with how hard each step was at {value:.2f} (people "
+                f"slow down on hard steps: typically {centre:.2f})")
+    if name == "switch":
+        k = extra["switch_at"]
+        if k < 0:
+            return "the pace did not change character along the solve"
+        return (f"from placement {k} on, the pace was {math.exp(value):.1f}x steadier "
+                f"than before")
     if name == "paste":
         return f"the portal's client reported {int(value)} paste events"
     return f"{name} = {value:.3g}"
+
+
+def verdict_line(verdict, extra: dict) -> str:
+    """The verdict in one sentence."""
+    if verdict.flagged:
+        what = "; ".join(dict.fromkeys(WHAT[r] for r in verdict.reasons))
+        return f"Flagged for review: {what} ({RULES[verdict.rule]})."
+    if not verdict.signals:
+        return "Not scored: too few placements to judge."
+    strongest = min(verdict.signals, key=lambda s: s.p)
+    if strongest.p >= 0.01:
+        return "Not flagged: nothing unusual for an honest solve."
+    return (f"Not flagged: the most unusual sign, {WHAT[strongest.name]}, is "
+            f"{rarity(strongest.p)}, which alone is not strong evidence.")
+
+
+def _ranks_1(values) -> list:
+    """1-based ranks of the non-NaN values, ties sharing the lowest (None for NaN)."""
+    v = np.asarray(values, dtype=float)
+    ok = np.isfinite(v)
+    out = [None] * v.size
+    ordered = np.sort(v[ok])
+    for c in np.flatnonzero(ok):
+        out[c] = int(np.searchsorted(ordered, v[c], side="left")) + 1
+    return out
 
 
 def _grid(values, size):
@@ -60,7 +129,8 @@ def _grid(values, size):
 
 
 def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
-                skill: float = 0.0, client: dict | None = None, fpr: float = 1e-3) -> dict:
+                skill: float = 0.0, client: dict | None = None, fpr: float = 1e-3,
+                sources: dict | None = None, history: bool = False) -> dict:
     """Score one solve and assemble its evidence (see the module docstring)."""
     fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
     rep = replay_solve(facts, fill)
@@ -68,28 +138,40 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, client=client, replayed=rep)
     verdict = score(values, null, fpr=fpr)
-    extra = {"filled": fill.filled, "deducible": int(np.sum(rep.technique != 2)),
-             "duration_s": duration_ms / 1000.0, "skill": skill}
+    _, split = change_point(rep.intervals_ms[1:])
+    extra = {"filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
+             "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
+             "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
+    sources = sources or {}
     size = facts.order * facts.order
-    predicted = [None if not np.isfinite(v) else int(round(v))
-                 for v in np.asarray(facts.predicted_rank, dtype=float)]
-    actual = [None if r < 0 else int(r) for r in fill.rank]
     return {
         "anomaly": round(verdict.anomaly, 4),
         "p_value": verdict.p_value,
         "flagged": verdict.flagged,
         "reasons": list(verdict.reasons),
-        "signals": [{"name": s.name, "value": round(s.value, 4),
-                     "percentile": round(100 * (1 - s.p), 2), "z": round(s.z, 3),
+        "rule": verdict.rule,
+        "verdict": verdict_line(verdict, extra),
+        "unusual": rarity(verdict.p_value),
+        "history": history,
+        "signals": [{"name": s.name, "what": WHAT[s.name], "family": FAMILY[s.name],
+                     "value": round(s.value, 4), "z": round(s.z, 3),
+                     "percentile": round(100 * (1 - s.p), 2), "p": s.p,
+                     "unusual": rarity(s.p),
+                     "population": sources.get(s.name, "simulated honest players"),
                      "contribution": round(s.contribution, 4),
                      "explanation": explain(s.name, s.value, s.centre, facts, extra)}
                     for s in verdict.signals],
+        "switch": {"from_placement": extra["switch_at"]} if extra["switch_at"] > 0 else None,
         "counts": {"filled": fill.filled, "mistakes": fill.mistakes,
                    "erasures": fill.erasures, "overwrites": fill.overwrites,
                    "notes": fill.notes, "complete": fill.complete},
         "givens": [int(g) for g in facts.givens],
-        "predicted_order": _grid(predicted, size),
-        "actual_order": _grid(actual, size),
+        # both orders as 1-based ranks over the empty cells; predicted ranks come from
+        # the median over SA runs, so cells with equal medians share the lowest rank
+        "predicted_order": _grid(_ranks_1(facts.predicted_rank), size),
+        "actual_order": _grid([None if r < 0 else int(r) + 1 for r in fill.rank], size),
+        "order_note": ("1 = filled first; predicted ranks are the median over simulated "
+                       "annealing runs, cells with equal medians share a rank"),
         "timeline": [{"t_ms": int(t), "cell": int(c), "technique": TECHNIQUE_NAMES[int(k)],
                       "singles_on_offer": int(o), "difficulty": round(float(d), 3)}
                      for t, c, k, o, d in zip(rep.times_ms, rep.cells, rep.technique,

@@ -111,6 +111,10 @@ class ScoringInputs:
     facts: PuzzleFacts
     facts_without_skill: PuzzleFacts
     null: Mapping[str, tuple[float, float]]
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict)  # whom each null is of
+
+
+SIMULATED = "simulated honest players"
 
 
 def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: list,
@@ -118,29 +122,39 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
                    rating: PuzzleRating | None = None) -> ScoringInputs:
     """Before any rating run: the calibrated expected time and the simulated nulls. With
     one: the fitted difficulty (or the prior shifted by the portal's offset), the fit's
-    residual sd with a speed null of N(0, 1), the consensus order with its null when the
-    puzzle has one, and the nulls learnt from real solves of puzzles of its level."""
-    null = {k: tuple(v) for k, v in model.null.items()}
-    expected, sd, consensus = model.expected_log_s, model.sd_log, None
-    unrated_sd = sd
+    residual sd, the consensus order with its null when the puzzle has one, and the
+    nulls learnt from real solves of puzzles of its level. Every null is guarded
+    (:func:`.calibration.complete`); speed is N(0, 1) of a value standardised by the
+    residual sd and, for a player without a fitted skill, the skill prior's spread."""
+    from .calibration import SKILL_DRIFT_SD, SKILL_PRIOR_SD, complete
+
+    null = dict(model.null)
+    sources = {name: SIMULATED for name in null}
+    expected, consensus = model.expected_log_s, None
+    # without history, a player's skill is integrated over a prior as wide as people
+    sd, unrated_sd = model.sd_log, float(np.hypot(model.sd_log, SKILL_PRIOR_SD))
     if run is not None:
         rating = rating or PuzzleRating(None, None, None, None)
         expected = (rating.difficulty if rating.difficulty is not None
                     else expected + run.mu)
-        sd = run.residual_sd
-        unrated_sd = float(np.hypot(sd, run.skill_sd))
-        null["speed"] = (0.0, 1.0)
+        sd = float(np.hypot(run.residual_sd, SKILL_DRIFT_SD))
+        unrated_sd = float(np.hypot(run.residual_sd, max(run.skill_sd, SKILL_PRIOR_SD)))
         for name, value in (run.level_nulls.get(str(rating.level)) or {}).items():
             null[name] = tuple(value)
+            sources[name] = f"this portal's solves of level-{rating.level} puzzles"
         if rating.consensus_fill_rank is not None and rating.consensus_null:
             consensus = per_cell(rating.consensus_fill_rank)
             null["order_consensus"] = tuple(rating.consensus_null)
+            sources["order_consensus"] = "this portal's solves of this puzzle"
+    null = complete(null)
     facts = PuzzleFacts(cells_of(givens), order, cells_of(solution),
                         per_cell(fill_rank_median), expected, sd, consensus)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
-    without = facts if run is None else dataclasses.replace(facts, sd_log=unrated_sd)
-    return ScoringInputs(facts, without, null)
+    without = dataclasses.replace(facts, sd_log=unrated_sd)
+    sources["speed"] = ("this portal's fitted puzzle difficulty" if run is not None
+                        else "the calibrated expected time of an average player")
+    return ScoringInputs(facts, without, null, sources)
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,3 +170,5 @@ class ScoreJob:
     raw: str
     skill: float
     fpr: float
+    sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    history: bool = False     # the player has a fitted skill

@@ -16,7 +16,7 @@ from .fill_order import fill_order
 from .ratings import correlations
 from .signals import PuzzleFacts, compute
 
-LEVEL_NULL_SIGNALS = ("order_sa", "deducible", "pacing_cv", "pacing_difficulty")
+LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "pace_variation", "pacing_difficulty", "switch")
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
 
 

@@ -1,26 +1,39 @@
 """Evidence from one solve: the signals, each a number with a direction.
 
-======================  ===========================================================  ======
-signal                  value                                                         odd if
-======================  ===========================================================  ======
-``order_sa``            Spearman ρ of the fill order with the SA-predicted median     low
-                        order (Křivánek 2011, §4.1)
-``order_consensus``     Spearman ρ with the human consensus order (median rank per    low
-                        cell over unflagged solves; only once the nightly job keeps
-                        one)
-``deducible``           share of placements that were a naked or hidden single on     low
-                        the board the player had at that moment (humans place what
-                        has become deducible; a copier places whatever is next)
-``speed``               log of the solve time minus the puzzle's expected log-time    low
-                        and the player's skill (in the calibration's residual sds)
-``pacing_cv``           coefficient of variation of the intervals between             low
-                        placements (Lichess treats move-time CV < 0.25 as flat)
-``pacing_difficulty``   Spearman ρ between each placement's delay and its             low
-                        difficulty (fewer singles on offer, not deducible = harder):
-                        humans slow down on hard steps, replay bots do not
-``paste``               client-reported paste events (only when the portal sends      high
-                        ``client``)
-======================  ===========================================================  ======
+Each signal measures something people do when they solve and a copier does not, or
+something people cannot do. Signals fall into families of evidence; two signals of one
+family (the two order correlations, the two pacing measures) are not independent, so
+the decision (:mod:`.calibration`) counts a family once.
+
+======================  ====================================================  ====  ==========
+signal                  value                                                 odd   family
+======================  ====================================================  ====  ==========
+``order_sa``            Spearman ρ of the fill order with the SA-predicted    low   order
+                        median order (Křivánek 2011, §4.1)
+``order_consensus``     Spearman ρ with the order this portal's players       low   order
+                        used on the puzzle (once the nightly job keeps one)
+``unforced``            bits the board did not give: over the placements      high  deduction
+                        that were not a naked or hidden single while some
+                        single was on offer, Σ log2 (digits the board still
+                        allowed in that cell). Stuck points (no single
+                        anywhere) do not count: people need a harder
+                        technique or a guess there.
+``speed``               log solve time below the expected one, in the         low   speed
+                        null's sds (expected time of the puzzle and, where
+                        known, the player's skill)
+``pace_variation``      sd of the log intervals between placements: people    low   pacing
+                        take seconds on one cell and minutes on another, a
+                        copier types at an even pace
+``pacing_difficulty``   Spearman ρ between each delay and the step's          low   pacing
+                        difficulty: people slow down on hard steps
+``switch``              how much steadier the pace became at the most likely  high  switch
+                        change point of the log intervals (log of the sd
+                        before over the sd after, at least
+                        :data:`SWITCH_MIN` placements each side): a solve
+                        that turns from human to machine part-way
+``paste``               client-reported paste events (only when the portal    high  client
+                        sends ``client``)
+======================  ====================================================  ====  ==========
 
 Mistakes and erasures are reported with the evidence but not scored: they are common
 among honest players and absent from most, so their absence proves little.
@@ -36,11 +49,17 @@ from fairgrid.solvers.propagation import NOT_DEDUCIBLE, replay
 
 from .fill_order import FillOrder
 
-SIGNALS = ("order_sa", "order_consensus", "deducible", "speed", "pacing_cv",
-           "pacing_difficulty", "paste")
-LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "deducible": True, "speed": True,
-              "pacing_cv": True, "pacing_difficulty": True, "paste": False}
+SIGNALS = ("order_sa", "order_consensus", "unforced", "speed", "pace_variation",
+           "pacing_difficulty", "switch", "paste")
+LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "unforced": False, "speed": True,
+              "pace_variation": True, "pacing_difficulty": True, "switch": False,
+              "paste": False}
+FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deduction",
+          "speed": "speed", "pace_variation": "pacing", "pacing_difficulty": "pacing",
+          "switch": "switch", "paste": "client"}
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
+SWITCH_MIN = 8  # placements on each side of a change point
+INTERVAL_FLOOR_MS = 50.0  # intervals below this are one gesture (the log needs a floor)
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:
@@ -93,16 +112,53 @@ class Replayed:
     times_ms: np.ndarray
     technique: np.ndarray     # 0 naked single, 1 hidden single, 2 not deducible
     options: np.ndarray       # singles on offer at that moment
+    cands: np.ndarray         # digits the board still allowed in the placed cell
     intervals_ms: np.ndarray  # time since the previous placement (first: since start)
     difficulty: np.ndarray    # the step difficulty used by pacing_difficulty
 
 
+def unforced_bits(rep: Replayed) -> np.ndarray:
+    """Per placement, the bits the board did not give (0 for singles and stuck points)."""
+    unforced = (rep.technique == NOT_DEDUCIBLE) & (rep.options > 0)
+    return np.where(unforced, np.log2(np.maximum(rep.cands, 1)), 0.0)
+
+
+def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
+    """(statistic, split) of the point where the pace steadies most: the split ``k`` (an
+    index into ``intervals_ms``) of the most likely change in mean and variance of the
+    log intervals (the Gaussian likelihood ratio), among splits with at least
+    :data:`SWITCH_MIN` intervals each side after which the pace is steadier; the
+    statistic is log(sd before / sd after) there. (0.0, -1) when the solve is too short
+    or the pace never steadies."""
+    li = np.log(np.maximum(np.asarray(intervals_ms, dtype=float), INTERVAL_FLOOR_MS))
+    n = li.size
+    if n < 2 * SWITCH_MIN:
+        return 0.0, -1
+    # running sums give every split's two variances in one pass
+    c1 = np.cumsum(li)
+    c2 = np.cumsum(li * li)
+    k = np.arange(SWITCH_MIN, n - SWITCH_MIN + 1)
+    m1 = c1[k - 1] / k
+    v1 = np.maximum(c2[k - 1] / k - m1 * m1, 0.0025)
+    rest = n - k
+    m2 = (c1[-1] - c1[k - 1]) / rest
+    # the sd after is floored at 0.05 (±5 %): below that it only measures rounding
+    v2 = np.maximum((c2[-1] - c2[k - 1]) / rest - m2 * m2, 0.0025)
+    steadier = v2 < v1
+    if not steadier.any():
+        return 0.0, -1
+    v = max(float(li.var()), 0.0025)
+    lr = np.where(steadier, n * np.log(v) - k * np.log(v1) - rest * np.log(v2), -np.inf)
+    best = int(np.argmax(lr))
+    return float(0.5 * np.log(v1[best] / v2[best])), int(k[best])
+
+
 def replay_solve(facts: PuzzleFacts, fill: FillOrder) -> Replayed:
-    tech, options = replay(facts.givens, facts.order, fill.cells, facts.solution)
+    tech, options, cands = replay(facts.givens, facts.order, fill.cells, facts.solution)
     times = fill.times_ms.astype(float)
     intervals = np.diff(np.concatenate([[0.0], times]))
     difficulty = 1.0 / np.maximum(options, 1) + (tech == NOT_DEDUCIBLE)
-    return Replayed(fill.cells, fill.times_ms, tech, options, intervals, difficulty)
+    return Replayed(fill.cells, fill.times_ms, tech, options, cands, intervals, difficulty)
 
 
 def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: float = 0.0,
@@ -121,13 +177,15 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
             rho = spearman(mine, np.asarray(facts.consensus_rank, dtype=float)[cells])
             if np.isfinite(rho):
                 out["order_consensus"] = rho
-        out["deducible"] = float(np.mean(rep.technique != NOT_DEDUCIBLE))
+        out["unforced"] = float(unforced_bits(rep).sum())
         iv = rep.intervals_ms[1:]  # the first interval includes reading the puzzle
         if iv.size >= 3 and iv.mean() > 0:
-            out["pacing_cv"] = float(iv.std() / iv.mean())
+            out["pace_variation"] = float(np.log(np.maximum(iv, INTERVAL_FLOOR_MS)).std())
             rho = spearman(iv, rep.difficulty[1:])
             if np.isfinite(rho):
                 out["pacing_difficulty"] = rho
+        if iv.size >= 2 * SWITCH_MIN:
+            out["switch"] = change_point(iv)[0]
     if duration_ms > 0 and fill.complete:
         out["speed"] = float((np.log(duration_ms / 1000.0) - facts.expected_log_s + skill)
                              / facts.sd_log)

@@ -12,8 +12,8 @@ def _rank_text(grid_rows, cell_width: int) -> list[str]:
     for r, row in enumerate(grid_rows):
         if r and r % order == 0:
             lines.append("-+-".join(["-" * ((cell_width + 1) * order - 1)] * order))
-        cells = ["·".rjust(cell_width) if v is None else str(v + 1 if isinstance(v, int) and
-                 v >= 0 else v).rjust(cell_width) for v in row]
+        cells = ["·".rjust(cell_width) if v is None else str(v).rjust(cell_width)
+                 for v in row]
         blocks = [" ".join(cells[b * order:(b + 1) * order]) for b in range(order)]
         lines.append(" | ".join(blocks))
     return lines
@@ -29,20 +29,21 @@ def print_report(doc: dict, png: str | None = None) -> None:
         print("not scored yet (its puzzle is still being analysed)")
         return
     verdict = "FLAGGED for review" if score["flagged"] else "not flagged"
-    print(f"{verdict}: anomaly {score['anomaly']:.2f} (p = {score['p_value']:.2g})"
-          + (f"; reasons: {', '.join(score['reasons'])}" if score["reasons"] else ""))
+    print(score.get("verdict") or verdict)
+    print(f"anomaly {score['anomaly']:.2f}; a solve at least this unusual: "
+          f"{score.get('unusual', '')}")
     counts = score["counts"]
     print(f"{counts['filled']} cells filled, {counts['mistakes']} mistakes, "
           f"{counts['erasures']} erasures, {counts['overwrites']} overwrites\n")
     for s in sorted(score["signals"], key=lambda s: -s["contribution"]):
-        print(f"  {s['name']:<18} {s['value']:>8.3f}  odder than {s['percentile']:5.1f}% of "
-              f"honest solves: {s['explanation']}")
-    pred = [[None if v is None else v - 1 for v in row] for row in score["predicted_order"]]
-    actual = score["actual_order"]
+        print(f"  {s.get('what', s['name'])}: {s.get('unusual', '')} "
+              f"(against {s.get('population', 'simulated honest players')})\n"
+              f"      {s['explanation']}")
+    pred, actual = score["predicted_order"], score["actual_order"]
     width = max(2, len(str(len(score["timeline"]))))
     left, right = _rank_text(pred, width), _rank_text(actual, width)
     pad = max(len(x) for x in left)
-    print(f"\n{'predicted order (SA)':<{pad}}    this solve")
+    print(f"\n{'predicted order (SA), 1 = first':<{pad}}    this solve")
     for a, b in zip(left, right):
         print(f"{a:<{pad}}    {b}")
     if png:
@@ -51,7 +52,7 @@ def print_report(doc: dict, png: str | None = None) -> None:
         from .plots import orders_side_by_side
 
         flat_p = [np.nan if v is None else v for row in score["predicted_order"] for v in row]
-        flat_a = [np.nan if v is None else v + 1 for row in actual for v in row]
+        flat_a = [np.nan if v is None else v for row in actual for v in row]
         givens = np.array(score["givens"])
         size = len(actual)
         orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),

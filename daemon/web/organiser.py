@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
-from fairgrid.analytics.calibration import bh, stouffer
+from fairgrid.analytics.calibration import bh, player_z
 
 from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
@@ -108,7 +108,7 @@ async def get_player(request: web.Request) -> web.Response:
              "complete": r["complete"], "status": r["status"], "anomaly": r["anomaly"],
              "flagged": r["flagged"]} for r in rows]
     pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
-    z = stouffer(pvals) if pvals else None
+    z = player_z(pvals) if pvals else None
     threshold = request.app[CTX].settings.scoring_player_z
     return web.json_response({
         "portal": portal, "player_id": player,

@@ -58,7 +58,7 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]
         ev = score_solve(job.facts, job.null, cols["t_ms"][lo:hi], cols["cell"][lo:hi],
                          cols["digit"][lo:hi], cols["note"][lo:hi].astype(bool),
                          skill=job.skill, client=client if isinstance(client, dict) else None,
-                         fpr=job.fpr)
+                         fpr=job.fpr, sources=job.sources, history=job.history)
         out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
     return out
 
@@ -212,7 +212,8 @@ class Scorer:
         rated = row["skill"] is not None
         return ScoreJob(inputs.facts if rated else inputs.facts_without_skill, inputs.null,
                         int(row["sub_key"]), row["raw"],
-                        float(row["skill"]) if rated else 0.0, self._settings.scoring_fpr)
+                        float(row["skill"]) if rated else 0.0, self._settings.scoring_fpr,
+                        inputs.sources, rated)
 
     async def _load_inputs(self, puzzle_id: str, run_id: str | None) -> None:
         """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and

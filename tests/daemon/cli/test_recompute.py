@@ -33,7 +33,9 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     rep = run("report", "demo", "s-2", "--config", cfg, "--png", str(tmp_path / "r.png"))
     assert rep.returncode == 0, rep.stderr
     assert "predicted order (SA)" in rep.stdout and "this solve" in rep.stdout
-    assert "order_sa" in rep.stdout and (tmp_path / "r.png").stat().st_size > 10_000
+    # plain words, the population named, no internal signal names
+    assert "against simulated honest players" in rep.stdout and "order_sa" not in rep.stdout
+    assert (tmp_path / "r.png").stat().st_size > 10_000
     missing = run("report", "demo", "nope", "--config", cfg)
     assert missing.returncode == 2 and "404" in missing.stderr
     # simulated traffic from the command line

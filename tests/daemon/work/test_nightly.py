@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from datetime import datetime, timedelta, timezone
 
 import duckdb
@@ -101,8 +102,9 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
     bands = json.loads(con.execute("SELECT band_nulls FROM rating_runs").fetchone()[0])
     assert bands and summary["band_null_levels"] == sorted(bands)
     for null in bands.values():
-        assert null["deducible"][0] == pytest.approx(1.0, abs=0.5)
-        assert null["pacing_cv"][0] == pytest.approx(0.0, abs=0.05)
+        # every null at least as wide as people differ, whatever these solves show
+        assert null["unforced"][0] >= 2.0
+        assert null["pace_variation"][0] <= math.log(0.6) and null["pace_variation"][1] >= 0.2
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == summary["run_id"]
     assert con.execute("SELECT status FROM job_runs").fetchone()[0] == "success"
     assert len(summary["rescore"]) == truth["n"]

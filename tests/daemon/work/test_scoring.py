@@ -46,17 +46,19 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     assert doc["status"] == "ready"
     ratings = doc["ratings"]
     assert 1 <= ratings["level"] <= 5 and ratings["expected_time_s"] > 0
-    assert {"order_sa", "deducible", "pacing_cv", "speed"} <= set(ratings["null"])
+    assert {"order_sa", "unforced", "pace_variation", "speed"} <= set(ratings["null"])
 
     copy = await wait_scored(client, "copy")
     score = copy["score"]
     assert copy["status"] == "scored" and score["flagged"]
-    assert score["p_value"] < 1e-3 and len(score["reasons"]) >= 2
+    assert score["p_value"] < 1e-3 and score["reasons"] and score["rule"]
+    assert score["verdict"].startswith("Flagged for review")
     names = {s["name"] for s in score["signals"]}
-    assert {"order_sa", "deducible", "speed", "pacing_cv"} <= names
-    assert all(s["explanation"] for s in score["signals"])
+    assert {"order_sa", "unforced", "speed", "pace_variation"} <= names
+    assert all(s["explanation"] and s["unusual"] and s["population"]
+               for s in score["signals"])
     assert len(score["predicted_order"]) == 9 and len(score["actual_order"][0]) == 9
-    assert score["actual_order"][0][0] == 0  # r1c1 was filled first
+    assert score["actual_order"][0][0] == 1  # r1c1 was filled first (ranks are 1-based)
     assert len(score["timeline"]) == 49 and score["flag"]["state"] == "open"
 
     # an honest simulated solve of the same puzzle, at the expected pace
