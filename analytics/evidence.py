@@ -23,6 +23,14 @@ TECHNIQUE_NAMES = ("naked single", "hidden single", "not deducible")
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
+NAMES = {"order_sa": "order against how people solve this puzzle",
+         "order_consensus": "order against this portal's players",
+         "unforced": "digits the board did not yet force",
+         "speed": "speed",
+         "pace_variation": "evenness of pace",
+         "pacing_difficulty": "slowing on hard steps",
+         "switch": "change of pace part-way",
+         "paste": "paste events"}
 WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
         "order_consensus": "cells filled in an order unlike this portal's players",
         "unforced": "digits placed that the board did not yet force",
@@ -69,8 +77,8 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                     "where nothing was")
         return (f"{n} placement{'s' if n != 1 else ''} put a digit where the board still "
                 f"allowed others while an obvious single was on offer elsewhere "
-                f"({value:.1f} bits of information the board did not give; people "
-                f"rarely need more than {centre:.0f})")
+                f"({value:.1f} bits of information the board did not give; honest "
+                f"solves are allowed about {centre:.0f} on average)")
     if name == "speed":
         actual = extra["duration_s"]
         expected = math.exp(facts.expected_log_s - extra["skill"])
@@ -87,7 +95,8 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                 f"be a metronome)")
     if name == "pacing_difficulty":
         return (f"delays correlate with how hard each step was at {value:.2f} (people "
-                f"slow down on hard steps: typically {centre:.2f})")
+                f"usually slow down on hard steps, above 0; a copier's delays are "
+                f"unrelated, near 0)")
     if name == "switch":
         k = extra["switch_at"]
         if k < 0:
@@ -109,8 +118,9 @@ def verdict_line(verdict, extra: dict) -> str:
     strongest = min(verdict.signals, key=lambda s: s.p)
     if strongest.p >= 0.01:
         return "Not flagged: nothing unusual for an honest solve."
-    return (f"Not flagged: the most unusual sign, {WHAT[strongest.name]}, is "
-            f"{rarity(strongest.p)}, which alone is not strong evidence.")
+    return (f"Not flagged: the most unusual sign is {WHAT[strongest.name]} "
+            f"({rarity(strongest.p)}), but this kind of evidence alone does not flag a "
+            f"solve.")
 
 
 def _ranks_1(values) -> list:
@@ -139,6 +149,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     values = compute(facts, fill, duration_ms, skill=skill, client=client, replayed=rep)
     verdict = score(values, null, fpr=fpr)
     _, split = change_point(rep.intervals_ms[1:])
+    if not any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
+        split = -1  # where the pace steadied is only news when it steadied unusually
     extra = {"filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
@@ -153,7 +165,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         "verdict": verdict_line(verdict, extra),
         "unusual": rarity(verdict.p_value),
         "history": history,
-        "signals": [{"name": s.name, "what": WHAT[s.name], "family": FAMILY[s.name],
+        "signals": [{"name": s.name, "what": NAMES[s.name], "family": FAMILY[s.name],
                      "value": round(s.value, 4), "z": round(s.z, 3),
                      "percentile": round(100 * (1 - s.p), 2), "p": s.p,
                      "unusual": rarity(s.p),
