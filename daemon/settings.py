@@ -94,7 +94,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Target false-positive rate of a submission flag among honest solves "
             "(the combined p-value threshold)."),
     Setting("scoring.player_z", float, 4.5,
-            "Stouffer's Z over a player's submissions at which the player is flagged."),
+            "The player's accumulated evidence (a correlation-adjusted Stouffer's Z over "
+            "their scored solves) at which the player is flagged."),
+    Setting("scoring.player_flags", int, 3,
+            "Flagged solves at which a player is flagged whatever their Z."),
     Setting("nightly.cron", str, "0 3 * * *",
             "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
     Setting("nightly.min_solves", int, 20,
@@ -136,6 +139,7 @@ class Settings:
     analysis_seed: int = 0
     scoring_fpr: float = 0.001
     scoring_player_z: float = 4.5
+    scoring_player_flags: int = 3
     nightly_cron: str = "0 3 * * *"
     nightly_min_solves: int = 20
     nightly_rescore_days: int = 7

@@ -109,16 +109,20 @@ async def get_player(request: web.Request) -> web.Response:
              "flagged": r["flagged"]} for r in rows]
     pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
     z = player_z(pvals) if pvals else None
-    threshold = request.app[CTX].settings.scoring_player_z
+    settings = request.app[CTX].settings
+    threshold = settings.scoring_player_z
+    n_flagged = sum(1 for s in subs if s["flagged"])
     return web.json_response({
         "portal": portal, "player_id": player,
         "aggregate": {"submissions": len(subs),
                       "complete": sum(1 for s in subs if s["complete"]),
                       "scored": sum(1 for s in subs if s["status"] == "scored"),
-                      "flagged": sum(1 for s in subs if s["flagged"]),
+                      "flagged": n_flagged,
                       "stouffer_z": None if z is None else round(z, 3),
                       "player_flag_threshold": threshold,
-                      "player_flagged": z is not None and z >= threshold},
+                      "player_flag_count": settings.scoring_player_flags,
+                      "player_flagged": (z is not None and z >= threshold)
+                      or n_flagged >= settings.scoring_player_flags},
         "submissions": subs})
 
 
