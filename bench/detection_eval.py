@@ -1,149 +1,398 @@
-"""Detection quality on simulated solves: ROC AUC, TPR at FPR 1e-3, honest FPR.
+"""Detection quality against several honest-player models: a season, cold start and after
+the nightly job.
 
-    python bench/detection_eval.py [--puzzles 50] [--honest 60] [--cheats 8] [--jobs 2]
+    python bench/detection_eval.py [--puzzles 60] [--players 56] [--per-player 20]
+                                   [--cheaters 4] [--jobs N] [--out FILE.json]
 
-Puzzles: sudoku.org.uk dailies of all four site levels (../shared/data). For each puzzle
-the daemon's analysis runs as in production (SA fill-order prediction, human-model
-ratings, expected time from the shipped calibration, honest nulls from simulated honest
-solves with the analysis seed); then *fresh* simulated solves (other seeds) are scored:
-``--honest`` honest players and ``--cheats`` of each cheater kind per puzzle.
+Puzzles: sudoku.org.uk dailies, as many of each of the site's four levels (../shared/data).
+Each puzzle gets the daemon's production analysis (SA fill-order prediction, human-model
+ratings, expected time from the shipped calibration, nulls from simulated honest solves).
 
-Prints, per cheater kind, ROC AUC of the anomaly score against the honest solves and the
-true-positive rate at the anomaly threshold that lets through 1 in 1,000 honest solves;
-the honest false-positive rate of the default flag rule; and draws docs/img/detection_roc.png.
-Caveat printed with the results: honest solves come from the same simulator the nulls
-are fitted on, so the honest FPR here is a best case; real players will differ.
+Players, each solving ``--per-player`` puzzles drawn at random:
+
+* honest, ``--players`` for every (model, speed): three models of different structure —
+  ``fairgrid`` (the propagation model the cold-start nulls are simulated from),
+  ``scanner`` (digit sweeps, scan-effort think times with breaks; shares no code with
+  it) and ``pencilmark`` (the technique-by-technique steps of PyPI's pencilmark, a
+  grader this project did not write; needs the test extras) — at 0.3x, 1x and 3x the
+  speed of the shipped calibration (and 6x, a field of tournament players), each person's skill drawn from N(0, 0.5) around it;
+* cheaters, ``--cheaters`` per kind, each copying on half of their puzzles (honest,
+  fairgrid model, on the rest).
+
+Phase 1, cold start: every solve scored against the analysis alone. Phase 2, after the
+nightly job: ratings and skills fitted on the first two thirds of the puzzles' solves not
+flagged at cold start, per-level nulls and consensus orders learnt from them; every solve
+re-scored (the last third of the puzzles are "new": prior difficulty, learnt level nulls).
+Players: the correlation-adjusted Stouffer Z over each player's re-scored season.
+
+Prints the honest false-positive rate per model, speed and site level in both phases,
+each cheat kind's ROC AUC and catch rate, the players flagged; draws
+docs/img/detection_roc.png; ``--out`` writes the figures as JSON.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
+from _common import DOCS_IMG, machine, org_uk_rows
 
-from _common import DOCS_IMG, org_uk_rows
+MODELS = ("fairgrid", "scanner", "pencilmark")
+SPEEDS = (0.3, 1.0, 3.0, 6.0)
+SKILL_SD = 0.5
+SITE_LEVELS = ("Gentle", "Moderate", "Tough", "Diabolical")
 
 
-def _one_puzzle(args):
-    text, solution, seed, n_honest, n_cheat = args
-    from fairgrid.analytics.evidence import score_solve
-    from fairgrid.analytics.signals import PuzzleFacts
-    from fairgrid.analytics.simulate import CHEATS, simulate
+def _analyse(args):
+    """The production analysis of one puzzle (as the daemon's pool runs it)."""
+    text, solution, seed = args
     from fairgrid.analytics import puzzle_model
     from fairgrid.solvers import parse
     from fairgrid.solvers.fill_order import predict_fill_order
 
-    puzzle = parse(text)
-    t0 = time.perf_counter()
-    pred = predict_fill_order(puzzle, seed=seed, runs=50, budget_s=10, jobs=1)
+    pred = predict_fill_order(parse(text), seed=seed, runs=50, budget_s=10, jobs=1)
     median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
     model = puzzle_model.build(text, solution, median, seed)
-    analysis_s = time.perf_counter() - t0
-    sol = np.array([int(c) for c in solution])
-    rank = np.array([np.nan if v is None else v for v in median], dtype=float)
-    facts = PuzzleFacts(puzzle.givens, 3, sol, rank, model.expected_log_s, model.sd_log)
-    null = dict(model.null)
-    rng = np.random.default_rng(seed + 1_000_000)
+    return median, model.to_json()
+
+
+def _log(kind, model, text, sol, rng, expected_log_s, sd_log, speed, skill):
+    """One simulated move log: (t_ms, cell, digit, note)."""
+    from fairgrid.analytics.simulate import simulate
+    from fairgrid.solvers import parse
+
+    puzzle = parse(text)
+    centre = expected_log_s - np.log(speed)
+    if kind == "honest" and model == "pencilmark":
+        from honest_pencilmark import pencilmark_solve
+        total_s = float(np.exp(centre - skill + rng.normal(0, sd_log)))
+        return pencilmark_solve(text, sol, rng, total_s=total_s)
+    sim_kind = {"fairgrid": "honest", "scanner": "scanner"}[model] if kind == "honest" \
+        else kind
+    sim = simulate(puzzle, sol, sim_kind, rng=rng, expected_log_s=centre, sd_log=sd_log,
+                   skill=skill)
+    return sim.t_ms, sim.cell, sim.digit, sim.note
+
+
+def _score(inputs, logs, skills):
+    from fairgrid.analytics.evidence import score_solve
     out = []
-    score_times = []
-    for kind, n in [("honest", n_honest)] + [(c, n_cheat) for c in CHEATS]:
-        for _ in range(n):
-            sim = simulate(puzzle, sol, kind, rng=rng, expected_log_s=facts.expected_log_s,
-                           sd_log=facts.sd_log)
-            t1 = time.perf_counter()
-            ev = score_solve(facts, null, sim.t_ms, sim.cell, sim.digit, sim.note)
-            score_times.append(time.perf_counter() - t1)
-            out.append((kind, ev["anomaly"], ev["flagged"]))
-    return out, analysis_s, score_times, model["level"]
+    for (t, c, d, n), skill in zip(logs, skills):
+        facts = inputs.facts if skill is not None else inputs.facts_without_skill
+        t0 = time.perf_counter()
+        ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0)
+        spent = time.perf_counter() - t0
+        out.append((ev["p_value"], ev["anomaly"], ev["flagged"], ev["rule"],
+                    {x["name"]: round(x["p"], 8) for x in ev["signals"]}, spent))
+    return out
+
+
+def _solve_puzzle(args):
+    """Simulate every solve of one puzzle and score it at cold start."""
+    j, text, solution, median, model_doc, plays, seed = args
+    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
+
+    model = PuzzleModel.from_json(model_doc)
+    inputs = scoring_inputs(text, 3, solution, median, model)
+    sol = np.array([int(ch) for ch in solution])
+    rng = np.random.default_rng(seed)
+    logs = []
+    for player, kind, hm, speed, skill in plays:
+        logs.append(_log(kind, hm, text, sol, rng, model.expected_log_s, model.sd_log,
+                         speed, skill))
+    return j, logs, _score(inputs, logs, [None] * len(logs))
+
+
+def _rescore(args):
+    j, text, solution, median, model_doc, run, rating, logs, skills = args
+    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
+
+    inputs = scoring_inputs(text, 3, solution, median, PuzzleModel.from_json(model_doc),
+                            run, rating)
+    return j, _score(inputs, logs, skills)
 
 
 def auc(pos, neg):
     """ROC AUC by the Mann-Whitney statistic (ties count half)."""
-    pos, neg = np.asarray(pos), np.asarray(neg)
     from scipy.stats import rankdata
+    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
+    if not pos.size or not neg.size:
+        return float("nan")
     r = rankdata(np.concatenate([pos, neg]))
     return float((r[:pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))
 
 
+def _nightly(puzzles, solves, cold, fitted_puzzles):
+    """The nightly job's arithmetic on the solves of ``fitted_puzzles`` not flagged at
+    cold start: (RatingRun, {j: PuzzleRating}, {player: skill})."""
+    from fairgrid.analytics import recalibration
+    from fairgrid.analytics.consensus import consensus
+    from fairgrid.analytics.expected_time import load_default
+    from fairgrid.analytics.fill_order import fill_order
+    from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun,
+                                                 cells_of, per_cell)
+    from fairgrid.analytics.ratings import fit_ratings
+    from fairgrid.analytics.signals import PuzzleFacts
+
+    cal = load_default()
+    keep = [k for k, s in enumerate(solves) if s["j"] in fitted_puzzles and not cold[k][2]]
+    pj = sorted(fitted_puzzles)
+    jpos = {j: a for a, j in enumerate(pj)}
+    players = sorted({solves[k]["player"] for k in keep})
+    ppos = {p: a for a, p in enumerate(players)}
+    models = {j: PuzzleModel.from_json(puzzles[j]["model"]) for j in pj}
+    prior = np.array([cal.expected_log_time(models[j].metrics) for j in pj])
+    log_t = np.log([solves[k]["log"][0][-1] / 1000.0 for k in keep])
+    fit = fit_ratings(log_t, np.array([jpos[solves[k]["j"]] for k in keep]),
+                      np.array([ppos[solves[k]["player"]] for k in keep]), prior,
+                      len(players))
+    lv = recalibration.levels(cal, fit.difficulty, float(fit.mu))
+    facts = {j: PuzzleFacts(cells_of(puzzles[j]["text"]), 3, cells_of(puzzles[j]["solution"]),
+                            per_cell(puzzles[j]["median"]), 0.0, 1.0) for j in pj}
+    sample = np.random.default_rng(0).permutation(keep)[:4000]
+    level_nulls = recalibration.level_nulls(
+        (str(lv[jpos[solves[k]["j"]]]), facts[solves[k]["j"]], *solves[k]["log"])
+        for k in sample)
+    ratings = {}
+    for j in pj:
+        mine = [k for k in keep if solves[k]["j"] == j]
+        rows = ([], [], [])
+        for a, k in enumerate(mine):
+            t, c, d, n = solves[k]["log"]
+            f = fill_order(t, c, d, n, facts[j].givens, facts[j].solution)
+            filled = np.flatnonzero(f.rank >= 0)
+            rows[0].extend([a] * filled.size)
+            rows[1].extend(filled.tolist())
+            rows[2].extend(f.rank[filled].tolist())
+        cons = consensus(np.array(rows[0]), np.array(rows[1]), np.array(rows[2]), 81) \
+            if len(mine) >= 20 else None
+        ranks = cons.as_lists()[0] if cons is not None else None
+        ratings[j] = PuzzleRating(float(fit.difficulty[jpos[j]]), int(lv[jpos[j]]), ranks,
+                                  cons.null if cons is not None else None)
+    run = RatingRun(float(fit.mu), float(fit.residual_sd), float(np.std(fit.skill)),
+                    level_nulls)
+    skills = {p: float(fit.skill[ppos[p]]) for p in players}
+    return run, ratings, skills, sorted(level_nulls)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--puzzles", type=int, default=50)
-    ap.add_argument("--honest", type=int, default=60)
-    ap.add_argument("--cheats", type=int, default=8)
+    ap.add_argument("--puzzles", type=int, default=60)
+    ap.add_argument("--players", type=int, default=56,
+                    help="honest players per (model, speed)")
+    ap.add_argument("--per-player", type=int, default=20)
+    ap.add_argument("--cheaters", type=int, default=4, help="cheating players per kind")
+    ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--out", help="write the figures as JSON to this file")
     args = ap.parse_args()
     from tqdm import tqdm
-    from fairgrid.analytics.simulate import CHEATS
 
+    from fairgrid.analytics.simulate import CHEATS
+    from fairgrid.analytics.puzzle_model import PuzzleRating
+
+    models = tuple(args.models.split(","))
+    if "pencilmark" in models:
+        try:
+            import honest_pencilmark  # noqa: F401
+        except ImportError as exc:
+            raise SystemExit(f"error: the pencilmark model needs the test extras "
+                             f"(pip install -e '.[test]'): {exc}")
+    t_start = time.perf_counter()
     rows = org_uk_rows()
     rng = np.random.default_rng(0)
     by_level = {}
     for r in rows:
         by_level.setdefault(r["level"], []).append(r)
     chosen = []
-    per = -(-args.puzzles // len(by_level))
-    for level, rs in sorted(by_level.items()):
+    per = -(-args.puzzles // len(SITE_LEVELS))
+    for level in SITE_LEVELS:
+        rs = by_level[level]
         chosen += [rs[i] for i in rng.choice(len(rs), min(per, len(rs)), replace=False)]
     chosen = chosen[:args.puzzles]
-    tasks = [(r["puzzle"], r["solution"], 1000 + i, args.honest, args.cheats)
-             for i, r in enumerate(chosen)]
-    results, analysis, score_times, levels = [], [], [], []
-    with ProcessPoolExecutor(args.jobs) as pool:
-        for out, a_s, st, lvl in tqdm(pool.map(_one_puzzle, tasks), total=len(tasks),
-                                     desc="puzzles"):
-            results += out
-            analysis.append(a_s)
-            score_times += st
-            levels.append(lvl)
-    kinds = np.array([k for k, _, _ in results])
-    anomaly = np.array([a for _, a, _ in results])
-    flagged = np.array([f for _, _, f in results])
-    honest = anomaly[kinds == "honest"]
-    thr = float(np.quantile(honest, 0.999))
-    print(f"\n{len(chosen)} puzzles (fairgrid levels {sorted(set(levels))}), "
-          f"{honest.size} honest and {int((kinds != 'honest').sum())} cheating solves")
-    print(f"honest false-positive rate of the default flag rule: "
-          f"{flagged[kinds == 'honest'].mean():.4%} ({int(flagged[kinds == 'honest'].sum())} "
-          f"of {honest.size})")
-    print(f"anomaly threshold at honest FPR 1e-3 (empirical 99.9th percentile): {thr:.2f}")
-    print(f"\n{'cheater':<10} {'AUC':>6} {'TPR@1e-3':>9} {'flagged':>8}")
-    curves = {}
-    for kind in CHEATS:
-        a = anomaly[kinds == kind]
-        curves[kind] = a
-        print(f"{kind:<10} {auc(a, honest):6.3f} {np.mean(a > thr):9.1%} "
-              f"{flagged[kinds == kind].mean():8.1%}")
-    st = np.array(score_times) * 1000
-    print(f"\nscoring one solve (analytics only): median {np.median(st):.2f} ms, "
-          f"p99 {np.percentile(st, 99):.2f} ms; puzzle analysis median {np.median(analysis):.1f} s")
-    print("caveat: honest solves come from the simulator the nulls are fitted on; the honest "
-          "FPR on real players can only be measured on real, reviewed data")
+    n_p = len(chosen)
+    puzzles = [{"text": r["puzzle"], "solution": r["solution"], "site": r["level"]}
+               for r in chosen]
 
+    # players: (id, kind per solve, honest model, speed, skill)
+    plays_of = {j: [] for j in range(n_p)}
+    players = []
+    for hm in models:
+        for speed in SPEEDS:
+            for _ in range(args.players):
+                pid = len(players)
+                skill = float(rng.normal(0, SKILL_SD))
+                players.append({"id": pid, "model": hm, "speed": speed, "cheat": None})
+                for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
+                    plays_of[int(j)].append((pid, "honest", hm, speed, skill))
+    for kind in CHEATS:
+        for _ in range(args.cheaters):
+            pid = len(players)
+            skill = float(rng.normal(0, SKILL_SD))
+            players.append({"id": pid, "model": "fairgrid", "speed": 1.0, "cheat": kind})
+            picks = rng.choice(n_p, min(args.per_player, n_p), replace=False)
+            for a, j in enumerate(picks):
+                plays_of[int(j)].append((pid, kind if a % 2 == 0 else "honest",
+                                         "fairgrid", 1.0, skill))
+
+    with ProcessPoolExecutor(args.jobs) as pool:
+        tasks = [(r["puzzle"], r["solution"], 1000 + j) for j, r in enumerate(chosen)]
+        for j, (median, model) in enumerate(tqdm(pool.map(_analyse, tasks), total=n_p,
+                                                 desc="analysis", file=sys.stderr)):
+            puzzles[j]["median"], puzzles[j]["model"] = median, model
+        solves, cold = [], []
+        tasks = [(j, p["text"], p["solution"], p["median"], p["model"], plays_of[j],
+                  5000 + j) for j, p in enumerate(puzzles)]
+        for j, logs, scored in tqdm(pool.map(_solve_puzzle, tasks), total=n_p,
+                                    desc="cold start", file=sys.stderr):
+            for (pid, kind, hm, speed, _), log, sc in zip(plays_of[j], logs, scored):
+                solves.append({"j": j, "player": pid, "kind": kind, "model": hm,
+                               "speed": speed, "log": log})
+                cold.append(sc)
+        fitted = set(range(n_p * 2 // 3))
+        run, ratings, skills, nulled = _nightly(puzzles, solves, cold, fitted)
+        by_j = {}
+        for k, s in enumerate(solves):
+            by_j.setdefault(s["j"], []).append(k)
+        tasks = []
+        for j, ks in by_j.items():
+            p = puzzles[j]
+            rating = ratings.get(j) or PuzzleRating(None, int(np.clip(
+                p["model"]["level"], 1, 5)), None, None)
+            tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run,
+                          rating, [solves[k]["log"] for k in ks],
+                          [skills.get(solves[k]["player"]) for k in ks]))
+        after = [None] * len(solves)
+        for j, scored in tqdm(pool.map(_rescore, tasks), total=len(tasks),
+                              desc="after nightly", file=sys.stderr):
+            for k, sc in zip(by_j[j], scored):
+                after[k] = sc
+    report = _report(puzzles, players, solves, cold, after, run, nulled, models, args,
+                     time.perf_counter() - t_start)
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(report, fh, indent=1)
+    return 0
+
+
+def _report(puzzles, players, solves, cold, after, run, nulled, models, args, seconds):
+    from fairgrid.analytics.calibration import player_z
+    from fairgrid.analytics.simulate import CHEATS
+
+    kind = np.array([s["kind"] for s in solves])
+    model = np.array([s["model"] for s in solves])
+    speed = np.array([s["speed"] for s in solves])
+    site = np.array([puzzles[s["j"]]["site"] for s in solves])
+    cheater = np.array([players[s["player"]]["cheat"] is not None for s in solves])
+    honest = (kind == "honest") & ~cheater
+    report = {"machine": machine(), "date": time.strftime("%Y-%m-%d"),
+              "seconds": round(seconds), "puzzles": len(puzzles),
+              "honest_solves": int(honest.sum()), "phases": {}}
+    print(f"\n{len(puzzles)} puzzles; {int(honest.sum())} honest solves of "
+          f"{sum(p['cheat'] is None for p in players)} honest players; "
+          f"{int((kind != 'honest').sum())} cheats; nightly: mu {run.mu:+.2f}, residual sd "
+          f"{run.residual_sd:.2f}, skill sd {run.skill_sd:.2f}, level nulls for {nulled}")
+    for phase, res in (("cold start", cold), ("after nightly", after)):
+        p = np.array([r[0] for r in res])
+        anomaly = np.array([r[1] for r in res])
+        flagged = np.array([r[2] for r in res])
+        out = {"honest": {}, "cheats": {}}
+        print(f"\n== {phase}: honest solves flagged (target <= 0.1 % everywhere)")
+        print(f"{'model':<11}" + "".join(f"{f'{s}x':>14}" for s in SPEEDS)
+              + "".join(f"{lv:>14}" for lv in SITE_LEVELS) + f"{'all':>14}")
+        for hm in models:
+            cells = []
+            for mask_name, mask in ([(f"{s}x", speed == s) for s in SPEEDS]
+                                    + [(lv, site == lv) for lv in SITE_LEVELS]
+                                    + [("all", np.ones_like(honest))]):
+                sel = honest & (model == hm) & mask
+                n, f = int(sel.sum()), int(flagged[sel].sum())
+                out["honest"].setdefault(hm, {})[mask_name] = [f, n]
+                cells.append(f"{f:>5}/{n:<5} " + ("  " if f / max(n, 1) <= 1e-3 else "! "))
+            print(f"{hm:<11}" + "".join(f"{c:>14}" for c in cells))
+        below = int((p[honest] < 1e-3).sum())
+        out["honest_combined_below_fpr"] = below
+        print(f"honest solves with a combined p below 1e-3 (flagged or held back by the "
+              f"rule): {below} of {int(honest.sum())}")
+        wrong = [k for k in np.flatnonzero(honest & flagged)]
+        out["honest_flagged"] = [{"model": model[k], "speed": float(speed[k]), "site": site[k],
+                                  "rule": res[k][3], "signals": res[k][4]} for k in wrong]
+        for w in out["honest_flagged"]:
+            print(f"  honest flagged: {w}")
+        print(f"\n{'cheat':<10} {'AUC':>6} {'caught':>8} {'p < 1e-3':>9}")
+        neg = anomaly[honest]
+        for c in CHEATS:
+            sel = kind == c
+            a = auc(anomaly[sel], neg)
+            out["cheats"][c] = {"auc": round(a, 4), "caught": [int(flagged[sel].sum()),
+                                                              int(sel.sum())],
+                                "combined_below_fpr": int((p[sel] < 1e-3).sum())}
+            print(f"{c:<10} {a:6.3f} {flagged[sel].mean():8.1%} {np.mean(p[sel] < 1e-3):9.1%}")
+        if phase == "after nightly":
+            by_player, flags_of = {}, {}
+            for k, s in enumerate(solves):
+                by_player.setdefault(s["player"], []).append(p[k])
+                flags_of[s["player"]] = flags_of.get(s["player"], 0) + int(flagged[k])
+            threshold, count = 4.5, 3  # the defaults of scoring.player_z, player_flags
+
+            def case(pl):
+                return (player_z(by_player[pl["id"]]) >= threshold
+                        or flags_of[pl["id"]] >= count)
+            hp = [pl for pl in players if pl["cheat"] is None]
+            cp = [pl for pl in players if pl["cheat"] is not None]
+            hf = sum(case(pl) for pl in hp)
+            cf = sum(case(pl) for pl in cp)
+            by_kind = {}
+            for pl in cp:
+                by_kind.setdefault(pl["cheat"], [0, 0])[0] += int(case(pl))
+                by_kind[pl["cheat"]][1] += 1
+            out["players"] = {"honest_flagged": [int(hf), len(hp)],
+                              "cheaters_flagged": [int(cf), len(cp)], "by_kind": by_kind}
+            print(f"\nplayers flagged over the season (z >= {threshold} or {count} flags): "
+                  f"honest {hf} of {len(hp)} (target <= 0.5 %), cheaters {cf} of {len(cp)}: "
+                  + ", ".join(f"{k} {a}/{b}" for k, (a, b) in by_kind.items()))
+        report["phases"][phase] = out
+        if phase == "cold start":
+            _roc(anomaly, kind, honest)
+    spent = np.array([r[5] for r in cold]) * 1000
+    report["score_ms"] = {"median": round(float(np.median(spent)), 2),
+                          "p99": round(float(np.percentile(spent, 99)), 2)}
+    print(f"\nscoring one solve (evidence included, one core): median "
+          f"{np.median(spent):.2f} ms, p99 {np.percentile(spent, 99):.2f} ms")
+    print(f"{seconds:.0f} s on {machine()}")
+    return report
+
+
+def _roc(anomaly, kind, honest):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    fig, ax = plt.subplots(figsize=(5.5, 5))
-    grid = np.unique(np.concatenate([honest, anomaly]))[::-1]
-    for kind, a in curves.items():
-        fpr = [(honest >= g).mean() for g in grid]
-        tpr = [(a >= g).mean() for g in grid]
-        ax.plot(fpr, tpr, label=f"{kind} (AUC {auc(a, honest):.3f})")
+
+    from fairgrid.analytics.simulate import CHEATS
+
+    neg = anomaly[honest]
+    fig, ax = plt.subplots(figsize=(6, 5))
+    grid = np.unique(anomaly)[::-1]
+    for c in CHEATS:
+        a = anomaly[kind == c]
+        ax.plot([(neg >= g).mean() for g in grid], [(a >= g).mean() for g in grid],
+                label=f"{c} (AUC {auc(a, neg):.3f})")
     ax.axvline(1e-3, color="grey", ls=":", lw=1)
     ax.set_xscale("log")
     ax.set_xlim(1e-4, 1)
-    ax.set_xlabel("honest false-positive rate")
-    ax.set_ylabel("cheaters caught")
-    ax.set_title("Detection on simulated solves")
+    ax.set_xlabel("honest solves above the threshold (all models and speeds)")
+    ax.set_ylabel("cheats above the threshold")
+    ax.set_title("Detection at cold start, three honest models")
     ax.legend(fontsize=8)
     DOCS_IMG.mkdir(parents=True, exist_ok=True)
     fig.tight_layout()
     fig.savefig(DOCS_IMG / "detection_roc.png", dpi=100)
     print("wrote docs/img/detection_roc.png")
-    return 0
 
 
 if __name__ == "__main__":
