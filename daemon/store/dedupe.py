@@ -82,9 +82,10 @@ class Dedupe:
         return self._seen.maybe(keys)
 
     def stored(self, con, records: list[SubmissionRecord]
-               ) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str], list[tuple]]:
-        """Of ``records``' keys, those already stored: the (portal, webhook_id) pairs seen
-        within the window, and {(portal, submission_id): raw body}; and each record's
+               ) -> tuple[dict[tuple[str, str], str], dict[tuple[str, str], str], list[tuple]]:
+        """Of ``records``' keys, those already stored: {(portal, webhook_id): raw body}
+        for the webhook-ids seen within the window, and {(portal, submission_id): raw
+        body}; and each record's
         filter keys, for :meth:`remember`. The database is asked only about keys the
         filter may have seen (duplicates and rare false positives), in one statement per
         portal (DuckDB statements cost ~1 ms each)."""
@@ -93,7 +94,7 @@ class Dedupe:
         maybe = self._screen(subs + hooks)
         n = len(records)
         suspects = [r for i, r in enumerate(records) if maybe[i] or maybe[n + i]]
-        seen_hooks: set[tuple[str, str]] = set()
+        seen_hooks: dict[tuple[str, str], str] = {}
         stored: dict[tuple[str, str], str] = {}
         for portal in {r.portal for r in suspects}:
             mine = [r for r in suspects if r.portal == portal]
@@ -101,7 +102,7 @@ class Dedupe:
                     con, portal, [r.webhook_id for r in mine], self.hooks_since(),
                     [r.submission_id for r in mine]):
                 if what == "hook":
-                    seen_hooks.add((portal, key))
+                    seen_hooks[(portal, key)] = raw
                 else:
                     stored[(portal, key)] = raw
         return seen_hooks, stored, list(zip(subs, hooks))

@@ -53,6 +53,6 @@ class SubmissionRecord:
 
 @dataclass(frozen=True)
 class WriteResult:
-    outcome: str  # accepted | duplicate | conflict
+    outcome: str  # accepted | duplicate | conflict (submission id) | hook_conflict (webhook-id)
     committed_at: float  # time.monotonic() at commit
     sub_key: int | None = None  # the stored row's key (accepted only)

@@ -335,8 +335,11 @@ class Writer:
         new_keys: list[str] = []
         for r, pair in zip(records, filter_keys):
             key = (r.portal, r.submission_id)
-            if (r.portal, r.webhook_id) in seen_hooks:
-                outcomes.append("duplicate")
+            hook = (r.portal, r.webhook_id)
+            if hook in seen_hooks:
+                # a retry of the same message, or another message under a used id
+                outcomes.append("duplicate" if same_content(seen_hooks[hook], r.raw)
+                                else "hook_conflict")
                 keys.append(None)
             elif key in stored:
                 # the same body again (up to key order and white space), or another one
@@ -346,7 +349,7 @@ class Writer:
                 outcomes.append("accepted")
                 keys.append(self._next_key + len(accepted))
                 stored[key] = r.raw
-                seen_hooks.add((r.portal, r.webhook_id))
+                seen_hooks[hook] = r.raw
                 accepted.append(r)
                 new_keys += pair
         if accepted:

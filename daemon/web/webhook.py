@@ -81,6 +81,11 @@ async def handle_solve(request: web.Request) -> web.Response:
         ctx.metrics.duplicates.labels(portal).inc()
         return web.Response(body=_DUPLICATE, status=200, content_type="application/json",
                             charset="utf-8")
+    if result.outcome == "hook_conflict":
+        return web.json_response(
+            {"error": f"webhook-id {webhook_id!r} was already used for another message "
+                      f"(a retry must resend the same body; a new message needs a new id)",
+             "field": "webhook-id"}, status=409)
     return web.json_response(
         {"error": f"submission {event.submission_id!r} was already stored with other content",
          "field": "submission_id"}, status=409)

@@ -26,10 +26,11 @@ def stored_keys(con, recent_since: datetime, below: int) -> dict[str, np.ndarray
 
 def already_stored(con, portal: str, webhook_ids: list[str], hooks_since: datetime,
                    submission_ids: list[str]) -> list[tuple[str, str, str | None]]:
-    """Of one portal's keys: ('hook', webhook_id, None) for each webhook-id received since
-    ``hooks_since``, ('sub', submission_id, raw body) for each stored submission id."""
+    """Of one portal's keys: ('hook', webhook_id, raw body) for each webhook-id received
+    since ``hooks_since``, ('sub', submission_id, raw body) for each stored submission
+    id."""
     return con.execute(
-        "SELECT 'hook', webhook_id, NULL FROM submissions WHERE portal = ? AND "
+        "SELECT 'hook', webhook_id, raw FROM submissions WHERE portal = ? AND "
         "webhook_id IN (SELECT unnest(?::VARCHAR[])) AND received_at >= ? "
         "UNION ALL SELECT 'sub', submission_id, raw FROM submissions "
         "WHERE portal = ? AND submission_id IN (SELECT unnest(?::VARCHAR[]))",

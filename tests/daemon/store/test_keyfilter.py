@@ -79,8 +79,10 @@ def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, 
         while not store.writer.filter_ready():  # the switch happens on the next batch
             assert outcome(_record("b", "h-b")) == "duplicate"
             assert __import__("time").monotonic() < deadline
-        for sid, hook in (("a", "h-a"), ("b", "h-b"), ("c", "h-b")):  # "c": a reused hook
+        for sid, hook in (("a", "h-a"), ("b", "h-b")):
             assert outcome(_record(sid, hook)) == "duplicate"
+        # "c": another submission under a used webhook-id is refused, not dropped
+        assert outcome(_record("c", "h-b")) == "hook_conflict"
         assert outcome(_record("c", "h-c")) == "accepted"
         assert query(store, "SELECT count(*) FROM submissions") == [(3,)]
     finally:

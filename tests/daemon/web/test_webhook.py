@@ -79,6 +79,9 @@ async def test_duplicates_and_conflicts(client):
     # same submission id, other content
     status, err = await post(client, solve_body(player_id="p-43"), msg_id="m3")
     assert status == 409 and err["field"] == "submission_id"
+    # another submission under a used webhook-id is not silently dropped
+    status, err = await post(client, solve_body("s-other"), msg_id="m1")
+    assert status == 409 and err["field"] == "webhook-id" and "'m1'" in err["error"]
     assert rows(client, "SELECT count(*) FROM submissions") == [(1,)]
     assert rows(client, "SELECT count(*) FROM moves") == [(49,)]
     assert rows(client, "SELECT player_id FROM submissions") == [("p-42",)]
