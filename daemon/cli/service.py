@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import sys
@@ -101,6 +102,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from fairgrid.solvers.propagation import solution_of
     from fairgrid.solvers.rate import rate
 
+    import binascii
+    import uuid
+
+    try:
+        key = base64.b64decode(args.secret.removeprefix("whsec_"), validate=True)
+    except (binascii.Error, ValueError):
+        key = b""
+    if not key:
+        raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
+                       "base64 (as `fairgrid portal add` prints)")
     puzzle = load_puzzle(args.puzzle)
     solution = solution_of(puzzle)
     cal = load_default()
@@ -112,10 +123,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     client = DaemonClient(args.url)
     puzzle_id = args.puzzle_id or f"sim-{format_line(puzzle.givens, puzzle.order)[:12]}"
     sent = {}
+    run = uuid.uuid4().hex[:6]  # ids unique per run: a second run adds solves, not duplicates
     for i, kind in enumerate(kinds):
         sim = simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
                        sd_log=cal.residual_sd)
-        sid = f"{args.prefix}-{i:05d}"
+        sid = f"{args.prefix}-{run}-{i:05d}"
         body = json.dumps({"type": "solve.completed", "portal": args.portal,
                            "submission_id": sid, "tournament_id": args.tournament,
                            "player_id": f"{args.prefix}-player-{i:05d}",
@@ -128,7 +140,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if answer is None:
             raise CliError(f"cannot reach {client.base_url}/v1/webhooks/solves")
         status, doc = answer
-        if status in (400, 401, 422):
+        if status in (400, 401, 409, 422):
             raise CliError(f"the daemon refused {sid} with {status}: {doc.get('error')}")
         sent[kind] = sent.get(kind, 0) + 1
         print(json.dumps({"submission_id": sid, "kind": kind, "status": status}), flush=True)

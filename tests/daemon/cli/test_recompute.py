@@ -46,6 +46,19 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
     assert sorted(x["kind"] for x in lines) == ["honest", "honest", "row"]
     assert all(x["status"] == 202 for x in lines)
+    # a second run adds solves (ids are unique per run) instead of duplicates
+    again = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+                "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "1",
+                "--puzzle-id", "easy", timeout=300)
+    assert again.returncode == 0, again.stderr
+    second = [json.loads(x) for x in again.stdout.splitlines()]
+    assert [x["status"] for x in second] == [202]
+    assert second[0]["submission_id"] not in {x["submission_id"] for x in lines}
+    # a secret that is not one: exit 2 and one line, no traceback
+    bad = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+              "800203009005010300", "--url", base, "--secret", "notasecret")
+    assert bad.returncode == 2 and "--secret" in bad.stderr and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and any(
             request(base + f"/v1/submissions/demo/{x['submission_id']}",
