@@ -81,6 +81,9 @@ SETTINGS: tuple[Setting, ...] = (
             "How long webhook-ids are remembered for deduplication (senders retry for days)."),
     Setting("webhooks.tolerance_s", int, 300,
             "Accepted clock difference of webhook-timestamp, in seconds (either way)."),
+    Setting("webhooks.time_skew_s", int, 300,
+            "How far past the receive time a solve's start or last move may lie, in "
+            "seconds (a portal's clock running ahead); later is 422."),
     Setting("analysis.workers", int, 0,
             "Processes for puzzle analysis; 0 means one per core."),
     Setting("analysis.queue_size", int, 1000,
@@ -132,6 +135,7 @@ class Settings:
     storage_memory_limit_mb: int = 2048
     storage_threads: int = 1
     webhooks_tolerance_s: int = 300
+    webhooks_time_skew_s: int = 300
     analysis_workers: int = 0
     analysis_queue_size: int = 1000
     analysis_order_runs: int = 100

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from aiohttp import web
 
@@ -18,6 +18,19 @@ from .context import CTX
 # the two everyday answers, encoded once (json.dumps per webhook cost ~2 % of its time)
 _ACCEPTED = b'{"status": "accepted"}'
 _DUPLICATE = b'{"status": "duplicate"}'
+
+
+def _check_times(event, received_at: datetime, skew_s: int) -> None:
+    """A solve cannot start, or end, after it was received (beyond the clock skew)."""
+    latest = received_at + timedelta(seconds=skew_s)
+    if event.started_at > latest:
+        raise ValidationError("started_at", f"is in the future: {event.started_at.isoformat()} "
+                              f"is more than {skew_s} s after the webhook was received")
+    if event.t_ms.size and event.started_at + timedelta(
+            milliseconds=int(event.t_ms[-1])) > latest:
+        raise ValidationError(f"moves[{event.t_ms.size - 1}].t_ms",
+                              f"ends in the future: started_at plus t_ms is more than "
+                              f"{skew_s} s after the webhook was received")
 
 
 async def handle_solve(request: web.Request) -> web.Response:
@@ -38,6 +51,7 @@ async def handle_solve(request: web.Request) -> web.Response:
             ctx.metrics.signature_failures.labels("wrong_portal").inc()
             raise SignatureError("wrong_portal",
                                  "the body's portal is not the portal that signed it")
+        _check_times(event, received_at, ctx.settings.webhooks_time_skew_s)
         info = await ctx.puzzles.lookup(event.puzzle_id)
         new_puzzle = None
         if info is None:
