@@ -29,17 +29,11 @@ async def post_puzzles(request: web.Request) -> web.Response:
         if not isinstance(givens, str):
             raise ValidationError(where + "givens", "must be puzzle text")
         checked.append((where, pid, givens))
-    registry = request.app[CTX].puzzles
-    results, created_any = [], False
-    for where, pid, givens in checked:
-        try:
-            created, _info = await registry.register(pid, givens)
-        except ValidationError as exc:
-            exc.field = where + (exc.field or "givens")
-            raise
-        created_any |= created
-        results.append({"id": pid, "status": "registered" if created else "known"})
-    status = 201 if created_any else 200
+    # all or none: a bad puzzle anywhere in a batch registers nothing
+    created = await request.app[CTX].puzzles.register_many(checked)
+    results = [{"id": pid, "status": "registered" if new else "known"}
+               for (_, pid, _), new in zip(checked, created)]
+    status = 201 if any(created) else 200
     return web.json_response({"puzzles": results} if many else results[0], status=status)
 
 

@@ -23,6 +23,7 @@ from fairgrid.analytics import puzzle_model
 from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import PredictionCancelled, predict_fill_order
 
+from ..ingest import ValidationError
 from ..ingest.puzzles import PuzzleInfo, check_puzzle
 from ..metrics import Metrics
 from ..settings import Settings
@@ -112,24 +113,43 @@ class PuzzleRegistry:
     def remember(self, info: PuzzleInfo) -> None:
         self._cache[info.id] = info
 
-    async def register(self, puzzle_id: str, givens_text: str) -> tuple[bool, PuzzleInfo]:
-        """Register a puzzle; (created, info). 409 PuzzleConflict, 422 ValidationError."""
-        givens, order, solution = await asyncio.to_thread(check_puzzle, givens_text)
-        known = await self.lookup(puzzle_id)
-        if known is not None:
-            if known.givens != givens:
-                raise PuzzleConflict(f"puzzle {puzzle_id!r} is registered with other givens")
-            return False, known
-        if self._queue.full():
+    async def register_many(self, items: list[tuple[str, str, str]]) -> list[bool]:
+        """Register puzzles ``(where, id, givens)`` all or none: whether each was new.
+        ValidationError naming ``where`` for the first bad puzzle, PuzzleConflict for an
+        id registered (or listed twice) with other givens; nothing is written then."""
+        rows: dict[str, tuple[str, str, int, str]] = {}
+        for where, pid, text in items:
+            try:
+                givens, order, solution = await asyncio.to_thread(check_puzzle, text)
+            except ValidationError as exc:
+                exc.field = where + (exc.field or "givens")
+                raise
+            if pid in rows and rows[pid][1] != givens:
+                raise PuzzleConflict(f"puzzle {pid!r} is listed twice with other givens")
+            rows[pid] = (pid, givens, order, solution)
+        new = []
+        for pid, row in rows.items():
+            known = await self.lookup(pid)
+            if known is None:
+                new.append(row)
+            elif known.givens != row[1]:
+                raise PuzzleConflict(f"puzzle {pid!r} is registered with other givens")
+        if new and self._queue.full():
             raise QueueFull("the analysis queue is full")
-        stored = await asyncio.wrap_future(self._store.write(
-            sql.register, puzzle_id, givens, order, solution, utc_now()))
-        if stored != givens:  # lost a race with another registration
-            raise PuzzleConflict(f"puzzle {puzzle_id!r} is registered with other givens")
-        info = PuzzleInfo(puzzle_id, givens, order, solution)
-        self.remember(info)
-        self.schedule(puzzle_id)
-        return True, info
+        if new:
+            clash = await asyncio.wrap_future(self._store.write(sql.register_many, new,
+                                                                utc_now()))
+            if clash:  # lost a race with another registration
+                raise PuzzleConflict(f"puzzle {clash[0]!r} is registered with other givens")
+        for pid, givens, order, solution in new:
+            self.remember(PuzzleInfo(pid, givens, order, solution))
+            self.schedule(pid)
+        fresh = {row[0] for row in new}
+        created = []
+        for _, pid, _ in items:
+            created.append(pid in fresh)
+            fresh.discard(pid)  # an id listed twice is new once
+        return created
 
     def schedule(self, puzzle_id: str) -> None:
         """Queue a pending puzzle for analysis."""

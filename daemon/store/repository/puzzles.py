@@ -18,11 +18,19 @@ def puzzle_texts(cur, puzzle_id: str) -> tuple[str, int, str] | None:
                        [puzzle_id]).fetchone()
 
 
-def register(con, puzzle_id: str, givens: str, order: int, solution: str,
-             now: datetime) -> str:
-    """Register a puzzle unless its id is known; the givens stored under the id."""
-    insert_puzzle(con, puzzle_id, givens, order, solution, now)
-    return con.execute("SELECT givens FROM puzzles WHERE id = ?", [puzzle_id]).fetchone()[0]
+def register_many(con, rows: list[tuple[str, str, int, str]], now: datetime) -> list[str]:
+    """Register puzzles (id, givens, order, solution) all or none: the ids already
+    registered with other givens (and nothing written), or [] once every new id is in."""
+    ids = [r[0] for r in rows]
+    known = dict(con.execute("SELECT id, givens FROM puzzles WHERE id IN "
+                             "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall())
+    clash = [pid for pid, givens, _, _ in rows if pid in known and known[pid] != givens]
+    if clash:
+        return clash
+    for pid, givens, order, solution in rows:
+        if pid not in known:
+            insert_puzzle(con, pid, givens, order, solution, now)
+    return []
 
 
 def pending_ids(cur, limit: int) -> list[str]:

@@ -64,6 +64,23 @@ async def test_register_many_and_reject_bad_ones(client):
         assert resp.status == 422 and (await resp.json())["field"] == field
     store = client.server.app[CTX].store
     assert sorted(query(store, "SELECT id FROM puzzles")) == [("a",), ("b",)]
+    # a batch is all or none: a bad second puzzle registers neither, and so does a clash
+    for puzzles, status, field in [
+            ([{"id": "e", "givens": EASY}, {"id": "f", "givens": "." * 81}], 422,
+             "puzzles[1].givens"),
+            ([{"id": "e", "givens": EASY}, {"id": "a", "givens": MEDIUM}], 409, "id"),
+            ([{"id": "e", "givens": EASY}, {"id": "e", "givens": MEDIUM}], 409, "id")]:
+        resp = await client.post("/v1/puzzles", json={"puzzles": puzzles},
+                                 headers=bearer(ADMIN))
+        assert resp.status == status and (await resp.json())["field"] == field
+        assert (await client.get("/v1/puzzles/e", headers=bearer(ORGANISER))).status == 404
+    assert sorted(query(store, "SELECT id FROM puzzles")) == [("a",), ("b",)]
+    # the same id twice with the same givens, and a known one: registered once
+    resp = await client.post("/v1/puzzles", headers=bearer(ADMIN), json={"puzzles": [
+        {"id": "e", "givens": EASY}, {"id": "e", "givens": EASY}, {"id": "a", "givens": EASY}]})
+    assert resp.status == 201
+    assert [p["status"] for p in (await resp.json())["puzzles"]] == [
+        "registered", "known", "known"]
 
 
 async def test_registration_needs_an_admin_token(client):
@@ -91,7 +108,7 @@ async def test_restart_on_the_same_file_keeps_everything(aiohttp_client, tmp_pat
     assert (await client.post("/v1/webhooks/solves", data=raw2, headers=headers2)).status == 409
     raw3, headers3 = signed(solve_body("s-2"), msg_id=headers["webhook-id"])
     resp = await client.post("/v1/webhooks/solves", data=raw3, headers=headers3)
-    assert (resp.status, await resp.json()) == (200, {"status": "duplicate"})
+    assert resp.status == 409 and (await resp.json())["field"] == "webhook-id"
     # and the puzzle registered on the fly gets analysed
     assert (await wait_ready(client, "easy"))["status"] == "ready"
 
