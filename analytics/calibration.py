@@ -3,18 +3,18 @@
 The nulls are built to hold for people unlike the simulator they start from:
 
 * **Null** (:func:`fit_null`): for each signal the normal that matches the odd-side
-  decile and quartile (for ``unforced`` a Poisson mean, twice the trimmed mean) of
-  honest solves of the puzzle — simulated ones at analysis time, the portal's own unflagged
-  solves per level once the nightly job has enough of them (the median and MAD ignore
-  the few cheats among them, which sit beyond the decile). Either way :func:`guard` widens it to at least the
-  variation seen between people (:data:`GUARD`): a scale never below its floor, a centre
-  never further into the odd side than its limit. A population that solves unlike the
+  decile and quartile (for ``unforced`` a Poisson mean: twice the mean, at least the
+  95th percentile) of honest solves of the puzzle — simulated ones at analysis time,
+  the portal's own unflagged solves per level once the nightly job has enough of them (the few cheats among them
+  sit beyond the decile). Either way :func:`guard` widens it to at least the variation
+  seen between people (:data:`GUARD`): a scale never below its floor, a centre no further
+  from the odd side than its limit. A population that solves unlike the
   simulator then moves a signal's p-value by little.
 * **Speed** is standardised where the solve is scored (:mod:`.signals`): against the
   puzzle's expected time with the player's skill where the nightly fit knows it, and
   for a player it does not know with the skill integrated over a prior as wide as real
-  players (:data:`SKILL_PRIOR_SD`: elite players 10x faster than the average sit 2.3 sd
-  out, not 6).
+  players (:data:`SKILL_PRIOR_SD`: an elite player 10x faster than the average sits
+  about 2 sd out, not 6).
 * **Tail probability** of one signal: its value standardised by the null with the odd
   direction positive (``z``) and ``p = Φ̄(z)``; for ``unforced`` the Poisson upper tail.
 * **Families**: signals that measure one thing (the two order correlations; the two
@@ -57,7 +57,7 @@ P_MIN = 1e-300         # p-values live in the open interval (P_MIN, 1 - P_MIN)
 LOG_SIGNALS = frozenset({"pace_variation"})  # standardised on the log scale
 POISSON_SIGNALS = frozenset({"unforced"})    # null (poisson mean, 1)
 
-# (floor of the scale, limit of the centre toward the odd side) per signal: the least
+# (floor of the scale, limit of the centre: no further from the odd side) per signal: the least
 # variation between honest people that a null may claim. Set from the spread between
 # players in two honest models of different structure (bench/detection_eval.py) and
 # checked on a third built on another project's solver (see docs/detection.md).
@@ -73,6 +73,15 @@ GUARD = {
     "switch": (0.3, 0.4),
     "paste": (0.5, 0.0),
 }
+
+
+def skill_uncertainty(solves: int, lambda_player: float) -> float:
+    """The sd of a fitted skill's error for a player with ``solves`` solves: the ridge
+    fit shrinks a skill towards 0 by λ/(n + λ) of its size, so a strong player with few
+    solves looks slower than they are; at least :data:`SKILL_DRIFT_SD` (a person is not
+    equally fast on every puzzle)."""
+    return max(SKILL_DRIFT_SD, SKILL_PRIOR_SD * lambda_player / (max(solves, 0)
+                                                                 + lambda_player))
 
 
 def guard(name: str, centre: float, scale: float) -> tuple[float, float]:
@@ -97,8 +106,11 @@ def fit_null(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
         if v.size < 5:
             continue
         if name in POISSON_SIGNALS:
-            trimmed = np.sort(v)[: max(1, int(0.9 * v.size))]
-            null[name] = guard(name, 2.0 * float(trimmed.mean()), 1.0)
+            # twice the mean, and never below the 95th percentile: a group of people who
+            # often place what they deduced beyond singles widens the null instead of
+            # being trimmed away (the few copiers above it only make it more lenient)
+            null[name] = guard(name, max(2.0 * float(v.mean()),
+                                         float(np.quantile(v, 0.95))), 1.0)
             continue
         if name in LOG_SIGNALS:
             v = np.log(np.maximum(v, 1e-6))

@@ -126,7 +126,7 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
     nulls learnt from real solves of puzzles of its level. Every null is guarded
     (:func:`.calibration.complete`); speed is N(0, 1) of a value standardised by the
     residual sd and, for a player without a fitted skill, the skill prior's spread."""
-    from .calibration import SKILL_DRIFT_SD, SKILL_PRIOR_SD, complete
+    from .calibration import SKILL_PRIOR_SD, complete
 
     null = dict(model.null)
     sources = {name: SIMULATED for name in null}
@@ -137,7 +137,7 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
         rating = rating or PuzzleRating(None, None, None, None)
         expected = (rating.difficulty if rating.difficulty is not None
                     else expected + run.mu)
-        sd = float(np.hypot(run.residual_sd, SKILL_DRIFT_SD))
+        sd = float(run.residual_sd)  # a rated player's skill adds its own uncertainty
         unrated_sd = float(np.hypot(run.residual_sd, max(run.skill_sd, SKILL_PRIOR_SD)))
         for name, value in (run.level_nulls.get(str(rating.level)) or {}).items():
             null[name] = tuple(value)
@@ -147,6 +147,8 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
             null["order_consensus"] = tuple(rating.consensus_null)
             sources["order_consensus"] = "this portal's solves of this puzzle"
     null = complete(null)
+    for name in null:  # the guard's own bounds where no honest solve showed the signal
+        sources.setdefault(name, "the fixed minimum spread between people (no data yet)")
     facts = PuzzleFacts(cells_of(givens), order, cells_of(solution),
                         per_cell(fill_rank_median), expected, sd, consensus)
     # for players the rating run has no skill for: the speed signal allows for the
@@ -172,3 +174,4 @@ class ScoreJob:
     fpr: float
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
     history: bool = False     # the player has a fitted skill
+    skill_sd: float = 0.0     # how uncertain that skill is (see calibration.skill_uncertainty)

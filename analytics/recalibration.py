@@ -73,7 +73,7 @@ def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, np.ndarray, np.ndarray,
                                        np.ndarray, np.ndarray]]) -> dict:
     """Honest nulls per level from real solves, each (level, facts, t_ms, cell, digit,
     note): {level: {signal: [centre, scale]}} for levels with at least
-    :data:`LEVEL_NULL_MIN` values of every signal seen."""
+    :data:`LEVEL_NULL_MIN` values of a signal (per signal)."""
     samples: dict = {}
     for level, facts, t_ms, cell, digit, note in solves:
         fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
@@ -84,7 +84,10 @@ def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, np.ndarray, np.ndarray,
                 band.setdefault(name, []).append(values[name])
     out = {}
     for level, values in samples.items():
-        if min((len(v) for v in values.values()), default=0) >= LEVEL_NULL_MIN:
-            null = fit_null(values)
-            out[level] = {k: list(v) for k, v in null.items() if k in LEVEL_NULL_SIGNALS}
+        # each signal on its own count: a signal that needs long solves (switch) must not
+        # keep a level from its other learnt nulls
+        enough = {k: v for k, v in values.items() if len(v) >= LEVEL_NULL_MIN}
+        if enough:
+            null = fit_null(enough)
+            out[level] = {k: list(null[k]) for k in enough if k in null}
     return out

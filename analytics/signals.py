@@ -162,6 +162,7 @@ def replay_solve(facts: PuzzleFacts, fill: FillOrder) -> Replayed:
 
 
 def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: float = 0.0,
+            skill_sd: float = 0.0,
             client: dict | None = None, replayed: Replayed | None = None
             ) -> dict[str, float]:
     """The raw value of every signal that applies to this solve (NaN-free dict)."""
@@ -188,7 +189,7 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
             out["switch"] = change_point(iv)[0]
     if duration_ms > 0 and fill.complete:
         out["speed"] = float((np.log(duration_ms / 1000.0) - facts.expected_log_s + skill)
-                             / facts.sd_log)
+                             / np.hypot(facts.sd_log, skill_sd))
     if client and isinstance(client.get("paste_count"), (int, float)):
         out["paste"] = float(client["paste_count"])
     return out

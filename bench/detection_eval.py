@@ -80,12 +80,15 @@ def _log(kind, model, text, sol, rng, expected_log_s, sd_log, speed, skill):
 
 
 def _score(inputs, logs, skills):
+    from fairgrid.analytics.calibration import skill_uncertainty
     from fairgrid.analytics.evidence import score_solve
     out = []
-    for (t, c, d, n), skill in zip(logs, skills):
+    for (t, c, d, n), rated in zip(logs, skills):
+        skill, solves = rated if rated is not None else (None, 0)
         facts = inputs.facts if skill is not None else inputs.facts_without_skill
+        sd = skill_uncertainty(solves, 3.0) if skill is not None else 0.0
         t0 = time.perf_counter()
-        ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0)
+        ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0, skill_sd=sd)
         spent = time.perf_counter() - t0
         out.append((ev["p_value"], ev["anomaly"], ev["flagged"], ev["rule"],
                     {x["name"]: round(x["p"], 8) for x in ev["signals"]}, spent))
@@ -176,7 +179,8 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
                                   cons.null if cons is not None else None)
     run = RatingRun(float(fit.mu), float(fit.residual_sd), float(np.std(fit.skill)),
                     level_nulls)
-    skills = {p: float(fit.skill[ppos[p]]) for p in players}
+    skills = {p: (float(fit.skill[ppos[p]]), int(fit.player_solves[ppos[p]]))
+              for p in players}
     return run, ratings, skills, sorted(level_nulls)
 
 

@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from fairgrid.analytics.calibration import skill_uncertainty
 from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreJob,
                                              ScoringInputs, scoring_inputs)
 
@@ -58,7 +59,8 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]
         ev = score_solve(job.facts, job.null, cols["t_ms"][lo:hi], cols["cell"][lo:hi],
                          cols["digit"][lo:hi], cols["note"][lo:hi].astype(bool),
                          skill=job.skill, client=client if isinstance(client, dict) else None,
-                         fpr=job.fpr, sources=job.sources, history=job.history)
+                         fpr=job.fpr, sources=job.sources, history=job.history,
+                         skill_sd=job.skill_sd)
         out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
     return out
 
@@ -210,10 +212,12 @@ class Scorer:
 
     def _job(self, row: dict, inputs: ScoringInputs) -> ScoreJob:
         rated = row["skill"] is not None
+        skill_sd = (skill_uncertainty(int(row["skill_solves"] or 0),
+                                      self._settings.nightly_lambda_player) if rated else 0.0)
         return ScoreJob(inputs.facts if rated else inputs.facts_without_skill, inputs.null,
                         int(row["sub_key"]), row["raw"],
                         float(row["skill"]) if rated else 0.0, self._settings.scoring_fpr,
-                        inputs.sources, rated)
+                        inputs.sources, rated, skill_sd)
 
     async def _load_inputs(self, puzzle_id: str, run_id: str | None) -> None:
         """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and

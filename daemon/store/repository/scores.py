@@ -64,10 +64,10 @@ def _dicts(cur) -> list[dict]:
 
 def submissions_to_score(cur, sub_keys) -> list[dict]:
     """Each submission's identity, raw body, status, the rating run in force and the
-    player's skill in it."""
+    player's skill in it with the solves it was fitted on."""
     cur.execute(
         "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, s.status, "
-        "c.run_id, pl.skill FROM submissions s LEFT JOIN current_rating c ON c.id = 1 "
+        "c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s LEFT JOIN current_rating c ON c.id = 1 "
         "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
         f"AND pl.player_id = s.player_id WHERE {these_keys('s.sub_key', sub_keys)}")
     return _dicts(cur)
