@@ -20,6 +20,9 @@ from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
                       unforced_bits)
 
 TECHNIQUE_NAMES = ("naked single", "hidden single", "not deducible")
+# 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
+# 0-based actual order, SA median ranks as predicted order.
+EVIDENCE_VERSION = 2
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
@@ -140,13 +143,15 @@ def _grid(values, size):
 
 def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                 skill: float = 0.0, client: dict | None = None, fpr: float = 1e-3,
-                sources: dict | None = None, history: bool = False) -> dict:
+                sources: dict | None = None, history: bool = False,
+                skill_sd: float = 0.0) -> dict:
     """Score one solve and assemble its evidence (see the module docstring)."""
     fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
     rep = replay_solve(facts, fill)
     t_ms = np.asarray(t_ms)
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
-    values = compute(facts, fill, duration_ms, skill=skill, client=client, replayed=rep)
+    values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
+                     replayed=rep)
     verdict = score(values, null, fpr=fpr)
     _, split = change_point(rep.intervals_ms[1:])
     if not any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
@@ -157,6 +162,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     sources = sources or {}
     size = facts.order * facts.order
     return {
+        "version": EVIDENCE_VERSION,
         "anomaly": round(verdict.anomaly, 4),
         "p_value": verdict.p_value,
         "flagged": verdict.flagged,

@@ -40,6 +40,9 @@ def print_report(doc: dict, png: str | None = None) -> None:
               f"(against {s.get('population', 'simulated honest players')})\n"
               f"      {s['explanation']}")
     pred, actual = score["predicted_order"], score["actual_order"]
+    if "version" not in score:  # stored before version 2: make both orders 1-based
+        pred = [[None if v is None else int(v) + 1 for v in row] for row in pred]
+        actual = [[None if v is None else v + 1 for v in row] for row in actual]
     width = max(2, len(str(len(score["timeline"]))))
     left, right = _rank_text(pred, width), _rank_text(actual, width)
     pad = max(len(x) for x in left)
@@ -51,7 +54,7 @@ def print_report(doc: dict, png: str | None = None) -> None:
 
         from .plots import orders_side_by_side
 
-        flat_p = [np.nan if v is None else v for row in score["predicted_order"] for v in row]
+        flat_p = [np.nan if v is None else v for row in pred for v in row]
         flat_a = [np.nan if v is None else v for row in actual for v in row]
         givens = np.array(score["givens"])
         size = len(actual)

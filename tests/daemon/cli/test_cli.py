@@ -178,3 +178,25 @@ def test_serve_runs_on_uvloop_unless_told_not_to():
             assert wanted or not isinstance(loop, uvloop.Loop)
         finally:
             loop.close()
+
+
+def test_report_of_evidence_stored_before_version_2_shows_1_based_orders(capsys):
+    from fairgrid.daemon.cli.render import print_report
+
+    grid = [[None] * 9 for _ in range(9)]
+    old_actual = [row[:] for row in grid]
+    old_actual[0][0], old_actual[0][1] = 0, 1          # 0-based, as stored then
+    new_actual = [row[:] for row in grid]
+    new_actual[0][0], new_actual[0][1] = 1, 2
+    score = {"flagged": False, "anomaly": 0.5, "signals": [], "predicted_order": grid,
+             "actual_order": old_actual, "timeline": [{}] * 2, "givens": [0] * 81,
+             "counts": {"filled": 2, "mistakes": 0, "erasures": 0, "overwrites": 0}}
+    doc = {"portal": "demo", "submission_id": "s", "player_id": "p", "puzzle_id": "x",
+           "status": "scored", "score": score}
+    print_report(doc)
+    old = capsys.readouterr().out
+    print_report({**doc, "score": {**score, "actual_order": new_actual, "version": 2}})
+    assert capsys.readouterr().out == old
+    lines = old.splitlines()
+    first_row = lines[next(i for i, x in enumerate(lines) if "predicted order" in x) + 1]
+    assert first_row.split("    ")[-1].startswith(" 1  2  ·")
