@@ -118,3 +118,49 @@ def test_a_switch_to_copying_ranks_above_honest_solves_and_says_where(analysed):
     found = [s["switch"]["from_placement"] for s in assisted if s["switch"]]
     assert len(found) >= 15
     assert np.median(found) == pytest.approx(0.6 * n, abs=0.1 * n)
+
+
+def test_the_switch_is_placed_exactly():
+    # S erratic placements, then a copier at a constant pace from placement S + 1 on
+    from fairgrid.analytics.fill_order import fill_order
+
+    text, puzzle, solution, inputs = _medium_inputs()
+    cells = puzzle.empty_cells
+    rng = np.random.default_rng(5)
+    for s in (20, 30):
+        gaps = np.r_[np.exp(rng.normal(np.log(20_000), 1.0, s)),
+                     np.full(cells.size - s, 2_000.0)]
+        t = np.cumsum(gaps).round().astype(np.int64)
+        log = (t, cells, solution[cells], np.zeros(cells.size, dtype=bool))
+        ev = _score(inputs, log)
+        assert ev["switch"] == {"from_placement": s + 1}
+        assert fill_order(*log, puzzle.givens, solution).filled == cells.size
+
+
+def test_a_model_stored_before_the_guarded_nulls_still_scores():
+    from fairgrid.analytics.puzzle_model import PuzzleModel
+
+    text, puzzle, solution, inputs = _medium_inputs()
+    old = PuzzleModel({"cells": 1.0}, 600.0, float(np.log(600)), 0.35, 3, "Medium",
+                      {"order_sa": (0.7, 0.05), "deducible": (1.0, 0.05),
+                       "pacing_cv": (0.6, 0.1), "pacing_difficulty": (0.3, 0.1),
+                       "speed": (0.0, 1.0)})
+    sol = "".join(str(d) for d in solution)
+    median = [None if g else 1.0 for g in puzzle.givens]
+    got = scoring_inputs(text, 3, sol, median, PuzzleModel.from_json(old.to_json()))
+    assert "deducible" not in got.null and "pacing_cv" not in got.null
+    assert got.null["order_sa"] == (0.7, 0.2)           # widened to the guard
+    assert got.null["pacing_difficulty"] == (0.0, 0.2)
+    assert got.null["unforced"] == (2.0, 1.0)
+    assert got.sources["unforced"].startswith("the fixed minimum")
+    assert got.sources["order_sa"] == "simulated honest players"
+
+
+def _medium_inputs():
+    puzzle = parse(MEDIUM)
+    solution = solution_of(puzzle)
+    sol_text = "".join(str(d) for d in solution)
+    pred = predict_fill_order(puzzle, seed=1, runs=10, budget_s=5, jobs=1)
+    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
+    return MEDIUM, puzzle, solution, scoring_inputs(MEDIUM, 3, sol_text, median,
+                                                    build(MEDIUM, sol_text, median, 1))

@@ -49,7 +49,7 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     # a second run adds solves (ids are unique per run) instead of duplicates
     again = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
                 "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "1",
-                "--puzzle-id", "easy", timeout=300)
+                "--cheaters", "0", "--puzzle-id", "easy", timeout=300)
     assert again.returncode == 0, again.stderr
     second = [json.loads(x) for x in again.stdout.splitlines()]
     assert [x["status"] for x in second] == [202]
@@ -62,7 +62,7 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and any(
             request(base + f"/v1/submissions/demo/{x['submission_id']}",
-                    headers=bearer(ADMIN))[1]["status"] != "scored" for x in lines):
+                    headers=bearer(ADMIN))[1]["status"] != "scored" for x in lines + second):
         time.sleep(0.3)
 
     res = run("recompute", "--config", cfg, "--json", timeout=300)
@@ -86,15 +86,16 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     assert again["run_id"] != summary["run_id"] and again["puzzles"] == 1
     assert count(str(db), "SELECT count(*) FROM rating_runs") == 2
     flagged = count(str(db), "SELECT count(*) FROM flags WHERE state = 'open'")
-    assert summary["solves"] + flagged == 6  # flagged solves are left out of the fit
+    assert summary["solves"] + flagged == 7  # flagged solves are left out of the fit
     assert count(str(db), "SELECT count(*) FROM job_runs WHERE status = 'success'") == 2
     # the solves it marked for re-scoring are re-scored when the daemon next starts
     marked = count(str(db), "SELECT count(*) FROM submissions WHERE status = 'rescore'")
-    assert marked == again["rescore_pending"] == 6
+    assert marked == again["rescore_pending"] == 7
     proc = subprocess.Popen([*CMD, "serve", "--config", cfg], stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 120
-        ids = [x["submission_id"] for x in lines] + [f"s-{k}" for k in range(3)]
+        ids = ([x["submission_id"] for x in lines + second]
+               + [f"s-{k}" for k in range(3)])
         while time.monotonic() < deadline:
             try:
                 if all(request(base + f"/v1/submissions/demo/{sid}", headers=bearer(ADMIN))[1]
@@ -106,8 +107,8 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
-    assert count(str(db), "SELECT count(*) FROM submissions WHERE status = 'scored'") == 6
-    assert count(str(db), "SELECT count(*) FROM scores") == 6  # replaced, not added
+    assert count(str(db), "SELECT count(*) FROM submissions WHERE status = 'scored'") == 7
+    assert count(str(db), "SELECT count(*) FROM scores") == 7  # replaced, not added
 
 
 def test_recompute_without_daemon_or_database_is_a_clean_error(tmp_path):
