@@ -54,7 +54,11 @@ async def write(request: web.Request, fn, *args):
 
 
 class AuthError(Exception):
-    """Missing or wrong bearer token (401)."""
+    """Missing or wrong bearer token (401), or a valid one without the right (403)."""
+
+    def __init__(self, message: str, status: int = 401):
+        super().__init__(message)
+        self.status = status
 
 
 def require_token(request: web.Request, *, admin: bool) -> None:
@@ -64,9 +68,14 @@ def require_token(request: web.Request, *, admin: bool) -> None:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token:
         raise AuthError("missing bearer token")
-    allowed = settings.admin_tokens if admin else settings.organiser_tokens + settings.admin_tokens
-    ok = False
-    for candidate in allowed:  # compare with every token: no early exit to time
-        ok |= hmac.compare_digest(candidate.encode(), token.strip().encode())
-    if not ok:
-        raise AuthError("this route needs an admin token" if admin else "unknown token")
+    given = token.strip().encode()
+    is_admin = is_organiser = False
+    for candidate in settings.admin_tokens:  # compare with every token: no early exit to time
+        is_admin |= hmac.compare_digest(candidate.encode(), given)
+    for candidate in settings.organiser_tokens:
+        is_organiser |= hmac.compare_digest(candidate.encode(), given)
+    if not (is_admin or is_organiser):
+        raise AuthError("unknown token")
+    if admin and not is_admin:
+        raise AuthError("this route needs an admin token; an organiser token is not enough",
+                        403)

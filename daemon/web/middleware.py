@@ -45,6 +45,8 @@ async def errors_middleware(request: web.Request, handler):
     except SignatureError as exc:
         return error(401, str(exc))
     except AuthError as exc:
+        if exc.status == 403:
+            return error(403, str(exc))
         return error(401, str(exc), headers={"WWW-Authenticate": "Bearer"})
     except PuzzleConflict as exc:
         return error(409, str(exc), "id")

@@ -18,6 +18,17 @@ from .context import CTX, error, read, require_token, write
 
 MAX_LIMIT = 500
 REVIEW_STATES = ("cleared", "confirmed")
+FLAG_STATES = ("open", "cleared", "confirmed")
+FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_score",
+                        "state", "fdr"})
+
+
+def _known_query(request: web.Request, known: frozenset) -> None:
+    """400 naming query parameters the route does not know (a typo filters nothing)."""
+    unknown = sorted(set(request.query) - known)
+    if unknown:
+        raise ValidationError(unknown[0], f"unknown query parameter (known: "
+                              f"{', '.join(sorted(known))})", 400)
 
 
 async def get_submission(request: web.Request) -> web.Response:
@@ -64,13 +75,17 @@ def _decode_cursor(text: str) -> tuple[datetime, int]:
 async def get_flags(request: web.Request) -> web.Response:
     """Flagged solves, newest first, filtered, paginated with an opaque cursor."""
     require_token(request, admin=False)
+    _known_query(request, FLAG_QUERY)
+    state = request.query.get("state")
+    if state is not None and state not in FLAG_STATES:
+        raise ValidationError("state", f"must be one of {', '.join(FLAG_STATES)}", 400)
     limit = _query_number(request, "limit", int, 50, 1, MAX_LIMIT)
     cursor = _decode_cursor(request.query["cursor"]) if "cursor" in request.query else None
     query = {"tournament": request.query.get("tournament"),
              "player": request.query.get("player"), "since": _query_time(request, "since"),
              "min_score": _query_number(request, "min_score", float, None, float("-inf"),
                                         float("inf")),
-             "cursor": cursor, "limit": limit + 1}
+             "state": state, "cursor": cursor, "limit": limit + 1}
     rows = await read(request, sql.flags, **query)
     more = len(rows) > limit
     rows = rows[:limit]

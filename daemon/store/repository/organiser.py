@@ -45,12 +45,13 @@ FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reaso
                 "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
 
 
-def flags(cur, *, tournament=None, player=None, since=None, min_score=None, cursor=None,
-          limit=50) -> list[dict]:
+def flags(cur, *, tournament=None, player=None, since=None, min_score=None, state=None,
+          cursor=None, limit=50) -> list[dict]:
     """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id)."""
     where, params = [], []
     for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
-                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score)):
+                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score),
+                          ("f.state = ?", state)):
         if value is not None:
             where.append(clause)
             params.append(value)

@@ -254,9 +254,19 @@ async def test_flags_are_filtered_and_paginated_newest_first(client):
     doc = await (await client.get("/v1/flags?since=2026-11-21T12:03:00Z",
                                   headers=bearer(ORGANISER))).json()
     assert [f["submission_id"] for f in doc["flags"]] == ["s-4", "s-3"]
-    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_score=high"):
+    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_score=high",
+                "state=pending", "tournamnet=t-1"):
         resp = await client.get(f"/v1/flags?{bad}", headers=bearer(ORGANISER))
         assert resp.status == 400 and (await resp.json())["field"] == bad.split("=")[0]
+    # the state filter: one flag reviewed as confirmed is not among the open ones
+    def confirm(con):
+        fid = con.execute("SELECT id FROM flags WHERE submission_id = 's-2'").fetchone()[0]
+        con.execute("UPDATE flags SET state = 'confirmed' WHERE id = ?", [fid])
+    await asyncio.wrap_future(store(client).writer.call(confirm))
+    for state, expected in (("open", ["s-4", "s-3", "s-1", "s-0"]), ("confirmed", ["s-2"])):
+        doc = await (await client.get(f"/v1/flags?state={state}",
+                                      headers=bearer(ORGANISER))).json()
+        assert [f["submission_id"] for f in doc["flags"]] == expected
     assert (await client.get("/v1/flags")).status == 401
 
 

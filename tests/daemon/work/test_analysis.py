@@ -86,7 +86,7 @@ async def test_register_many_and_reject_bad_ones(client):
 async def test_registration_needs_an_admin_token(client):
     body = {"id": "p", "givens": EASY}
     assert (await client.post("/v1/puzzles", json=body)).status == 401
-    assert (await client.post("/v1/puzzles", json=body, headers=bearer(ORGANISER))).status == 401
+    assert (await client.post("/v1/puzzles", json=body, headers=bearer(ORGANISER))).status == 403
     assert (await client.get("/v1/puzzles/p")).status == 401
     assert (await client.get("/v1/puzzles/p", headers=bearer(ORGANISER))).status == 404
 

@@ -82,7 +82,7 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     # reviews: admin only, validated, history kept
     url = f"/v1/flags/{fid}/review"
     assert (await client.post(url, json={"state": "cleared"},
-                              headers=bearer(ORGANISER))).status == 401
+                              headers=bearer(ORGANISER))).status == 403
     bad = await client.post(url, json={"state": "guilty"}, headers=bearer(ADMIN))
     assert bad.status == 422 and (await bad.json())["field"] == "state"
     assert (await client.post("/v1/flags/999/review", json={"state": "cleared"},
@@ -137,7 +137,7 @@ async def test_the_nightly_job_is_scheduled_once_with_safe_options(aiohttp_clien
     assert busy.status in (409, 202)  # 202 only if the first run already finished
     if busy.status == 202:
         run_id = (await busy.json())["run_id"]
-    assert (await client.post("/v1/jobs/nightly", headers=bearer(ORGANISER))).status == 401
+    assert (await client.post("/v1/jobs/nightly", headers=bearer(ORGANISER))).status == 403
     deadline = asyncio.get_running_loop().time() + 60
     while True:
         doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
