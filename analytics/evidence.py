@@ -111,8 +111,38 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
     return f"{name} = {value:.3g}"
 
 
+def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
+    """(outcome, cells filled right, cells wrong) of a log: ``finished`` when the final
+    board is the solution, ``wrong`` when every empty cell holds a digit but some
+    differ, ``unfinished`` otherwise."""
+    board = np.asarray(facts.givens, dtype=np.int64).copy()
+    for c, d, n in zip(np.asarray(cell).tolist(), np.asarray(digit).tolist(),
+                       np.asarray(note, dtype=bool).tolist()):
+        if not n and 0 <= c < board.size and facts.givens[c] == 0:
+            board[c] = d
+    empty = np.asarray(facts.givens) == 0
+    right = int(np.sum(empty & (board == facts.solution)))
+    wrong = int(np.sum(empty & (board != 0) & (board != facts.solution)))
+    if right == int(empty.sum()):
+        return "finished", right, 0
+    return ("wrong" if right + wrong == int(empty.sum()) else "unfinished"), right, wrong
+
+
+def _outcome_words(outcome: str, right: int, wrong: int, total: int) -> str:
+    if outcome == "wrong":
+        return (f"Wrong: {wrong} cell{'s' if wrong != 1 else ''} "
+                f"differ{'s' if wrong == 1 else ''} from the solution. ")
+    if outcome == "unfinished":
+        return f"Unfinished: {right} of {total} cells filled. "
+    return ""
+
+
 def verdict_line(verdict, extra: dict) -> str:
-    """The verdict in one sentence."""
+    """The verdict in one sentence (after the outcome, when the solve did not finish)."""
+    return extra.get("outcome_words", "") + _verdict(verdict)
+
+
+def _verdict(verdict) -> str:
     if verdict.flagged:
         what = "; ".join(dict.fromkeys(WHAT[r] for r in verdict.reasons))
         return f"Flagged for review: {what} ({RULES[verdict.rule]})."
@@ -144,7 +174,7 @@ def _grid(values, size):
 def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                 skill: float = 0.0, client: dict | None = None, fpr: float = 1e-3,
                 sources: dict | None = None, history: bool = False,
-                skill_sd: float = 0.0) -> dict:
+                skill_sd: float = 0.0, reported: str | None = None) -> dict:
     """Score one solve and assemble its evidence (see the module docstring)."""
     fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
     rep = replay_solve(facts, fill)
@@ -156,7 +186,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     _, split = change_point(rep.intervals_ms[1:])
     if not any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
         split = -1  # where the pace steadied is only news when it steadied unusually
-    extra = {"filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
+    outcome, right, wrong = outcome_of(facts, cell, digit,
+                                       np.zeros(len(t_ms), bool) if note is None else note)
+    total = int(np.sum(np.asarray(facts.givens) == 0))
+    extra = {"outcome_words": _outcome_words(outcome, right, wrong, total),
+             "filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     sources = sources or {}
@@ -170,6 +204,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         "rule": verdict.rule,
         "verdict": verdict_line(verdict, extra),
         "unusual": rarity(verdict.p_value),
+        "outcome": outcome,
+        "reported_outcome": reported,
         "history": history,
         "signals": [{"name": s.name, "what": NAMES[s.name], "family": FAMILY[s.name],
                      "value": round(s.value, 4), "z": round(s.z, 3),
@@ -180,7 +216,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                      "explanation": explain(s.name, s.value, s.centre, facts, extra)}
                     for s in verdict.signals],
         "switch": {"from_placement": extra["switch_at"]} if extra["switch_at"] > 0 else None,
-        "counts": {"filled": fill.filled, "mistakes": fill.mistakes,
+        "counts": {"filled": fill.filled, "right": right, "wrong": wrong, "cells": total,
+                   "mistakes": fill.mistakes,
                    "erasures": fill.erasures, "overwrites": fill.overwrites,
                    "notes": fill.notes, "complete": fill.complete},
         "givens": [int(g) for g in facts.givens],

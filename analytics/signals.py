@@ -35,6 +35,9 @@ signal                  value                                                 od
                         sends ``client``)
 ======================  ====================================================  ====  ==========
 
+An unfinished solve that filled less than :data:`MIN_COVERAGE` of the empty cells is
+judged on ``unforced`` (and ``paste``) only; speed needs a finished grid.
+
 Mistakes and erasures are reported with the evidence but not scored: they are common
 among honest players and absent from most, so their absence proves little.
 """
@@ -58,6 +61,10 @@ FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deductio
           "speed": "speed", "pace_variation": "pacing", "pacing_difficulty": "pacing",
           "switch": "switch", "paste": "client"}
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
+# an unfinished solve filling less than this share of the empty cells is judged only on
+# what does not depend on its length (unforced digits, paste): the order and pacing
+# nulls describe whole solves, and a correlation over ten cells says little
+MIN_COVERAGE = 0.8
 SWITCH_MIN = 8  # placements on each side of a change point
 INTERVAL_FLOOR_MS = 50.0  # intervals below this are one gesture (the log needs a floor)
 
@@ -169,7 +176,10 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
     out: dict[str, float] = {}
     rep = replayed or replay_solve(facts, fill)
     cells = fill.cells
-    if cells.size >= MIN_CELLS:
+    n_empty = int(np.count_nonzero(np.asarray(facts.givens) == 0))
+    if cells.size < MIN_COVERAGE * n_empty:
+        out["unforced"] = float(unforced_bits(rep).sum())
+    elif cells.size >= MIN_CELLS:
         mine = fill.rank[cells].astype(float)
         rho = spearman(mine, facts.predicted_rank[cells])
         if np.isfinite(rho):

@@ -14,8 +14,8 @@ import msgspec
 import numpy as np
 from numba import njit
 
-from .solve import (MAX_GIVENS_LENGTH, MAX_ID_LENGTH, SolveEvent, ValidationError,
-                    parse_time, well_formed)
+from .solve import (MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES, SolveEvent,
+                    ValidationError, parse_time, well_formed)
 
 
 class _Puzzle(msgspec.Struct, forbid_unknown_fields=True):
@@ -35,6 +35,7 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
     started_at: str
     moves: msgspec.Raw
     tournament_id: str | None = None
+    outcome: str | None = None
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
@@ -61,6 +62,7 @@ def parse_fast(body: bytes) -> SolveEvent | None:
             or not _id_ok(env.submission_id) or not _id_ok(env.player_id)
             or not _id_ok(puzzle.id)
             or not (env.tournament_id is None or _id_ok(env.tournament_id))
+            or not (env.outcome is None or env.outcome in OUTCOMES)
             or not (puzzle.givens is None or len(puzzle.givens) <= MAX_GIVENS_LENGTH)):
         return None
     try:

@@ -7,6 +7,7 @@ The body of ``POST /v1/webhooks/solves`` (see docs/openapi.yaml)::
      "player_id": "p-42",
      "puzzle": {"id": "gp7-3", "givens": "..."},         (givens optional if registered)
      "started_at": "2026-11-21T10:00:00Z",
+     "outcome": "finished",                              (optional: abandoned, timed_out)
      "moves": [{"t_ms": 5230, "cell": 12, "digit": 4}, ...]}
 
 ``t_ms`` is milliseconds since ``started_at`` and never decreases; ``cell`` is 0-based
@@ -32,6 +33,7 @@ MAX_ID_LENGTH = 200
 MAX_GIVENS_LENGTH = 5000  # puzzle text; both the fast and the checked path hold to it
 MAX_T_MS = 10 ** 12
 MOVE_KINDS = ("place", "note")
+OUTCOMES = ("finished", "abandoned", "timed_out")  # what the portal may report
 _KINDS = frozenset(MOVE_KINDS)
 
 
@@ -206,6 +208,9 @@ def parse_solve(data: dict) -> SolveEvent:
                                or len(givens) > MAX_GIVENS_LENGTH):
         raise ValidationError("puzzle.givens", "must be puzzle text (see docs/puzzles.md)")
     started_at = parse_time(data.get("started_at"), "started_at")
+    outcome = data.get("outcome")
+    if outcome is not None and outcome not in OUTCOMES:
+        raise ValidationError("outcome", f"must be one of {', '.join(OUTCOMES)}")
     moves = data.get("moves")
     if not isinstance(moves, list):
         raise ValidationError("moves", "must be a list")

@@ -55,12 +55,13 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]
     for job in jobs:
         lo = np.searchsorted(keys, job.sub_key)
         hi = np.searchsorted(keys, job.sub_key, side="right")
-        client = json.loads(job.raw).get("client")
+        body = json.loads(job.raw)
+        client = body.get("client")
         ev = score_solve(job.facts, job.null, cols["t_ms"][lo:hi], cols["cell"][lo:hi],
                          cols["digit"][lo:hi], cols["note"][lo:hi].astype(bool),
                          skill=job.skill, client=client if isinstance(client, dict) else None,
                          fpr=job.fpr, sources=job.sources, history=job.history,
-                         skill_sd=job.skill_sd)
+                         skill_sd=job.skill_sd, reported=body.get("outcome"))
         out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
     return out
 

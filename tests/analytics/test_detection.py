@@ -164,3 +164,29 @@ def _medium_inputs():
     median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
     return MEDIUM, puzzle, solution, scoring_inputs(MEDIUM, 3, sol_text, median,
                                                     build(MEDIUM, sol_text, median, 1))
+
+
+def test_unfinished_and_wrong_solves_are_their_own_outcome_not_a_flag(analysed):
+    text, puzzle, solution, inputs = analysed[0]
+    rng = np.random.default_rng(21)
+    sim = simulate(puzzle, solution, "honest", rng=rng,
+                   expected_log_s=inputs.facts.expected_log_s)
+    cells = puzzle.empty_cells
+    # the first ten moves, then the player stopped: not judged on order or pacing
+    ten = (sim.t_ms[:10], sim.cell[:10], sim.digit[:10], sim.note[:10])
+    ev = _score(inputs, ten)
+    assert ev["outcome"] == "unfinished" and not ev["flagged"]
+    assert ev["verdict"].startswith(f"Unfinished: {ev['counts']['right']} of {cells.size} "
+                                    "cells filled.")
+    assert {x["name"] for x in ev["signals"]} == {"unforced"}
+    # every cell filled, one wrong digit left in place
+    t, c, d = sim.t_ms.copy(), sim.cell.copy(), sim.digit.copy()
+    last = int(np.flatnonzero(c == c[-1])[-1])
+    d[last] = d[last] % 9 + 1
+    ev = _score(inputs, (t, c, d, sim.note))
+    assert ev["outcome"] == "wrong" and not ev["flagged"]
+    assert ev["verdict"].startswith("Wrong: 1 cell differs from the solution.")
+    assert ev["counts"]["wrong"] == 1
+    # and a finished one says nothing of the kind
+    ev = _score(inputs, (sim.t_ms, sim.cell, sim.digit, sim.note))
+    assert ev["outcome"] == "finished" and not ev["verdict"].startswith(("Wrong", "Unfin"))

@@ -142,6 +142,7 @@ def _with_move(i, **change):
     (solve_body(moves=_with_move(0, kind="scribble")), 422, "moves[0].kind"),
     (solve_body(started_at="yesterday"), 422, "started_at"),
     (solve_body(started_at="2099-01-01T00:00:00Z"), 422, "started_at"),  # in the future
+    ({**solve_body(), "outcome": "gave_up"}, 422, "outcome"),
     (solve_body(moves=_with_move(48, t_ms=10 ** 10)), 422, "moves[48].t_ms"),  # ends later
     (solve_body(givens=None), 422, "puzzle.givens"),  # unknown puzzle, no givens
     (solve_body(givens="." * 81), 422, "puzzle.givens"),  # not unique

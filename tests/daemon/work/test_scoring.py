@@ -31,10 +31,22 @@ async def client(aiohttp_client, tmp_path):
     return await aiohttp_client(create_app(make_settings(tmp_path)))
 
 
-async def _post(client, sid, moves, msg_id=None):
-    raw, headers = signed(solve_body(submission_id=sid, moves=moves), msg_id=msg_id or sid)
+async def _post(client, sid, moves, msg_id=None, **extra):
+    raw, headers = signed({**solve_body(submission_id=sid, moves=moves), **extra},
+                          msg_id=msg_id or sid)
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
     assert resp.status == 202, await resp.text()
+
+
+async def test_an_abandoned_solve_is_its_own_outcome(client):
+    puzzle = parse(EASY)
+    sol = np.array([int(c) for c in EASY_SOLUTION])
+    sim = simulate(puzzle, sol, "honest", rng=5, expected_log_s=6.0, skill=0.0)
+    # the player gave up after a third of it, and the portal says so
+    await _post(client, "gave-up", sim.moves()[:16], outcome="abandoned")
+    gave_up = (await wait_scored(client, "gave-up"))["score"]
+    assert gave_up["outcome"] == "unfinished" and gave_up["reported_outcome"] == "abandoned"
+    assert gave_up["verdict"].startswith("Unfinished:") and not gave_up["flagged"]
 
 
 async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tmp_path):
@@ -70,6 +82,7 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     honest = await wait_scored(client, "honest")
     assert honest["score"] is not None and not honest["score"]["flagged"]
     assert honest["score"]["flag"] is None
+    assert honest["score"]["outcome"] == "finished"
 
     flags = await (await client.get("/v1/flags", headers=bearer(ORGANISER))).json()
     assert [f["submission_id"] for f in flags["flags"]] == ["copy"]
