@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import hmac
+import json
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -34,13 +36,34 @@ class Context:
 CTX = web.AppKey("fairgrid_context", Context)
 
 
+def _finite(value):
+    """``value`` with every NaN or infinity replaced by None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dumps(value) -> str:
+    """JSON for a response: no NaN or Infinity ever (browsers and node refuse them); the
+    encoder would raise on one the replacement missed."""
+    return json.dumps(_finite(value), allow_nan=False)
+
+
+def json_response(value, **kwargs) -> web.Response:
+    return web.json_response(value, dumps=dumps, **kwargs)
+
+
 def error(status: int, message: str, field: str | None = None,
           headers: dict[str, str] | None = None) -> web.Response:
     """The JSON error every failure becomes: ``{"error": ..., "field": ...}``."""
     body = {"error": message}
     if field is not None:
         body["field"] = field
-    return web.json_response(body, status=status, headers=headers)
+    return json_response(body, status=status, headers=headers)
 
 
 async def read(request: web.Request, fn, *args, **kwargs):

@@ -7,11 +7,11 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
 from ..store import StoreError
 from ..store.repository import puzzles as sql
-from .context import CTX, error, read
+from .context import CTX, error, json_response, read
 
 
 async def healthz(request: web.Request) -> web.Response:
-    return web.json_response({"status": "alive"})
+    return json_response({"status": "alive"})
 
 
 async def readyz(request: web.Request) -> web.Response:
@@ -21,7 +21,7 @@ async def readyz(request: web.Request) -> web.Response:
         return error(503, "database unavailable")
     if not request.app[CTX].puzzles.running():
         return error(503, "puzzle analysis is not running")
-    return web.json_response({"status": "ready"})
+    return json_response({"status": "ready"})
 
 
 async def metrics(request: web.Request) -> web.Response:

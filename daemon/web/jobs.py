@@ -10,7 +10,7 @@ from ..store.repository import organiser as sql
 from ..work.nightly import STAGES
 from ..work.scheduler import JobBusy
 from ..documents import iso
-from .context import CTX, error, read, require_token
+from .context import CTX, error, json_response, read, require_token
 
 
 async def post_nightly(request: web.Request) -> web.Response:
@@ -20,7 +20,7 @@ async def post_nightly(request: web.Request) -> web.Response:
         run_id = request.app[CTX].jobs.trigger()
     except JobBusy as exc:
         return error(409, str(exc))
-    return web.json_response({"run_id": run_id, "status": "running"}, status=202)
+    return json_response({"run_id": run_id, "status": "running"}, status=202)
 
 
 async def get_job(request: web.Request) -> web.Response:
@@ -33,7 +33,7 @@ async def get_job(request: web.Request) -> web.Response:
     if row is None and live is None:
         return error(404, f"no job run {run_id!r}")
     row = row or {}
-    return web.json_response({
+    return json_response({
         "run_id": run_id, "job": row.get("job", "nightly"),
         "status": row.get("status", "running"),
         "stage": live["stage"] if live else None,

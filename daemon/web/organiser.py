@@ -14,7 +14,7 @@ from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
-from .context import CTX, error, read, require_token, write
+from .context import CTX, error, json_response, read, require_token, write
 
 MAX_LIMIT = 500
 REVIEW_STATES = ("cleared", "confirmed")
@@ -39,7 +39,7 @@ async def get_submission(request: web.Request) -> web.Response:
         return error(404, f"no submission {sid!r} from portal {portal!r}")
     moves = await read(request, sql.moves, row["sub_key"])
     scored = await read(request, sql.score_with_flag, portal, sid)
-    return web.json_response(documents.submission(row, moves, scored))
+    return json_response(documents.submission(row, moves, scored))
 
 
 def _query_time(request: web.Request, name: str) -> datetime | None:
@@ -93,7 +93,7 @@ async def get_flags(request: web.Request) -> web.Response:
     doc = {"flags": [documents.flag(r) for r in rows], "next_cursor": next_cursor}
     if "fdr" in request.query:
         doc["bh"] = await _benjamini_hochberg(request)
-    return web.json_response(doc)
+    return json_response(doc)
 
 
 async def _benjamini_hochberg(request: web.Request) -> dict:
@@ -127,7 +127,7 @@ async def get_player(request: web.Request) -> web.Response:
     settings = request.app[CTX].settings
     threshold = settings.scoring_player_z
     n_flagged = sum(1 for s in subs if s["flagged"])
-    return web.json_response({
+    return json_response({
         "portal": portal, "player_id": player,
         "aggregate": {"submissions": len(subs),
                       "complete": sum(1 for s in subs if s["complete"]),
@@ -167,6 +167,6 @@ async def review_flag(request: web.Request) -> web.Response:
                           datetime.now(timezone.utc))
     if history is None:
         return error(404, f"no flag {flag_id}")
-    return web.json_response({"id": flag_id, "state": state, "history": [
+    return json_response({"id": flag_id, "state": state, "history": [
         {"changed_at": iso(at), "state": st, "note": nt, "actor": ac}
         for at, st, nt, ac in history]})

@@ -7,7 +7,7 @@ from aiohttp import web
 from ..ingest import ValidationError, parse_json
 from ..store.repository import puzzles as sql
 from ..documents import iso, loads
-from .context import CTX, error, read, require_token
+from .context import CTX, error, json_response, read, require_token
 
 
 async def post_puzzles(request: web.Request) -> web.Response:
@@ -34,7 +34,7 @@ async def post_puzzles(request: web.Request) -> web.Response:
     results = [{"id": pid, "status": "registered" if new else "known"}
                for (_, pid, _), new in zip(checked, created)]
     status = 201 if any(created) else 200
-    return web.json_response({"puzzles": results} if many else results[0], status=status)
+    return json_response({"puzzles": results} if many else results[0], status=status)
 
 
 async def get_puzzle(request: web.Request) -> web.Response:
@@ -52,7 +52,7 @@ async def get_puzzle(request: web.Request) -> web.Response:
     def grid(values):
         return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
 
-    return web.json_response({
+    return json_response({
         "id": row["id"], "status": row["status"], "givens": row["givens"],
         "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
         "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),

@@ -12,7 +12,7 @@ from ..ingest import ValidationError, check_and_replay, parse_body
 from ..ingest.puzzles import PuzzleInfo, check_puzzle
 from ..ingest.signatures import SignatureError
 from ..store import SubmissionRecord
-from .context import CTX
+from .context import CTX, json_response
 
 
 # the two everyday answers, encoded once (json.dumps per webhook cost ~2 % of its time)
@@ -96,10 +96,10 @@ async def handle_solve(request: web.Request) -> web.Response:
         return web.Response(body=_DUPLICATE, status=200, content_type="application/json",
                             charset="utf-8")
     if result.outcome == "hook_conflict":
-        return web.json_response(
+        return json_response(
             {"error": f"webhook-id {webhook_id!r} was already used for another message "
                       f"(a retry must resend the same body; a new message needs a new id)",
              "field": "webhook-id"}, status=409)
-    return web.json_response(
+    return json_response(
         {"error": f"submission {event.submission_id!r} was already stored with other content",
          "field": "submission_id"}, status=409)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
 import time
 from datetime import datetime, timezone
@@ -288,3 +289,32 @@ async def test_player_view(client):
                   ).json())["aggregate"]
     assert agg["flagged"] == 3 and agg["player_flag_count"] == 3 and agg["player_flagged"]
     assert (await client.get("/v1/players/demo/nobody", headers=bearer(ORGANISER))).status == 404
+
+
+async def test_an_empty_solve_leaves_the_players_evidence_finite_and_json_strict(client):
+    # two flagged solves, then an empty one: the player's Z stays finite and the body is
+    # JSON a strict parser reads (no NaN, no Infinity)
+    for i in range(2):
+        assert (await post(client, solve_body(f"s-{i}"), msg_id=f"m{i}"))[0] == 202
+        await _flag(client, f"s-{i}", minutes=i, anomaly=9.0)
+    assert (await post(client, solve_body("s-empty", moves=[]), msg_id="m9"))[0] == 202
+
+    def score_empty(con):
+        con.execute("INSERT INTO scores VALUES ('demo', 's-empty', now(), 0.0, "
+                    "0.9999999999999999, false, '{}')")
+    await asyncio.wrap_future(store(client).writer.call(score_empty))
+    resp = await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
+    text = await resp.text()
+
+    def refuse(name):
+        raise AssertionError(f"{name} in a JSON body")
+    agg = json.loads(text, parse_constant=refuse)["aggregate"]
+    # z 3.09 twice and the empty solve clipped at -1: (6.18 - 1) / sqrt(3 (1 + 2 * 0.2))
+    assert math.isfinite(agg["stouffer_z"])
+    assert agg["stouffer_z"] == pytest.approx(5.18 / math.sqrt(4.2), abs=0.01)
+
+
+def test_responses_never_carry_nan_or_infinity():
+    from fairgrid.daemon.web.context import dumps
+    text = dumps({"a": float("nan"), "b": [float("inf"), 1.5], "c": {"d": -float("inf")}})
+    assert json.loads(text) == {"a": None, "b": [None, 1.5], "c": {"d": None}}
