@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram,
+                               disable_created_metrics)
 from prometheus_client.core import GaugeMetricFamily
 
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
@@ -21,6 +22,8 @@ class Metrics:
     """Every metric the daemon exports."""
 
     def __init__(self, registry: CollectorRegistry):
+        # the _created series double every counter and histogram and nothing reads them
+        disable_created_metrics()
         self.registry = registry
         self.webhook_requests = Counter(
             "fairgrid_webhook_requests_total", "Solve webhooks by portal and outcome.",
@@ -54,7 +57,13 @@ class Metrics:
             "yields the CPU to ingestion, so this grows during a burst and drains after).",
             registry=registry)
         self.submissions_scored = Counter(
-            "fairgrid_submissions_scored_total", "Submissions scored.", registry=registry)
+            "fairgrid_submissions_scored_total",
+            "Submissions scored for the first time (re-scores are counted apart).",
+            registry=registry)
+        self.submissions_rescored = Counter(
+            "fairgrid_submissions_rescored_total",
+            "Scores replaced by a re-score (after a nightly run or an upgrade).",
+            registry=registry)
         self.scoring_duration = Histogram(
             "fairgrid_scoring_duration_seconds", "Scoring one submission (read, score, write).",
             buckets=LATENCY_BUCKETS, registry=registry)
@@ -84,6 +93,9 @@ class Metrics:
     def watch_puzzles(self, counts: Callable[[], dict[str, int]]) -> None:
         self.registry.register(_PuzzleCollector(counts))
 
+    def watch_flags(self, counts: Callable[[], dict[str, int]]) -> None:
+        self.registry.register(_FlagCollector(counts))
+
 
 class _PuzzleCollector:
     """``fairgrid_puzzles{status}`` read from the database at scrape time."""
@@ -106,4 +118,29 @@ class _PuzzleCollector:
             return
         for status in self.STATUSES:
             family.add_metric([status], counts.get(status, 0))
+        yield family
+
+
+class _FlagCollector:
+    """``fairgrid_flag_states{state}``: flags by review state, read at scrape time (the open
+    ones are the reviewers' queue)."""
+
+    STATES = ("open", "cleared", "confirmed")
+
+    def __init__(self, counts: Callable[[], dict[str, int]]):
+        self._counts = counts
+
+    def describe(self):
+        return [GaugeMetricFamily("fairgrid_flag_states", "Flags by review state.",
+                                  labels=["state"])]
+
+    def collect(self):
+        family = GaugeMetricFamily("fairgrid_flag_states", "Flags by review state.",
+                                   labels=["state"])
+        try:
+            counts = self._counts()
+        except Exception:  # noqa: BLE001 - a scrape must not fail because the DB is busy
+            return
+        for state in self.STATES:
+            family.add_metric([state], counts.get(state, 0))
         yield family

@@ -18,6 +18,7 @@ from ..ingest.signatures import Verifier
 from ..metrics import Metrics
 from ..settings import Settings
 from ..store import Store
+from ..store.repository import organiser as organiser_sql
 from ..work.analysis import PuzzleRegistry
 from ..work.pool import start_pool, stop_pool
 from ..work.scheduler import NightlyRunner
@@ -44,6 +45,7 @@ async def _resources(app: web.Application):
     ctx.puzzles.on_ready = ctx.scorer.puzzle_ready
     ctx.metrics.watch_queue(ctx.store.writer.depth)
     ctx.metrics.watch_puzzles(ctx.puzzles.counts)
+    ctx.metrics.watch_flags(lambda: ctx.store.read(organiser_sql.flag_counts))
     ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool, ctx.scorer)
     await ctx.puzzles.start()
     await ctx.scorer.start()

@@ -205,10 +205,14 @@ class Scorer:
         await self._write_all(results, [int(row["sub_key"]) for row, _ in ready],
                               rescored=any(row["status"] != "pending" for row, _ in ready))
         per = (time.perf_counter() - started) / len(results)
-        for summary, _ in results.values():
+        for row, _ in ready:
+            summary, _ = results[(row["portal"], row["submission_id"])]
             self._metrics.scoring_duration.observe(per)
-            self._metrics.anomaly.observe(summary["anomaly"])
-            self._metrics.submissions_scored.inc()
+            if row["status"] == "pending":  # a re-score is not a new scored submission
+                self._metrics.anomaly.observe(summary["anomaly"])
+                self._metrics.submissions_scored.inc()
+            else:
+                self._metrics.submissions_rescored.inc()
         return results
 
     def _job(self, row: dict, inputs: ScoringInputs) -> ScoreJob:

@@ -115,3 +115,8 @@ def report_row(cur, portal: str, submission_id: str) -> dict | None:
         "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.submission_id = ?",
         [portal, submission_id])
     return _first(cur)
+
+
+def flag_counts(cur) -> dict[str, int]:
+    """Flags by review state."""
+    return dict(cur.execute("SELECT state, count(*) FROM flags GROUP BY state").fetchall())

@@ -91,6 +91,9 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     assert "fairgrid_submissions_scored_total 2.0" in metrics
     assert "fairgrid_score_anomaly_count 2.0" in metrics
     assert 'fairgrid_flags_total{reason="' in metrics
+    assert 'fairgrid_flag_states{state="open"} 1.0' in metrics
+    assert "fairgrid_submissions_rescored_total 0.0" in metrics
+    assert "_created" not in metrics  # no second series per counter
 
     # reviews: admin only, validated, history kept
     url = f"/v1/flags/{fid}/review"
