@@ -71,7 +71,8 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     r = app.router
     r.add_post("/v1/webhooks/solves", handle_solve)
     r.add_post("/v1/puzzles", puzzles.post_puzzles)
-    r.add_get("/v1/puzzles/{id}", puzzles.get_puzzle)
+    r.add_get("/v1/puzzles/{id:.+}", puzzles.get_puzzle)  # ids may hold a '/'
+
     r.add_get("/v1/submissions/{portal}/{submission_id}", organiser.get_submission)
     r.add_get("/v1/flags", organiser.get_flags)
     r.add_post("/v1/flags/{id}/review", organiser.review_flag)

@@ -17,7 +17,7 @@ from ..documents import iso
 from .context import CTX, error, json_response, read, require_token, write
 
 MAX_LIMIT = 500
-REVIEW_STATES = ("cleared", "confirmed")
+REVIEW_STATES = ("cleared", "confirmed", "open")  # open: reopened, e.g. on appeal
 FLAG_STATES = ("open", "cleared", "confirmed")
 FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_score",
                         "state", "fdr"})
@@ -142,10 +142,12 @@ async def get_player(request: web.Request) -> web.Response:
 
 
 async def review_flag(request: web.Request) -> web.Response:
-    """``POST /v1/flags/{id}/review`` (admin): ``{"state": "cleared"|"confirmed", "note"}``.
+    """``POST /v1/flags/{id}/review`` (admin): ``{"state": "cleared"|"confirmed"|"open",
+    "note"}``.
 
     The decision is a new ``flag_history`` row; the flag keeps its whole history. A
-    cleared solve rejoins the honest population."""
+    cleared solve rejoins the honest population; ``open`` reopens a decided flag (an
+    appeal), which then waits for a new decision like any open flag."""
     require_token(request, admin=True)
     try:
         flag_id = int(request.match_info["id"])

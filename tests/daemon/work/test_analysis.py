@@ -75,6 +75,13 @@ async def test_register_many_and_reject_bad_ones(client):
         assert resp.status == status and (await resp.json())["field"] == field
         assert (await client.get("/v1/puzzles/e", headers=bearer(ORGANISER))).status == 404
     assert sorted(query(store, "SELECT id FROM puzzles")) == [("a",), ("b",)]
+    # an id with a slash is served back under the same path
+    resp = await client.post("/v1/puzzles", json={"id": "daily/2026-11-23", "givens": EASY},
+                             headers=bearer(ADMIN))
+    assert resp.status == 201
+    doc = await (await client.get("/v1/puzzles/daily/2026-11-23",
+                                  headers=bearer(ORGANISER))).json()
+    assert doc["id"] == "daily/2026-11-23"
     # the same id twice with the same givens, and a known one: registered once
     resp = await client.post("/v1/puzzles", headers=bearer(ADMIN), json={"puzzles": [
         {"id": "e", "givens": EASY}, {"id": "e", "givens": EASY}, {"id": "a", "givens": EASY}]})

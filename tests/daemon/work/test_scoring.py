@@ -114,6 +114,12 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     await client.app[CTX_KEY()].scorer.score("demo", "copy")
     again = await wait_scored(client, "copy")
     assert again["score"]["flag"]["state"] == "cleared"
+    # an appeal: the flag can be reopened, and the history says who and why
+    resp = await client.post(url, json={"state": "open", "note": "appeal by the player"},
+                             headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert resp.status == 200 and doc["state"] == "open"
+    assert [h["state"] for h in doc["history"]] == ["open", "cleared", "open"]
 
     # Benjamini-Hochberg over the tournament's scored submissions
     doc = await (await client.get("/v1/flags?tournament=t-1&fdr=0.05",
