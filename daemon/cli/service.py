@@ -50,14 +50,19 @@ def cmd_serve(args: argparse.Namespace) -> int:
     where = Path(settings.storage_path).resolve()
     print(f"fairgrid: settings from {settings.source}; database {where}", file=sys.stderr)
     if created:
+        # secrets never go to a log (under systemd, stderr is the journal): only the path
         secrets_path = where.parent / SECRETS_FILE
-        print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600); "
-              f"shown once:", file=sys.stderr)
-        print(secrets_path.read_text(), file=sys.stderr)
+        print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600; "
+              f"read them there)", file=sys.stderr)
     loop = _event_loop(settings.server_uvloop)
+    url = f"http://{settings.server_host}:{settings.server_port}"
+
+    def listening(_message: str) -> None:  # aiohttp calls this once the socket is bound
+        print(f"fairgrid: listening on {url}", file=sys.stderr, flush=True)
+
     try:
         web.run_app(create_app(settings), host=settings.server_host, port=settings.server_port,
-                    shutdown_timeout=settings.server_shutdown_timeout_s, print=None,
+                    shutdown_timeout=settings.server_shutdown_timeout_s, print=listening,
                     access_log=None, loop=loop)
     except StoreError as exc:
         raise CliError(str(exc)) from None

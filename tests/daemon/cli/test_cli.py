@@ -200,3 +200,35 @@ def test_report_of_evidence_stored_before_version_2_shows_1_based_orders(capsys)
     lines = old.splitlines()
     first_row = lines[next(i for i, x in enumerate(lines) if "predicted order" in x) + 1]
     assert first_row.split("    ")[-1].startswith(" 1  2  ·")
+
+
+def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_path):
+    import os
+    import socket
+    import time
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "FAIRGRID_SERVER_PORT": str(port)}
+    env.pop("FAIRGRID_CONFIG", None)
+    proc = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve"],
+                            cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
+    lines = []
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            line = proc.stderr.readline()
+            if not line:
+                break
+            lines.append(line)
+            if "listening on" in line:
+                break
+    finally:
+        proc.terminate()
+        rest = proc.communicate(timeout=60)[1]
+    out = "".join(lines) + rest
+    assert f"fairgrid: listening on http://127.0.0.1:{port}" in out
+    secrets = (tmp_path / "fairgrid.secrets.toml").read_text()
+    assert "whsec_" in secrets and "whsec_" not in out
+    assert "fairgrid.secrets.toml" in out  # the path, for the operator to read
