@@ -1,7 +1,7 @@
 """The ``fairgrid`` command line: one program, its commands grouped by audience.
 
 * puzzle tools (:mod:`.puzzle_tools`): solve, predict-order, count, rate, generate;
-* organiser tools (:mod:`.organiser_tools`): flags, report, recompute;
+* organiser tools (:mod:`.organiser_tools`): flags, report, player, review, recompute;
 * service tools (:mod:`.service`): serve, portal, simulate.
 
 Commands that talk to a daemon use one HTTP client (:mod:`.client`). Bad input (an

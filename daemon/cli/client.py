@@ -22,7 +22,7 @@ class DaemonClient:
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0):
         self.base_url = base_url.rstrip("/")
-        self._token = token
+        self.token = token
         self._timeout = timeout
 
     @classmethod
@@ -42,8 +42,8 @@ class DaemonClient:
         """(status, JSON body) of a call; None when no daemon answers. An error status's
         body has its ``error``."""
         headers = dict(headers or {})
-        if self._token:
-            headers["Authorization"] = f"Bearer {self._token}"
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
         if method == "POST" and body is None:
             body = b""
         req = urllib.request.Request(self.base_url + path, data=body, method=method,

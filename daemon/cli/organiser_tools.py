@@ -1,11 +1,14 @@
-"""Organiser tools: flags, report, recompute. Each asks the running daemon through its
-API (address and token from the config) and, when no daemon answers, reads the database
-file itself (read-only for flags and report) and builds the same documents."""
+"""Organiser tools: flags, report, player, review, recompute. Each asks the running daemon
+through its API — address and token from ``--url``/``--token``, ``FAIRGRID_URL``/
+``FAIRGRID_TOKEN``, or the config — and, when no daemon answers and the config names a
+database file, reads the file itself (read-only for flags, report and player) and builds
+the same documents."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import time
 import urllib.parse
 from pathlib import Path
@@ -38,6 +41,28 @@ def _read_file(settings, fn, *args, **kwargs):
         con.close()
 
 
+def connect(args: argparse.Namespace, *, admin: bool = False):
+    """(client, settings or None): the daemon at ``--url``/``FAIRGRID_URL`` (else the
+    config's address) with the token of ``--token``/``FAIRGRID_TOKEN`` (else the config's
+    first one). Settings come back only when the address is the config's: then, and only
+    then, its database file is the fallback when no daemon answers."""
+    url = getattr(args, "url", None) or os.environ.get("FAIRGRID_URL")
+    token = getattr(args, "token", None) or os.environ.get("FAIRGRID_TOKEN")
+    if url and token:
+        return DaemonClient(url, token), None
+    settings = settings_of(args.config)
+    if token is None:
+        token = DaemonClient.from_settings(settings, admin=admin).token
+    if url:
+        return DaemonClient(url, token), None
+    return DaemonClient(f"http://{settings.server_host}:{settings.server_port}", token), \
+        settings
+
+
+def _unreachable(client: DaemonClient) -> CliError:
+    return CliError(f"no daemon answers at {client.base_url}")
+
+
 # ---------------------------------------------------------------------------- flags
 
 def _flags_from_daemon(client: DaemonClient, query: dict) -> list[dict] | None:
@@ -59,26 +84,33 @@ def _flags_from_file(settings, query: dict) -> list[dict]:
     from fairgrid.daemon.store.repository import organiser as sql
 
     rows = _read_file(settings, sql.flags, tournament=query.get("tournament"),
-                      player=query.get("player"), limit=1_000_000)
+                      player=query.get("player"), state=query.get("state"), limit=1_000_000)
     return [documents.flag(r) for r in rows]
 
 
 def cmd_flags(args: argparse.Namespace) -> int:
-    settings = settings_of(args.config)
-    query = {k: v for k, v in (("tournament", args.tournament), ("player", args.player)) if v}
-    flags = _flags_from_daemon(DaemonClient.from_settings(settings), query)
+    query = {k: v for k, v in (("tournament", args.tournament), ("player", args.player),
+                               ("state", args.state)) if v}
+    client, settings = connect(args)
+    flags = _flags_from_daemon(client, query)
     source = "daemon"
     if flags is None:
+        if settings is None:
+            raise _unreachable(client)
         flags, source = _flags_from_file(settings, query), "database file (read-only)"
     if args.json:
         for flag in flags:
             print(json.dumps(flag))
         return 0
     print(f"{len(flags)} flag{'s' if len(flags) != 1 else ''} (from the {source})")
+    if flags:
+        print(f"{'id':>6}  {'raised (UTC)':<20} {'state':<9} {'anomaly':>7}  "
+              f"{'tournament':<12} {'portal/submission':<24} {'player':<12} reasons")
     for f in flags:
         score = "" if f["anomaly"] is None else f"{f['anomaly']:.2f}"
-        print(f"{f['created_at']}  {f['state']:<9} {score:>7}  {f['portal']}/{f['submission_id']}"
-              f"  player {f['player_id']}  puzzle {f['puzzle_id']}  {f['reasons'] or ''}")
+        print(f"{f['id']:>6}  {f['created_at'][:19]:<20} {f['state']:<9} {score:>7}  "
+              f"{f['tournament_id'] or '-':<12} {f['portal'] + '/' + f['submission_id']:<24} "
+              f"{f['player_id']:<12} {', '.join(f['reasons'] or [])}")
     return 0
 
 
@@ -102,15 +134,58 @@ def _submission_from_file(settings, portal: str, sid: str) -> dict:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    settings = settings_of(args.config)
-    doc = DaemonClient.from_settings(settings).get(
-        f"/v1/submissions/{quote(args.portal)}/{quote(args.submission_id)}")
+    client, settings = connect(args)
+    doc = client.get(f"/v1/submissions/{quote(args.portal)}/{quote(args.submission_id)}")
     if doc is None:
+        if settings is None:
+            raise _unreachable(client)
         doc = _submission_from_file(settings, args.portal, args.submission_id)
     if args.json:
         print(json.dumps(doc))
         return 0
     print_report(doc, args.png)
+    return 0
+
+
+# ----------------------------------------------------------------------- player, review
+
+def cmd_player(args: argparse.Namespace) -> int:
+    client, _ = connect(args)
+    doc = client.get(f"/v1/players/{quote(args.portal)}/{quote(args.player_id)}")
+    if doc is None:
+        raise _unreachable(client)
+    if args.json:
+        print(json.dumps(doc))
+        return 0
+    agg = doc["aggregate"]
+    verdict = "FLAGGED as a player" if agg["player_flagged"] else "not flagged as a player"
+    z = "-" if agg["stouffer_z"] is None else f"{agg['stouffer_z']:.2f}"
+    print(f"{doc['portal']}/{doc['player_id']}: {verdict} (evidence z {z}, threshold "
+          f"{agg['player_flag_threshold']}; {agg['flagged']} flags standing, "
+          f"{agg['player_flag_count']} make the case)")
+    print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
+          f"{agg['complete']} complete")
+    for sub in doc["submissions"]:
+        score = "" if sub["anomaly"] is None else f"{sub['anomaly']:.2f}"
+        print(f"  {sub['started_at'][:19]}  {sub['submission_id']:<20} "
+              f"{sub['tournament_id'] or '-':<12} {sub['puzzle_id']:<14} {sub['status']:<8} "
+              f"{score:>7}{'  FLAGGED' if sub['flagged'] else ''}")
+    return 0
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    client, _ = connect(args, admin=True)
+    body = json.dumps({"state": args.state, **({"note": args.note} if args.note else {})})
+    answer = client.request("POST", f"/v1/flags/{args.flag_id}/review", body.encode(),
+                            {"content-type": "application/json"})
+    if answer is None:
+        raise _unreachable(client)
+    status, doc = answer
+    if status >= 400:
+        raise CliError(f"the daemon answered {status}: {doc.get('error')}")
+    print(f"flag {doc['id']} is {doc['state']}; history: " + "; ".join(
+        f"{h['changed_at'][:19]} {h['state']} by {h['actor']}"
+        + (f" ({h['note']})" if h["note"] else "") for h in doc["history"]))
     return 0
 
 
@@ -120,7 +195,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
     """Run the nightly job now: through the running daemon, or on the file directly."""
     from fairgrid.daemon.work.nightly import STAGES
 
-    settings = settings_of(args.config)
+    client, settings = connect(args, admin=True)
     bar = progress_bar(len(STAGES), "nightly", unit="stage")
     done = set()
 
@@ -132,7 +207,6 @@ def cmd_recompute(args: argparse.Namespace) -> int:
                 bar.update(1)
 
     try:
-        client = DaemonClient.from_settings(settings, admin=True)
         answer = client.request("POST", "/v1/jobs/nightly")
         if answer is not None:
             status, doc = answer
@@ -151,6 +225,8 @@ def cmd_recompute(args: argparse.Namespace) -> int:
                 raise CliError(f"run {run_id} {doc['status']}: "
                                f"{(doc.get('rows') or {}).get('error', '')}")
             summary = doc["rows"]
+        elif settings is None:
+            raise _unreachable(client)
         else:
             summary, via = _recompute_file(settings, progress), "the database file"
     finally:
@@ -189,6 +265,14 @@ def _recompute_file(settings, progress) -> dict:
         con.close()
 
 
+def _daemon_options(p) -> None:
+    p.add_argument("--url", help="the daemon, e.g. http://127.0.0.1:8080 (default: "
+                   "FAIRGRID_URL, else the config's server address)")
+    p.add_argument("--token", help="bearer token (default: FAIRGRID_TOKEN, else the "
+                   "config's first organiser or admin token)")
+    p.add_argument("--config", help=CONFIG_HELP)
+
+
 def add_commands(sub) -> None:
 
     p = sub.add_parser("flags", help="list flagged solves (from the running daemon)",
@@ -197,8 +281,9 @@ def add_commands(sub) -> None:
                        "the database file when no daemon runs.")
     p.add_argument("--tournament")
     p.add_argument("--player")
+    p.add_argument("--state", choices=("open", "cleared", "confirmed"))
     p.add_argument("--json", action="store_true", help="one JSON object a line")
-    p.add_argument("--config", help=CONFIG_HELP)
+    _daemon_options(p)
     p.set_defaults(func=cmd_flags)
 
     p = sub.add_parser("report", help="the evidence of one scored solve",
@@ -210,8 +295,26 @@ def add_commands(sub) -> None:
     p.add_argument("submission_id")
     p.add_argument("--png", metavar="FILE", help="also draw both orders as heatmaps (PNG)")
     p.add_argument("--json", action="store_true", help="print the submission document")
-    p.add_argument("--config", help=CONFIG_HELP)
+    _daemon_options(p)
     p.set_defaults(func=cmd_report)
+
+    p = sub.add_parser("player", help="a player's solves and accumulated evidence",
+                       description="Print a player's submissions, newest first, and whether "
+                       "the accumulated evidence flags the player (from the running daemon).")
+    p.add_argument("portal")
+    p.add_argument("player_id")
+    p.add_argument("--json", action="store_true", help="print the player document")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_player)
+
+    p = sub.add_parser("review", help="decide on a flag (admin token)",
+                       description="Record a decision on a flag: cleared, confirmed, or open "
+                       "to reopen it (an appeal). The history keeps every decision.")
+    p.add_argument("flag_id", type=int, help="the id `fairgrid flags` prints")
+    p.add_argument("--state", required=True, choices=("cleared", "confirmed", "open"))
+    p.add_argument("--note", help="why, for the history")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_review)
 
     p = sub.add_parser("recompute", help="run the nightly rating refresh now",
                        description="Run the nightly job once (fit difficulty and skill, "
@@ -219,6 +322,6 @@ def add_commands(sub) -> None:
                        "daemon's API (address and admin token from the config), or directly "
                        "on the database file when no daemon runs.")
     p.add_argument("--json", action="store_true", help="print the run's summary as JSON")
-    p.add_argument("--config", help=CONFIG_HELP)
+    _daemon_options(p)
     p.set_defaults(func=cmd_recompute)
 

@@ -140,6 +140,52 @@ def test_flags_cli_reads_the_daemon_or_else_the_file(daemon):
     assert "0 flags (from the database file (read-only))" in out.stdout
 
 
+def test_organiser_commands_from_anywhere_with_url_and_token(daemon):
+    import os
+
+    from ..fixtures import EASY, EASY_SOLUTION
+
+    proc, base, db, tmp_path = daemon
+    # a row-order copy at an even 400 ms a cell: flagged
+    moves = [{"t_ms": 3000 + 400 * k, "cell": c, "digit": int(EASY_SOLUTION[c])}
+             for k, c in enumerate(i for i, ch in enumerate(EASY) if ch == "0")]
+    raw, headers = signed(solve_body(moves=moves))
+    assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 202
+    deadline = time.monotonic() + 120
+    while request(base + "/v1/submissions/demo/s-1", headers=bearer("org"))[1]["status"] \
+            != "scored":
+        assert time.monotonic() < deadline, "the solve was not scored"
+        time.sleep(0.3)
+    elsewhere = tmp_path / "elsewhere"  # no config here: the options say everything
+    elsewhere.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRGRID_")}
+
+    def cli(*args, **extra):
+        return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=60,
+                              cwd=elsewhere, env={**env, **extra})
+    out = cli("flags", "--url", base, "--token", "org")
+    assert out.returncode == 0, out.stderr
+    header, row = out.stdout.splitlines()[1:3]
+    assert header.split()[:2] == ["id", "raised"] and "tournament" in header
+    flag_id = int(row.split()[0])
+    assert "t-1" in row and "demo/s-1" in row
+    # the environment works as well as the options
+    out = cli("player", "demo", "p-42", FAIRGRID_URL=base, FAIRGRID_TOKEN="org")
+    assert out.returncode == 0 and "demo/p-42" in out.stdout and "s-1" in out.stdout
+    # reviews need the admin token: the organiser's is refused in one line
+    out = cli("review", str(flag_id), "--state", "cleared", "--url", base, "--token", "org")
+    assert out.returncode == 2 and "403" in out.stderr and "Traceback" not in out.stderr
+    out = cli("review", str(flag_id), "--state", "cleared", "--note", "known fast solver",
+              "--url", base, "--token", ADMIN)
+    assert out.returncode == 0 and f"flag {flag_id} is cleared" in out.stdout
+    assert "known fast solver" in out.stdout
+    out = cli("flags", "--state", "open", "--url", base, "--token", "org")
+    assert out.stdout.startswith("0 flags")
+    # an address where no daemon answers, and no config to fall back on
+    out = cli("flags", "--url", "http://127.0.0.1:9", "--token", "org")
+    assert out.returncode == 2 and "no daemon answers" in out.stderr
+
+
 WEDGED_POOL = """
 import struct, time
 from fairgrid.daemon.work.pool import start_pool as _pool, stop_pool as _stop_pool
