@@ -96,3 +96,13 @@ def spawn_seeds(seed: int | None, count: int) -> np.ndarray:
     """
     children = np.random.SeedSequence(seed).spawn(count)
     return np.array([c.generate_state(1, np.uint64)[0] for c in children], dtype=np.uint64)
+
+
+def puzzle_seed(seed: int | None, key: str) -> int:
+    """A kernel seed for one puzzle from the user's seed and the puzzle itself (its
+    one-line text): the same puzzle and seed give the same seed wherever it stands in a
+    batch and whatever else the batch holds."""
+    import hashlib
+
+    digest = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "little")
+    return int(np.random.SeedSequence([int(seed or 0), digest]).generate_state(1, np.uint64)[0])

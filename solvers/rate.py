@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._rng import seed_of, spawn_seeds
+from ._rng import puzzle_seed, seed_of, spawn_seeds
 from .annealing import Model, run_kernel
 from .backtracking import solve_backtracking
 from .grid import Puzzle
@@ -146,18 +146,31 @@ def _rate_job(args):
         return None, str(exc)
 
 
+def rating_seed(seed: int | None, puzzle) -> int:
+    """The seed a puzzle (a Puzzle or its text) is rated with under the user's ``seed``."""
+    from .grid import format_line, parse
+    try:
+        p = puzzle if isinstance(puzzle, Puzzle) else parse(puzzle)
+        key = format_line(p.givens, p.order)
+    except Exception:  # noqa: BLE001 - a bad puzzle is reported by the rating itself
+        key = str(puzzle)
+    return puzzle_seed(seed, key)
+
+
 def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
               budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None,
               only: tuple[str, ...] | None = None, on_done=None):
     """Rate many puzzles (Puzzle objects or text) in parallel; yields, in input order,
     ``(Ratings, None)`` or ``(None, error message)`` per puzzle.
 
-    Puzzle ``i`` is rated with the ``i``-th seed spawned from ``seed``, so results do not
-    depend on ``jobs``. ``on_done()`` is called once per finished puzzle (progress bars).
+    Each puzzle is rated with a seed derived from ``seed`` and the puzzle itself
+    (:func:`rating_seed`), so its rating depends on neither ``jobs`` nor where it stands
+    in the batch: ``fairgrid rate`` gives a puzzle alone the figures it gets in a file.
+    ``on_done()`` is called once per finished puzzle (progress bars).
     """
     from .fill_order import default_executor
     items = list(puzzles)
-    seeds = spawn_seeds(seed, len(items)) if items else []
+    seeds = [rating_seed(seed, p) for p in items]
     args = [(p, int(s), runs, budget_s, only) for p, s in zip(items, seeds)]
     jobs = min(jobs or os.cpu_count() or 1, max(1, len(items)))
     if jobs == 1:

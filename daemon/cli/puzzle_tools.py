@@ -117,17 +117,24 @@ def _puzzle_lines(arg: str) -> list[tuple[int, str]] | None:
     A file whose lines are not all puzzles (a 9-line grid, say) is one puzzle.
     """
     path = Path(arg)
-    if not path.is_file():
+    try:
+        if not path.is_file():
+            return None
+    except (OSError, ValueError):  # e.g. puzzle text longer than a file name may be
         return None
-    found = []
+    found, other = [], []
     for no, line in enumerate(path.read_text().splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         token = next((t for t in line.split() if len(t) in _PUZZLE_LENGTHS), None)
         if token is None:
-            return None
-        found.append((no, token))
-    return found if len(found) > 1 else None
+            other.append(no)
+        else:
+            found.append((no, token))
+    if len(found) > 1 and other:  # a file of puzzles with a line that holds none
+        raise CliError(f"{arg}: line {other[0]} holds no puzzle (16, 81, 256 or 625 "
+                       f"characters)")
+    return found if len(found) > 1 and not other else None
 
 
 def _rating_record(text: str, ratings, calibration) -> dict:
@@ -149,13 +156,15 @@ def _minutes(seconds: float) -> str:
 
 def cmd_rate(args: argparse.Namespace) -> int:
     from fairgrid.analytics.expected_time import load_default
-    from fairgrid.solvers.rate import rate, rate_many
+    from fairgrid.solvers.rate import rate, rate_many, rating_seed
 
     calibration = load_default()
     lines = _puzzle_lines(args.puzzle)
     if lines is None:
         puzzle = load_puzzle(args.puzzle)
-        ratings = rate(puzzle, rng=args.seed, runs=args.runs, budget_s=args.budget)
+        # the seed rate_many gives the same puzzle in a file: one rating per puzzle and seed
+        ratings = rate(puzzle, rng=rating_seed(args.seed, puzzle), runs=args.runs,
+                       budget_s=args.budget)
         record = _rating_record(str(puzzle), ratings, calibration)
         if args.json:
             print(json.dumps(record))

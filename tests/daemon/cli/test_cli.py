@@ -232,3 +232,27 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
     secrets = (tmp_path / "fairgrid.secrets.toml").read_text()
     assert "whsec_" in secrets and "whsec_" not in out
     assert "fairgrid.secrets.toml" in out  # the path, for the operator to read
+
+
+def test_rate_depends_on_the_puzzle_and_seed_not_on_its_place_in_a_file(tmp_path):
+    alone = json.loads(run("rate", MEDIUM, "--runs", "0.2", "--budget", "0.2", "--json",
+                           "--jobs", "1").stdout)
+    bank = tmp_path / "bank.txt"
+    bank.write_text(f"{EASY}\n{MEDIUM}\n")
+    second = [json.loads(x) for x in run("rate", str(bank), "--runs", "0.2", "--budget",
+                                         "0.2", "--json", "--jobs", "1").stdout.splitlines()]
+    bank.write_text(f"{MEDIUM}\n{EASY}\n")
+    first = [json.loads(x) for x in run("rate", str(bank), "--runs", "0.2", "--budget",
+                                        "0.2", "--json", "--jobs", "2").stdout.splitlines()]
+    assert alone["metrics"] == second[1]["metrics"] == first[0]["metrics"]
+    assert alone["expected_time_s"] == second[1]["expected_time_s"]
+
+
+def test_rate_names_the_bad_line_of_a_file_and_takes_long_puzzle_text(tmp_path):
+    bank = tmp_path / "bank.txt"
+    bank.write_text(f"{EASY}\n{MEDIUM}\nthis line is garbage\n")
+    assert_clean_usage_error(run("rate", str(bank)), "line 3")
+    # text longer than a file name may be is puzzle text, not a file to open
+    proc = run("rate", "1" * 256)
+    assert proc.returncode == 2 and "File name too long" not in proc.stderr
+    assert "Traceback" not in proc.stderr
