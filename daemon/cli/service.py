@@ -128,6 +128,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     client = DaemonClient(args.url)
     puzzle_id = args.puzzle_id or f"sim-{format_line(puzzle.givens, puzzle.order)[:12]}"
     sent = {}
+    kind_of = {}
     run = uuid.uuid4().hex[:6]  # ids unique per run: a second run adds solves, not duplicates
     for i, kind in enumerate(kinds):
         sim = simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
@@ -148,10 +149,53 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if status in (400, 401, 409, 422):
             raise CliError(f"the daemon refused {sid} with {status}: {doc.get('error')}")
         sent[kind] = sent.get(kind, 0) + 1
+        kind_of[sid] = kind
         print(json.dumps({"submission_id": sid, "kind": kind, "status": status}), flush=True)
     print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
                                                            sorted(sent.items())), file=sys.stderr)
+    if args.wait > 0:
+        _report_flags(args, kind_of)
     return 0
+
+
+def _report_flags(args: argparse.Namespace, kind_of: dict[str, str]) -> None:
+    """Wait until the daemon has scored the solves (the first analysis of a puzzle
+    compiles for half a minute), then say what was flagged, by kind."""
+    from .common import progress_bar
+    from .organiser_tools import connect
+
+    try:
+        client, _ = connect(argparse.Namespace(url=args.url, token=args.token,
+                                               config=args.config))
+    except CliError:
+        print("no organiser token (--token, FAIRGRID_TOKEN or a config): not waiting for "
+              "the scores", file=sys.stderr)
+        return
+    bar = progress_bar(len(kind_of), "scored", unit="solve")
+    scored: dict[str, bool] = {}
+    deadline = time.monotonic() + args.wait
+    try:
+        while len(scored) < len(kind_of) and time.monotonic() < deadline:
+            for sid in [s for s in kind_of if s not in scored]:
+                doc = client.get(f"/v1/submissions/{args.portal}/{sid}")
+                if doc and doc.get("status") == "scored" and doc.get("score"):
+                    scored[sid] = bool(doc["score"]["flagged"])
+                    if bar:
+                        bar.update(1)
+            if len(scored) < len(kind_of):
+                time.sleep(0.5)
+    finally:
+        if bar:
+            bar.close()
+    kinds = sorted(set(kind_of.values()), key=lambda k: (k != "honest", k))
+    parts = []
+    for kind in kinds:
+        mine = [s for s, k in kind_of.items() if k == kind]
+        parts.append(f"{kind} {sum(scored.get(s, False) for s in mine)} of {len(mine)}")
+    missing = len(kind_of) - len(scored)
+    print("flagged: " + ", ".join(parts)
+          + (f" ({missing} not scored within {args.wait:.0f} s)" if missing else ""),
+          file=sys.stderr)
 
 
 def add_commands(sub) -> None:
@@ -172,8 +216,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="send simulated honest and cheating solves",
                        description="Send signed webhooks with simulated solves of PUZZLE to a "
                        "running daemon: honest players (the human-like model with realistic "
-                       "pacing) and cheaters (row, random, block, careful, partial copiers, in "
-                       "turn). Prints one line per solve with its kind, for demos and tests.")
+                       "pacing) and cheaters (the simulator's copier kinds, in turn). Prints one "
+                       "line per solve with its kind, then waits for the scores and says what "
+                       "was flagged, by kind.")
     p.add_argument("puzzle", help=PUZZLE_HELP)
     p.add_argument("--url", default="http://127.0.0.1:8080")
     p.add_argument("--portal", default="demo")
@@ -184,5 +229,11 @@ def add_commands(sub) -> None:
     p.add_argument("--puzzle-id", default=None)
     p.add_argument("--prefix", default="sim", help="prefix of submission and player ids")
     p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--wait", type=float, default=300.0,
+                   help="seconds to wait for the scores before saying what was flagged "
+                   "(0: do not wait; default 300)")
+    p.add_argument("--token", help="organiser token to read the scores with (default: "
+                   "FAIRGRID_TOKEN, else the config's)")
+    p.add_argument("--config", help=CONFIG_HELP)
     p.set_defaults(func=cmd_simulate)
 

@@ -41,15 +41,19 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     # simulated traffic from the command line
     sim = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
               "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "2",
-              "--cheaters", "1", "--puzzle-id", "easy", timeout=300)
+              "--cheaters", "1", "--puzzle-id", "easy", "--config", cfg, timeout=300)
     assert sim.returncode == 0, sim.stderr
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
     assert sorted(x["kind"] for x in lines) == ["honest", "honest", "row"]
     assert all(x["status"] == 202 for x in lines)
+    # it waited for the scores and says what was flagged, by kind
+    summary = [x for x in sim.stderr.splitlines() if x.startswith("flagged: ")]
+    assert summary and summary[0].startswith("flagged: honest ") and "row " in summary[0]
+    assert "not scored" not in summary[0]
     # a second run adds solves (ids are unique per run) instead of duplicates
     again = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
                 "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "1",
-                "--cheaters", "0", "--puzzle-id", "easy", timeout=300)
+                "--cheaters", "0", "--puzzle-id", "easy", "--wait", "0", timeout=300)
     assert again.returncode == 0, again.stderr
     second = [json.loads(x) for x in again.stdout.splitlines()]
     assert [x["status"] for x in second] == [202]
