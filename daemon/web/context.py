@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from aiohttp import web
 
+from ..ingest import ValidationError
 from ..ingest.signatures import Verifier
 from ..metrics import Metrics
 from ..settings import Settings
@@ -82,6 +83,15 @@ class AuthError(Exception):
     def __init__(self, message: str, status: int = 401):
         super().__init__(message)
         self.status = status
+
+
+def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
+    """400 naming query parameters the route does not know (a typo filters nothing)."""
+    unknown = sorted(set(request.query) - known)
+    if unknown:
+        takes = (f"known: {', '.join(sorted(known))}" if known
+                 else "this route takes no query parameters")
+        raise ValidationError(unknown[0], f"unknown query parameter ({takes})", 400)
 
 
 def require_token(request: web.Request, *, admin: bool) -> None:

@@ -10,12 +10,13 @@ from ..store.repository import organiser as sql
 from ..work.nightly import STAGES
 from ..work.scheduler import JobBusy
 from ..documents import iso
-from .context import CTX, error, json_response, read, require_token
+from .context import CTX, error, json_response, known_query, read, require_token
 
 
 async def post_nightly(request: web.Request) -> web.Response:
     """Start the nightly rating refresh now."""
     require_token(request, admin=True)
+    known_query(request)
     try:
         run_id = request.app[CTX].jobs.trigger()
     except JobBusy as exc:
@@ -26,6 +27,7 @@ async def post_nightly(request: web.Request) -> web.Response:
 async def get_job(request: web.Request) -> web.Response:
     """A job run's status, live stage and row counts."""
     require_token(request, admin=True)
+    known_query(request)
     jobs = request.app[CTX].jobs
     run_id = request.match_info["run_id"]
     row = await read(request, sql.job_run, run_id)

@@ -14,7 +14,7 @@ from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
-from .context import CTX, error, json_response, read, require_token, write
+from .context import CTX, error, json_response, known_query, read, require_token, write
 
 MAX_LIMIT = 500
 REVIEW_STATES = ("cleared", "confirmed", "open")  # open: reopened, e.g. on appeal
@@ -23,16 +23,9 @@ FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min
                         "state", "fdr"})
 
 
-def _known_query(request: web.Request, known: frozenset) -> None:
-    """400 naming query parameters the route does not know (a typo filters nothing)."""
-    unknown = sorted(set(request.query) - known)
-    if unknown:
-        raise ValidationError(unknown[0], f"unknown query parameter (known: "
-                              f"{', '.join(sorted(known))})", 400)
-
-
 async def get_submission(request: web.Request) -> web.Response:
     require_token(request, admin=False)
+    known_query(request)
     portal, sid = request.match_info["portal"], request.match_info["submission_id"]
     row = await read(request, sql.submission, portal, sid)
     if row is None:
@@ -75,7 +68,7 @@ def _decode_cursor(text: str) -> tuple[datetime, int]:
 async def get_flags(request: web.Request) -> web.Response:
     """Flagged solves, newest first, filtered, paginated with an opaque cursor."""
     require_token(request, admin=False)
-    _known_query(request, FLAG_QUERY)
+    known_query(request, FLAG_QUERY)
     state = request.query.get("state")
     if state is not None and state not in FLAG_STATES:
         raise ValidationError("state", f"must be one of {', '.join(FLAG_STATES)}", 400)
@@ -113,6 +106,7 @@ async def _benjamini_hochberg(request: web.Request) -> dict:
 async def get_player(request: web.Request) -> web.Response:
     """A player's submissions, newest first, and the aggregate evidence so far."""
     require_token(request, admin=False)
+    known_query(request)
     portal, player = request.match_info["portal"], request.match_info["player_id"]
     rows = await read(request, sql.player_submissions, portal, player)
     if not rows:
@@ -149,6 +143,7 @@ async def review_flag(request: web.Request) -> web.Response:
     cleared solve rejoins the honest population; ``open`` reopens a decided flag (an
     appeal), which then waits for a new decision like any open flag."""
     require_token(request, admin=True)
+    known_query(request)
     try:
         flag_id = int(request.match_info["id"])
     except ValueError:

@@ -7,12 +7,13 @@ from aiohttp import web
 from ..ingest import ValidationError, parse_json
 from ..store.repository import puzzles as sql
 from ..documents import iso, loads
-from .context import CTX, error, json_response, read, require_token
+from .context import CTX, error, json_response, known_query, read, require_token
 
 
 async def post_puzzles(request: web.Request) -> web.Response:
     """Register one puzzle ``{"id", "givens"}`` or many ``{"puzzles": [...]}``."""
     require_token(request, admin=True)
+    known_query(request)
     data = parse_json(await request.read())
     many = "puzzles" in data
     items = data["puzzles"] if many else [data]
@@ -43,6 +44,7 @@ async def get_puzzle(request: web.Request) -> web.Response:
     ``order_spread``, ``order_basis_runs``: "order" there is the fill order); ``order``
     is the block side."""
     require_token(request, admin=False)
+    known_query(request)
     pid = request.match_info["id"]
     row = await read(request, sql.puzzle_document, pid)
     if row is None:

@@ -314,6 +314,14 @@ async def test_an_empty_solve_leaves_the_players_evidence_finite_and_json_strict
     assert agg["stouffer_z"] == pytest.approx(5.18 / math.sqrt(4.2), abs=0.01)
 
 
+async def test_unknown_query_parameters_are_named(client):
+    for url in ("/v1/players/demo/p-42?sort=new", "/v1/puzzles/easy?verbose=1",
+                "/v1/submissions/demo/s-1?fields=all"):
+        resp = await client.get(url, headers=bearer(ORGANISER))
+        assert resp.status == 400, url
+        assert (await resp.json())["field"] == url.split("?")[1].split("=")[0]
+
+
 def test_responses_never_carry_nan_or_infinity():
     from fairgrid.daemon.web.context import dumps
     text = dumps({"a": float("nan"), "b": [float("inf"), 1.5], "c": {"d": -float("inf")}})
