@@ -228,6 +228,27 @@ def dump_secrets(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def portals_of(table: Mapping, origin: str) -> dict[str, tuple[str, ...]]:
+    """The ``[portals.NAME]`` tables of a config or secrets file, checked."""
+    portals = {}
+    for name, portal in table.get("portals", {}).items():
+        if not isinstance(portal, dict):
+            raise SettingsError(f"{origin}: [portals.{name}] must be a table")
+        for key in portal:
+            if key != "secrets":
+                raise SettingsError(f"{origin}: unknown setting portals.{name}.{key}")
+        portals[name] = _string_list(portal.get("secrets"), f"portals.{name}.secrets")
+        for s in portals[name]:
+            if not s.startswith("whsec_"):
+                raise SettingsError(f"portals.{name}.secrets: secrets start with 'whsec_'")
+    return portals
+
+
+def read_portals(path: Path) -> dict[str, tuple[str, ...]]:
+    """The portals of one config or secrets file (SettingsError naming the problem)."""
+    return portals_of(_read_toml(path), str(path))
+
+
 def load_settings(config: str | None = None, env: Mapping[str, str] | None = None,
                   *, generate: bool = True) -> tuple[Settings, bool]:
     """Settings from ``config`` (or ``$FAIRGRID_CONFIG``), then ``FAIRGRID_*`` overrides.
@@ -270,17 +291,7 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
         if generate or secrets_path.exists():
             secrets_table, created = _embedded_secrets(db_path)
             table = {**table, **secrets_table}
-    portals = {}
-    for name, portal in table.get("portals", {}).items():
-        if not isinstance(portal, dict):
-            raise SettingsError(f"{origin}: [portals.{name}] must be a table")
-        for key in portal:
-            if key != "secrets":
-                raise SettingsError(f"{origin}: unknown setting portals.{name}.{key}")
-        portals[name] = _string_list(portal.get("secrets"), f"portals.{name}.secrets")
-        for s in portals[name]:
-            if not s.startswith("whsec_"):
-                raise SettingsError(f"portals.{name}.secrets: secrets start with 'whsec_'")
+    portals = portals_of(table, origin)
     auth = table.get("auth", {})
     organiser = _string_list(auth.get("organiser_tokens", []), "auth.organiser_tokens")
     admin = _string_list(auth.get("admin_tokens", []), "auth.admin_tokens")

@@ -91,7 +91,13 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
         else:
             portals[args.name] = {"secrets": [secret]}
         path.write_text(dump_secrets(table))
-        print(f"added to {path}; restart the daemon to use it", file=sys.stderr)
+        n = len(portals[args.name]["secrets"])
+        if n > 1:
+            print(f"portal {args.name!r} now has {n} secrets: a rotation. Both are accepted; "
+                  f"remove the old one from {path} once the portal signs with the new one.",
+                  file=sys.stderr)
+        print(f"added to {path}; a running daemon picks it up at the next webhook it "
+              f"cannot otherwise verify (no restart)", file=sys.stderr)
     else:
         print(f"add to your config, then restart the daemon:\n\n[portals.{args.name}]\n"
               f"secrets = [\"{secret}\"]\n", file=sys.stderr)

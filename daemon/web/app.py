@@ -67,6 +67,7 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     metrics_ = Metrics(registry or CollectorRegistry())
     app[CTX] = Context(settings, metrics_,
                        Verifier.from_portals(settings.portals, settings.webhooks_tolerance_s))
+    app[CTX].reload_portals()  # note the secrets file as it is now
     app.cleanup_ctx.append(_resources)
     r = app.router
     r.add_post("/v1/webhooks/solves", handle_solve)

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import json
+import logging
 import math
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from aiohttp import web
@@ -32,9 +35,52 @@ class Context:
     puzzles: "PuzzleRegistry | None" = None
     scorer: "Scorer | None" = None
     jobs: "NightlyRunner | None" = None
+    secrets_seen: tuple = ()        # (path, mtime) of the files the portals come from
+
+    def secrets_files(self) -> list[Path]:
+        """Where the portals' secrets live: the config file when it names portals or
+        tokens, else the embedded secrets file next to the database."""
+        import tomllib
+
+        from ..settings import SECRETS_FILE
+        if self.settings.source != "defaults":
+            config = Path(self.settings.source)
+            try:
+                table = tomllib.loads(config.read_text())
+            except (OSError, ValueError):
+                table = {"portals": {}}
+            if "portals" in table or "auth" in table:
+                return [config]
+        return [Path(self.settings.storage_path).resolve().parent / SECRETS_FILE]
+
+    def reload_portals(self) -> bool:
+        """Re-read the portals when their file changed since the last look (one stat per
+        file: cheap beside the HMACs a bad signature already cost): ``fairgrid portal
+        add`` takes effect without a restart. True when the verifier changed."""
+        seen = tuple((str(p), p.stat().st_mtime_ns if p.exists() else None)
+                     for p in self.secrets_files())
+        if not self.secrets_seen:
+            self.secrets_seen = seen
+            return False
+        if seen == self.secrets_seen:
+            return False
+        self.secrets_seen = seen
+        from ..settings import SettingsError, read_portals
+        try:
+            portals = read_portals(Path(seen[0][0]))
+        except (SettingsError, OSError) as exc:
+            log.error("portals not reloaded: %s", exc)
+            return False
+        if not portals or portals == self.settings.portals:
+            return False
+        self.settings = dataclasses.replace(self.settings, portals=portals)
+        self.verifier = Verifier.from_portals(portals, self.settings.webhooks_tolerance_s)
+        log.info("portals reloaded from %s: %s", seen[0][0], ", ".join(sorted(portals)))
+        return True
 
 
 CTX = web.AppKey("fairgrid_context", Context)
+log = logging.getLogger("fairgrid.web")
 
 
 def _finite(value):

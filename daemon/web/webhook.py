@@ -40,7 +40,14 @@ async def handle_solve(request: web.Request) -> web.Response:
     received_at = datetime.now(timezone.utc)
     body = await request.read()  # 413 past server.max_body_bytes
     try:
-        portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
+        try:
+            portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
+        except SignatureError as exc:
+            # a portal added (or a secret rotated) since the start: look at the file again
+            if exc.reason != "bad_signature" or not await asyncio.to_thread(
+                    ctx.reload_portals):
+                raise
+            portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
     except SignatureError as exc:
         ctx.metrics.signature_failures.labels(exc.reason).inc()
         ctx.metrics.webhook_requests.labels("unknown", "unauthorized").inc()

@@ -96,3 +96,31 @@ def test_portal_add_writes_the_embedded_secrets_file(tmp_path):
     bad = subprocess.run([*cmd, "no spaces"], capture_output=True, text=True, env=env,
                          timeout=60)
     assert bad.returncode == 2 and "portal name" in bad.stderr
+
+
+async def test_a_portal_added_while_the_daemon_runs_is_accepted_without_a_restart(
+        aiohttp_client, tmp_path):
+    import subprocess
+    import sys
+
+    from fairgrid.daemon.testing import signed, solve_body
+    from fairgrid.daemon.web.app import create_app
+
+    env = {**os.environ, "FAIRGRID_STORAGE_PATH": str(tmp_path / "fg.duckdb")}
+    env.pop("FAIRGRID_CONFIG", None)
+    settings, _ = load_settings(None, env=env)
+    client = await aiohttp_client(create_app(settings))
+    cmd = [sys.executable, "-m", "fairgrid.daemon.cli", "portal", "add", "acme"]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0 and "no restart" in out.stderr
+    raw, headers = signed(solve_body(portal="acme"), secret=out.stdout.strip())
+    resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert resp.status == 202, await resp.text()
+    # a second secret for the same portal is a rotation, and the command says so
+    again = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
+    assert again.returncode == 0 and "2 secrets" in again.stderr
+    # a secret nobody added is still refused
+    raw, headers = signed(solve_body("s-2", portal="acme"),
+                          secret="whsec_" + "A" * 43 + "=")
+    resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert resp.status == 401
