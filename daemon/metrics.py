@@ -125,7 +125,7 @@ class _FlagCollector:
     """``fairgrid_flag_states{state}``: flags by review state, read at scrape time (the open
     ones are the reviewers' queue)."""
 
-    STATES = ("open", "cleared", "confirmed")
+    STATES = ("open", "withdrawn", "cleared", "confirmed")
 
     def __init__(self, counts: Callable[[], dict[str, int]]):
         self._counts = counts

@@ -42,19 +42,21 @@ def _read_file(settings, fn, *args, **kwargs):
 
 
 def connect(args: argparse.Namespace, *, admin: bool = False):
-    """(client, settings or None): the daemon at ``--url``/``FAIRGRID_URL`` (else the
-    config's address) with the token of ``--token``/``FAIRGRID_TOKEN`` (else the config's
-    first one). Settings come back only when the address is the config's: then, and only
-    then, its database file is the fallback when no daemon answers."""
+    """(client, settings or None): the daemon at ``--url``/``FAIRGRID_URL`` with the token
+    of ``--token``/``FAIRGRID_TOKEN``, or else the config's address and its first token
+    (an admin one for ``admin``). An explicit address needs an explicit token: the
+    config's tokens are not sent to another host. Settings come back only with the
+    config's own address: only then is its database file the fallback."""
     url = getattr(args, "url", None) or os.environ.get("FAIRGRID_URL")
     token = getattr(args, "token", None) or os.environ.get("FAIRGRID_TOKEN")
-    if url and token:
+    if url:
+        if not token:
+            raise CliError(f"--url {url} needs --token (or FAIRGRID_TOKEN): the config's "
+                           f"tokens are only sent to the config's own daemon")
         return DaemonClient(url, token), None
     settings = settings_of(args.config)
     if token is None:
         token = DaemonClient.from_settings(settings, admin=admin).token
-    if url:
-        return DaemonClient(url, token), None
     return DaemonClient(f"http://{settings.server_host}:{settings.server_port}", token), \
         settings
 
@@ -281,7 +283,7 @@ def add_commands(sub) -> None:
                        "the database file when no daemon runs.")
     p.add_argument("--tournament")
     p.add_argument("--player")
-    p.add_argument("--state", choices=("open", "cleared", "confirmed"))
+    p.add_argument("--state", choices=("open", "withdrawn", "cleared", "confirmed"))
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     _daemon_options(p)
     p.set_defaults(func=cmd_flags)

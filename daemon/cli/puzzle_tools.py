@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
-from fairgrid.solvers import format_grid, format_line, load_puzzle
+from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle, parse
 from fairgrid.solvers.grid import layout_grid
 
 from .common import PUZZLE_HELP, CliError, positive, positive_float, progress_bar, seed
@@ -114,7 +114,8 @@ def _puzzle_lines(arg: str) -> list[tuple[int, str]] | None:
 
     A line's puzzle is its first whitespace-separated field of 16, 81, 256 or 625
     characters (so ``id puzzle rating`` files work); blank and ``#`` lines are skipped.
-    A file whose lines are not all puzzles (a 9-line grid, say) is one puzzle.
+    A file that reads as one grid (9 lines, or 16 with separator lines) is one puzzle;
+    otherwise a line that holds no puzzle is an error naming it.
     """
     path = Path(arg)
     try:
@@ -131,9 +132,13 @@ def _puzzle_lines(arg: str) -> list[tuple[int, str]] | None:
             other.append(no)
         else:
             found.append((no, token))
-    if len(found) > 1 and other:  # a file of puzzles with a line that holds none
-        raise CliError(f"{arg}: line {other[0]} holds no puzzle (16, 81, 256 or 625 "
-                       f"characters)")
+    if len(found) > 1 and other:
+        try:  # one grid written over several lines (separators between bands) ...
+            parse(path.read_text())
+            return None
+        except PuzzleError:  # ... or a file of puzzles with a line that holds none
+            raise CliError(f"{arg}: line {other[0]} holds no puzzle (16, 81, 256 or 625 "
+                           f"characters)") from None
     return found if len(found) > 1 and not other else None
 
 

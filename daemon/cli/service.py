@@ -167,12 +167,18 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 def _report_flags(args: argparse.Namespace, kind_of: dict[str, str]) -> None:
     """Wait until the daemon has scored the solves (the first analysis of a puzzle
     compiles for half a minute), then say what was flagged, by kind."""
+    from .client import quote
     from .common import progress_bar
     from .organiser_tools import connect
 
+    # the webhook went to --url; the scores are read there too, with an organiser token
     try:
-        client, _ = connect(argparse.Namespace(url=args.url, token=args.token,
-                                               config=args.config))
+        token = args.token or os.environ.get("FAIRGRID_TOKEN")
+        if token:
+            client = DaemonClient(args.url, token)
+        else:
+            client, _ = connect(argparse.Namespace(url=None, token=None, config=args.config))
+            client = DaemonClient(args.url, client.token)
     except CliError:
         print("no organiser token (--token, FAIRGRID_TOKEN or a config): not waiting for "
               "the scores", file=sys.stderr)
@@ -183,7 +189,11 @@ def _report_flags(args: argparse.Namespace, kind_of: dict[str, str]) -> None:
     try:
         while len(scored) < len(kind_of) and time.monotonic() < deadline:
             for sid in [s for s in kind_of if s not in scored]:
-                doc = client.get(f"/v1/submissions/{args.portal}/{sid}")
+                try:
+                    doc = client.get(f"/v1/submissions/{quote(args.portal)}/{quote(sid)}")
+                except CliError as exc:  # the solves were sent: only the waiting stops
+                    print(f"not waiting for the scores: {exc}", file=sys.stderr)
+                    return
                 if doc and doc.get("status") == "scored" and doc.get("score"):
                     scored[sid] = bool(doc["score"]["flagged"])
                     if bar:

@@ -18,7 +18,7 @@ from .context import CTX, error, json_response, known_query, read, require_token
 
 MAX_LIMIT = 500
 REVIEW_STATES = ("cleared", "confirmed", "open")  # open: reopened, e.g. on appeal
-FLAG_STATES = ("open", "cleared", "confirmed")
+FLAG_STATES = ("open", "withdrawn", "cleared", "confirmed")
 FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_score",
                         "state", "fdr"})
 

@@ -89,7 +89,9 @@ async def handle_solve(request: web.Request) -> web.Response:
         raise
     result = await fut
     ctx.metrics.ingest_latency.observe(result.committed_at - received)
-    ctx.metrics.webhook_requests.labels(portal, result.outcome).inc()
+    # both kinds of conflicting resubmission count as one outcome on the dashboard
+    ctx.metrics.webhook_requests.labels(
+        portal, "conflict" if result.outcome == "hook_conflict" else result.outcome).inc()
     if result.outcome == "accepted":
         if new_puzzle is not None:
             ctx.puzzles.remember(info)

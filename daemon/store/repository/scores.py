@@ -4,10 +4,12 @@ A flag's states::
 
     open ──re-scored, no longer anomalous──▶ withdrawn ──re-scored, anomalous──▶ open
     open / withdrawn ──an organiser's review──▶ cleared | confirmed   (final for scoring)
+    cleared / confirmed ──reopened by an organiser (an appeal)──▶ open (a person's: kept)
 
 Scoring raises a flag ``open`` with the reasons it found; re-scoring moves it between
-``open`` and ``withdrawn`` (never deleting it) and never overrides a human decision.
-Every change is a ``flag_history`` row.
+``open`` and ``withdrawn`` (never deleting it) and never overrides a human decision: a
+flag whose last change was a person's (a reopened one) stays as it is. Every change is a
+``flag_history`` row.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ MACHINE = "fairgrid"  # the actor of the changes scoring makes
 
 def rescored_state(state: str, flagged: bool) -> str | None:
     """The state a flag moves to when its submission is scored again (None: it stays,
-    because a person decided it)."""
+    because a person decided it; ``reviewed:…`` is a state a person set last)."""
     if state not in ("open", "withdrawn"):
         return None
     return "open" if flagged else "withdrawn"
@@ -115,8 +117,11 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         con.execute("DELETE FROM scores USING score_batch b WHERE scores.portal = "
                     "b.portal AND scores.submission_id = b.submission_id")
         existing = con.execute(
-            "SELECT f.id, f.state, b.flagged, b.reasons FROM flags f JOIN score_batch b "
-            "ON b.portal = f.portal AND b.submission_id = f.submission_id").fetchall()
+            "SELECT f.id, CASE WHEN coalesce((SELECT h.actor FROM flag_history h WHERE "
+            "h.flag_id = f.id ORDER BY h.changed_at DESC LIMIT 1), ?) <> ? THEN "
+            "'reviewed:' || f.state ELSE f.state END, b.flagged, b.reasons FROM flags f "
+            "JOIN score_batch b ON b.portal = f.portal AND b.submission_id = f.submission_id",
+            [MACHINE, MACHINE]).fetchall()
     con.execute("INSERT INTO scores SELECT portal, submission_id, ?, anomaly, "
                 "p_value, flagged, evidence FROM score_batch", [now])
     created = []

@@ -252,6 +252,14 @@ def test_rate_names_the_bad_line_of_a_file_and_takes_long_puzzle_text(tmp_path):
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{EASY}\n{MEDIUM}\nthis line is garbage\n")
     assert_clean_usage_error(run("rate", str(bank)), "line 3")
+    # one grid over several lines, bands separated, is one puzzle (not a bad line)
+    rows = [MEDIUM[9 * r:9 * r + 9] for r in range(9)]
+    grid = tmp_path / "grid.txt"
+    grid.write_text("\n".join(rows[:3] + ["---------"] + rows[3:6] + ["---------"]
+                              + rows[6:]) + "\n")
+    proc = run("rate", str(grid), "--runs", "0.2", "--budget", "0.2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["puzzle"].replace(".", "0") == MEDIUM
     # text longer than a file name may be is puzzle text, not a file to open
     proc = run("rate", "1" * 256)
     assert proc.returncode == 2 and "File name too long" not in proc.stderr

@@ -322,6 +322,22 @@ async def test_unknown_query_parameters_are_named(client):
         assert (await resp.json())["field"] == url.split("?")[1].split("=")[0]
 
 
+async def test_stored_evidence_with_nan_is_served_as_strict_json(client):
+    assert (await post(client, solve_body()))[0] == 202
+
+    def score(con):  # evidence written by an older version, NaN and all
+        con.execute("INSERT INTO scores VALUES ('demo', 's-1', now(), 1.0, 0.5, false, ?)",
+                    ['{"anomaly": NaN, "signals": [{"z": Infinity}]}'])
+    await asyncio.wrap_future(store(client).writer.call(score))
+    text = await (await client.get("/v1/submissions/demo/s-1",
+                                   headers=bearer(ORGANISER))).text()
+
+    def refuse(name):
+        raise AssertionError(f"{name} in a JSON body")
+    doc = json.loads(text, parse_constant=refuse)
+    assert doc["score"]["anomaly"] is None and doc["score"]["signals"][0]["z"] is None
+
+
 def test_responses_never_carry_nan_or_infinity():
     from fairgrid.daemon.web.context import dumps
     text = dumps({"a": float("nan"), "b": [float("inf"), 1.5], "c": {"d": -float("inf")}})

@@ -120,6 +120,10 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     doc = await resp.json()
     assert resp.status == 200 and doc["state"] == "open"
     assert [h["state"] for h in doc["history"]] == ["open", "cleared", "open"]
+    # a re-score leaves a person's reopening alone, whatever it finds
+    await client.app[CTX_KEY()].scorer.score("demo", "copy")
+    again = await wait_scored(client, "copy")
+    assert again["score"]["flag"]["state"] == "open"
 
     # Benjamini-Hochberg over the tournament's scored submissions
     doc = await (await client.get("/v1/flags?tournament=t-1&fdr=0.05",

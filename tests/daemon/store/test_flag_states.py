@@ -1,0 +1,59 @@
+"""The flag state machine on a real database file: re-scoring moves a flag scoring
+raised between open and withdrawn, and never touches one a person decided last."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from fairgrid.daemon.store import Store
+from fairgrid.daemon.store.repository import organiser, scores
+
+from ..helpers import query
+from .test_keyfilter import _record
+
+
+def _batch(sid: str, key: int, flagged: bool) -> dict:
+    def obj(v):
+        return np.array([v], dtype=object)
+    return {"sub_key": np.array([key]), "portal": obj("demo"), "submission_id": obj(sid),
+            "anomaly": np.array([9.0 if flagged else 0.5]),
+            "p_value": np.array([1e-9 if flagged else 0.4]),
+            "flagged": np.array([flagged]), "evidence": obj("{}"),
+            "reasons": obj('["unforced"]' if flagged else "[]"), "note": obj("scored")}
+
+
+def test_rescoring_follows_the_machine_and_leaves_a_persons_decision(tmp_path):
+    store = Store(str(tmp_path / "f.duckdb"))
+    try:
+        for sid in ("a", "b"):
+            assert store.writer.submit(_record(sid, f"h-{sid}")).result(30).outcome == \
+                "accepted"
+        keys = dict(query(store, "SELECT submission_id, sub_key FROM submissions"))
+        t0 = datetime(2026, 11, 23, tzinfo=timezone.utc)
+
+        def score(sid, flagged, minutes, rescored):
+            return store.write(scores.write_scores, _batch(sid, keys[sid], flagged),
+                               t0 + timedelta(minutes=minutes), rescored).result(30)
+        for sid in ("a", "b"):
+            score(sid, True, 0, False)
+        ids = dict(query(store, "SELECT submission_id, id FROM flags"))
+        # "b" is cleared by a person, then reopened on appeal
+        for state, minutes in (("cleared", 1), ("open", 2)):
+            store.write(organiser.review, ids["b"], state, "appeal", "alice",
+                        t0 + timedelta(minutes=minutes)).result(30)
+        # a re-score that no longer finds anything
+        for sid in ("a", "b"):
+            score(sid, False, 3, True)
+        state = dict(query(store, "SELECT submission_id, state FROM flags"))
+        assert state == {"a": "withdrawn", "b": "open"}
+        # and one that finds it again brings the machine's flag back
+        score("a", True, 4, True)
+        assert dict(query(store, "SELECT submission_id, state FROM flags"))["a"] == "open"
+        history = query(store, "SELECT state, actor FROM flag_history WHERE flag_id = ? "
+                        "ORDER BY changed_at", [ids["a"]])
+        assert history == [("open", "fairgrid"), ("withdrawn", "fairgrid"),
+                           ("open", "fairgrid")]
+    finally:
+        store.close()
