@@ -228,6 +228,56 @@ def dump_secrets(table: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+SECRET_ENV = {  # variable -> (table, key); each also as NAME_FILE, a path to read it from
+    "FAIRGRID_PORTAL_SECRETS": ("portals", None),
+    "FAIRGRID_AUTH_ORGANISER_TOKENS": ("auth", "organiser_tokens"),
+    "FAIRGRID_AUTH_ADMIN_TOKENS": ("auth", "admin_tokens"),
+}
+
+
+def _env_value(env: Mapping[str, str], name: str) -> str | None:
+    """A secret from ``name``, or from the file ``name_FILE`` names (container secrets)."""
+    if name in env:
+        return env[name]
+    path = env.get(name + "_FILE")
+    if path is None:
+        return None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"{name}_FILE: cannot read {path}: {exc.strerror}") from None
+
+
+def _items(text: str) -> list[str]:
+    return [x.strip() for x in text.replace("\n", ",").split(",") if x.strip()]
+
+
+def _secrets_from_env(env: Mapping[str, str]) -> dict:
+    """Portals and tokens from the environment, replacing the config's tables:
+    ``FAIRGRID_PORTAL_SECRETS="acme=whsec_a,whsec_b; shop=whsec_c"``, and comma- (or
+    line-) separated ``FAIRGRID_AUTH_ORGANISER_TOKENS`` / ``FAIRGRID_AUTH_ADMIN_TOKENS``;
+    each may instead be read from the file ``…_FILE`` names."""
+    out: dict = {}
+    for name, (section, key) in SECRET_ENV.items():
+        text = _env_value(env, name)
+        if text is None:
+            continue
+        if section == "portals":
+            portals = {}
+            for part in text.replace("\n", ";").split(";"):
+                if not part.strip():
+                    continue
+                portal, sep, secrets = part.partition("=")
+                if not sep or not portal.strip() or not _items(secrets):
+                    raise SettingsError(f"{name}: expected NAME=whsec_…[,whsec_…] per portal, "
+                                        f"';' between portals")
+                portals[portal.strip()] = {"secrets": _items(secrets)}
+            out["portals"] = portals
+        else:
+            out.setdefault("auth", {})[key] = _items(text)
+    return out
+
+
 def portals_of(table: Mapping, origin: str) -> dict[str, tuple[str, ...]]:
     """The ``[portals.NAME]`` tables of a config or secrets file, checked."""
     portals = {}
@@ -284,6 +334,7 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
         for name in sect:  # a typo must not be silently ignored
             if f"{section}.{name}" not in known:
                 raise SettingsError(f"{origin}: unknown setting {section}.{name}")
+    table = {**table, **_secrets_from_env(env)}
     created = False
     if "portals" not in table and "auth" not in table:
         db_path = values.get("storage_path", Settings.storage_path)
@@ -302,7 +353,7 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
 
 def setting_names() -> list[str]:
     """Every TOML key and environment variable (for the documentation test)."""
-    return [s.key for s in SETTINGS] + [s.env for s in SETTINGS]
+    return [s.key for s in SETTINGS] + [s.env for s in SETTINGS] + list(SECRET_ENV)
 
 
 assert {f.name for f in fields(Settings)} >= {s.attr for s in SETTINGS}

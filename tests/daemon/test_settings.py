@@ -124,3 +124,25 @@ async def test_a_portal_added_while_the_daemon_runs_is_accepted_without_a_restar
                           secret="whsec_" + "A" * 43 + "=")
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
     assert resp.status == 401
+
+
+def test_portals_and_tokens_from_the_environment_or_files(tmp_path):
+    from fairgrid.daemon.settings import SettingsError
+
+    secrets = tmp_path / "admin"
+    secrets.write_text("adm-1\nadm-2\n")
+    env = {"FAIRGRID_STORAGE_PATH": str(tmp_path / "fg.duckdb"),
+           "FAIRGRID_PORTAL_SECRETS": "acme=whsec_YQ==, whsec_Yg==; shop=whsec_Yw==",
+           "FAIRGRID_AUTH_ORGANISER_TOKENS": "org-1,org-2",
+           "FAIRGRID_AUTH_ADMIN_TOKENS_FILE": str(secrets)}
+    settings, created = load_settings(None, env=env)
+    assert settings.portals == {"acme": ("whsec_YQ==", "whsec_Yg=="), "shop": ("whsec_Yw==",)}
+    assert settings.organiser_tokens == ("org-1", "org-2")
+    assert settings.admin_tokens == ("adm-1", "adm-2")
+    assert not created and not (tmp_path / "fairgrid.secrets.toml").exists()
+    for bad, word in ((dict(env, FAIRGRID_PORTAL_SECRETS="acme"), "NAME=whsec_"),
+                      (dict(env, FAIRGRID_PORTAL_SECRETS="acme=nope"), "whsec_"),
+                      (dict(env, FAIRGRID_AUTH_ADMIN_TOKENS_FILE=str(tmp_path / "none")),
+                       "cannot read")):
+        with pytest.raises(SettingsError, match=word):
+            load_settings(None, env=bad)
