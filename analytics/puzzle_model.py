@@ -21,6 +21,9 @@ import numpy as np
 from .signals import PuzzleFacts
 
 NULL_SOLVES = 120  # simulated honest solves behind a puzzle's nulls
+# below this split-half agreement of the SA runs, the predicted fill order is mostly
+# noise (every run finds its own order) and scoring leaves order_sa out for the puzzle
+ORDER_RELIABILITY_FLOOR = 0.5
 
 
 def cells_of(text: str) -> np.ndarray:
@@ -45,20 +48,28 @@ class PuzzleModel:
     level_name: str
     null: Mapping[str, tuple[float, float]]
     null_solves: int = NULL_SOLVES
+    order_reliability: float | None = None  # split-half ρ of the SA runs (None: unknown)
+
+    @property
+    def order_usable(self) -> bool:
+        """Whether the predicted fill order is reproducible enough to score against."""
+        r = self.order_reliability
+        return r is None or (r == r and r >= ORDER_RELIABILITY_FLOOR)
 
     def to_json(self) -> dict:
         return {"metrics": dict(self.metrics), "expected_time_s": self.expected_time_s,
                 "expected_log_s": self.expected_log_s, "sd_log": self.sd_log,
                 "level": self.level, "level_name": self.level_name,
                 "null": {k: list(v) for k, v in self.null.items()},
-                "null_solves": self.null_solves}
+                "null_solves": self.null_solves,
+                "order_reliability": self.order_reliability}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> PuzzleModel:
         return cls(dict(doc["metrics"]), doc["expected_time_s"], doc["expected_log_s"],
                    doc["sd_log"], doc["level"], doc["level_name"],
                    {k: tuple(v) for k, v in doc["null"].items()},
-                   doc.get("null_solves", NULL_SOLVES))
+                   doc.get("null_solves", NULL_SOLVES), doc.get("order_reliability"))
 
 
 def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> PuzzleModel:
@@ -149,8 +160,13 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
     null = complete(null)
     for name in null:  # the guard's own bounds where no honest solve showed the signal
         sources.setdefault(name, "the fixed minimum spread between people (no data yet)")
-    facts = PuzzleFacts(cells_of(givens), order, cells_of(solution),
-                        per_cell(fill_rank_median), expected, sd, consensus)
+    predicted = per_cell(fill_rank_median)
+    if not model.order_usable:  # an order every SA run disagrees on says nothing
+        predicted = np.full(predicted.size, np.nan)
+        null.pop("order_sa", None)
+        sources.pop("order_sa", None)
+    facts = PuzzleFacts(cells_of(givens), order, cells_of(solution), predicted, expected, sd,
+                        consensus)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
     without = dataclasses.replace(facts, sd_log=unrated_sd)

@@ -126,6 +126,27 @@ class FillOrderPrediction:
         """
         return float(np.median(self.steps))
 
+    def split_half(self) -> float:
+        """How reproducible the prediction is: Spearman's ρ between the median ranks of
+        the even and the odd runs (over the runs the prediction rests on), stepped up to
+        the full number of runs by the Spearman–Brown formula 2ρ / (1 + ρ); NaN with
+        fewer than four such runs. Near 1 when the order is a property of the puzzle, near
+        0 when every run finds its own (capped runs on a puzzle too hard for the budget)."""
+        keep = self.solved if self.capped == "solved" and self.solved.any() else \
+            np.ones(self.solved.size, dtype=bool)
+        settled = self.run_settled[keep]
+        if settled.shape[0] < 4 or settled.shape[1] < 3:
+            return float("nan")
+        ranks = np.argsort(np.argsort(settled, axis=1, kind="stable"), axis=1) + 1.0
+        a = np.median(ranks[0::2], axis=0)
+        b = np.median(ranks[1::2], axis=0)
+        ra = np.argsort(np.argsort(a, kind="stable")).astype(float)
+        rb = np.argsort(np.argsort(b, kind="stable")).astype(float)
+        if ra.std() == 0 or rb.std() == 0:
+            return float("nan")
+        rho = float(np.corrcoef(ra, rb)[0, 1])
+        return 2 * rho / (1 + rho) if rho > -1 else -1.0
+
     def with_policy(self, capped: str) -> "FillOrderPrediction":
         """The same runs summarised under another capped-run policy."""
         return summarize(self.puzzle, self.run_last, self.run_settled, self.steps,
@@ -162,6 +183,7 @@ class FillOrderPrediction:
             "seed": self.seed,
             "median_steps": self.median_steps,
             "median_steps_is_lower_bound": self.capped_runs > 0,
+            "split_half": self.split_half(),
             "rank": grid(self.rank),
             "median_rank": grid(self.median_rank, 2),
             "spread": grid(self.spread, 2),

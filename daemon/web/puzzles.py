@@ -64,4 +64,20 @@ async def get_puzzle(request: web.Request) -> web.Response:
         "predicted_order": grid(loads(row["predicted_fill_order"])),
         "order_median": grid(loads(row["fill_rank_median"])),
         "order_spread": grid(loads(row["fill_rank_spread"])),
+        "order_reliability": _reliability(loads(row["ratings"])),
     })
+
+
+def _reliability(ratings: dict | None) -> dict | None:
+    """How far the predicted fill order can be trusted, and whether scoring uses it."""
+    from fairgrid.analytics.puzzle_model import ORDER_RELIABILITY_FLOOR, PuzzleModel
+
+    if not ratings:
+        return None
+    model = PuzzleModel.from_json(ratings)
+    used = model.order_usable
+    return {"split_half": model.order_reliability, "floor": ORDER_RELIABILITY_FLOOR,
+            "used_for_scoring": used,
+            "why": None if used else "the SA runs disagree on the order (split-half "
+                                     "agreement below the floor): scoring leaves the order "
+                                     "signal out for this puzzle"}

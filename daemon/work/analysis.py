@@ -12,6 +12,7 @@ queue's sweep, so no puzzle stays pending for good.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import threading
 import time
@@ -58,6 +59,9 @@ def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
         args = (givens, solution, median, seed)
         model = (executor.submit(puzzle_model.build, *args).result() if executor is not None
                  else puzzle_model.build(*args))
+        split = pred.split_half()
+        model = dataclasses.replace(model, order_reliability=None if split != split
+                                    else round(split, 4))
     return {"model": model, "predicted_fill_order": pred.rank.tolist(),
             "fill_rank_median": median, "fill_rank_spread": _rounded(pred.spread),
             "sa_median_steps": pred.median_steps, "sa_capped_runs": pred.capped_runs,

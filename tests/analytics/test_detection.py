@@ -190,3 +190,25 @@ def test_unfinished_and_wrong_solves_are_their_own_outcome_not_a_flag(analysed):
     # and a finished one says nothing of the kind
     ev = _score(inputs, (sim.t_ms, sim.cell, sim.digit, sim.note))
     assert ev["outcome"] == "finished" and not ev["verdict"].startswith(("Wrong", "Unfin"))
+
+
+def test_an_order_the_sa_runs_disagree_on_is_not_scored_against():
+    from fairgrid.analytics.puzzle_model import ORDER_RELIABILITY_FLOOR, PuzzleModel
+
+    # an empty grid: every run fills it in its own order; a real puzzle: they agree
+    noise = predict_fill_order(parse("." * 81), seed=0, runs=20, budget_s=2, jobs=1)
+    assert noise.split_half() < ORDER_RELIABILITY_FLOOR
+    text, puzzle, solution, inputs = _medium_inputs()
+    good = predict_fill_order(puzzle, seed=0, runs=20, budget_s=5, jobs=1)
+    assert good.split_half() > ORDER_RELIABILITY_FLOOR
+    sol = "".join(str(d) for d in solution)
+    median = [None if np.isnan(v) else float(v) for v in good.median_rank]
+    model = build(text, sol, median, 1)
+    for reliability, used in ((noise.split_half(), False), (good.split_half(), True)):
+        m = PuzzleModel.from_json({**model.to_json(), "order_reliability": reliability})
+        got = scoring_inputs(text, 3, sol, median, m)
+        assert ("order_sa" in got.null) == used
+        sim = simulate(puzzle, solution, "row", rng=3,
+                       expected_log_s=got.facts.expected_log_s)
+        ev = _score(got, (sim.t_ms, sim.cell, sim.digit, sim.note))
+        assert ("order_sa" in {s["name"] for s in ev["signals"]}) == used

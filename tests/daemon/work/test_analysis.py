@@ -33,6 +33,9 @@ async def test_register_analyse_and_query(client):
     assert resp.status == 201 and (await resp.json()) == {"id": "easy", "status": "registered"}
     doc = await wait_ready(client, "easy")
     assert doc["status"] == "ready" and doc["solution"] == EASY_SOLUTION
+    # the prediction says how far it can be trusted, and whether scoring uses it
+    rel = doc["order_reliability"]
+    assert rel["split_half"] > rel["floor"] and rel["used_for_scoring"] and rel["why"] is None
     order = [r for row in doc["predicted_order"] for r in row]
     assert sorted(x for x in order if x) == list(range(1, 50)) and order[2] == 0
     assert doc["sa_median_steps"] > 0 and doc["order_basis_runs"] >= 1
