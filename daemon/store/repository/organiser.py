@@ -77,12 +77,13 @@ def tournament_p_values(cur, tournament: str) -> list[tuple[str, str, float]]:
 
 
 def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
-    """A player's submissions, newest first, with score and whether a flag stands."""
+    """A player's submissions, newest first, with score and whether a flag stands (open
+    or confirmed: not cleared by a person, not withdrawn by a re-score)."""
     cur.execute(
         "SELECT s.submission_id, s.tournament_id, s.puzzle_id, s.started_at, s.duration_ms, "
         "s.n_moves, s.complete, s.status, sc.anomaly, sc.p_value, "
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
-        "f.submission_id = s.submission_id AND f.state <> 'cleared') AS flagged "
+        "f.submission_id = s.submission_id AND f.state IN ('open', 'confirmed')) AS flagged "
         "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
         "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
         "ORDER BY s.started_at DESC", [portal, player_id])

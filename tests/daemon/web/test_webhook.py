@@ -288,6 +288,13 @@ async def test_player_view(client):
     agg = (await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
                   ).json())["aggregate"]
     assert agg["flagged"] == 3 and agg["player_flag_count"] == 3 and agg["player_flagged"]
+    # a flag a re-score withdrew does not stand
+    def withdraw(con):
+        con.execute("UPDATE flags SET state = 'withdrawn' WHERE submission_id = 's-0'")
+    await asyncio.wrap_future(store(client).writer.call(withdraw))
+    agg = (await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
+                  ).json())["aggregate"]
+    assert agg["flagged"] == 2
     assert (await client.get("/v1/players/demo/nobody", headers=bearer(ORGANISER))).status == 404
 
 
