@@ -50,6 +50,10 @@ class Metrics:
         self.analysis_duration = Histogram(
             "fairgrid_analysis_duration_seconds", "Puzzle analysis (uniqueness, SA order).",
             buckets=ANALYSIS_BUCKETS, registry=registry)
+        self.analysis_queue_wait = Histogram(
+            "fairgrid_analysis_queue_wait_seconds",
+            "Time a puzzle waited for analysis to start (apart from the analysis itself).",
+            buckets=ANALYSIS_BUCKETS, registry=registry)
         self.analysis_queue_depth = Gauge(
             "fairgrid_analysis_queue_depth", "Puzzles waiting for analysis.", registry=registry)
         self.scoring_backlog = Gauge(

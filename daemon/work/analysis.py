@@ -81,6 +81,7 @@ class PuzzleRegistry:
         self._queue: WorkQueue[str] = WorkQueue(settings.analysis_queue_size, self._pending)
         self._tasks: list[asyncio.Task] = []
         self._cancel = threading.Event()
+        self._queued_at: dict[str, float] = {}  # when each waiting puzzle was queued
         self.on_ready = None  # async callback(puzzle_id) once a puzzle is analysed
         metrics.analysis_queue_depth.set_function(self._queue.waiting)
 
@@ -99,8 +100,12 @@ class PuzzleRegistry:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
 
     async def _pending(self) -> list[str]:
-        return await asyncio.to_thread(self._store.read, sql.pending_ids,
-                                       self._settings.analysis_queue_size)
+        ids = await asyncio.to_thread(self._store.read, sql.pending_ids,
+                                      self._settings.analysis_queue_size)
+        now = time.monotonic()
+        for pid in ids:  # found by the sweep (after a restart, say): waiting from now
+            self._queued_at.setdefault(pid, now)
+        return ids
 
     async def lookup(self, puzzle_id: str) -> PuzzleInfo | None:
         """A registered puzzle, or None."""
@@ -157,13 +162,16 @@ class PuzzleRegistry:
 
     def schedule(self, puzzle_id: str) -> None:
         """Queue a pending puzzle for analysis."""
+        self._queued_at.setdefault(puzzle_id, time.monotonic())
         self._queue.schedule(puzzle_id)
 
     async def _worker(self) -> None:
         while True:
             pid = await self._queue.get()
+            waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
+            self._metrics.analysis_queue_wait.observe(waited)
             try:
-                await self._analyse(pid)
+                await self._analyse(pid, waited)
             except (asyncio.CancelledError, PredictionCancelled):
                 raise
             except Exception:  # noqa: BLE001 - one bad puzzle must not stop the worker
@@ -171,7 +179,7 @@ class PuzzleRegistry:
             finally:
                 self._queue.done(pid)
 
-    async def _analyse(self, pid: str) -> None:
+    async def _analyse(self, pid: str, waited: float = 0.0) -> None:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)
         if row is None or row[1] != "pending":
             return
@@ -183,7 +191,8 @@ class PuzzleRegistry:
                                          cancel=self._cancel, solution=solution)
         self._metrics.analysis_duration.observe(result["seconds"])
         await asyncio.wrap_future(self._store.write(sql.save_analysis, pid, result, utc_now()))
-        log.info("puzzle %s analysed in %.1f s", pid, result["seconds"])
+        log.info("puzzle %s analysed in %.1f s after %.1f s in the queue", pid,
+                 result["seconds"], waited)
         if self.on_ready is not None:
             await self.on_ready(pid)
 

@@ -36,6 +36,10 @@ async def test_register_analyse_and_query(client):
     # the prediction says how far it can be trusted, and whether scoring uses it
     rel = doc["order_reliability"]
     assert rel["split_half"] > rel["floor"] and rel["used_for_scoring"] and rel["why"] is None
+    # time in the queue is measured apart from the analysis itself
+    metrics = await (await client.get("/metrics")).text()
+    assert "fairgrid_analysis_queue_wait_seconds_count 1.0" in metrics
+    assert "fairgrid_analysis_duration_seconds_count 1.0" in metrics
     order = [r for row in doc["predicted_order"] for r in row]
     assert sorted(x for x in order if x) == list(range(1, 50)) and order[2] == 0
     assert doc["sa_median_steps"] > 0 and doc["order_basis_runs"] >= 1
