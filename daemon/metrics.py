@@ -95,56 +95,38 @@ class Metrics:
         self.queue_depth.set_function(depth)
 
     def watch_puzzles(self, counts: Callable[[], dict[str, int]]) -> None:
-        self.registry.register(_PuzzleCollector(counts))
+        self.registry.register(_CountCollector(
+            "fairgrid_puzzles", "Registered puzzles by status.", "status",
+            ("pending", "ready", "invalid"), counts))
 
     def watch_flags(self, counts: Callable[[], dict[str, int]]) -> None:
-        self.registry.register(_FlagCollector(counts))
+        """Flags by review state (the open ones are the reviewers' queue)."""
+        self.registry.register(_CountCollector(
+            "fairgrid_flag_states", "Flags by review state.", "state",
+            ("open", "withdrawn", "cleared", "confirmed"), counts))
 
 
-class _PuzzleCollector:
-    """``fairgrid_puzzles{status}`` read from the database at scrape time."""
+class _CountCollector:
+    """A gauge ``name{label}`` of counts read from the database at scrape time, one
+    series per known value (0 where the database has none)."""
 
-    STATUSES = ("pending", "ready", "invalid")
-
-    def __init__(self, counts: Callable[[], dict[str, int]]):
+    def __init__(self, name: str, doc: str, label: str, values: tuple[str, ...],
+                 counts: Callable[[], dict[str, int]]):
+        self._name, self._doc, self._label, self._values = name, doc, label, values
         self._counts = counts
 
+    def _family(self) -> GaugeMetricFamily:
+        return GaugeMetricFamily(self._name, self._doc, labels=[self._label])
+
     def describe(self):
-        return [GaugeMetricFamily("fairgrid_puzzles", "Registered puzzles by status.",
-                                  labels=["status"])]
+        return [self._family()]
 
     def collect(self):
-        family = GaugeMetricFamily("fairgrid_puzzles", "Registered puzzles by status.",
-                                   labels=["status"])
+        family = self._family()
         try:
             counts = self._counts()
         except Exception:  # noqa: BLE001 - a scrape must not fail because the DB is busy
             return
-        for status in self.STATUSES:
-            family.add_metric([status], counts.get(status, 0))
-        yield family
-
-
-class _FlagCollector:
-    """``fairgrid_flag_states{state}``: flags by review state, read at scrape time (the open
-    ones are the reviewers' queue)."""
-
-    STATES = ("open", "withdrawn", "cleared", "confirmed")
-
-    def __init__(self, counts: Callable[[], dict[str, int]]):
-        self._counts = counts
-
-    def describe(self):
-        return [GaugeMetricFamily("fairgrid_flag_states", "Flags by review state.",
-                                  labels=["state"])]
-
-    def collect(self):
-        family = GaugeMetricFamily("fairgrid_flag_states", "Flags by review state.",
-                                   labels=["state"])
-        try:
-            counts = self._counts()
-        except Exception:  # noqa: BLE001 - a scrape must not fail because the DB is busy
-            return
-        for state in self.STATES:
-            family.add_metric([state], counts.get(state, 0))
+        for value in self._values:
+            family.add_metric([value], counts.get(value, 0))
         yield family
