@@ -35,9 +35,10 @@ class Context:
     puzzles: "PuzzleRegistry | None" = None
     scorer: "Scorer | None" = None
     jobs: "NightlyRunner | None" = None
-    secrets_seen: tuple = ()        # (path, mtime) of the files the portals come from
+    secrets_file: Path | None = None   # where the portals come from (found at start-up)
+    secrets_mtime: int | None = None   # its modification time when last read
 
-    def secrets_files(self) -> list[Path]:
+    def _portals_file(self) -> Path:
         """Where the portals' secrets live: the config file when it names portals or
         tokens, else the embedded secrets file next to the database."""
         import tomllib
@@ -50,24 +51,28 @@ class Context:
             except (OSError, ValueError):
                 table = {"portals": {}}
             if "portals" in table or "auth" in table:
-                return [config]
-        return [Path(self.settings.storage_path).resolve().parent / SECRETS_FILE]
+                return config
+        return Path(self.settings.storage_path).resolve().parent / SECRETS_FILE
 
     def reload_portals(self) -> bool:
-        """Re-read the portals when their file changed since the last look (one stat per
-        file: cheap beside the HMACs a bad signature already cost): ``fairgrid portal
-        add`` takes effect without a restart. True when the verifier changed."""
-        seen = tuple((str(p), p.stat().st_mtime_ns if p.exists() else None)
-                     for p in self.secrets_files())
-        if not self.secrets_seen:
-            self.secrets_seen = seen
+        """Re-read the portals when their file changed since the last look (one stat:
+        cheap beside the HMACs a bad signature already cost): ``fairgrid portal add``
+        takes effect without a restart. True when the verifier changed. The first call,
+        at start-up, only notes the file and its time."""
+        def mtime(path: Path) -> int | None:
+            return path.stat().st_mtime_ns if path.exists() else None
+
+        if self.secrets_file is None:
+            self.secrets_file = self._portals_file()
+            self.secrets_mtime = mtime(self.secrets_file)
             return False
-        if seen == self.secrets_seen:
+        now = mtime(self.secrets_file)
+        if now == self.secrets_mtime:
             return False
-        self.secrets_seen = seen
+        self.secrets_mtime = now
         from ..settings import SettingsError, read_portals
         try:
-            portals = read_portals(Path(seen[0][0]))
+            portals = read_portals(self.secrets_file)
         except (SettingsError, OSError) as exc:
             log.error("portals not reloaded: %s", exc)
             return False
@@ -75,7 +80,7 @@ class Context:
             return False
         self.settings = dataclasses.replace(self.settings, portals=portals)
         self.verifier = Verifier.from_portals(portals, self.settings.webhooks_tolerance_s)
-        log.info("portals reloaded from %s: %s", seen[0][0], ", ".join(sorted(portals)))
+        log.info("portals reloaded from %s: %s", self.secrets_file, ", ".join(sorted(portals)))
         return True
 
 
