@@ -23,10 +23,10 @@ from . import needs_moves
 MACHINE = "fairgrid"  # the actor of the changes scoring makes
 
 
-def rescored_state(state: str, flagged: bool) -> str | None:
+def rescored_state(state: str, flagged: bool, by_person: bool = False) -> str | None:
     """The state a flag moves to when its submission is scored again (None: it stays,
-    because a person decided it; ``reviewed:…`` is a state a person set last)."""
-    if state not in ("open", "withdrawn"):
+    because a person decided it: a review, or a reopening, was its last change)."""
+    if by_person or state not in ("open", "withdrawn"):
         return None
     return "open" if flagged else "withdrawn"
 
@@ -117,11 +117,10 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         con.execute("DELETE FROM scores USING score_batch b WHERE scores.portal = "
                     "b.portal AND scores.submission_id = b.submission_id")
         existing = con.execute(
-            "SELECT f.id, CASE WHEN coalesce((SELECT h.actor FROM flag_history h WHERE "
-            "h.flag_id = f.id ORDER BY h.changed_at DESC LIMIT 1), ?) <> ? THEN "
-            "'reviewed:' || f.state ELSE f.state END, b.flagged, b.reasons FROM flags f "
-            "JOIN score_batch b ON b.portal = f.portal AND b.submission_id = f.submission_id",
-            [MACHINE, MACHINE]).fetchall()
+            "SELECT f.id, f.state, b.flagged, b.reasons, coalesce((SELECT h.actor FROM "
+            "flag_history h WHERE h.flag_id = f.id ORDER BY h.changed_at DESC LIMIT 1), ?) "
+            "<> ? AS by_person FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
+            "b.submission_id = f.submission_id", [MACHINE, MACHINE]).fetchall()
     con.execute("INSERT INTO scores SELECT portal, submission_id, ?, anomaly, "
                 "p_value, flagged, evidence FROM score_batch", [now])
     created = []
@@ -138,8 +137,8 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
             "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
             [now, MACHINE, [c[0] for c in created]])
-    for fid, state, flagged, reasons in existing:
-        target = rescored_state(state, flagged)
+    for fid, state, flagged, reasons, by_person in existing:
+        target = rescored_state(state, flagged, by_person)
         if target is None:
             continue
         if target != state:
