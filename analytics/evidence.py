@@ -183,9 +183,9 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
     verdict = score(values, null, fpr=fpr)
-    _, split = change_point(rep.intervals_ms[1:])
-    if not any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
-        split = -1  # where the pace steadied is only news when it steadied unusually
+    split = -1  # where the pace steadied is only news when it steadied unusually
+    if any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
+        split = change_point(rep.intervals_ms[1:])[1]
     outcome, right, wrong = outcome_of(facts, cell, digit,
                                        np.zeros(len(t_ms), bool) if note is None else note)
     total = int(np.sum(np.asarray(facts.givens) == 0))
