@@ -16,6 +16,13 @@ thesis' brute-force difficulty metric.
 :func:`count_solutions` is the fast exact counter for the uniqueness check: depth-first,
 re-choosing at every node the empty cell with the fewest candidates (first one on ties),
 trying only its candidates, and stopping at ``limit`` solutions.
+
+The thesis' fixed exploration order is hopeless from order 4 up: a cell chosen early
+keeps its place while later placements leave other cells with a single candidate, and a
+sparse 16x16 puzzle that the counter proves unique in seconds exhausts a 50 M step cap.
+From order 4 :func:`solve_backtracking` therefore re-chooses the cell with the fewest
+candidates at every node, as the counter does (ties drawn from the seed), and suggests
+only candidates; each suggestion is still one step.
 """
 
 from __future__ import annotations
@@ -225,6 +232,70 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
         depth += 1
 
 
+@njit(cache=True, error_model="numpy")
+def dynamic_kernel(grid, order, seed, max_steps, explored):
+    """Backtracking that re-chooses the fewest-candidates cell at every node (ties drawn
+    from ``seed``) and suggests only its candidates, one step each. Same contract as
+    :func:`thesis_kernel`: ``explored`` gets the cells in the order first chosen."""
+    size = order * order
+    full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
+    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, order)
+    state = seed
+    cand = np.zeros(n + 1, dtype=np.uint64)
+    seen = np.zeros(size * size, dtype=np.bool_)
+    nexplored = 0
+    steps = 0
+    depth = 0
+    choose = True
+    while True:
+        if choose:
+            if depth == n:
+                return 1, steps, nexplored
+            best = depth
+            bestc = 64
+            bestm = np.uint64(0)
+            ties = 0
+            for i in range(depth, n):
+                c = empties[i]
+                m = full & ~(rowm[rr[c]] | colm[cc[c]] | boxm[bb[c]])
+                pc = popcount(m)
+                if pc < bestc:
+                    bestc, best, bestm = pc, i, m
+                    ties = 1
+                    if pc == 0:
+                        break
+                elif pc == bestc:
+                    ties += 1
+                    state, bits = next_u64(state)
+                    if below32(bits >> U32, ties) == 0:
+                        best, bestm = i, m
+            t = empties[depth]
+            empties[depth] = empties[best]
+            empties[best] = t
+            cand[depth] = bestm
+            c = empties[depth]
+            if not seen[c]:
+                seen[c] = True
+                explored[nexplored] = c
+                nexplored += 1
+        m = cand[depth]
+        if m == 0:
+            depth -= 1
+            if depth < 0:
+                return 0, steps, nexplored
+            _unplace(grid, empties[depth], rowm, colm, boxm, rr, cc, bb)
+            choose = False
+            continue
+        if steps >= max_steps:
+            return -1, steps, nexplored
+        steps += 1
+        bit = m & (~m + _U1)
+        cand[depth] = m ^ bit
+        _place(grid, empties[depth], popcount(bit - _U1), rowm, colm, boxm, rr, cc, bb)
+        depth += 1
+        choose = True
+
+
 @dataclass(frozen=True, eq=False)
 class BacktrackingResult:
     """One brute-force run (thesis §3.3): outcome, steps and the exploration order."""
@@ -247,19 +318,27 @@ class BacktrackingResult:
         return rank
 
 
-def solve_backtracking(puzzle: Puzzle, *, rng, max_steps: int = DEFAULT_MAX_STEPS
-                       ) -> BacktrackingResult:
+DYNAMIC_FROM_ORDER = 4
+
+
+def solve_backtracking(puzzle: Puzzle, *, rng, max_steps: int = DEFAULT_MAX_STEPS,
+                       dynamic: bool | None = None) -> BacktrackingResult:
     """Solve ``puzzle`` with the thesis' brute-force search; seeded (ties) and capped.
 
+    ``dynamic`` re-chooses the fewest-candidates cell at every node (see the module
+    docstring); None (the default) does so from order :data:`DYNAMIC_FROM_ORDER` up.
     Returns a result with ``solved=False`` and a message when the puzzle has no solution
     or the search reached ``max_steps`` suggestions.
     """
     if max_steps < 0:
         raise ValueError(f"max_steps must be >= 0, got {max_steps}")
+    if dynamic is None:
+        dynamic = puzzle.order >= DYNAMIC_FROM_ORDER
     grid = puzzle.givens.astype(np.int64)
     explored = np.full(puzzle.ncells, -1, dtype=np.int64)
-    status, steps, nexp = thesis_kernel(grid, puzzle.order, kernel_seed(rng),
-                                        np.int64(max_steps), explored)
+    kernel = dynamic_kernel if dynamic else thesis_kernel
+    status, steps, nexp = kernel(grid, puzzle.order, kernel_seed(rng),
+                                 np.int64(max_steps), explored)
     message = {1: "solved", 0: "the puzzle has no solution",
                -1: f"not solved: step cap of {max_steps} reached"}[int(status)]
     return BacktrackingResult(status == 1, grid.astype(np.int8), int(steps),

@@ -11,7 +11,7 @@ from fairgrid.solvers.backtracking import (count_solutions, solve_backtracking,
                                            unique_solution)
 from fairgrid.solvers.generator import random_puzzle
 
-from ..fixtures import EASY, EASY_SOLUTION, HUMAN_HARD, MEDIUM, SA_HARD, puzzles
+from ..fixtures import EASY, EASY_SOLUTION, HUMAN_HARD, MEDIUM, SA_HARD, SIXTEEN, puzzles
 
 SOLUTION = np.array([int(ch) for ch in EASY_SOLUTION], dtype=np.int8)
 NO_SOLUTION = "12345678." + "........9" + "." * 63  # r1c9 has no candidate left
@@ -114,3 +114,23 @@ def test_order_four_puzzle_solves():
     puzzle = random_puzzle(4, 0.6, rng=np.random.default_rng(2))
     res = solve_backtracking(puzzle, rng=0)
     assert res.solved and solves(puzzle, res.grid)
+
+
+def test_sixteen_by_sixteen_needs_the_dynamic_order_and_it_is_seeded():
+    puzzle = parse(SIXTEEN)
+    fixed = solve_backtracking(puzzle, rng=0, max_steps=2_000_000, dynamic=False)
+    assert not fixed.solved and "step cap" in fixed.message
+    res = solve_backtracking(puzzle, rng=0, max_steps=2_000_000)  # dynamic from order 4
+    assert res.solved and solves(puzzle, res.solution)
+    assert sorted(res.explored.tolist()) == puzzle.empty_cells.tolist()
+    again = solve_backtracking(puzzle, rng=0, max_steps=2_000_000)
+    assert again.steps == res.steps and np.array_equal(again.explored, res.explored)
+
+
+@given(puzzles(orders=(2, 3), p_min=0.35, p_max=0.9), st.integers(0, 2 ** 32 - 1))
+def test_the_dynamic_order_solves_what_the_counter_solves(puzzle, seed):
+    res = solve_backtracking(puzzle, rng=np.random.default_rng(seed), dynamic=True)
+    assert res.solved == (count_solutions(puzzle, limit=1) == 1)
+    if res.solved:
+        assert solves(puzzle, res.solution)
+        assert sorted(res.explored.tolist()) == puzzle.empty_cells.tolist()
