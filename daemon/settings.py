@@ -85,7 +85,7 @@ SETTINGS: tuple[Setting, ...] = (
             "How far past the receive time a solve's start or last move may lie, in "
             "seconds (a portal's clock running ahead); later is 422."),
     Setting("analysis.workers", int, 0,
-            "Processes for puzzle analysis; 0 means one per core."),
+            "Processes for analysis, scoring and the nightly fit; 0 means one per core."),
     Setting("analysis.queue_size", int, 1000,
             "Puzzles waiting for analysis; past this, registrations get 503."),
     Setting("analysis.order_runs", int, 100, "SA runs per fill-order prediction (thesis: 100)."),

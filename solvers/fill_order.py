@@ -242,7 +242,8 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
                   max_steps: int | None = None, capped: str = "solved", jobs: int = 1,
                   executor: Executor | None = None,
                   progress: Callable[[int], None] | None = None,
-                  cancel: threading.Event | None = None) -> FillOrderPrediction:
+                  cancel: threading.Event | None = None,
+                  batch: int | None = None) -> FillOrderPrediction:
     """Predict the order in which humans fill the cells of ``puzzle`` (thesis §4.1).
 
     Parameters
@@ -271,6 +272,10 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
     cancel : threading.Event, optional
         With an executor: when set, stop waiting and raise PredictionCancelled (the daemon
         sets it at shutdown; the puzzle stays pending and is analysed after a restart).
+    batch : int, optional
+        Runs per task sent to the pool (default: about four tasks per worker). The
+        daemon sends large puzzles one run per task, so that more urgent work finds a
+        free process soon.
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
@@ -303,9 +308,14 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
             # Compile or load the kernel here once, so forked workers inherit it.
             run_kernel(Model.from_puzzle(puzzle), seeds[0], schedule=schedule, max_steps=1)
             executor = default_executor(min(jobs, runs))
-        workers = jobs if own else (getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
+        workers = jobs if own else (getattr(executor, "workers", None)
+                                    or getattr(executor, "_max_workers", None)
+                                    or os.cpu_count() or 1)
         # Several small batches per worker keep the cores busy when run lengths differ.
-        batch = max(1, math.ceil(runs / (4 * workers)))
+        if batch is None:
+            batch = max(1, math.ceil(runs / (4 * workers)))
+        elif batch < 1:
+            raise ValueError(f"batch must be >= 1, got {batch}")
         futures = {}
         try:
             futures = {executor.submit(_run_batch, givens, puzzle.order, seeds[lo:lo + batch],

@@ -20,7 +20,7 @@ from ..settings import Settings
 from ..store import Store
 from ..store.repository import organiser as organiser_sql
 from ..work.analysis import PuzzleRegistry
-from ..work.pool import start_pool, stop_pool
+from ..work.pool import Lane, LanePool
 from ..work.scheduler import NightlyRunner
 from ..work.scoring import Scorer
 from . import health, jobs, organiser, puzzles
@@ -39,14 +39,14 @@ async def _resources(app: web.Application):
         memory_limit_mb=s.storage_memory_limit_mb, threads=s.storage_threads,
         on_batch=ctx.metrics.batch_size.observe)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
-    pool = start_pool(s.analysis_workers)
+    pool = LanePool(s.analysis_workers)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
-    ctx.scorer = Scorer(ctx.store, s, ctx.metrics, pool)
+    ctx.scorer = Scorer(ctx.store, s, ctx.metrics, pool.lane(Lane.SCORING))
     ctx.puzzles.on_ready = ctx.scorer.puzzle_ready
     ctx.metrics.watch_queue(ctx.store.writer.depth)
     ctx.metrics.watch_puzzles(ctx.puzzles.counts)
     ctx.metrics.watch_flags(lambda: ctx.store.read(organiser_sql.flag_counts))
-    ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool, ctx.scorer)
+    ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), ctx.scorer)
     await ctx.puzzles.start()
     await ctx.scorer.start()
     await ctx.jobs.start()
@@ -56,7 +56,7 @@ async def _resources(app: web.Application):
         await ctx.jobs.stop()
         await ctx.scorer.stop()
         await ctx.puzzles.stop()
-        stop_pool(pool)
+        pool.shutdown()
         await asyncio.to_thread(ctx.store.close, s.server_shutdown_timeout_s)
 
 

@@ -95,7 +95,7 @@ async def handle_solve(request: web.Request) -> web.Response:
     if result.outcome == "accepted":
         if new_puzzle is not None:
             ctx.puzzles.remember(info)
-            ctx.puzzles.schedule(event.puzzle_id)
+            ctx.puzzles.schedule(event.puzzle_id, info.order)
         else:
             ctx.scorer.schedule(result.sub_key)
         return web.Response(body=_ACCEPTED, status=202, content_type="application/json",

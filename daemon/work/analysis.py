@@ -2,11 +2,16 @@
 
 A puzzle is registered by ``POST /v1/puzzles`` or on the fly by the first webhook that
 carries its givens. Registration checks the puzzle has exactly one solution (a few ms)
-and stores it ``pending``; one analysis task then predicts its fill order (R SA runs
+and stores it ``pending``; an analysis task then predicts its fill order (R SA runs
 spread over the process pool, from a worker thread, so the event loop never blocks),
 builds the puzzle model scoring reads (``analytics.puzzle_model``) and marks it
 ``ready``. Puzzles left ``pending`` by a full queue or a restart are found again by the
 queue's sweep, so no puzzle stays pending for good.
+
+Puzzles go in two lanes, each with its own queue and task: up to 9x9 (about a second of
+analysis) and from 16x16 up (minutes). The lanes share the process pool, where the small
+lane's tasks go first and the large lane sends one SA run per task (``work.pool``), so
+a 9x9 puzzle registered behind a 16x16 one is ready in seconds.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from ..settings import Settings
 from ..store import QueueFull, Store
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
+from .pool import Lane, LanePool
 from .queue import WorkQueue
 
 log = logging.getLogger("fairgrid.puzzles")
@@ -44,15 +50,22 @@ def _rounded(values) -> list:
     return [None if np.isnan(v) else round(float(v), 2) for v in values]
 
 
+LARGE_ORDER = 4  # 16x16 and up go in the large lane
+
+
+def lane_of(order: int) -> Lane:
+    return Lane.LARGE_PUZZLES if order >= LARGE_ORDER else Lane.SMALL_PUZZLES
+
+
 def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
             executor: Executor | None, cancel: threading.Event | None = None,
-            solution: str | None = None) -> dict:
+            solution: str | None = None, batch: int | None = None) -> dict:
     """The analysis of one puzzle (blocking; called from a worker thread): the SA fill
     order, then the puzzle model scoring needs (in the pool)."""
     puzzle = parse(givens)
     started = time.perf_counter()
     pred = predict_fill_order(puzzle, seed=seed, runs=runs, budget_s=budget_s,
-                              executor=executor, cancel=cancel)
+                              executor=executor, cancel=cancel, batch=batch)
     median = _rounded(pred.median_rank)
     model = None
     if solution is not None:
@@ -72,23 +85,30 @@ class PuzzleRegistry:
     """The daemon's view of puzzles: a cache of registered ones and the analysis queue."""
 
     def __init__(self, store: Store, settings: Settings, metrics: Metrics,
-                 executor: Executor | None):
+                 pool: LanePool | None):
         self._store = store
         self._settings = settings
         self._metrics = metrics
-        self._executor = executor
+        self._pool = pool
         self._cache: dict[str, PuzzleInfo] = {}
-        self._queue: WorkQueue[str] = WorkQueue(settings.analysis_queue_size, self._pending)
+        self._queues: dict[Lane, WorkQueue[str]] = {
+            lane: WorkQueue(settings.analysis_queue_size,
+                            lambda lane=lane: self._pending(lane))
+            for lane in (Lane.SMALL_PUZZLES, Lane.LARGE_PUZZLES)}
         self._tasks: list[asyncio.Task] = []
         self._cancel = threading.Event()
         self._queued_at: dict[str, float] = {}  # when each waiting puzzle was queued
         self.on_ready = None  # async callback(puzzle_id) once a puzzle is analysed
-        metrics.analysis_queue_depth.set_function(self._queue.waiting)
+        metrics.analysis_queue_depth.set_function(
+            lambda: sum(q.waiting() for q in self._queues.values()))
 
     async def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._worker(), name="fairgrid-analysis"),
-                       asyncio.create_task(self._queue.sweep_forever(),
-                                           name="fairgrid-analysis-sweep")]
+        self._tasks = []
+        for lane, queue in self._queues.items():
+            name = lane.name.lower().replace("_", "-")
+            self._tasks += [asyncio.create_task(self._worker(lane), name=f"fairgrid-{name}"),
+                            asyncio.create_task(queue.sweep_forever(),
+                                                name=f"fairgrid-{name}-sweep")]
 
     async def stop(self) -> None:
         self._cancel.set()  # a running prediction stops waiting; its puzzle stays pending
@@ -99,9 +119,10 @@ class PuzzleRegistry:
     def running(self) -> bool:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
 
-    async def _pending(self) -> list[str]:
+    async def _pending(self, lane: Lane) -> list[str]:
         ids = await asyncio.to_thread(self._store.read, sql.pending_ids,
-                                      self._settings.analysis_queue_size)
+                                      self._settings.analysis_queue_size,
+                                      lane == Lane.LARGE_PUZZLES, LARGE_ORDER)
         now = time.monotonic()
         for pid in ids:  # found by the sweep (after a restart, say): waiting from now
             self._queued_at.setdefault(pid, now)
@@ -143,7 +164,7 @@ class PuzzleRegistry:
                 new.append(row)
             elif known.givens != row[1]:
                 raise PuzzleConflict(f"puzzle {pid!r} is registered with other givens")
-        if new and self._queue.full():
+        if any(self._queues[lane_of(row[2])].full() for row in new):
             raise QueueFull("the analysis queue is full")
         if new:
             clash = await asyncio.wrap_future(self._store.write(sql.register_many, new,
@@ -152,7 +173,7 @@ class PuzzleRegistry:
                 raise PuzzleConflict(f"puzzle {clash[0]!r} is registered with other givens")
         for pid, givens, order, solution in new:
             self.remember(PuzzleInfo(pid, givens, order, solution))
-            self.schedule(pid)
+            self.schedule(pid, order)
         fresh = {row[0] for row in new}
         created = []
         for _, pid, _ in items:
@@ -160,26 +181,27 @@ class PuzzleRegistry:
             fresh.discard(pid)  # an id listed twice is new once
         return created
 
-    def schedule(self, puzzle_id: str) -> None:
-        """Queue a pending puzzle for analysis."""
+    def schedule(self, puzzle_id: str, order: int) -> None:
+        """Queue a pending puzzle of ``order`` for analysis."""
         self._queued_at.setdefault(puzzle_id, time.monotonic())
-        self._queue.schedule(puzzle_id)
+        self._queues[lane_of(order)].schedule(puzzle_id)
 
-    async def _worker(self) -> None:
+    async def _worker(self, lane: Lane) -> None:
+        queue = self._queues[lane]
         while True:
-            pid = await self._queue.get()
+            pid = await queue.get()
             waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
             self._metrics.analysis_queue_wait.observe(waited)
             try:
-                await self._analyse(pid, waited)
+                await self._analyse(pid, lane, waited)
             except (asyncio.CancelledError, PredictionCancelled):
                 raise
             except Exception:  # noqa: BLE001 - one bad puzzle must not stop the worker
                 log.exception("analysis of puzzle %s failed", pid)
             finally:
-                self._queue.done(pid)
+                queue.done(pid)
 
-    async def _analyse(self, pid: str, waited: float = 0.0) -> None:
+    async def _analyse(self, pid: str, lane: Lane, waited: float = 0.0) -> None:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)
         if row is None or row[1] != "pending":
             return
@@ -187,8 +209,10 @@ class PuzzleRegistry:
         s = self._settings
         result = await asyncio.to_thread(analyse, givens, runs=s.analysis_order_runs,
                                          budget_s=s.analysis_order_budget_s,
-                                         seed=s.analysis_seed, executor=self._executor,
-                                         cancel=self._cancel, solution=solution)
+                                         seed=s.analysis_seed,
+                                         executor=self._pool and self._pool.lane(lane),
+                                         cancel=self._cancel, solution=solution,
+                                         batch=1 if lane == Lane.LARGE_PUZZLES else None)
         self._metrics.analysis_duration.observe(result["seconds"])
         await asyncio.wrap_future(self._store.write(sql.save_analysis, pid, result, utc_now()))
         log.info("puzzle %s analysed in %.1f s after %.1f s in the queue", pid,

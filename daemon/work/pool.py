@@ -1,10 +1,23 @@
-"""The process pool that puzzle analysis, scoring and the nightly fit run in."""
+"""The process pool that puzzle analysis, scoring and the nightly fit run in.
+
+The daemon's work comes in lanes of different urgency (:class:`Lane`). A
+:class:`LanePool` holds each lane's tasks in one priority queue and hands the pool's
+processes only as many tasks as it has processes, so a free process always takes the
+most urgent task waiting: a 9x9 puzzle registered behind a 16x16 one waits for one SA
+run to end, not for the whole 16x16 analysis. Tasks of one lane run in the order they
+were submitted. Work already running is never pre-empted, so the large lane submits
+short tasks (one SA run each).
+"""
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import multiprocessing
 import os
-from concurrent.futures import ProcessPoolExecutor
+import threading
+from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
+from enum import IntEnum
 
 
 def _worker_init() -> None:
@@ -71,3 +84,113 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
             except (AttributeError, OSError):
                 pass
         manager.join(5)
+
+
+class Lane(IntEnum):
+    """Kinds of pool work, most urgent first."""
+
+    SCORING = 0  # a batch of solves: milliseconds, and flags wait on it
+    SMALL_PUZZLES = 1  # analysis of puzzles up to 9x9: about a second in all
+    NIGHTLY = 2  # the nightly fit: one long task, once a day
+    LARGE_PUZZLES = 3  # analysis of 16x16 and up: minutes, in one-run tasks
+
+
+class LanePool:
+    """A process pool whose queued tasks run most urgent lane first (see the module
+    docstring). ``lane(L)`` gives the executor a component submits to."""
+
+    def __init__(self, workers: int = 0, *, pool: Executor | None = None):
+        self.workers = workers or os.cpu_count() or 1
+        self._pool = pool if pool is not None else start_pool(self.workers)
+        self._heap: list = []
+        self._seq = itertools.count()
+        self._running = 0
+        self._stopping = False
+        self._cond = threading.Condition()
+        self._thread = threading.Thread(target=self._dispatch, name="fairgrid-pool-dispatch",
+                                        daemon=True)
+        self._thread.start()
+
+    def lane(self, lane: Lane) -> "LaneExecutor":
+        return LaneExecutor(self, lane)
+
+    def waiting(self) -> dict[Lane, int]:
+        """Tasks queued per lane, not yet handed to a process."""
+        with self._cond:
+            counts = {lane: 0 for lane in Lane}
+            for item in self._heap:
+                counts[Lane(item[0])] += 1
+            return counts
+
+    def submit(self, lane: Lane, fn, /, *args, **kwargs) -> Future:
+        outer: Future = Future()
+        with self._cond:
+            if self._stopping:
+                raise RuntimeError("cannot schedule new work after shutdown")
+            heapq.heappush(self._heap, (int(lane), next(self._seq), outer, fn, args, kwargs))
+            self._cond.notify()
+        return outer
+
+    def _dispatch(self) -> None:
+        # a thread of its own: submitting to a ProcessPoolExecutor from a done-callback
+        # (its manager thread) can deadlock on the wake-up pipe
+        while True:
+            with self._cond:
+                while not self._stopping and (self._running >= self.workers or not self._heap):
+                    self._cond.wait()
+                if self._stopping:
+                    return
+                _, _, outer, fn, args, kwargs = heapq.heappop(self._heap)
+                if not outer.set_running_or_notify_cancel():
+                    continue  # cancelled while it waited
+                self._running += 1
+            try:
+                inner = self._pool.submit(fn, *args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - a broken pool: the caller sees it
+                self._finished(outer, None, exc)
+                continue
+            inner.add_done_callback(lambda f, outer=outer: self._finished(outer, f))
+
+    def _finished(self, outer: Future, inner: Future | None, exc: BaseException | None = None
+                  ) -> None:
+        if inner is not None:
+            exc = CancelledError() if inner.cancelled() else inner.exception()
+        if exc is not None:
+            outer.set_exception(exc)
+        else:
+            outer.set_result(inner.result())
+        with self._cond:
+            self._running -= 1
+            self._cond.notify()
+
+    def shutdown(self) -> None:
+        """Drop queued work, stop the processes (see :func:`stop_pool`)."""
+        with self._cond:
+            self._stopping = True
+            queued, self._heap = self._heap, []
+            self._cond.notify_all()
+        for item in queued:
+            item[2].cancel()
+        self._thread.join(5)
+        if isinstance(self._pool, ProcessPoolExecutor):
+            stop_pool(self._pool)
+        else:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+class LaneExecutor(Executor):
+    """One lane of a :class:`LanePool`, as a ``concurrent.futures.Executor``."""
+
+    def __init__(self, pool: LanePool, lane: Lane):
+        self._pool = pool
+        self.lane = lane
+
+    @property
+    def workers(self) -> int:
+        return self._pool.workers
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        return self._pool.submit(self.lane, fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """The pool is the daemon's: a lane does not stop it."""

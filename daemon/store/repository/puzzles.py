@@ -33,11 +33,13 @@ def register_many(con, rows: list[tuple[str, str, int, str]], now: datetime) -> 
     return []
 
 
-def pending_ids(cur, limit: int) -> list[str]:
-    """Puzzles waiting for analysis, oldest first."""
+def pending_ids(cur, limit: int, large: bool, large_order: int) -> list[str]:
+    """Puzzles of one analysis lane waiting for analysis (of order ``large_order`` and up,
+    or below it), oldest first."""
+    op = ">=" if large else "<"
     return [pid for (pid,) in cur.execute(
-        "SELECT id FROM puzzles WHERE status = 'pending' ORDER BY registered_at LIMIT ?",
-        [limit]).fetchall()]
+        f"SELECT id FROM puzzles WHERE status = 'pending' AND puzzle_order {op} ? "
+        "ORDER BY registered_at LIMIT ?", [large_order, limit]).fetchall()]
 
 
 def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str] | None:

@@ -9,7 +9,7 @@ import pytest
 from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 
-from ...fixtures import EASY, EASY_SOLUTION, MEDIUM
+from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SIXTEEN
 from ..helpers import query, ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
 
 
@@ -130,3 +130,19 @@ async def test_restart_on_the_same_file_keeps_everything(aiohttp_client, tmp_pat
 async def test_health_and_readiness(client):
     assert (await (await client.get("/healthz")).json()) == {"status": "alive"}
     assert (await client.get("/readyz")).status == 200
+
+
+async def test_a_small_puzzle_never_waits_behind_a_large_one(aiohttp_client, tmp_path):
+    """A 16x16 analysis takes minutes; a 9x9 registered right after it is ready long
+    before (its own lane, and its tasks go first in the shared pool)."""
+    settings = make_settings(tmp_path, analysis_workers=2, analysis_order_runs=100,
+                             analysis_order_budget_s=60.0)
+    client = await aiohttp_client(create_app(settings))
+    for pid, givens in [("big", SIXTEEN), ("small", MEDIUM)]:
+        resp = await client.post("/v1/puzzles", json={"id": pid, "givens": givens},
+                                 headers=bearer(ADMIN))
+        assert resp.status == 201
+    doc = await wait_ready(client, "small", timeout=120)
+    assert doc["status"] == "ready"
+    big = await (await client.get("/v1/puzzles/big", headers=bearer(ORGANISER))).json()
+    assert big["status"] == "pending"

@@ -1,0 +1,75 @@
+"""The lane pool: a free process takes the most urgent task waiting."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from fairgrid.daemon.work.pool import Lane, LanePool
+
+
+def hold(path: str) -> str:
+    """Wait in the worker until ``path`` exists (the test decides when the task ends)."""
+    deadline = time.monotonic() + 120
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return "held"
+
+
+def echo(value):
+    return value
+
+
+def boom():
+    raise ValueError("boom")
+
+
+def wait_until(predicate, timeout=60.0):
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+@pytest.fixture
+def pool():
+    p = LanePool(1)
+    yield p
+    p.shutdown()
+
+
+def test_the_most_urgent_lane_goes_first_and_one_lane_keeps_its_order(pool, tmp_path):
+    gate = tmp_path / "open"
+    blocker = pool.submit(Lane.LARGE_PUZZLES, hold, str(gate))
+    wait_until(blocker.running)  # the only process is busy from here
+    done = []
+    futures = {name: pool.lane(lane).submit(echo, name) for name, lane in [
+        ("large-1", Lane.LARGE_PUZZLES), ("large-2", Lane.LARGE_PUZZLES),
+        ("nightly", Lane.NIGHTLY), ("small", Lane.SMALL_PUZZLES),
+        ("score", Lane.SCORING), ("large-3", Lane.LARGE_PUZZLES)]}
+    for fut in futures.values():
+        fut.add_done_callback(lambda f: done.append(f.result()))
+    assert pool.waiting()[Lane.LARGE_PUZZLES] == 3 and pool.waiting()[Lane.SCORING] == 1
+    futures["large-2"].cancel()  # a queued task can still be cancelled
+    gate.touch()
+    assert blocker.result(timeout=60) == "held"
+    for name, fut in futures.items():
+        if name != "large-2":
+            assert fut.result(timeout=60) == name
+    assert futures["large-2"].cancelled()
+    assert done == ["score", "small", "nightly", "large-1", "large-3"]
+
+
+def test_errors_reach_the_caller_and_shutdown_cancels_what_waits(tmp_path):
+    pool = LanePool(1)
+    with pytest.raises(ValueError, match="boom"):
+        pool.lane(Lane.SCORING).submit(boom).result(timeout=60)
+    blocker = pool.submit(Lane.NIGHTLY, hold, str(tmp_path / "never"))
+    wait_until(blocker.running)
+    queued = pool.submit(Lane.SCORING, echo, 1)
+    pool.shutdown()
+    assert queued.cancelled()
+    with pytest.raises(RuntimeError, match="shutdown"):
+        pool.submit(Lane.SCORING, echo, 2)
