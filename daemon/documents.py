@@ -44,3 +44,42 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
                   for t, c, d, n in moves],
         "score": score,
     }
+
+
+def puzzle(row: dict) -> dict:
+    """A puzzle's status, solution, ratings and predicted fill order (a row of
+    ``repository.puzzles.puzzle_document``). The fill-order keys keep the names of the
+    published contract (``predicted_order``, ``order_median``, ``order_spread``,
+    ``order_basis_runs``: "order" there is the fill order); ``order`` is the block side."""
+    size = row["puzzle_order"] ** 2
+
+    def grid(values):
+        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
+
+    return {
+        "id": row["id"], "status": row["status"], "givens": row["givens"],
+        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
+        "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),
+        "level": row["level"], "ratings": loads(row["ratings"]),
+        "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
+        "order_basis_runs": row["fill_basis_runs"],
+        "predicted_order": grid(loads(row["predicted_fill_order"])),
+        "order_median": grid(loads(row["fill_rank_median"])),
+        "order_spread": grid(loads(row["fill_rank_spread"])),
+        "order_reliability": _reliability(loads(row["ratings"])),
+    }
+
+
+def _reliability(ratings: dict | None) -> dict | None:
+    """How far the predicted fill order can be trusted, and whether scoring uses it."""
+    from fairgrid.analytics.puzzle_model import ORDER_RELIABILITY_FLOOR, PuzzleModel
+
+    if not ratings:
+        return None
+    model = PuzzleModel.from_json(ratings)
+    used = model.order_usable
+    return {"split_half": model.order_reliability, "floor": ORDER_RELIABILITY_FLOOR,
+            "used_for_scoring": used,
+            "why": None if used else "the SA runs disagree on the order (split-half "
+                                     "agreement below the floor): scoring leaves the order "
+                                     "signal out for this puzzle"}

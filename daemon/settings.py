@@ -114,6 +114,15 @@ SETTINGS: tuple[Setting, ...] = (
             "Prior weight of a player's average skill, in solves (shrinkage)."),
     Setting("nightly.misfire_grace_s", int, 21600,
             "How late a missed nightly run may still start (after downtime), in seconds."),
+    Setting("console.idle_minutes", int, 30,
+            "A console session ends after this many minutes without a request."),
+    Setting("console.session_hours", int, 12,
+            "A console session ends this many hours after sign-in, however busy."),
+    Setting("console.login_failures", int, 5,
+            "Failed sign-ins per name, or per client address, before sign-in is refused "
+            "for console.lockout_s."),
+    Setting("console.lockout_s", int, 300,
+            "How long sign-in stays refused after too many failures, in seconds."),
 )
 
 
@@ -150,6 +159,10 @@ class Settings:
     nightly_lambda_puzzle: float = 5.0
     nightly_lambda_player: float = 3.0
     nightly_misfire_grace_s: int = 21600
+    console_idle_minutes: int = 30
+    console_session_hours: int = 12
+    console_login_failures: int = 5
+    console_lockout_s: int = 300
     portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     organiser_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()

@@ -2,7 +2,8 @@
 
 * puzzle tools (:mod:`.puzzle_tools`): solve, predict-order, count, rate, generate;
 * organiser tools (:mod:`.organiser_tools`): flags, report, player, review, recompute;
-* service tools (:mod:`.service`): serve, portal, simulate.
+* service tools (:mod:`.service`): serve, portal, simulate;
+* accounts (:mod:`.user_tools`): user add, list, disable, enable, reset, scope, token.
 
 Commands that talk to a daemon use one HTTP client (:mod:`.client`). Bad input (an
 unreadable puzzle, a bad option) ends with exit status 2 and a one-line message on
@@ -18,7 +19,7 @@ from typing import Sequence
 
 from fairgrid.solvers import PuzzleError
 
-from . import organiser_tools, puzzle_tools, service
+from . import organiser_tools, puzzle_tools, service, user_tools
 from .common import EXIT_USAGE, CliError
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -31,6 +32,7 @@ def build_parser() -> argparse.ArgumentParser:
     puzzle_tools.add_commands(sub)
     organiser_tools.add_commands(sub)
     service.add_commands(sub)
+    user_tools.add_commands(sub)
     return parser
 
 

@@ -23,7 +23,9 @@ from ..work.analysis import PuzzleRegistry
 from ..work.pool import Lane, LanePool
 from ..work.scheduler import NightlyRunner
 from ..work.scoring import Scorer
-from . import health, jobs, organiser, puzzles
+from . import health, jobs, organiser, puzzles, users
+from .. import console
+from .auth import Accounts
 from .context import CTX, Context
 from .middleware import errors_middleware, metrics_middleware
 from .webhook import handle_solve
@@ -38,6 +40,8 @@ async def _resources(app: web.Application):
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
         memory_limit_mb=s.storage_memory_limit_mb, threads=s.storage_threads,
         on_batch=ctx.metrics.batch_size.observe)
+    ctx.accounts = Accounts(ctx.store, s)
+    await asyncio.to_thread(ctx.accounts.load)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     pool = LanePool(s.analysis_workers)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
@@ -78,8 +82,14 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     r.add_get("/v1/flags", organiser.get_flags)
     r.add_post("/v1/flags/{id}/review", organiser.review_flag)
     r.add_get("/v1/players/{portal}/{player_id}", organiser.get_player)
+    r.add_get("/v1/users", users.get_users)
+    r.add_post("/v1/users", users.post_user)
+    r.add_patch("/v1/users/{name}", users.patch_user)
+    r.add_post("/v1/users/{name}/tokens", users.post_token)
+    r.add_get("/v1/me", users.get_me)
     r.add_post("/v1/jobs/nightly", jobs.post_nightly)
     r.add_get("/v1/jobs/{run_id}", jobs.get_job)
+    console.setup(app)
     r.add_get("/metrics", health.metrics)
     r.add_get("/healthz", health.healthz)
     r.add_get("/readyz", health.readyz)

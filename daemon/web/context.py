@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import hmac
 import json
 import logging
 import math
@@ -19,6 +18,7 @@ from ..ingest.signatures import Verifier
 from ..metrics import Metrics
 from ..settings import Settings
 from ..store import Store
+from .auth import Accounts, AuthError, Principal  # noqa: F401 - AuthError re-exported
 
 if TYPE_CHECKING:
     from ..work.analysis import PuzzleRegistry
@@ -35,6 +35,7 @@ class Context:
     puzzles: "PuzzleRegistry | None" = None
     scorer: "Scorer | None" = None
     jobs: "NightlyRunner | None" = None
+    accounts: Accounts | None = None
     secrets_file: Path | None = None   # where the portals come from (found at start-up)
     secrets_mtime: int | None = None   # its modification time when last read
 
@@ -128,14 +129,6 @@ async def write(request: web.Request, fn, *args):
     return await asyncio.wrap_future(request.app[CTX].store.write(fn, *args))
 
 
-class AuthError(Exception):
-    """Missing or wrong bearer token (401), or a valid one without the right (403)."""
-
-    def __init__(self, message: str, status: int = 401):
-        super().__init__(message)
-        self.status = status
-
-
 def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
     """400 naming query parameters the route does not know (a typo filters nothing)."""
     unknown = sorted(set(request.query) - known)
@@ -145,21 +138,18 @@ def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
         raise ValidationError(unknown[0], f"unknown query parameter ({takes})", 400)
 
 
-def require_token(request: web.Request, *, admin: bool) -> None:
-    """Check ``Authorization: Bearer <token>``: admin tokens, or organiser/admin tokens."""
-    settings = request.app[CTX].settings
+def require_token(request: web.Request, *, admin: bool) -> Principal:
+    """Who calls, from ``Authorization: Bearer <token>`` (a service token from the config
+    or a person's API token): 401 without a known token, 403 for an organiser on an admin
+    route."""
+    ctx = request.app[CTX]
     header = request.headers.get("Authorization", "")
     scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token:
+    if scheme.lower() != "bearer" or not token.strip():
         raise AuthError("missing bearer token")
-    given = token.strip().encode()
-    is_admin = is_organiser = False
-    for candidate in settings.admin_tokens:  # compare with every token: no early exit to time
-        is_admin |= hmac.compare_digest(candidate.encode(), given)
-    for candidate in settings.organiser_tokens:
-        is_organiser |= hmac.compare_digest(candidate.encode(), given)
-    if not (is_admin or is_organiser):
+    who = ctx.accounts.from_token(token.strip(), ctx.settings) if ctx.accounts else None
+    if who is None:
         raise AuthError("unknown token")
-    if admin and not is_admin:
-        raise AuthError("this route needs an admin token; an organiser token is not enough",
-                        403)
+    if admin and who.role != "admin":
+        raise AuthError("this route needs an admin; an organiser is not enough", 403)
+    return who

@@ -14,6 +14,7 @@ from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
+from .auth import AuthError, Principal
 from .context import CTX, error, json_response, known_query, read, require_token, write
 
 MAX_LIMIT = 500
@@ -24,10 +25,10 @@ FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min
 
 
 async def get_submission(request: web.Request) -> web.Response:
-    require_token(request, admin=False)
+    who = require_token(request, admin=False)
     known_query(request)
     portal, sid = request.match_info["portal"], request.match_info["submission_id"]
-    row = await read(request, sql.submission, portal, sid)
+    row = await read(request, sql.submission, portal, sid) if who.sees(portal) else None
     if row is None:
         return error(404, f"no submission {sid!r} from portal {portal!r}")
     moves = await read(request, sql.moves, row["sub_key"])
@@ -67,7 +68,7 @@ def _decode_cursor(text: str) -> tuple[datetime, int]:
 
 async def get_flags(request: web.Request) -> web.Response:
     """Flagged solves, newest first, filtered, paginated with an opaque cursor."""
-    require_token(request, admin=False)
+    who = require_token(request, admin=False)
     known_query(request, FLAG_QUERY)
     state = request.query.get("state")
     if state is not None and state not in FLAG_STATES:
@@ -78,25 +79,26 @@ async def get_flags(request: web.Request) -> web.Response:
              "player": request.query.get("player"), "since": _query_time(request, "since"),
              "min_score": _query_number(request, "min_score", float, None, float("-inf"),
                                         float("inf")),
-             "state": state, "cursor": cursor, "limit": limit + 1}
+             "state": state, "cursor": cursor, "limit": limit + 1,
+             "portals": who.visible()}
     rows = await read(request, sql.flags, **query)
     more = len(rows) > limit
     rows = rows[:limit]
     next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
     doc = {"flags": [documents.flag(r) for r in rows], "next_cursor": next_cursor}
     if "fdr" in request.query:
-        doc["bh"] = await _benjamini_hochberg(request)
+        doc["bh"] = await _benjamini_hochberg(request, who)
     return json_response(doc)
 
 
-async def _benjamini_hochberg(request: web.Request) -> dict:
+async def _benjamini_hochberg(request: web.Request, who) -> dict:
     """Benjamini–Hochberg over every scored submission of one tournament (``?fdr=q``)."""
     q = _query_number(request, "fdr", float, None, 1e-9, 1.0)
     tournament = request.query.get("tournament")
     if tournament is None:
         raise ValidationError("fdr", "needs tournament=...: the correction is per tournament",
                               400)
-    rows = await read(request, sql.tournament_p_values, tournament)
+    rows = await read(request, sql.tournament_p_values, tournament, who.visible())
     rejected = bh([r[2] for r in rows], q)
     return {"q": q, "tournament": tournament, "scored": len(rows),
             "rejected": [{"portal": r[0], "submission_id": r[1], "p_value": r[2]}
@@ -105,10 +107,11 @@ async def _benjamini_hochberg(request: web.Request) -> dict:
 
 async def get_player(request: web.Request) -> web.Response:
     """A player's submissions, newest first, and the aggregate evidence so far."""
-    require_token(request, admin=False)
+    who = require_token(request, admin=False)
     known_query(request)
     portal, player = request.match_info["portal"], request.match_info["player_id"]
-    rows = await read(request, sql.player_submissions, portal, player)
+    rows = (await read(request, sql.player_submissions, portal, player)
+            if who.sees(portal) else [])
     if not rows:
         return error(404, f"no submissions from player {player!r} of portal {portal!r}")
     subs = [{"submission_id": r["submission_id"], "tournament_id": r["tournament_id"],
@@ -136,13 +139,16 @@ async def get_player(request: web.Request) -> web.Response:
 
 
 async def review_flag(request: web.Request) -> web.Response:
-    """``POST /v1/flags/{id}/review`` (admin): ``{"state": "cleared"|"confirmed"|"open",
-    "note"}``.
+    """``POST /v1/flags/{id}/review``: ``{"state": "cleared"|"confirmed"|"open", "note"}``,
+    by a person (organiser or admin, within their portals) or an admin service token.
 
-    The decision is a new ``flag_history`` row; the flag keeps its whole history. A
-    cleared solve rejoins the honest population; ``open`` reopens a decided flag (an
-    appeal), which then waits for a new decision like any open flag."""
-    require_token(request, admin=True)
+    The decision is a new ``flag_history`` row naming who decided; the flag keeps its
+    whole history. A cleared solve rejoins the honest population; ``open`` reopens a
+    decided flag (an appeal), which then waits for a new decision like any open flag."""
+    who = require_token(request, admin=False)
+    if not who.can_review:
+        raise AuthError("reviews need a person's token or an admin token; an organiser "
+                        "service token only reads", 403)
     known_query(request)
     try:
         flag_id = int(request.match_info["id"])
@@ -157,13 +163,23 @@ async def review_flag(request: web.Request) -> web.Response:
     note = body.get("note")
     if note is not None and (not isinstance(note, str) or len(note) > 4000):
         raise ValidationError("note", "must be a string of at most 4,000 characters", 422)
-    actor = body.get("actor")
-    if actor is not None and (not isinstance(actor, str) or len(actor) > 200):
-        raise ValidationError("actor", "must be a string of at most 200 characters", 422)
-    history = await write(request, sql.review, flag_id, state, note, actor or "organiser",
-                          datetime.now(timezone.utc))
+    history = await record_review(request, who, flag_id, state, note, body.get("actor"))
     if history is None:
         return error(404, f"no flag {flag_id}")
     return json_response({"id": flag_id, "state": state, "history": [
         {"changed_at": iso(at), "state": st, "note": nt, "actor": ac}
         for at, st, nt, ac in history]})
+
+
+async def record_review(request: web.Request, who: Principal, flag_id: int, state: str,
+                        note: str | None, actor=None) -> list[tuple] | None:
+    """Write a review as ``who``: the history names the signed-in person; a service token
+    is named as one, with the ``actor`` its client says it acts for."""
+    if actor is not None:
+        if who.person:
+            raise ValidationError("actor", "is taken from your sign-in; leave it out", 422)
+        if not isinstance(actor, str) or not actor.strip() or len(actor) > 200:
+            raise ValidationError("actor", "must be a string of 1 to 200 characters", 422)
+    name = who.name if actor is None else f"{who.name} for {actor.strip()}"
+    return await write(request, sql.review, flag_id, state, note, name,
+                       datetime.now(timezone.utc), who.visible())

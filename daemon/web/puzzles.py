@@ -6,7 +6,7 @@ from aiohttp import web
 
 from ..ingest import ValidationError, parse_json
 from ..store.repository import puzzles as sql
-from ..documents import iso, loads
+from .. import documents
 from .context import CTX, error, json_response, known_query, read, require_token
 
 
@@ -49,35 +49,4 @@ async def get_puzzle(request: web.Request) -> web.Response:
     row = await read(request, sql.puzzle_document, pid)
     if row is None:
         return error(404, f"no puzzle {pid!r}")
-    size = row["puzzle_order"] ** 2
-
-    def grid(values):
-        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
-
-    return json_response({
-        "id": row["id"], "status": row["status"], "givens": row["givens"],
-        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
-        "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),
-        "level": row["level"], "ratings": loads(row["ratings"]),
-        "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],
-        "order_basis_runs": row["fill_basis_runs"],
-        "predicted_order": grid(loads(row["predicted_fill_order"])),
-        "order_median": grid(loads(row["fill_rank_median"])),
-        "order_spread": grid(loads(row["fill_rank_spread"])),
-        "order_reliability": _reliability(loads(row["ratings"])),
-    })
-
-
-def _reliability(ratings: dict | None) -> dict | None:
-    """How far the predicted fill order can be trusted, and whether scoring uses it."""
-    from fairgrid.analytics.puzzle_model import ORDER_RELIABILITY_FLOOR, PuzzleModel
-
-    if not ratings:
-        return None
-    model = PuzzleModel.from_json(ratings)
-    used = model.order_usable
-    return {"split_half": model.order_reliability, "floor": ORDER_RELIABILITY_FLOOR,
-            "used_for_scoring": used,
-            "why": None if used else "the SA runs disagree on the order (split-half "
-                                     "agreement below the floor): scoring leaves the order "
-                                     "signal out for this puzzle"}
+    return json_response(documents.puzzle(row))

@@ -45,10 +45,21 @@ FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reaso
                 "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
 
 
+def _portal_clause(column: str, portals: list[str] | None) -> tuple[str, list]:
+    """A condition limiting ``column`` to ``portals`` (None: no limit)."""
+    if portals is None:
+        return "TRUE", []
+    if not portals:
+        return "FALSE", []
+    return f"{column} IN ({', '.join('?' * len(portals))})", list(portals)
+
+
 def flags(cur, *, tournament=None, player=None, since=None, min_score=None, state=None,
-          cursor=None, limit=50) -> list[dict]:
-    """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id)."""
-    where, params = [], []
+          cursor=None, limit=50, portals=None) -> list[dict]:
+    """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id);
+    only of ``portals`` when given."""
+    clause, params = _portal_clause("f.portal", portals)
+    where = [clause]
     for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
                           ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score),
                           ("f.state = ?", state)):
@@ -67,13 +78,14 @@ def flags(cur, *, tournament=None, player=None, since=None, min_score=None, stat
     return _dicts(cur)
 
 
-def tournament_p_values(cur, tournament: str) -> list[tuple[str, str, float]]:
+def tournament_p_values(cur, tournament: str, portals=None) -> list[tuple[str, str, float]]:
     """(portal, submission_id, p_value) of a tournament's scored solves, ascending p."""
+    clause, params = _portal_clause("s.portal", portals)
     return cur.execute(
         "SELECT s.portal, s.submission_id, sc.p_value FROM submissions s JOIN scores sc ON "
         "sc.portal = s.portal AND sc.submission_id = s.submission_id WHERE "
-        "s.tournament_id = ? AND sc.p_value IS NOT NULL ORDER BY sc.p_value",
-        [tournament]).fetchall()
+        f"s.tournament_id = ? AND sc.p_value IS NOT NULL AND {clause} ORDER BY sc.p_value",
+        [tournament] + params).fetchall()
 
 
 def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
@@ -91,10 +103,11 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
 
 
 def review(con, flag_id: int, state: str, note: str | None, actor: str,
-           now: datetime) -> list[tuple] | None:
-    """Record a review decision; the flag's whole history, or None for no such flag."""
-    row = con.execute("SELECT state FROM flags WHERE id = ?", [flag_id]).fetchone()
-    if row is None:
+           now: datetime, portals=None) -> list[tuple] | None:
+    """Record a review decision; the flag's whole history, or None for no such flag (of
+    ``portals``, when given)."""
+    row = con.execute("SELECT portal FROM flags WHERE id = ?", [flag_id]).fetchone()
+    if row is None or (portals is not None and row[0] not in portals):
         return None
     con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
     con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",

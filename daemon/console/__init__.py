@@ -1,0 +1,58 @@
+"""The organiser console: server-rendered pages at ``/ui/`` for the people who review flags.
+
+Same process and port as the API. Jinja2 templates and the one stylesheet and script ship
+in the package; nothing is fetched from elsewhere, and every page is served under a
+strict Content-Security-Policy (no inline script or style). Pictures are SVG drawn by
+:mod:`.svg`. People sign in with a name and password (``fairgrid user add``); see
+:mod:`.sessions` and :mod:`.pages`.
+"""
+
+from __future__ import annotations
+
+from importlib import resources
+
+import aiohttp_jinja2
+import jinja2
+from aiohttp import web
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+
+
+async def _headers(request: web.Request, response: web.StreamResponse) -> None:
+    if request.path.startswith("/ui"):
+        response.headers["Content-Security-Policy"] = CSP
+        response.headers["X-Content-Type-Options"] = "nosniff"
+        response.headers["Referrer-Policy"] = "same-origin"
+        if not request.path.startswith("/ui/static/"):
+            response.headers["Cache-Control"] = "no-store"
+
+
+async def _to_console(request: web.Request) -> web.Response:
+    raise web.HTTPFound("/ui/")
+
+
+def setup(app: web.Application) -> None:
+    from ..web.context import CTX
+    from . import pages
+
+    aiohttp_jinja2.setup(app, loader=jinja2.PackageLoader("fairgrid.daemon.console",
+                                                          "templates"),
+                         autoescape=True, undefined=jinja2.StrictUndefined)
+    app[pages.CONSOLE] = pages.Console(app[CTX].settings)
+    app.on_response_prepare.append(_headers)
+    r = app.router
+    r.add_get("/ui", _to_console)
+    r.add_get("/ui/login", pages.login_form)
+    r.add_post("/ui/login", pages.login)
+    r.add_post("/ui/logout", pages.logout)
+    r.add_get("/ui/", pages.overview)
+    r.add_get("/ui/flags", pages.flag_queue)
+    r.add_get("/ui/flags/{id}", pages.flag_page)
+    r.add_post("/ui/flags/{id}/review", pages.review)
+    r.add_get("/ui/players/{portal}/{player_id}", pages.player_page)
+    r.add_get("/ui/puzzles/{id:.+}", pages.puzzle_page)
+    r.add_get("/ui/search", pages.search)
+    r.add_get("/ui/tournaments/{tournament}/flags.csv", pages.export_csv)
+    r.add_static("/ui/static/", resources.files(__name__).joinpath("static"))
+    r.add_route("*", "/ui/{tail:.*}", pages.not_found)

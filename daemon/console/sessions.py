@@ -1,0 +1,109 @@
+"""Console sessions and the sign-in throttle (in memory: a restart signs everyone out).
+
+A session is a random id in an HttpOnly, SameSite=Strict cookie (``Secure`` when the
+request came over TLS, directly or through a proxy that says so) and a CSRF token that
+every form carries. Sessions end on sign-out, after ``console.idle_minutes`` without a
+request, after ``console.session_hours``, and when the person is disabled. Sign-in is
+refused for ``console.lockout_s`` after ``console.login_failures`` failures, counted
+per name and per client address.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+COOKIE = "fairgrid_session"
+
+
+@dataclass
+class Session:
+    user: str
+    csrf: str
+    started: float
+    seen: float
+
+
+class Sessions:
+    def __init__(self, idle_s: float, max_s: float,
+                 clock: Callable[[], float] = time.monotonic):
+        self._idle_s = idle_s
+        self._max_s = max_s
+        self._clock = clock
+        self._by_key: dict[str, Session] = {}  # by sha256 of the cookie value
+
+    @staticmethod
+    def _key(sid: str) -> str:
+        return hashlib.sha256(sid.encode()).hexdigest()
+
+    def start(self, user: str) -> tuple[str, Session]:
+        """A new session for ``user``: (cookie value, session)."""
+        self._expire()
+        now = self._clock()
+        sid = secrets.token_urlsafe(32)
+        session = Session(user, secrets.token_urlsafe(32), now, now)
+        self._by_key[self._key(sid)] = session
+        return sid, session
+
+    def get(self, sid: str | None) -> Session | None:
+        """The live session of a cookie value (its idle time starts again), else None."""
+        if not sid:
+            return None
+        key = self._key(sid)
+        session = self._by_key.get(key)
+        if session is None:
+            return None
+        now = self._clock()
+        if now - session.seen > self._idle_s or now - session.started > self._max_s:
+            del self._by_key[key]
+            return None
+        session.seen = now
+        return session
+
+    def end(self, sid: str | None) -> None:
+        if sid:
+            self._by_key.pop(self._key(sid), None)
+
+    def end_user(self, user: str) -> None:
+        """Sign ``user`` out everywhere (disabled, or a new password)."""
+        for key in [k for k, s in self._by_key.items() if s.user == user]:
+            del self._by_key[key]
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for key in [k for k, s in self._by_key.items()
+                    if now - s.seen > self._idle_s or now - s.started > self._max_s]:
+            del self._by_key[key]
+
+
+@dataclass
+class LoginThrottle:
+    failures: int
+    lockout_s: float
+    clock: Callable[[], float] = time.monotonic
+    _seen: dict[str, list[float]] = field(default_factory=dict)
+
+    def _recent(self, key: str) -> list[float]:
+        now = self.clock()
+        times = [t for t in self._seen.get(key, []) if now - t < self.lockout_s]
+        if times:
+            self._seen[key] = times
+        else:
+            self._seen.pop(key, None)
+        return times
+
+    def locked(self, *keys: str) -> bool:
+        """Whether sign-in is refused for any of ``keys`` (a name, an address)."""
+        return any(len(self._recent(k)) >= self.failures for k in keys)
+
+    def failed(self, *keys: str) -> None:
+        now = self.clock()
+        for k in keys:
+            self._seen.setdefault(k, []).append(now)
+            del self._seen[k][:-self.failures]  # only the last few matter
+
+    def succeeded(self, name_key: str) -> None:
+        self._seen.pop(name_key, None)

@@ -1,0 +1,224 @@
+"""The console in a real browser (Debian's headless Chromium), against a real daemon
+(`fairgrid serve` on 127.0.0.1) fed by `fairgrid simulate`: a reviewer signs in, finds a
+simulated cheater in the queue, reads the evidence, replays the solve, decides, and sees
+the history name them; a reviewer of another portal cannot see it; forms without the
+CSRF token are refused; nothing overflows at desktop or phone width; every control has a
+label and the sign-in works from the keyboard."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ..daemon.helpers import ADMIN, SECRET_A
+from ..fixtures import EASY
+from .browser import DESKTOP, PHONE, overflows_horizontally, set_width, unlabelled_controls
+
+pytestmark = pytest.mark.slow
+
+FAIRGRID = shutil.which("fairgrid")
+CMD = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
+OTHER_SECRET = "whsec_" + "b3RoZXIgcG9ydGFsIHNlY3JldCBrZXkgMTIz"
+PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-22", "root": "root-password-333"}
+
+
+def _free_port() -> int:
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _cli(*args, stdin: str | None = None, base: str) -> subprocess.CompletedProcess:
+    env = dict(os.environ, FAIRGRID_URL=base, FAIRGRID_TOKEN=ADMIN)
+    return subprocess.run([*CMD, *args], input=stdin, capture_output=True, text=True,
+                          timeout=600, env=env)
+
+
+@pytest.fixture(scope="module")
+def daemon(tmp_path_factory, browser):
+    tmp = tmp_path_factory.mktemp("console")
+    port = _free_port()
+    cfg = tmp / "fairgrid.toml"
+    cfg.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n'
+                   f'[storage]\npath = "{tmp / "fg.duckdb"}"\n'
+                   '[analysis]\nworkers = 1\norder_runs = 8\norder_budget_s = 2.0\n'
+                   f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
+                   f'[portals.other]\nsecrets = ["{OTHER_SECRET}"]\n'
+                   f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
+    proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        import urllib.request
+        deadline = time.monotonic() + 120
+        while True:
+            try:
+                with urllib.request.urlopen(base + "/healthz", timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            assert proc.poll() is None and time.monotonic() < deadline, "daemon did not start"
+            time.sleep(0.2)
+        for name, role, portals in (("alice", "organiser", ["demo"]),
+                                    ("bob", "organiser", ["other"]), ("root", "admin", [])):
+            extra = [a for p in portals for a in ("--portal", p)]
+            out = _cli("user", "add", name, "--role", role, *extra, "--password-stdin",
+                       stdin=PASSWORDS[name] + "\n", base=base)
+            assert out.returncode == 0, out.stderr
+        out = _cli("simulate", EASY, "--url", base, "--secret", SECRET_A, "--players", "4",
+                   "--cheaters", "3", "--tournament", "spring-cup", "--wait", "300", base=base)
+        assert out.returncode == 0, out.stderr
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(60)
+
+
+def sign_in(browser, base: str, name: str) -> None:
+    """From the keyboard only: type, Tab, type, Enter."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    browser.delete_all_cookies()
+    browser.get(base + "/ui/")
+    assert "/ui/login" in browser.current_url
+    field = browser.find_element(By.ID, "name")
+    assert browser.switch_to.active_element == field  # focused on arrival
+    field.send_keys(name, Keys.TAB)
+    browser.switch_to.active_element.send_keys(PASSWORDS[name], Keys.ENTER)
+    _wait(lambda: browser.find_element(By.TAG_NAME, "h1").text == "Overview")
+
+
+def _wait(predicate, timeout: float = 30.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if predicate():
+                return
+        except Exception:  # noqa: BLE001 - the page is still loading
+            pass
+        assert time.monotonic() < deadline, "timed out waiting for the page"
+        time.sleep(0.1)
+
+
+def _get_as(browser, url: str) -> str:
+    """A download with the browser's session cookie (the page's CSP allows no fetch)."""
+    import urllib.request
+
+    cookie = "; ".join(f"{c['name']}={c['value']}" for c in browser.get_cookies())
+    with urllib.request.urlopen(urllib.request.Request(url, headers={"Cookie": cookie}),
+                                timeout=30) as resp:
+        assert resp.headers["Content-Type"].startswith("text/csv")
+        return resp.read().decode()
+
+
+def _check_layout(browser, label: str) -> None:
+    for width, height in (DESKTOP, PHONE):
+        set_width(browser, width, height)
+        assert not overflows_horizontally(browser), f"{label} overflows at {width}px"
+    set_width(browser, *DESKTOP)
+    assert unlabelled_controls(browser) == [], label
+
+
+def test_a_reviewer_finds_reads_replays_and_decides(browser, daemon, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, daemon, "alice")
+    _check_layout(browser, "overview")
+    assert "spring-cup" in browser.find_element(By.TAG_NAME, "table").text
+
+    browser.get(daemon + "/ui/flags?tournament=spring-cup&state=open")
+    _check_layout(browser, "flag queue")
+    links = browser.find_elements(By.CSS_SELECTOR, "a.flaglink")
+    assert len(links) >= 2, browser.page_source[:2000]
+    first = links[0].get_attribute("href")
+    second = links[1].get_attribute("href")
+    browser.get(first)
+    _check_layout(browser, "flag page")
+    verdict = browser.find_element(By.CSS_SELECTOR, ".verdict").text
+    assert verdict.startswith("Flagged for review")
+    reasons = browser.find_elements(By.CSS_SELECTOR, "table.signals tr.reason")
+    assert reasons, "the signals that flagged it are marked"
+    assert len(browser.find_elements(By.CSS_SELECTOR, ".boards svg")) == 2
+    assert browser.find_elements(By.CSS_SELECTOR, "figure.chart svg rect.easy, "
+                                                  "figure.chart svg rect.hard")
+    # the replay: back to the start, one move forward
+    status = browser.find_element(By.ID, "rp-status")
+    assert status.text.startswith("Move ")  # it opens on the last move
+    browser.find_element(By.ID, "rp-first").click()
+    _wait(lambda: status.text.startswith("Start"))
+    filled = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#replay-board div")]
+    browser.find_element(By.ID, "rp-next").click()
+    _wait(lambda: status.text.startswith("Move 1 of"))
+    after = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#replay-board div")]
+    assert sum(a != b for a, b in zip(filled, after)) == 1
+    # the picture in the README: the top of the flag page
+    shots = os.environ.get("FAIRGRID_SCREENSHOT_DIR")
+    set_width(browser, 1100, 1500)
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.save_screenshot(str(Path(shots or tmp_path) / "console-flag.png"))
+    set_width(browser, *DESKTOP)
+
+    # decide: clear the first, confirm the second; the history names alice
+    for url, choice, note in ((first, "cleared", "known fast solver"),
+                              (second, "confirmed", "pasted from a solver")):
+        browser.get(url)
+        browser.find_element(By.ID, f"d-{choice}").click()
+        browser.find_element(By.ID, "note").send_keys(note)
+        browser.find_element(By.CSS_SELECTOR, "form.review button").click()
+        _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "td.actor"))
+        rows = browser.find_element(By.CSS_SELECTOR, "#history table").text
+        assert f"{choice} alice {note}" in rows, rows
+        assert choice in browser.find_element(By.CSS_SELECTOR, "h1 .tag").text
+
+    # the queue of open flags no longer lists them; the CSV export has both decisions
+    browser.get(daemon + "/ui/flags?tournament=spring-cup&state=open")
+    hrefs = [a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "a.flaglink")]
+    assert first not in hrefs and second not in hrefs
+    csv_text = _get_as(browser, daemon + "/ui/tournaments/spring-cup/flags.csv")
+    assert "cleared,alice,known fast solver" in csv_text
+    assert "confirmed,alice,pasted from a solver" in csv_text
+
+    # the player's page, the puzzle's page and the search
+    browser.get(first)
+    browser.find_element(By.CSS_SELECTOR, ".facts a").click()
+    _wait(lambda: browser.find_element(By.TAG_NAME, "h1").text.startswith("Player"))
+    _check_layout(browser, "player page")
+    browser.get(daemon + "/ui/search?q=sim")
+    _check_layout(browser, "search")
+    assert browser.find_elements(By.CSS_SELECTOR, "tbody tr")
+
+    # another portal's reviewer sees none of it
+    sign_in(browser, daemon, "bob")
+    browser.get(first)
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Not found"
+    browser.get(daemon + "/ui/flags?state=any")
+    assert browser.find_elements(By.CSS_SELECTOR, "a.flaglink") == []
+
+
+def test_forms_without_the_csrf_token_are_refused(browser, daemon):
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, daemon, "root")
+    browser.get(daemon + "/ui/flags?state=open")
+    url = browser.find_element(By.CSS_SELECTOR, "a.flaglink").get_attribute("href")
+    browser.get(url)
+    browser.execute_script("document.querySelector('form.review input[name=csrf]').remove()")
+    browser.find_element(By.CSS_SELECTOR, "form.review input[type=radio]").click()
+    browser.find_element(By.CSS_SELECTOR, "form.review button").click()
+    _wait(lambda: "CSRF" in browser.find_element(By.TAG_NAME, "main").text)
+    browser.get(url)
+    assert browser.find_elements(By.CSS_SELECTOR, "td.actor") == [] or \
+        "root" not in browser.find_element(By.CSS_SELECTOR, "#history").text
+    # the sign-in page itself passes the checks too
+    browser.delete_all_cookies()
+    browser.get(daemon + "/ui/login")
+    _check_layout(browser, "sign-in page")
