@@ -54,6 +54,9 @@ class Console:
 
 
 CONSOLE = web.AppKey("fairgrid_console", Console)
+WHO = web.RequestKey("fairgrid_who", Principal)
+SESSION = web.RequestKey("fairgrid_session", object)
+FORM = web.RequestKey("fairgrid_form", object)
 
 
 class NotFound(Exception):
@@ -65,8 +68,8 @@ def _secure(request: web.Request) -> bool:
 
 
 def _render(request, name: str, context: dict, status: int = 200) -> web.Response:
-    context.setdefault("who", request.get("who"))
-    context.setdefault("csrf", request["session"].csrf if request.get("session") else None)
+    context.setdefault("who", request.get(WHO))
+    context.setdefault("csrf", request[SESSION].csrf if request.get(SESSION) else None)
     return aiohttp_jinja2.render_template(name, request, context, status=status)
 
 
@@ -86,10 +89,10 @@ def page(handler):
         if who is None:
             target = urllib.parse.quote(request.path_qs, safe="/?=&")
             raise web.HTTPSeeOther(f"/ui/login?next={target}")
-        request["who"], request["session"] = who, session
+        request[WHO], request[SESSION] = who, session
         if request.method == "POST":
             form = await request.post()
-            request["form"] = form
+            request[FORM] = form
             if not hmac.compare_digest(str(form.get("csrf", "")), session.csrf):
                 return _error_page(request, 403, "This form is out of date or was not sent "
                                    "from the console (no valid CSRF token). Go back, reload "
@@ -299,7 +302,7 @@ async def review(request: web.Request, who: Principal) -> web.Response:
         flag_id = int(request.match_info["id"])
     except ValueError:
         raise NotFound("There is no such flag.") from None
-    form = request["form"]
+    form = request[FORM]
     state = str(form.get("state", ""))
     if state not in REVIEW_STATES:
         raise ValidationError("decision", "choose clear, confirm or reopen", 400)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import socket
@@ -209,3 +210,41 @@ def test_stopping_the_pool_never_leaves_the_process_hanging_at_exit(tmp_path):
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=60)
     assert proc.returncode == 0 and "stopped" in proc.stdout, proc.stderr
+
+
+def test_user_commands_manage_people_through_the_daemon(daemon):
+    _proc, base, _db, tmp_path = daemon
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRGRID_")}
+    env.update(FAIRGRID_URL=base, FAIRGRID_TOKEN=ADMIN)
+
+    def cli(*args, stdin=""):
+        return subprocess.run([*CMD, "user", *args], capture_output=True, text=True,
+                              timeout=60, cwd=tmp_path, env=env, input=stdin)
+    out = cli("add", "alice", "--role", "organiser", "--portal", "demo", "--password-stdin",
+              stdin="a good long password\n")
+    assert out.returncode == 0 and "alice\torganiser\tdemo\tactive" in out.stdout, out.stderr
+    # bad input: one line, exit 2, nothing added
+    for args, stdin, words in [
+            (("add", "bob", "--role", "organiser"), "", "--password-stdin"),
+            (("add", "bob", "--role", "organiser", "--password-stdin"), "short\n",
+             "at least 10"),
+            (("add", "carol", "--role", "organiser", "--portal", "nope", "--password-stdin"),
+             "a good long password\n", "no portal 'nope'"),
+            (("add", "alice", "--role", "admin", "--password-stdin"),
+             "a good long password\n", "exists"),
+            (("disable", "nobody"), "", "no user")]:
+        out = cli(*args, stdin=stdin)
+        assert out.returncode == 2 and words in out.stderr, (args, out.stderr)
+        assert "Traceback" not in out.stderr and len(out.stderr.splitlines()) == 1
+    out = cli("token", "alice", "--label", "laptop")
+    token = out.stdout.strip()
+    assert out.returncode == 0 and token.startswith("fgu_") and "shown this once" in out.stderr
+    assert request(base + "/v1/me", headers=bearer(token))[1]["name"] == "alice"
+    out = cli("scope", "alice", "--role", "admin")
+    assert out.returncode == 0 and "alice\tadmin\tevery portal" in out.stdout
+    out = cli("disable", "alice")
+    assert out.returncode == 0 and "disabled" in out.stdout
+    assert request(base + "/v1/me", headers=bearer(token))[0] == 401
+    out = cli("list")
+    assert out.stdout.splitlines() == ["name\trole\tportals\tstate",
+                                       "alice\tadmin\tevery portal\tdisabled"]

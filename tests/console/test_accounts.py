@@ -1,0 +1,216 @@
+"""People, roles and portal scope through the API and the console (no browser): the
+users routes, personal tokens, 404 across portals, reviews that name the person, the
+sign-in throttle, CSRF, cookies and the console's security headers."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+
+import pytest
+
+from fairgrid.daemon.console.sessions import LoginThrottle, Sessions
+from fairgrid.daemon.web.app import create_app
+
+from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer, make_settings,
+                              signed, solve_body)
+from ..fixtures import EASY, EASY_SOLUTION
+
+ROW_COPY = [{"t_ms": 3000 + 400 * k, "cell": c, "digit": int(EASY_SOLUTION[c])}
+            for k, c in enumerate(i for i, ch in enumerate(EASY) if ch == "0")]
+PASSWORD = "a long password"
+
+
+async def _flagged(client, portal, sid, secret):
+    body = solve_body(submission_id=sid, portal=portal, moves=ROW_COPY)
+    raw, headers = signed(body, secret=secret, msg_id=sid)
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+    deadline = asyncio.get_running_loop().time() + 120
+    while True:
+        doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
+                                      headers=bearer(ADMIN))).json()
+        if doc["status"] == "scored":
+            assert doc["score"]["flag"] is not None
+            return doc["score"]["flag"]["id"]
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.2)
+
+
+async def _user(client, name, role="organiser", portals=("demo",)):
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": name, "role": role, "portals": list(portals), "password": PASSWORD})
+    assert resp.status == 201, await resp.text()
+    tok = await client.post(f"/v1/users/{name}/tokens", headers=bearer(ADMIN), json={})
+    return (await tok.json())["token"]
+
+
+@pytest.fixture
+async def client(aiohttp_client, tmp_path):
+    return await aiohttp_client(create_app(make_settings(tmp_path)))
+
+
+async def test_users_api_validates_and_tokens_are_personal(client):
+    assert (await client.get("/v1/users", headers=bearer(ORGANISER))).status == 403
+    for body, field in [({"name": "", "role": "organiser"}, "name"),
+                        ({"name": "x y", "role": "organiser"}, "name"),
+                        ({"name": "x", "role": "boss"}, "role"),
+                        ({"name": "x"}, "role"),
+                        ({"name": "x", "role": "organiser", "portals": ["nope"]}, "portals"),
+                        ({"name": "x", "role": "organiser", "password": "short"}, "password"),
+                        ({"name": "x", "role": "organiser", "colour": "red"}, "colour")]:
+        resp = await client.post("/v1/users", json=body, headers=bearer(ADMIN))
+        assert resp.status == 422 and (await resp.json())["field"] == field, body
+    token = await _user(client, "alice")
+    again = await client.post("/v1/users", headers=bearer(ADMIN),
+                              json={"name": "alice", "role": "admin"})
+    assert again.status == 409
+    me = await (await client.get("/v1/me", headers=bearer(token))).json()
+    assert me == {"name": "alice", "role": "organiser", "person": True, "portals": ["demo"]}
+    listed = await (await client.get("/v1/users", headers=bearer(ADMIN))).json()
+    assert [u["name"] for u in listed["users"]] == ["alice"]
+    assert "password_hash" not in listed["users"][0] and listed["users"][0]["has_password"]
+    # disabling revokes the tokens
+    resp = await client.patch("/v1/users/alice", json={"disabled": True}, headers=bearer(ADMIN))
+    assert resp.status == 200 and (await resp.json())["disabled"]
+    assert (await client.get("/v1/me", headers=bearer(token))).status == 401
+    assert (await client.patch("/v1/users/nobody", json={"disabled": True},
+                               headers=bearer(ADMIN))).status == 404
+
+
+async def test_portal_scope_and_reviews_name_the_person(client):
+    demo_flag = await _flagged(client, "demo", "copy-demo", SECRET_A)
+    other_flag = await _flagged(client, "other", "copy-other", OTHER_SECRET)
+    alice = await _user(client, "alice", portals=["demo"])
+    # the other portal does not exist for alice: 404, like a wrong id
+    for path in ("/v1/submissions/other/copy-other", "/v1/players/other/p-42"):
+        resp = await client.get(path, headers=bearer(alice))
+        assert resp.status == 404, path
+    assert (await client.get("/v1/submissions/demo/copy-demo",
+                             headers=bearer(alice))).status == 200
+    flags = await (await client.get("/v1/flags", headers=bearer(alice))).json()
+    assert [f["portal"] for f in flags["flags"]] == ["demo"]
+    resp = await client.post(f"/v1/flags/{other_flag}/review", headers=bearer(alice),
+                             json={"state": "cleared"})
+    assert resp.status == 404
+    # a person's review names them; they cannot say they are someone else
+    resp = await client.post(f"/v1/flags/{demo_flag}/review", headers=bearer(alice),
+                             json={"state": "cleared", "actor": "bob"})
+    assert resp.status == 422 and (await resp.json())["field"] == "actor"
+    resp = await client.post(f"/v1/flags/{demo_flag}/review", headers=bearer(alice),
+                             json={"state": "cleared", "note": "fast"})
+    assert resp.status == 200
+    assert (await resp.json())["history"][-1]["actor"] == "alice"
+    # service tokens keep working, named as such; the organiser one only reads
+    resp = await client.post(f"/v1/flags/{other_flag}/review", headers=bearer(ORGANISER),
+                             json={"state": "cleared"})
+    assert resp.status == 403
+    resp = await client.post(f"/v1/flags/{other_flag}/review", headers=bearer(ADMIN),
+                             json={"state": "confirmed", "actor": "carol"})
+    assert (await resp.json())["history"][-1]["actor"] == "service token 1 (admin) for carol"
+
+
+async def _login_token(client) -> str:
+    html = await (await client.get("/ui/login")).text()
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+async def _sign_in(client, name, password=PASSWORD, headers=None):
+    token = await _login_token(client)
+    return await client.post("/ui/login", data={"csrf": token, "name": name,
+                                                "password": password, "next": "/ui/flags"},
+                             allow_redirects=False, headers=headers)
+
+
+async def test_sign_in_cookies_headers_csrf_and_scope(client):
+    await _user(client, "alice", portals=["demo"])
+    resp = await client.get("/ui/flags", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?next=")
+    resp = await _sign_in(client, "alice", "wrong password!")
+    assert resp.status == 401 and "Wrong name or password" in await resp.text()
+    # behind a TLS proxy the cookie is Secure (the test client then keeps it to itself)
+    resp = await _sign_in(client, "alice", headers={"X-Forwarded-Proto": "https"})
+    cookie = resp.headers.getall("Set-Cookie")
+    session = next(c for c in cookie if c.startswith("fairgrid_session="))
+    assert "Secure" in session
+    resp = await _sign_in(client, "alice")
+    assert resp.status == 303 and resp.headers["Location"] == "/ui/flags"
+    cookie = resp.headers.getall("Set-Cookie")
+    session = next(c for c in cookie if c.startswith("fairgrid_session="))
+    for attr in ("HttpOnly", "SameSite=Strict", "Path=/ui/"):
+        assert attr in session, session
+    assert "Secure" not in session
+    page = await client.get("/ui/flags")
+    assert page.status == 200
+    csp = page.headers["Content-Security-Policy"]
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp
+    assert "unsafe-inline" not in csp and page.headers["Cache-Control"] == "no-store"
+    assert "<script>" not in await page.text() and " style=" not in await page.text()
+    # a post without the session's CSRF token changes nothing
+    resp = await client.post("/ui/flags/1/review", data={"state": "cleared"})
+    assert resp.status == 403 and "CSRF" in await resp.text()
+    assert (await client.post("/ui/logout", data={})).status == 403
+    # bad filters are a 400 page, unknown pages and other portals' pages a 404
+    assert (await client.get("/ui/flags?state=bogus")).status == 400
+    assert (await client.get("/ui/nowhere")).status == 404
+    assert (await client.get("/ui/players/other/p-42")).status == 404
+    assert (await client.get("/ui/tournaments/t-1/flags.csv")).status == 404
+    static = await client.get("/ui/static/console.css")
+    assert static.status == 200 and "text/css" in static.headers["Content-Type"]
+
+
+async def test_sign_in_is_throttled_and_never_redirects_elsewhere(client):
+    await _user(client, "alice")
+    for _ in range(5):
+        assert (await _sign_in(client, "alice", "not the password")).status == 401
+    # refused even with the right password while locked
+    resp = await _sign_in(client, "alice")
+    assert resp.status == 429 and "Too many failed sign-ins" in await resp.text()
+    # a form without the sign-in cookie's token is refused
+    client.session.cookie_jar.clear()
+    resp = await client.post("/ui/login", data={"name": "alice", "password": PASSWORD},
+                             allow_redirects=False)
+    assert resp.status == 403
+
+
+async def test_next_is_only_a_console_path(aiohttp_client, tmp_path):
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    await _user(client, "alice")
+    token = await _login_token(client)
+    resp = await client.post("/ui/login", data={"csrf": token, "name": "alice",
+                                                "password": PASSWORD,
+                                                "next": "//evil.example/ui/"},
+                             allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"] == "/ui/"
+
+
+def test_sessions_end_when_idle_too_long_or_old_or_disabled():
+    now = [0.0]
+    sessions = Sessions(idle_s=60, max_s=600, clock=lambda: now[0])
+    sid, session = sessions.start("alice")
+    now[0] = 59
+    assert sessions.get(sid) is session  # seen: idle time starts again
+    now[0] = 118
+    assert sessions.get(sid) is session
+    now[0] = 179
+    assert sessions.get(sid) is None  # 61 s idle
+    sid, _ = sessions.start("alice")
+    for t in range(230, 800, 50):
+        now[0] = t
+        alive = sessions.get(sid)
+    assert alive is None  # busy, but past the session's length
+    sid, _ = sessions.start("alice")
+    other, _ = sessions.start("bob")
+    sessions.end_user("alice")
+    assert sessions.get(sid) is None and sessions.get(other) is not None
+    assert sessions.get("forged") is None and sessions.get(None) is None
+
+
+def test_the_throttle_counts_per_key_and_forgets():
+    now = [0.0]
+    throttle = LoginThrottle(3, 100, clock=lambda: now[0])
+    for _ in range(3):
+        throttle.failed("name:a", "addr:1")
+    assert throttle.locked("name:a") and throttle.locked("addr:1")
+    assert not throttle.locked("name:b", "addr:2")
+    now[0] = 101
+    assert not throttle.locked("name:a", "addr:1")
