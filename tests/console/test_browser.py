@@ -168,12 +168,26 @@ def test_a_reviewer_finds_reads_replays_and_decides(browser, daemon, tmp_path):
     set_width(browser, *DESKTOP)
 
     # decide: clear the first, confirm the second; the history names alice
+    from selenium.webdriver.common.keys import Keys
+
     for url, choice, note in ((first, "cleared", "known fast solver"),
                               (second, "confirmed", "pasted from a solver")):
         browser.get(url)
-        browser.find_element(By.ID, f"d-{choice}").click()
-        browser.find_element(By.ID, "note").send_keys(note)
-        browser.find_element(By.CSS_SELECTOR, "form.review button").click()
+        if choice == "cleared":  # with the mouse
+            browser.find_element(By.ID, f"d-{choice}").click()
+            browser.find_element(By.ID, "note").send_keys(note)
+            browser.find_element(By.CSS_SELECTOR, "form.review button").click()
+        else:  # from the keyboard: space picks the option, Tab moves on, Enter sends
+            browser.find_element(By.ID, f"d-{choice}").send_keys(Keys.SPACE)
+            assert browser.find_element(By.ID, f"d-{choice}").is_selected()
+            for _ in range(5):
+                browser.switch_to.active_element.send_keys(Keys.TAB)
+                if browser.switch_to.active_element.get_attribute("id") == "note":
+                    break
+            browser.switch_to.active_element.send_keys(note, Keys.TAB)
+            button = browser.switch_to.active_element
+            assert button.get_attribute("type") == "submit"
+            button.send_keys(Keys.ENTER)
         _wait(lambda: browser.find_elements(By.CSS_SELECTOR, "td.actor"))
         rows = browser.find_element(By.CSS_SELECTOR, "#history table").text
         assert f"{choice} alice {note}" in rows, rows
