@@ -91,6 +91,24 @@ class Metrics:
             "fairgrid_job_last_success_timestamp_seconds",
             "Unix time of each job's last successful run.", ["job"], registry=registry)
 
+        self.notify_attempts = Counter(
+            "fairgrid_notification_attempts", "Delivery attempts of outgoing notifications, "
+            "by outcome: delivered, retry (will be tried again), failed (given up).",
+            ["outcome"], registry=registry)
+        for outcome in ("delivered", "retry", "failed"):
+            self.notify_attempts.labels(outcome)
+        self.notify_oldest = Gauge(
+            "fairgrid_notifications_oldest_undelivered_seconds",
+            "Age of the oldest notification not delivered yet (pending or failed); 0 when "
+            "every one was delivered.", registry=registry)
+
+    def watch_notifications(self, stats: Callable[[], dict]) -> None:
+        """Notifications by delivery state, and the oldest undelivered one's age."""
+        self.registry.register(_CountCollector(
+            "fairgrid_notifications", "Outgoing notifications by delivery state.", "state",
+            ("pending", "delivered", "failed"), stats))
+        self.notify_oldest.set_function(lambda: stats().get("oldest_undelivered_s", 0.0))
+
     def watch_queue(self, depth: Callable[[], int]) -> None:
         self.queue_depth.set_function(depth)
 

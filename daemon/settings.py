@@ -79,6 +79,12 @@ SETTINGS: tuple[Setting, ...] = (
             "per core; 0 means one per core always."),
     Setting("storage.dedupe_days", int, 3,
             "How long webhook-ids are remembered for deduplication (senders retry for days)."),
+    Setting("storage.moves_retention_days", int, 0,
+            "Raw move logs older than this many days are dropped by the nightly job (scores, "
+            "flags and reviews stay); never fewer than nightly.rescore_days. 0 keeps them."),
+    Setting("storage.backup_dir", str, "backups",
+            "Where POST /v1/backups (fairgrid backup) writes backups on the daemon's "
+            "machine; relative to the database's folder."),
     Setting("webhooks.tolerance_s", int, 300,
             "Accepted clock difference of webhook-timestamp, in seconds (either way)."),
     Setting("webhooks.time_skew_s", int, 300,
@@ -114,6 +120,14 @@ SETTINGS: tuple[Setting, ...] = (
             "Prior weight of a player's average skill, in solves (shrinkage)."),
     Setting("nightly.misfire_grace_s", int, 21600,
             "How late a missed nightly run may still start (after downtime), in seconds."),
+    Setting("notify.timeout_s", float, 10.0,
+            "How long one delivery of an outgoing notification may take."),
+    Setting("notify.backoff_s", float, 5.0,
+            "Wait before the second delivery attempt; it doubles with each failure."),
+    Setting("notify.backoff_max_s", float, 3600.0, "Longest wait between two attempts."),
+    Setting("notify.give_up_hours", float, 72.0,
+            "How long after the event delivery is retried before it is marked failed."),
+    Setting("notify.poll_s", float, 1.0, "How often the outbox is looked at for due events."),
     Setting("console.idle_minutes", int, 30,
             "A console session ends after this many minutes without a request."),
     Setting("console.session_hours", int, 12,
@@ -141,6 +155,8 @@ class Settings:
     storage_max_batch: int = 512
     storage_checkpoint_mb: int = 256
     storage_dedupe_days: int = 3
+    storage_moves_retention_days: int = 0
+    storage_backup_dir: str = "backups"
     storage_memory_limit_mb: int = 2048
     storage_threads: int = 1
     webhooks_tolerance_s: int = 300
@@ -159,6 +175,11 @@ class Settings:
     nightly_lambda_puzzle: float = 5.0
     nightly_lambda_player: float = 3.0
     nightly_misfire_grace_s: int = 21600
+    notify_timeout_s: float = 10.0
+    notify_backoff_s: float = 5.0
+    notify_backoff_max_s: float = 3600.0
+    notify_give_up_hours: float = 72.0
+    notify_poll_s: float = 1.0
     console_idle_minutes: int = 30
     console_session_hours: int = 12
     console_login_failures: int = 5

@@ -12,6 +12,7 @@ submission exactly once with all its moves, and nothing half-written.
 from __future__ import annotations
 
 import json
+import os
 import random
 import re
 import signal
@@ -32,6 +33,9 @@ SECRET_A = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"
 EASY_SOLUTION = ("483921657967345821251876493548132976729564138136798245"
                  "372689514814253769695417382")
+# the cells in reading order at a metronome's pace: a copied solution, flagged
+EASY_ROW_COPY = [{"t_ms": 3000 + 400 * k, "cell": c, "digit": int(EASY_SOLUTION[c])}
+                 for k, c in enumerate(i for i, ch in enumerate(EASY) if ch == "0")]
 
 
 def solve_moves(givens: str = EASY, solution: str = EASY_SOLUTION, step_ms: int = 4000
@@ -218,3 +222,11 @@ def check(db: Path, out: Outcome, submissions: int) -> dict:
             "non_2xx": out.non_2xx,
             "accepted_first_time": sum(1 for s in out.acked.values() if s == 202),
             "duplicate_answers": sum(1 for s in out.acked.values() if s == 200)}
+
+
+def wait_for_file(path: str, timeout: float = 120.0) -> str:
+    """Block until ``path`` exists (a pool task whose end a test decides); "held"."""
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return "held"

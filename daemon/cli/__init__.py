@@ -3,7 +3,9 @@
 * puzzle tools (:mod:`.puzzle_tools`): solve, predict-order, count, rate, generate;
 * organiser tools (:mod:`.organiser_tools`): flags, report, player, review, recompute;
 * service tools (:mod:`.service`): serve, portal, simulate;
-* accounts (:mod:`.user_tools`): user add, list, disable, enable, reset, scope, token.
+* accounts (:mod:`.user_tools`): user add, list, disable, enable, reset, scope, token;
+* the data's life (:mod:`.lifecycle_tools`): notify, notifications, erase, export, backup,
+  restore.
 
 Commands that talk to a daemon use one HTTP client (:mod:`.client`). Bad input (an
 unreadable puzzle, a bad option) ends with exit status 2 and a one-line message on
@@ -19,7 +21,7 @@ from typing import Sequence
 
 from fairgrid.solvers import PuzzleError
 
-from . import organiser_tools, puzzle_tools, service, user_tools
+from . import lifecycle_tools, organiser_tools, puzzle_tools, service, user_tools
 from .common import EXIT_USAGE, CliError
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -33,6 +35,7 @@ def build_parser() -> argparse.ArgumentParser:
     organiser_tools.add_commands(sub)
     service.add_commands(sub)
     user_tools.add_commands(sub)
+    lifecycle_tools.add_commands(sub)
     return parser
 
 

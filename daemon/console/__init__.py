@@ -54,5 +54,7 @@ def setup(app: web.Application) -> None:
     r.add_get("/ui/puzzles/{id:.+}", pages.puzzle_page)
     r.add_get("/ui/search", pages.search)
     r.add_get("/ui/tournaments/{tournament}/flags.csv", pages.export_csv)
+    r.add_get("/ui/notifications", pages.notifications)
+    r.add_post("/ui/notifications/{id}/redeliver", pages.redeliver)
     r.add_static("/ui/static/", resources.files(__name__).joinpath("static"))
     r.add_route("*", "/ui/{tail:.*}", pages.not_found)

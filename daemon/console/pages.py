@@ -25,9 +25,10 @@ from .. import documents
 from ..ingest import ValidationError
 from ..store.repository import console as sql
 from ..store.repository import organiser as organiser_sql
+from ..store.repository import outbox as outbox_sql
 from ..store.repository import puzzles as puzzle_sql
 from ..web.auth import Principal
-from ..web.context import CTX, read
+from ..web.context import CTX, read, write
 from ..web.organiser import REVIEW_STATES, record_review
 from . import svg
 from .sessions import COOKIE, LoginThrottle, Sessions
@@ -382,6 +383,29 @@ async def export_csv(request: web.Request, who: Principal) -> web.StreamResponse
     name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in tournament)
     return web.Response(text=out.getvalue(), content_type="text/csv", headers={
         "Content-Disposition": f'attachment; filename="flags-{name}.csv"'})
+
+
+@page
+async def notifications(request: web.Request, who: Principal) -> web.Response:
+    state = _choice(request, "state", ("failed", "pending", "delivered", "any"), "any")
+    rows = await read(request, outbox_sql.listing, state=None if state == "any" else state,
+                      portals=who.visible(), limit=200)
+    return _render(request, "notifications.html", {
+        "title": "Notifications", "rows": rows, "state": state, "when": _when,
+        "states": ("any", "failed", "pending", "delivered")})
+
+
+@page
+async def redeliver(request: web.Request, who: Principal) -> web.Response:
+    event_id = request.match_info["id"]
+    if who.role != "admin":
+        raise ValidationError(None, "only an admin may redeliver notifications", 403)
+    visible = await read(request, outbox_sql.listing, portals=who.visible(), limit=100000)
+    if event_id not in {r["id"] for r in visible} or not await write(
+            request, outbox_sql.redeliver, event_id, datetime.now(timezone.utc)):
+        raise NotFound(f"There is no notification {event_id}.")
+    request.app[CTX].notifier.wake()
+    raise web.HTTPSeeOther("/ui/notifications?state=pending")
 
 
 @page

@@ -20,10 +20,11 @@ from ..settings import Settings
 from ..store import Store
 from ..store.repository import organiser as organiser_sql
 from ..work.analysis import PuzzleRegistry
+from ..work.notify import Notifier
 from ..work.pool import Lane, LanePool
 from ..work.scheduler import NightlyRunner
 from ..work.scoring import Scorer
-from . import health, jobs, organiser, puzzles, users
+from . import health, jobs, lifecycle, notifications, organiser, puzzles, users
 from .. import console
 from .auth import Accounts
 from .context import CTX, Context
@@ -42,6 +43,7 @@ async def _resources(app: web.Application):
         on_batch=ctx.metrics.batch_size.observe)
     ctx.accounts = Accounts(ctx.store, s)
     await asyncio.to_thread(ctx.accounts.load)
+    ctx.notifier = Notifier(ctx.store, s, ctx.metrics)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     pool = LanePool(s.analysis_workers)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
@@ -54,9 +56,11 @@ async def _resources(app: web.Application):
     await ctx.puzzles.start()
     await ctx.scorer.start()
     await ctx.jobs.start()
+    await ctx.notifier.start()
     try:
         yield
     finally:
+        await ctx.notifier.stop()
         await ctx.jobs.stop()
         await ctx.scorer.stop()
         await ctx.puzzles.stop()
@@ -87,6 +91,13 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     r.add_patch("/v1/users/{name}", users.patch_user)
     r.add_post("/v1/users/{name}/tokens", users.post_token)
     r.add_get("/v1/me", users.get_me)
+    r.add_put("/v1/portals/{portal}/notify", notifications.put_endpoint)
+    r.add_delete("/v1/portals/{portal}/notify", notifications.delete_endpoint)
+    r.add_get("/v1/notifications", notifications.get_notifications)
+    r.add_post("/v1/notifications/{id}/redeliver", notifications.post_redeliver)
+    r.add_post("/v1/players/{portal}/{player_id}/erase", lifecycle.post_erase)
+    r.add_get("/v1/tournaments/{tournament}/export/{table}.{fmt}", lifecycle.get_export)
+    r.add_post("/v1/backups", lifecycle.post_backup)
     r.add_post("/v1/jobs/nightly", jobs.post_nightly)
     r.add_get("/v1/jobs/{run_id}", jobs.get_job)
     console.setup(app)

@@ -23,6 +23,7 @@ from .auth import Accounts, AuthError, Principal  # noqa: F401 - AuthError re-ex
 if TYPE_CHECKING:
     from ..work.analysis import PuzzleRegistry
     from ..work.scheduler import NightlyRunner
+    from ..work.notify import Notifier
     from ..work.scoring import Scorer
 
 
@@ -36,6 +37,7 @@ class Context:
     scorer: "Scorer | None" = None
     jobs: "NightlyRunner | None" = None
     accounts: Accounts | None = None
+    notifier: "Notifier | None" = None
     secrets_file: Path | None = None   # where the portals come from (found at start-up)
     secrets_mtime: int | None = None   # its modification time when last read
 

@@ -42,11 +42,12 @@ from fairgrid.analytics.puzzle_model import cells_of, per_cell
 from fairgrid.analytics.signals import PuzzleFacts
 
 from ..store.connection import in_transaction
+from ..store.repository import lifecycle
 from ..store.repository import nightly as sql
 
 log = logging.getLogger("fairgrid.jobs")
 
-STAGES = ("load", "fit", "recalibrate", "consensus", "write", "rescore")
+STAGES = ("load", "fit", "recalibrate", "consensus", "write", "retention", "rescore")
 JOB = "nightly"
 LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level honest nulls
 LEVEL_SAMPLE_SEED = 7
@@ -170,9 +171,16 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
            json.dumps(level_nulls))
     db.write(sql.write_rating_run, run, puzzle_rows, player_rows, run_id)
 
+    retained = 0
+    if s.storage_moves_retention_days > 0:
+        progress("retention")
+        days = max(s.storage_moves_retention_days, s.nightly_rescore_days)
+        retained = db.write(lifecycle.apply_retention, now - timedelta(days=days))
+
     progress("rescore")
     rescore = db.read(sql.recent_scored, now - timedelta(days=s.nightly_rescore_days))
     return {"solves": int(log_t.size), "puzzles": len(ids), "players": len(players),
+            "move_logs_dropped": retained,
             "recalibrated_on": recal.puzzles, "consensus_puzzles": len(consensus_of),
             "mu": fit.mu, "band_null_levels": sorted(level_nulls),
             "residual_sd": fit.residual_sd, "correlations": recal.correlations,

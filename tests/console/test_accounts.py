@@ -10,14 +10,12 @@ import re
 import pytest
 
 from fairgrid.daemon.console.sessions import LoginThrottle, Sessions
+from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.web.app import create_app
 
 from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer, make_settings,
                               signed, solve_body)
-from ..fixtures import EASY, EASY_SOLUTION
 
-ROW_COPY = [{"t_ms": 3000 + 400 * k, "cell": c, "digit": int(EASY_SOLUTION[c])}
-            for k, c in enumerate(i for i, ch in enumerate(EASY) if ch == "0")]
 PASSWORD = "a long password"
 
 

@@ -248,3 +248,53 @@ def test_user_commands_manage_people_through_the_daemon(daemon):
     out = cli("list")
     assert out.stdout.splitlines() == ["name\trole\tportals\tstate",
                                        "alice\tadmin\tevery portal\tdisabled"]
+
+
+def test_lifecycle_commands_through_the_daemon(daemon):
+    _proc, base, db, tmp_path = daemon
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRGRID_")}
+    env.update(FAIRGRID_URL=base, FAIRGRID_TOKEN=ADMIN)
+
+    def cli(*args):
+        return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=120,
+                              cwd=tmp_path, env=env)
+    raw, headers = signed(solve_body())
+    assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 202
+    out = cli("notify", "demo", "http://127.0.0.1:9/hook")
+    assert out.returncode == 0 and out.stdout.startswith("whsec_"), out.stderr
+    out = cli("notifications", "--state", "failed")
+    assert out.returncode == 0 and out.stdout.startswith("0 notifications")
+    out = cli("notify", "demo", "--off")
+    assert out.returncode == 0 and "no notifications" in out.stdout
+    # export: four files, read back by DuckDB
+    folder = tmp_path / "export"
+    folder.mkdir()
+    out = cli("export", "--tournament", "t-1", "--format", "parquet", "--out", str(folder))
+    assert out.returncode == 0, out.stderr
+    import duckdb
+    con = duckdb.connect()
+    assert con.execute("SELECT count(*) FROM read_parquet(?)",
+                       [str(folder / "t-1-submissions.parquet")]).fetchone()[0] == 1
+    assert sorted(p.name for p in folder.iterdir()) == [
+        f"t-1-{t}.parquet" for t in ("flags", "reviews", "scores", "submissions")]
+    # a backup moved into a folder of our choosing
+    backups = tmp_path / "kept"
+    backups.mkdir()
+    out = cli("backup", str(backups))
+    assert out.returncode == 0, out.stderr
+    path = out.stdout.strip()
+    assert path.startswith(str(backups)) and "1 submissions" in out.stderr
+    kept = duckdb.connect(path, read_only=True)
+    assert kept.execute("SELECT submission_id FROM submissions").fetchall() == [("s-1",)]
+    kept.close()
+    # erasure asks for --yes, then forgets the player
+    out = cli("erase", "demo", "p-42")
+    assert out.returncode == 2 and "--yes" in out.stderr
+    out = cli("erase", "demo", "p-42", "--yes")
+    assert out.returncode == 0 and "1 submissions" in out.stdout, out.stderr
+    assert request(base + "/v1/submissions/demo/s-1", headers=bearer("org"))[0] == 404
+    out = cli("erase", "demo", "p-42", "--yes")
+    assert out.returncode == 2 and "404" in out.stderr
+    # the backup still has the solve, and restores over a stopped daemon's file only
+    out = cli("restore", path, "--to", str(db))
+    assert out.returncode == 2 and "in use" in out.stderr

@@ -4,11 +4,11 @@ sample of solves for the per-level nulls, the rating run, the job's bookkeeping.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timezone
 
 import numpy as np
 
-from . import needs_moves
+from . import needs_moves, outbox
 
 # the solves the ratings learn from: complete, timed, of analysed puzzles, without an
 # open or confirmed flag
@@ -134,6 +134,9 @@ def write_rating_run(con, run: tuple, puzzle_rows: dict, player_rows: dict,
         con.unregister("new_player_ratings")
     con.execute("INSERT INTO current_rating VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                 "SET run_id = excluded.run_id", [run_id])
+    outbox.enqueue_ratings(con, run_id, {"puzzles": len(puzzle_rows["puzzle_id"]),
+                                         "players": len(player_rows["player_id"])},
+                           datetime.now(timezone.utc))
 
 
 def recent_scored(cur, since: datetime) -> list[int]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from . import needs_moves
+from . import needs_moves, outbox
 
 
 def _dicts(cur) -> list[dict]:
@@ -112,6 +112,7 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
     con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
     con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
                 [flag_id, now, state, note, actor])
+    outbox.enqueue_review(con, flag_id, state, note, actor, now)
     return con.execute("SELECT changed_at, state, note, actor FROM flag_history "
                        "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
 

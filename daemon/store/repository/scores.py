@@ -18,7 +18,7 @@ from datetime import datetime
 
 import numpy as np
 
-from . import needs_moves
+from . import needs_moves, outbox
 
 MACHINE = "fairgrid"  # the actor of the changes scoring makes
 
@@ -137,6 +137,7 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
             "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
             [now, MACHINE, [c[0] for c in created]])
+        outbox.enqueue_flags_raised(con, [c[0] for c in created], now)
     for fid, state, flagged, reasons, by_person in existing:
         target = rescored_state(state, flagged, by_person)
         if target is None:

@@ -3,9 +3,15 @@ bench/crash_soak.py)."""
 
 from __future__ import annotations
 
+import json
+import signal
+import time
+
 import pytest
 
 from fairgrid.daemon.testing import check, run
+
+from ..helpers import signed, solve_body
 
 pytestmark = pytest.mark.slow
 
@@ -63,3 +69,79 @@ def test_sigkill_during_puzzle_analysis_leaves_it_pending_and_a_restart_finishes
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=60)
+
+
+def test_sigkill_with_events_in_the_outbox_delivers_them_after_a_restart(tmp_path):
+    """Events are written with the flag they report: a daemon killed before it could
+    deliver them delivers them after the restart, under the same ids."""
+    import http.server
+    import threading
+
+    from fairgrid.daemon.testing import EASY_ROW_COPY, free_port, start, write_config
+
+    port, hook_port = free_port(), free_port()
+    base = f"http://127.0.0.1:{port}"
+    cfg, db = tmp_path / "fairgrid.toml", tmp_path / "fg.duckdb"
+    write_config(cfg, port, db)
+    cfg.write_text(cfg.read_text() + "[notify]\nbackoff_s = 0.2\nbackoff_max_s = 0.5\n"
+                   "poll_s = 0.1\n")
+    proc = start(cfg, base)
+    try:
+        _call(base, "PUT", "/v1/portals/demo/notify", {"url": f"http://127.0.0.1:{hook_port}/h"})
+        raw, headers = signed(solve_body(submission_id="copy", moves=EASY_ROW_COPY),
+                              msg_id="copy")
+        assert _call(base, "POST", "/v1/webhooks/solves", raw, headers)[0] == 202
+        deadline = time.monotonic() + 300
+        while True:  # the flag is raised; its event waits: nothing listens at hook_port
+            notes = _call(base, "GET", "/v1/notifications")[1]["notifications"]
+            if notes and notes[0]["attempts"] >= 1:
+                break
+            assert time.monotonic() < deadline, "no event in the outbox"
+            time.sleep(0.2)
+        event_id = notes[0]["id"]
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+
+    got, lock = [], threading.Lock()
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            with lock:
+                got.append((self.headers["webhook-id"], json.loads(body)))
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", hook_port), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    proc = start(cfg, base)
+    try:
+        deadline = time.monotonic() + 120
+        while not got:
+            assert time.monotonic() < deadline, "the event was not delivered after the restart"
+            time.sleep(0.1)
+        hook_id, body = got[0]
+        assert hook_id == event_id == body["id"] and body["type"] == "flag.raised"
+        assert body["data"]["submission_id"] == "copy"
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        server.shutdown()
+
+
+def _call(base, method, path, body=None, headers=None):
+    import urllib.error
+    import urllib.request
+
+    data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+    req = urllib.request.Request(base + path, data=data, method=method, headers={
+        "Authorization": "Bearer adm", "content-type": "application/json", **(headers or {})})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")

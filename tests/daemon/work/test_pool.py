@@ -2,28 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import time
 
 import pytest
 
+from fairgrid.daemon.testing import wait_for_file as hold
 from fairgrid.daemon.work.pool import Lane, LanePool
 
-
-def hold(path: str) -> str:
-    """Wait in the worker until ``path`` exists (the test decides when the task ends)."""
-    deadline = time.monotonic() + 120
-    while not os.path.exists(path) and time.monotonic() < deadline:
-        time.sleep(0.01)
-    return "held"
-
-
-def echo(value):
-    return value
-
-
-def boom():
-    raise ValueError("boom")
+# tasks run in spawned processes: they must be importable there (not from tests/)
+echo, boom = str, int
 
 
 def wait_until(predicate, timeout=60.0):
@@ -65,7 +52,7 @@ def test_the_most_urgent_lane_goes_first_and_one_lane_keeps_its_order(pool, tmp_
 def test_errors_reach_the_caller_and_shutdown_cancels_what_waits(tmp_path):
     pool = LanePool(1)
     with pytest.raises(ValueError, match="boom"):
-        pool.lane(Lane.SCORING).submit(boom).result(timeout=60)
+        pool.lane(Lane.SCORING).submit(boom, "boom").result(timeout=60)
     blocker = pool.submit(Lane.NIGHTLY, hold, str(tmp_path / "never"))
     wait_until(blocker.running)
     queued = pool.submit(Lane.SCORING, echo, 1)

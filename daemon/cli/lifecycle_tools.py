@@ -1,0 +1,266 @@
+"""Commands for the data's life outside scoring: where notifications go and whether they
+arrived, erasing a person, exports and backups (through the running daemon, which holds
+the database; ``backup`` and ``export`` also work on the file when no daemon runs)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from .client import quote
+from .common import CliError
+from .organiser_tools import _daemon_options, _unreachable, connect
+
+
+def _call(args, method: str, path: str, body: dict | None = None, *, admin: bool = True):
+    client, settings = connect(args, admin=admin)
+    data = None if body is None else json.dumps(body).encode()
+    answer = client.request(method, path, data, {"content-type": "application/json"})
+    if answer is None:
+        raise _unreachable(client)
+    status, doc = answer
+    if status >= 400:
+        raise CliError(f"the daemon answered {status}: {doc.get('error')}")
+    return doc
+
+
+def cmd_notify(args: argparse.Namespace) -> int:
+    path = f"/v1/portals/{quote(args.portal)}/notify"
+    if args.off:
+        _call(args, "DELETE", path)
+        print(f"portal {args.portal}: no notifications")
+        return 0
+    if not args.endpoint:
+        raise CliError("give the endpoint URL, or --off")
+    doc = _call(args, "PUT", path, {"url": args.endpoint})
+    print(f"portal {args.portal}: events go to {doc['url']}, signed with the secret below "
+          "(shown this once; the portal verifies with it as fairgrid verifies webhooks)",
+          file=sys.stderr)
+    print(doc["secret"])
+    return 0
+
+
+def cmd_notifications(args: argparse.Namespace) -> int:
+    if args.redeliver:
+        doc = _call(args, "POST", f"/v1/notifications/{quote(args.redeliver)}/redeliver")
+        print(f"{doc['id']} queued for delivery")
+        return 0
+    query = "&".join(f"{k}={quote(v)}" for k, v in (("state", args.state),
+                                                     ("portal", args.portal)) if v)
+    doc = _call(args, "GET", "/v1/notifications" + (f"?{query}" if query else ""),
+                admin=False)
+    rows = doc["notifications"]
+    if args.json:
+        for r in rows:
+            print(json.dumps(r))
+        return 0
+    print(f"{len(rows)} notification{'s' if len(rows) != 1 else ''}")
+    if rows:
+        print("id\ttype\tportal\tstate\tattempts\tcreated\tlast error")
+    for r in rows:
+        print(f"{r['id']}\t{r['type']}\t{r['portal']}\t{r['state']}\t{r['attempts']}\t"
+              f"{r['created_at'][:19]}\t{r['last_error'] or ''}")
+    return 0
+
+
+def cmd_erase(args: argparse.Namespace) -> int:
+    if not args.yes:
+        raise CliError(f"this removes every solve, score, flag and review of {args.player!r} "
+                       f"of portal {args.portal!r} for good: add --yes")
+    doc = _call(args, "POST", f"/v1/players/{quote(args.portal)}/{quote(args.player)}/erase")
+    rows = doc["erased"]
+    print(f"erased {args.portal}/{args.player}: " + ", ".join(
+        f"{n} {table}" for table, n in rows.items() if n))
+    return 0
+
+
+def _download(client, path: str, target: Path) -> int:
+    """GET a binary route into ``target``; the row count the daemon reports."""
+    import urllib.error
+    import urllib.request
+
+    req = urllib.request.Request(client.base_url + path,
+                                 headers={"Authorization": f"Bearer {client.token}"})
+    try:
+        with urllib.request.urlopen(req, timeout=600) as resp, open(target, "wb") as out:
+            while chunk := resp.read(1 << 20):
+                out.write(chunk)
+            return int(resp.headers.get("X-Fairgrid-Rows", "0"))
+    except urllib.error.HTTPError as exc:
+        try:
+            message = json.loads(exc.read()).get("error")
+        except ValueError:
+            message = exc.reason
+        raise CliError(f"the daemon answered {exc.code}: {message}") from None
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from fairgrid.daemon.store.repository import lifecycle
+
+    out = Path(args.out)
+    if not out.is_dir():
+        raise CliError(f"{out} is not a folder")
+    client, settings = connect(args, admin=True)
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in args.tournament)
+    alive = client.request("GET", "/healthz") is not None
+    if not alive and settings is None:
+        raise _unreachable(client)
+    con = None
+    if not alive:  # no daemon: straight from the file, read-only
+        import duckdb
+        con = duckdb.connect(settings.storage_path, read_only=True)
+    try:
+        for table in lifecycle.EXPORTS:
+            target = out / f"{name}-{table}.{args.format}"
+            if con is None:
+                rows = _download(client, f"/v1/tournaments/{quote(args.tournament)}/export/"
+                                 f"{table}.{args.format}", target)
+            else:
+                rows = lifecycle.export_to(con.cursor(), args.tournament, table, args.format,
+                                           str(target))
+            print(f"{target}\t{rows} rows")
+    finally:
+        if con is not None:
+            con.close()
+    return 0
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    import os
+    import shutil
+
+    folder = Path(args.dir).resolve() if args.dir else None
+    if folder is not None and not folder.is_dir():
+        raise CliError(f"{folder} is not a folder")
+    client, settings = connect(args, admin=True)
+    answer = client.request("POST", "/v1/backups", b"{}", {"content-type": "application/json"})
+    if answer is not None:
+        status, doc = answer
+        if status >= 400:
+            raise CliError(f"the daemon answered {status}: {doc.get('error')}")
+        if folder is not None:  # the daemon writes to its backup_dir; move it here
+            made = Path(doc["path"])
+            if not made.exists():
+                raise CliError(f"the daemon wrote {made}, which is not on this machine: "
+                               "fetch it from there")
+            doc["path"] = str(Path(shutil.move(str(made), str(folder / made.name))))
+    elif settings is None:
+        raise _unreachable(client)
+    else:  # no daemon: the file is ours
+        from datetime import datetime, timezone
+
+        from fairgrid.daemon.store.connection import connect as open_db
+        from fairgrid.daemon.store.repository import lifecycle
+        from fairgrid.daemon.web.lifecycle import backup_dir
+
+        folder = folder or backup_dir(settings)
+        folder.mkdir(parents=True, exist_ok=True)
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        target = folder / f"fairgrid-{stamp}.duckdb"
+        con = open_db(settings.storage_path)
+        try:
+            rows = lifecycle.backup_to(con.cursor(), str(target))
+        finally:
+            con.close()
+        doc = {"path": str(target), "bytes": os.path.getsize(target), "rows": rows}
+    print(doc["path"])
+    print(f"backup of {doc['rows']['submissions']} submissions, {doc['bytes']:,} bytes; "
+          "restore with: fairgrid restore " + doc["path"], file=sys.stderr)
+    return 0
+
+
+def cmd_restore(args: argparse.Namespace) -> int:
+    """Put a backup in place of the database file (the daemon must be stopped)."""
+    import os
+    import shutil
+
+    import duckdb
+
+    from .common import settings_of
+
+    source = Path(args.backup)
+    target = Path(args.to) if args.to else Path(settings_of(args.config).storage_path)
+    try:
+        con = duckdb.connect(str(source), read_only=True)
+        version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
+        subs = con.execute("SELECT count(*) FROM submissions").fetchone()[0]
+        con.close()
+    except duckdb.Error as exc:
+        raise CliError(f"{source} is not a fairgrid backup: {exc}".splitlines()[0]) from None
+    if target.exists():
+        try:  # a running daemon holds the file's lock
+            duckdb.connect(str(target)).close()
+        except duckdb.Error:
+            raise CliError(f"{target} is in use: stop the daemon first") from None
+        if not args.force:
+            raise CliError(f"{target} exists: add --force to replace it (keep a copy first)")
+    tmp = target.with_name(target.name + ".restoring")
+    shutil.copyfile(source, tmp)
+    os.replace(tmp, target)
+    Path(str(target) + ".wal").unlink(missing_ok=True)
+    print(f"restored {target} from {source}: schema version {version}, {subs} submissions")
+    return 0
+
+
+def add_commands(sub) -> None:
+    p = sub.add_parser("notify", help="send a portal signed events (flag.raised, "
+                       "flag.reviewed, ratings.updated)",
+                       description="Set where a portal's events go. Prints the new signing "
+                       "secret once; --off stops them.")
+    p.add_argument("portal")
+    p.add_argument("endpoint", nargs="?", metavar="URL", help="where the events go")
+    p.add_argument("--off", action="store_true", help="send this portal no more events")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_notify)
+
+    p = sub.add_parser("notifications", help="outgoing notifications and their delivery",
+                       description="List outgoing notifications, newest first, or redeliver "
+                       "one (an admin token).")
+    p.add_argument("--state", choices=("pending", "delivered", "failed"))
+    p.add_argument("--portal")
+    p.add_argument("--redeliver", metavar="ID", help="queue this notification again")
+    p.add_argument("--json", action="store_true", help="one JSON object a line")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_notifications)
+
+    p = sub.add_parser("erase", help="forget a player (every solve, score, flag, review)",
+                       description="Remove a person's solves, moves, scores, flags, reviews, "
+                       "notifications and skill ratings, in one transaction, through the "
+                       "running daemon. The erasure is recorded without naming them.")
+    p.add_argument("portal")
+    p.add_argument("player")
+    p.add_argument("--yes", action="store_true", help="yes, for good")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_erase)
+
+    p = sub.add_parser("export", help="a tournament's submissions, scores, flags, reviews",
+                       description="Write a tournament's submissions, scores, flags and "
+                       "reviews as four CSV or Parquet files (DuckDB's COPY): through the "
+                       "running daemon, or from the file when none runs.")
+    p.add_argument("--tournament", required=True)
+    p.add_argument("--format", choices=("csv", "parquet"), default="csv")
+    p.add_argument("--out", default=".", help="folder to write into (default: here)")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_export)
+
+    p = sub.add_parser("backup", help="a consistent copy of the database, while it runs",
+                       description="Copy the whole database as of one moment into a new "
+                       "DuckDB file (DuckDB's COPY FROM DATABASE): by the running daemon, "
+                       "which keeps serving, into its storage.backup_dir, then moved to DIR "
+                       "if given; or directly when none runs.")
+    p.add_argument("dir", nargs="?", help="where to put it (default: the daemon's "
+                   "storage.backup_dir)")
+    _daemon_options(p)
+    p.set_defaults(func=cmd_backup)
+
+    p = sub.add_parser("restore", help="put a backup in place (the daemon stopped)",
+                       description="Check a backup opens and copy it over the database "
+                       "file (the config's storage.path, or --to). The daemon must be "
+                       "stopped; an existing file needs --force.")
+    p.add_argument("backup")
+    p.add_argument("--to", help="the database file to write (default: the config's)")
+    p.add_argument("--force", action="store_true", help="replace an existing file")
+    p.add_argument("--config")
+    p.set_defaults(func=cmd_restore)

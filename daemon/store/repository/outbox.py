@@ -1,0 +1,115 @@
+"""The outbox of outgoing notifications (``notify_endpoints``, ``outbox``).
+
+Events are inserted by the statements that make them happen, in the same transaction
+(``enqueue_*`` are called from the scoring, review and nightly writes); the deliverer
+reads what is due and records each attempt's outcome."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+EVENT_ID = "'evt_' || replace(CAST(gen_random_uuid() AS VARCHAR), '-', '')"
+
+
+def endpoints(cur) -> dict[str, tuple[str, str]]:
+    """portal -> (url, secret)."""
+    return {p: (u, s) for p, u, s in cur.execute(
+        "SELECT portal, url, secret FROM notify_endpoints").fetchall()}
+
+
+def set_endpoint(con, portal: str, url: str | None, secret: str | None,
+                 now: datetime) -> None:
+    con.execute("DELETE FROM notify_endpoints WHERE portal = ?", [portal])
+    if url is not None:
+        con.execute("INSERT INTO notify_endpoints VALUES (?, ?, ?, ?)",
+                    [portal, url, secret, now])
+
+
+def enqueue_flags_raised(con, flag_ids: list[int], now: datetime) -> None:
+    """``flag.raised`` for new flags of portals that have an endpoint (one statement)."""
+    con.execute(
+        f"INSERT INTO outbox SELECT {EVENT_ID}, f.portal, 'flag.raised', "
+        "json_object('type', 'flag.raised', 'created_at', ?, "
+        "'data', json_object('flag_id', f.id, 'portal', f.portal, 'submission_id', "
+        "f.submission_id, 'tournament_id', s.tournament_id, 'player_id', s.player_id, "
+        "'puzzle_id', s.puzzle_id, 'reasons', json(f.reasons), 'state', f.state)), "
+        "f.submission_id, ?, 'pending', 0, ?, NULL, NULL, NULL "
+        "FROM flags f JOIN notify_endpoints e ON e.portal = f.portal "
+        "JOIN submissions s ON s.portal = f.portal AND s.submission_id = f.submission_id "
+        "WHERE list_contains(?, f.id)", [now.isoformat(), now, now, flag_ids])
+
+
+def enqueue_review(con, flag_id: int, state: str, note: str | None, actor: str,
+                   now: datetime) -> None:
+    con.execute(
+        f"INSERT INTO outbox SELECT {EVENT_ID}, f.portal, 'flag.reviewed', "
+        "json_object('type', 'flag.reviewed', 'created_at', ?, "
+        "'data', json_object('flag_id', f.id, 'portal', f.portal, 'submission_id', "
+        "f.submission_id, 'player_id', s.player_id, 'state', ?, 'note', ?, 'by', ?)), "
+        "f.submission_id, ?, 'pending', 0, ?, NULL, NULL, NULL "
+        "FROM flags f JOIN notify_endpoints e ON e.portal = f.portal "
+        "JOIN submissions s ON s.portal = f.portal AND s.submission_id = f.submission_id "
+        "WHERE f.id = ?", [now.isoformat(), state, note, actor, now, now, flag_id])
+
+
+def enqueue_ratings(con, run_id: str, summary: dict, now: datetime) -> None:
+    """``ratings.updated`` to every portal with an endpoint."""
+    con.execute(
+        f"INSERT INTO outbox SELECT {EVENT_ID}, e.portal, 'ratings.updated', "
+        "json_object('type', 'ratings.updated', 'created_at', ?, "
+        "'data', json_merge_patch(json_object('run_id', ?), json(?))), "
+        "NULL, ?, 'pending', 0, ?, NULL, NULL, NULL FROM notify_endpoints e",
+        [now.isoformat(), run_id, json.dumps(summary), now, now])
+
+
+def due(cur, now: datetime, limit: int) -> list[dict]:
+    """Pending events whose next attempt is due, oldest first, with their endpoint."""
+    rows = cur.execute(
+        "SELECT o.id, o.portal, o.type, o.payload, o.created_at, o.attempts, e.url, "
+        "e.secret FROM outbox o LEFT JOIN notify_endpoints e ON e.portal = o.portal "
+        "WHERE o.state = 'pending' AND o.next_at <= ? ORDER BY o.next_at, o.id LIMIT ?",
+        [now, limit]).fetchall()
+    names = ("id", "portal", "type", "payload", "created_at", "attempts", "url", "secret")
+    return [dict(zip(names, r)) for r in rows]
+
+
+def record_attempts(con, results: list[tuple]) -> None:
+    """Each attempt's outcome: (id, state, attempts, next_at, delivered_at, status, error)."""
+    for eid, state, attempts, next_at, delivered_at, status, err in results:
+        con.execute("UPDATE outbox SET state = ?, attempts = ?, next_at = ?, "
+                    "delivered_at = ?, last_status = ?, last_error = ? WHERE id = ?",
+                    [state, attempts, next_at, delivered_at, status, err, eid])
+
+
+def listing(cur, *, state=None, portals=None, limit=100) -> list[dict]:
+    from .organiser import _dicts, _portal_clause
+    clause, params = _portal_clause("portal", portals)
+    if state is not None:
+        clause += " AND state = ?"
+        params.append(state)
+    cur.execute("SELECT id, portal, type, subject, created_at, state, attempts, next_at, "
+                f"delivered_at, last_status, last_error FROM outbox WHERE {clause} "
+                "ORDER BY created_at DESC LIMIT ?", params + [limit])
+    return _dicts(cur)
+
+
+def redeliver(con, event_id: str, now: datetime) -> bool:
+    """Queue a failed (or delivered) event again, now; False for no such event."""
+    row = con.execute("SELECT 1 FROM outbox WHERE id = ?", [event_id]).fetchone()
+    if row is None:
+        return False
+    con.execute("UPDATE outbox SET state = 'pending', next_at = ?, last_error = NULL "
+                "WHERE id = ?", [now, event_id])
+    return True
+
+
+def stats(cur, now: datetime) -> dict:
+    pending, failed, delivered, oldest = cur.execute(
+        "SELECT count(*) FILTER (WHERE state = 'pending'), "
+        "count(*) FILTER (WHERE state = 'failed'), "
+        "count(*) FILTER (WHERE state = 'delivered'), "
+        "min(created_at) FILTER (WHERE state <> 'delivered') FROM outbox").fetchone()
+    age = 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
+    return {"pending": pending, "failed": failed, "delivered": delivered,
+            "oldest_undelivered_s": age}

@@ -1,0 +1,102 @@
+"""Erasure, export and backup (admin routes; ``fairgrid erase|export|backup`` call them)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+
+from aiohttp import web
+
+from ..ingest import ValidationError, parse_json
+from ..store.records import utc_now
+from ..store.repository import lifecycle as sql
+from ..store.repository import needs_moves
+from .context import CTX, error, json_response, known_query, read, require_token, write
+
+CHUNK = 1 << 20
+
+
+async def post_erase(request: web.Request) -> web.Response:
+    """Forget a person: every solve, move, score, flag, review, notification and skill
+    rating of theirs, in one transaction. The erasure itself is recorded (when, by whom,
+    how many rows), not whom it was about."""
+    who = require_token(request, admin=True)
+    known_query(request)
+    portal, player = request.match_info["portal"], request.match_info["player_id"]
+    rows = await write(request, sql.erase_player, portal, player, who.name, utc_now())
+    if rows is None:
+        return error(404, f"no player {player!r} of portal {portal!r}")
+    request.app[CTX].scorer.forget_all()
+    return json_response({"portal": portal, "erased": rows})
+
+
+async def get_export(request: web.Request) -> web.StreamResponse:
+    """One table of a tournament as CSV or Parquet, written by DuckDB's COPY into a
+    temporary file and streamed from it."""
+    require_token(request, admin=True)
+    known_query(request)
+    tournament, table, fmt = (request.match_info[k] for k in ("tournament", "table", "fmt"))
+    if table not in sql.EXPORTS:
+        raise ValidationError("table", f"must be one of {', '.join(sql.EXPORTS)}", 404)
+    if fmt not in sql.FORMATS:
+        raise ValidationError("format", f"must be one of {', '.join(sql.FORMATS)}", 404)
+    fd, path = tempfile.mkstemp(suffix=f".{fmt}", prefix="fairgrid-export-")
+    os.close(fd)
+    try:
+        rows = await read(request, sql.export_to, tournament, table, fmt, path)
+        name = re.sub(r"[^A-Za-z0-9_-]", "_", tournament) or "tournament"
+        resp = web.StreamResponse(headers={
+            "Content-Type": "text/csv" if fmt == "csv" else "application/vnd.apache.parquet",
+            "Content-Disposition": f'attachment; filename="{name}-{table}.{fmt}"',
+            "X-Fairgrid-Rows": str(rows)})
+        resp.content_length = os.path.getsize(path)
+        await resp.prepare(request)
+        with open(path, "rb") as f:
+            while chunk := await asyncio.to_thread(f.read, CHUNK):
+                await resp.write(chunk)
+        await resp.write_eof()
+        return resp
+    finally:
+        os.unlink(path)
+
+
+@needs_moves
+def _backup(cur, target: str) -> dict:
+    return sql.backup_to(cur, target)
+
+
+async def post_backup(request: web.Request) -> web.Response:
+    """A consistent copy of the database, taken while the daemon serves, as a new DuckDB
+    file in ``storage.backup_dir`` on the daemon's machine (a folder the operator chose:
+    the API never writes anywhere else)."""
+    require_token(request, admin=True)
+    known_query(request)
+    body = parse_json(await request.read() or b"{}")
+    if not isinstance(body, dict) or body:
+        raise ValidationError(None, "the body is an empty JSON object (backups go to "
+                              "storage.backup_dir)", 422)
+    settings = request.app[CTX].settings
+    folder = backup_dir(settings)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValidationError("storage.backup_dir", f"cannot create {folder}: {exc.strerror}",
+                              422) from None
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+    target = folder / f"fairgrid-{stamp}.duckdb"
+    try:
+        counts = await read(request, _backup, str(target))
+    except Exception:
+        target.unlink(missing_ok=True)
+        raise
+    return json_response({"path": str(target), "bytes": target.stat().st_size,
+                          "rows": counts}, status=201)
+
+
+def backup_dir(settings) -> Path:
+    """``storage.backup_dir``, relative to the database's folder."""
+    return Path(settings.storage_path).resolve().parent / settings.storage_backup_dir

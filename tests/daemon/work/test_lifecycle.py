@@ -1,0 +1,213 @@
+"""Erasure, retention, export and backup against the real app and DuckDB file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import duckdb
+import numpy as np
+import pytest
+
+from fairgrid.analytics.simulate import simulate
+from fairgrid.solvers import parse
+
+from fairgrid.daemon.store.repository import lifecycle
+from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
+from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.web.context import CTX
+
+from ...fixtures import EASY, EASY_SOLUTION
+from ..helpers import ADMIN, ORGANISER, bearer, make_settings, query, signed, solve_body
+from .test_notify import until
+
+
+
+async def _post(client, sid, player, moves=None, tournament="cup"):
+    body = solve_body(submission_id=sid, moves=moves, tournament_id=tournament,
+                      player_id=player)
+    raw, headers = signed(body, msg_id=f"hook-{sid}")
+    resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert resp.status == 202, await resp.text()
+
+
+async def _all_scored(client, sids):
+    async def done():
+        for sid in sids:
+            doc = await (await client.get(f"/v1/submissions/demo/{sid}",
+                                          headers=bearer(ORGANISER))).json()
+            if doc.get("status") != "scored":
+                return False
+        return True
+    await until(done, 180)
+
+
+async def _nightly(client):
+    resp = await client.post("/v1/jobs/nightly", headers=bearer(ADMIN))
+    run_id = (await resp.json())["run_id"]
+
+    async def finished():
+        doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
+        return doc["status"] in ("success", "failed")
+    await until(finished, 300)
+    doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
+    assert doc["status"] == "success", doc
+    return doc
+
+
+def _mentions(store, needles: list[str]) -> dict[str, int]:
+    """Rows of every table whose any text column contains any of ``needles``."""
+    found = {}
+    tables = query(store, "SELECT table_name FROM information_schema.tables "
+                   "WHERE table_schema = 'main'")
+    for (table,) in tables:
+        cols = [c for (c,) in query(store, "SELECT column_name FROM information_schema.columns"
+                                    " WHERE table_name = ? AND data_type = 'VARCHAR'",
+                                    [table])]
+        if not cols:
+            continue
+        cond = " OR ".join(f'contains("{c}", ?)' for c in cols for _ in needles)
+        params = [n for _ in cols for n in needles]
+        n = query(store, f'SELECT count(*) FROM "{table}" WHERE {cond}', params)[0][0]
+        if n:
+            found[table] = n
+    return found
+
+
+@pytest.fixture
+async def client(aiohttp_client, tmp_path):
+    return await aiohttp_client(create_app(make_settings(tmp_path)))
+
+
+async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(client):
+    await _post(client, "stays", "keep-me")
+    await _all_scored(client, ["stays"])
+    ratings = (await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
+               )["ratings"]
+    sim = simulate(parse(EASY), np.array([int(c) for c in EASY_SOLUTION]), "honest", rng=4,
+                   expected_log_s=ratings["expected_log_s"], sd_log=ratings["sd_log"], skill=0.0)
+    await _post(client, "gone-1", "erase-me", ROW_COPY)  # flagged
+    await _post(client, "gone-2", "erase-me", sim.moves())  # honest: it counts for ratings
+    await _all_scored(client, ["gone-1", "gone-2"])
+    await _nightly(client)  # the person now has a skill rating too
+    store = client.server.app[CTX].store
+    assert _mentions(store, ["erase-me"])  # everywhere before
+    resp = await client.post("/v1/players/demo/erase-me/erase", headers=bearer(ORGANISER))
+    assert resp.status == 403
+    resp = await client.post("/v1/players/demo/erase-me/erase", headers=bearer(ADMIN))
+    assert resp.status == 200
+    rows = (await resp.json())["erased"]
+    assert rows["submissions"] == 2 and rows["moves"] == 2 * 49 and rows["flags"] >= 1
+    assert rows["player_ratings"] >= 1 and rows["scores"] == 2
+    assert _mentions(store, ["erase-me", "gone-1", "gone-2"]) == {}
+    # the erasure is on record, without whom it was about
+    (at, portal, actor, counted), = query(store, "SELECT * FROM erasures")
+    assert portal == "demo" and actor == "service token 1 (admin)"
+    assert json.loads(counted) == rows
+    assert (await client.post("/v1/players/demo/erase-me/erase",
+                              headers=bearer(ADMIN))).status == 404
+    # the other player, the puzzle and the ratings are as they were, and a run still works
+    assert (await client.get("/v1/submissions/demo/stays", headers=bearer(ORGANISER))).status == 200
+    await _nightly(client)
+
+
+async def test_retention_drops_old_move_logs_and_keeps_the_verdicts(client):
+    await _post(client, "old", "p-1", ROW_COPY)
+    await _all_scored(client, ["old"])
+    store = client.server.app[CTX].store
+    future = datetime.now(timezone.utc) + timedelta(days=1)
+    assert await asyncio.wrap_future(store.write(lifecycle.apply_retention, future)) == 1
+    assert query(store, "SELECT count(*) FROM moves")[0][0] == 0
+    raw = json.loads(query(store, "SELECT raw FROM submissions")[0][0])
+    assert "moves" not in raw and raw["player_id"] == "p-1"
+    assert query(store, "SELECT count(*) FROM flags")[0][0] == 1
+    assert await asyncio.wrap_future(store.write(lifecycle.apply_retention, future)) == 0
+
+
+async def test_export_is_read_back_by_duckdb(client, tmp_path):
+    await _post(client, "a", "p-1", ROW_COPY)
+    await _post(client, "b", "p-2")
+    await _post(client, "c", "p-3", tournament="other-cup")
+    await _all_scored(client, ["a", "b", "c"])
+    flags = (await (await client.get("/v1/flags?tournament=cup", headers=bearer(ADMIN))
+                    ).json())["flags"]
+    assert flags  # the row copy at least
+    await client.post(f"/v1/flags/{flags[0]['id']}/review", headers=bearer(ADMIN),
+                      json={"state": "confirmed"})
+    # each flag's history starts with its raising; one review more
+    expect = {"submissions": 2, "scores": 2, "flags": len(flags), "reviews": len(flags) + 1}
+    for fmt, reader in (("parquet", "read_parquet"), ("csv", "read_csv")):
+        for table, n in expect.items():
+            resp = await client.get(f"/v1/tournaments/cup/export/{table}.{fmt}",
+                                    headers=bearer(ADMIN))
+            assert resp.status == 200 and resp.headers["X-Fairgrid-Rows"] == str(n)
+            path = tmp_path / f"{table}.{fmt}"
+            path.write_bytes(await resp.read())
+            con = duckdb.connect()
+            assert con.execute(f"SELECT count(*) FROM {reader}(?)", [str(path)]).fetchone()[0] == n
+            if table == "submissions":
+                ids = sorted(r[0] for r in con.execute(
+                    f"SELECT submission_id FROM {reader}(?)", [str(path)]).fetchall())
+                assert ids == ["a", "b"]
+            con.close()
+    try:
+        import pyarrow.parquet as pq
+    except ImportError:
+        pq = None
+    if pq is not None:  # where pyarrow is installed it reads them as well
+        assert pq.read_table(tmp_path / "flags.parquet").num_rows == len(flags)
+    for path in ("/v1/tournaments/cup/export/nope.csv", "/v1/tournaments/cup/export/flags.xml"):
+        assert (await client.get(path, headers=bearer(ADMIN))).status == 404
+    assert (await client.get("/v1/tournaments/cup/export/flags.csv",
+                             headers=bearer(ORGANISER))).status == 403
+
+
+async def test_a_backup_under_load_holds_every_acknowledged_solve(client, tmp_path):
+    acked: list[str] = []
+    stop = asyncio.Event()
+
+    async def load():
+        k = 0
+        while not stop.is_set():
+            await _post(client, f"load-{k}", f"p-{k % 7}")
+            acked.append(f"load-{k}")
+            k += 1
+
+    sender = asyncio.create_task(load())
+    await until(lambda: _at_least(acked, 30))
+    before = list(acked)  # acknowledged before the backup was asked for
+    resp = await client.post("/v1/backups", headers=bearer(ADMIN))
+    await until(lambda: _at_least(acked, len(before) + 10))
+    stop.set()
+    await sender
+    assert resp.status == 201, await resp.text()
+    doc = await resp.json()
+    con = duckdb.connect(doc["path"], read_only=True)
+    stored = {s for (s,) in con.execute("SELECT submission_id FROM submissions").fetchall()}
+    moves = con.execute("SELECT count(*) FROM moves").fetchone()[0]
+    con.close()
+    assert set(before) <= stored and doc["rows"]["submissions"] == len(stored)
+    assert moves == 49 * len(stored)  # every stored solve's moves came with it
+    assert doc["path"].startswith(str(tmp_path / "backups"))  # storage.backup_dir
+    bad = await client.post("/v1/backups", json={"dir": "/etc"}, headers=bearer(ADMIN))
+    assert bad.status == 422  # the API writes nowhere else
+    # restore: the CLI puts it in place of a stopped daemon's file, which then opens
+    target = tmp_path / "restored.duckdb"
+    out = subprocess.run([sys.executable, "-m", "fairgrid.daemon.cli", "restore", doc["path"],
+                          "--to", str(target)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert f"{len(stored)} submissions" in out.stdout
+    again = subprocess.run([sys.executable, "-m", "fairgrid.daemon.cli", "restore",
+                            doc["path"], "--to", str(target)], capture_output=True, text=True,
+                           timeout=120)
+    assert again.returncode == 2 and "--force" in again.stderr
+    con = duckdb.connect(str(target), read_only=True)
+    assert con.execute("SELECT count(*) FROM submissions").fetchone()[0] == len(stored)
+    con.close()
+
+
+async def _at_least(items, n):
+    return len(items) >= n
