@@ -93,7 +93,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("analysis.workers", int, 0,
             "Processes for analysis, scoring and the nightly fit; 0 means one per core."),
     Setting("analysis.queue_size", int, 1000,
-            "Puzzles waiting for analysis; past this, registrations get 503."),
+            "Puzzles waiting for analysis, per lane (up to 9x9; 16x16 and up); past this, "
+            "registrations get 503."),
     Setting("analysis.order_runs", int, 100, "SA runs per fill-order prediction (thesis: 100)."),
     Setting("analysis.order_budget_s", float, 60.0,
             "Time budget of one fill-order prediction on the reference machine "

@@ -198,8 +198,10 @@ def cmd_restore(args: argparse.Namespace) -> int:
             raise CliError(f"{target} exists: add --force to replace it (keep a copy first)")
     tmp = target.with_name(target.name + ".restoring")
     shutil.copyfile(source, tmp)
-    os.replace(tmp, target)
+    os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
+    # the old file's WAL must not be replayed onto the restored one
     Path(str(target) + ".wal").unlink(missing_ok=True)
+    os.replace(tmp, target)
     print(f"restored {target} from {source}: schema version {version}, {subs} submissions")
     return 0
 

@@ -88,9 +88,15 @@ def cmd_user_reset(args):
 
 
 def cmd_user_scope(args):
-    changes = {"portals": args.portal or []}
+    changes = {}
+    if args.portal and args.all_portals:
+        raise CliError("--portal and --all-portals contradict each other")
+    if args.portal or args.all_portals:
+        changes["portals"] = args.portal or []
     if args.role:
         changes["role"] = args.role
+    if not changes:
+        raise CliError("nothing to change: give --portal, --all-portals or --role")
     return _change(args, changes, "changed")
 
 
@@ -124,14 +130,16 @@ def add_commands(sub) -> None:
     q = action("add", cmd_user_add, "add a person (asks for the password)", password=True)
     q.add_argument("--role", required=True, choices=("organiser", "admin"))
     q.add_argument("--portal", action="append", metavar="P",
-                   help="the portals they may see (repeat; default: every portal)")
+                   help="an organiser's portals (repeat; default: every portal)")
     q = action("list", cmd_user_list, "list everyone")
     q.add_argument("--json", action="store_true", help="one JSON object a line")
     action("disable", cmd_user_disable, "disable a person: signed out, tokens revoked")
     action("enable", cmd_user_enable, "enable a disabled person again")
     action("reset", cmd_user_reset, "set a new password", password=True)
-    q = action("scope", cmd_user_scope, "set the portals a person sees (none: every portal)")
-    q.add_argument("--portal", action="append", metavar="P")
+    q = action("scope", cmd_user_scope, "set a person's portals or role (an admin sees "
+               "every portal)")
+    q.add_argument("--portal", action="append", metavar="P", help="repeat for several")
+    q.add_argument("--all-portals", action="store_true", help="every portal")
     q.add_argument("--role", choices=("organiser", "admin"))
     q = action("token", cmd_user_token, "make a personal API token (printed once)")
     q.add_argument("--label", help="what the token is for")

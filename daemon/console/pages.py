@@ -103,7 +103,9 @@ def page(handler):
         except NotFound as exc:
             return _error_page(request, 404, str(exc))
         except ValidationError as exc:
-            return _error_page(request, 400, f"{exc.field}: {exc}" if exc.field else str(exc))
+            status = exc.status if 400 <= exc.status < 500 else 400
+            return _error_page(request, status, f"{exc.field}: {exc}" if exc.field
+                               else str(exc))
     return wrapped
 
 
@@ -141,11 +143,12 @@ async def login(request: web.Request) -> web.Response:
         minutes = max(1, round(console.throttle.lockout_s / 60))
         return await login_form(request, "Too many failed sign-ins. Try again in "
                                 f"{minutes} minute{'s' if minutes > 1 else ''}.", 429)
+    # counted before the (slow) check, so parallel guesses cannot all slip past the limit
+    console.throttle.failed(*keys)
     who = await request.app[CTX].accounts.verify_password(name, password) if name else None
     if who is None:
-        console.throttle.failed(*keys)
         return await login_form(request, "Wrong name or password.", 401)
-    console.throttle.succeeded(keys[0])
+    console.throttle.succeeded(*keys)
     sid, _ = console.sessions.start(who.name)
     resp = web.HTTPSeeOther(_next(str(form.get("next", ""))))
     resp.set_cookie(COOKIE, sid, httponly=True, samesite="Strict", path="/ui/",
@@ -367,6 +370,17 @@ async def search(request: web.Request, who: Principal) -> web.Response:
                                             "mmss": _mmss, "when": _when})
 
 
+def _cell(value) -> str:
+    """A CSV cell a spreadsheet will not run: text starting like a formula gets a '."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime):
+        return value.isoformat()
+    text = str(value)
+    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and \
+        not isinstance(value, (int, float)) else text
+
+
 @page
 async def export_csv(request: web.Request, who: Principal) -> web.StreamResponse:
     tournament = request.match_info["tournament"]
@@ -378,8 +392,7 @@ async def export_csv(request: web.Request, who: Principal) -> web.StreamResponse
     writer = csv.writer(out)
     writer.writerow(columns)
     for r in rows:
-        writer.writerow(["" if r[c] is None else r[c].isoformat() if isinstance(r[c], datetime)
-                         else r[c] for c in columns])
+        writer.writerow([_cell(r[c]) for c in columns])
     name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in tournament)
     return web.Response(text=out.getvalue(), content_type="text/csv", headers={
         "Content-Disposition": f'attachment; filename="flags-{name}.csv"'})
@@ -400,8 +413,8 @@ async def redeliver(request: web.Request, who: Principal) -> web.Response:
     event_id = request.match_info["id"]
     if who.role != "admin":
         raise ValidationError(None, "only an admin may redeliver notifications", 403)
-    visible = await read(request, outbox_sql.listing, portals=who.visible(), limit=100000)
-    if event_id not in {r["id"] for r in visible} or not await write(
+    portal = await read(request, outbox_sql.portal_of, event_id)
+    if portal is None or not who.sees(portal) or not await write(
             request, outbox_sql.redeliver, event_id, datetime.now(timezone.utc)):
         raise NotFound(f"There is no notification {event_id}.")
     request.app[CTX].notifier.wake()

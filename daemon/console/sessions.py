@@ -105,5 +105,10 @@ class LoginThrottle:
             self._seen.setdefault(k, []).append(now)
             del self._seen[k][:-self.failures]  # only the last few matter
 
-    def succeeded(self, name_key: str) -> None:
+    def succeeded(self, name_key: str, *others: str) -> None:
+        """A sign-in that was counted (``failed`` first) succeeded: the name starts afresh,
+        the address loses that one attempt."""
         self._seen.pop(name_key, None)
+        for k in others:
+            if self._seen.get(k):
+                self._seen[k].pop()

@@ -79,6 +79,7 @@ class Accounts:
         self._settings = settings
         self._users: dict[str, dict] = {}
         self._tokens: dict[str, tuple[str, str | None]] = {}
+        self._verifying = asyncio.Semaphore(2)
 
     def load(self) -> None:
         self._users = {u["name"]: u for u in self._store.read(sql.users)}
@@ -95,7 +96,9 @@ class Accounts:
         user = self._users.get(name)
         if user is None or user["disabled"]:
             return None
-        portals = frozenset(user["portals"]) if user["portals"] else None
+        # admins see every portal (admin routes are not scoped)
+        portals = (frozenset(user["portals"]) if user["portals"] and user["role"] != "admin"
+                   else None)
         return Principal(name, user["role"], portals, True)
 
     def from_token(self, token: str, settings) -> Principal | None:
@@ -127,7 +130,8 @@ class Accounts:
             except (VerificationError, InvalidHashError):
                 return False
 
-        ok = await asyncio.to_thread(verify)
+        async with self._verifying:  # Argon2 costs 64 MiB and ~50 ms: a few at a time
+            ok = await asyncio.to_thread(verify)
         if not ok or user is None or not user["password_hash"]:
             return None
         return self.principal_of(name)

@@ -65,6 +65,12 @@ def _checked(request: web.Request, body: dict) -> dict:
     return out
 
 
+def _no_scoped_admin(role: str, portals: list[str]) -> None:
+    if role == "admin" and portals:
+        raise ValidationError("portals", "an admin sees every portal; scope organisers "
+                              "instead", 422)
+
+
 async def get_users(request: web.Request) -> web.Response:
     require_token(request, admin=True)
     known_query(request)
@@ -82,6 +88,7 @@ async def post_user(request: web.Request) -> web.Response:
     if "role" not in body:
         raise ValidationError("role", f"is required (one of {', '.join(ROLES)})", 422)
     fields = _checked(request, body)
+    _no_scoped_admin(fields["role"], fields.get("portals", []))
     accounts = request.app[CTX].accounts
     if not await accounts.add(name, fields["role"], fields.get("portals", []),
                               fields.get("password")):
@@ -95,6 +102,13 @@ async def patch_user(request: web.Request) -> web.Response:
     name = request.match_info["name"]
     fields = _checked(request, await _body(request, CHANGE_FIELDS))
     accounts = request.app[CTX].accounts
+    current = accounts.user(name)
+    if current is not None:
+        role = fields.get("role", current["role"])
+        portals = fields.get("portals", current["portals"])
+        if role == "admin" and "portals" not in fields:
+            fields["portals"] = portals = []  # becoming an admin: every portal
+        _no_scoped_admin(role, portals)
     if not await accounts.change(name, fields):
         return error(404, f"no user {name!r}")
     if fields.get("disabled") or "password" in fields:

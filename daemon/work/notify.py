@@ -118,7 +118,7 @@ class Notifier:
         if error is None:
             self._metrics.notify_attempts.labels("delivered").inc()
             return (row["id"], "delivered", attempts, now, now, status, None)
-        if now - row["created_at"] >= timedelta(hours=s.notify_give_up_hours) \
+        if now - row["retry_from"] >= timedelta(hours=s.notify_give_up_hours) \
                 or row["url"] is None:
             self._metrics.notify_attempts.labels("failed").inc()
             log.warning("notification %s to %s failed for good: %s", row["id"], row["portal"],

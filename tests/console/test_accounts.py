@@ -55,7 +55,8 @@ async def test_users_api_validates_and_tokens_are_personal(client):
                         ({"name": "x"}, "role"),
                         ({"name": "x", "role": "organiser", "portals": ["nope"]}, "portals"),
                         ({"name": "x", "role": "organiser", "password": "short"}, "password"),
-                        ({"name": "x", "role": "organiser", "colour": "red"}, "colour")]:
+                        ({"name": "x", "role": "organiser", "colour": "red"}, "colour"),
+                        ({"name": "x", "role": "admin", "portals": ["demo"]}, "portals")]:
         resp = await client.post("/v1/users", json=body, headers=bearer(ADMIN))
         assert resp.status == 422 and (await resp.json())["field"] == field, body
     token = await _user(client, "alice")
@@ -67,6 +68,13 @@ async def test_users_api_validates_and_tokens_are_personal(client):
     listed = await (await client.get("/v1/users", headers=bearer(ADMIN))).json()
     assert [u["name"] for u in listed["users"]] == ["alice"]
     assert "password_hash" not in listed["users"][0] and listed["users"][0]["has_password"]
+    # an admin sees every portal: making one scoped is refused, promoting one unscopes
+    resp = await client.patch("/v1/users/alice", json={"role": "admin", "portals": ["demo"]},
+                              headers=bearer(ADMIN))
+    assert resp.status == 422 and (await resp.json())["field"] == "portals"
+    resp = await client.patch("/v1/users/alice", json={"role": "admin"}, headers=bearer(ADMIN))
+    assert (await resp.json())["portals"] == []
+    assert (await (await client.get("/v1/me", headers=bearer(token))).json())["portals"] is None
     # disabling revokes the tokens
     resp = await client.patch("/v1/users/alice", json={"disabled": True}, headers=bearer(ADMIN))
     assert resp.status == 200 and (await resp.json())["disabled"]

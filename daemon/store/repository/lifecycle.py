@@ -75,13 +75,15 @@ def apply_retention(con, before: datetime) -> int:
     """Drop the move logs of solves committed before ``before``: their ``moves`` rows, and
     the moves in their stored raw body (scores, flags and the rest stay). The number of
     solves whose log went."""
-    n = _count(con, "SELECT count(*) FROM submissions WHERE committed_at < ? AND "
+    # only scored solves: one still waiting for a score needs its moves
+    old = "committed_at < ? AND status = 'scored'"
+    n = _count(con, f"SELECT count(*) FROM submissions WHERE {old} AND "
                "json_exists(raw, '$.moves')", [before])
     if n:
-        con.execute("DELETE FROM moves WHERE sub_key IN (SELECT sub_key FROM submissions "
-                    "WHERE committed_at < ?)", [before])
+        con.execute(f"DELETE FROM moves WHERE sub_key IN (SELECT sub_key FROM submissions "
+                    f"WHERE {old})", [before])
         con.execute("UPDATE submissions SET raw = json_merge_patch(raw, '{\"moves\": null}') "
-                    "WHERE committed_at < ? AND json_exists(raw, '$.moves')", [before])
+                    f"WHERE {old} AND json_exists(raw, '$.moves')", [before])
     return n
 
 
@@ -89,14 +91,17 @@ def backup_to(cur, target: str) -> dict:
     """Copy the whole database, as of one moment, into a new DuckDB file ``target`` (run on
     a read cursor while the daemon serves: DuckDB's COPY FROM DATABASE reads one
     snapshot). Counts of the main tables in the copy."""
+    import uuid
+
     main = cur.execute("SELECT current_database()").fetchone()[0]
-    cur.execute(f"ATTACH '{_quoted(target)}' AS fairgrid_backup")
+    alias = f"fairgrid_backup_{uuid.uuid4().hex}"  # attach names are per database: unique
+    cur.execute(f"ATTACH '{_quoted(target)}' AS {alias}")
     try:
-        cur.execute(f'COPY FROM DATABASE "{main}" TO fairgrid_backup')
-        counts = {t: cur.execute(f"SELECT count(*) FROM fairgrid_backup.{t}").fetchone()[0]
+        cur.execute(f'COPY FROM DATABASE "{main}" TO {alias}')
+        counts = {t: cur.execute(f"SELECT count(*) FROM {alias}.{t}").fetchone()[0]
                   for t in ("submissions", "moves", "scores", "flags")}
     finally:
-        cur.execute("DETACH fairgrid_backup")
+        cur.execute(f"DETACH {alias}")
     return counts
 
 

@@ -130,7 +130,10 @@ def write_rating_run(con, run: tuple, puzzle_rows: dict, player_rows: dict,
         con.unregister("new_puzzle_ratings")
     if len(player_rows["player_id"]):
         con.register("new_player_ratings", player_rows)
-        con.execute("INSERT INTO player_ratings SELECT * FROM new_player_ratings")
+        # a player erased while the run was computed stays erased
+        con.execute("INSERT INTO player_ratings SELECT * FROM new_player_ratings n WHERE "
+                    "EXISTS (SELECT 1 FROM submissions s WHERE s.portal = n.portal AND "
+                    "s.player_id = n.player_id)")
         con.unregister("new_player_ratings")
     con.execute("INSERT INTO current_rating VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                 "SET run_id = excluded.run_id", [run_id])

@@ -34,10 +34,10 @@ def enqueue_flags_raised(con, flag_ids: list[int], now: datetime) -> None:
         "'data', json_object('flag_id', f.id, 'portal', f.portal, 'submission_id', "
         "f.submission_id, 'tournament_id', s.tournament_id, 'player_id', s.player_id, "
         "'puzzle_id', s.puzzle_id, 'reasons', json(f.reasons), 'state', f.state)), "
-        "f.submission_id, ?, 'pending', 0, ?, NULL, NULL, NULL "
+        "f.submission_id, ?, 'pending', 0, ?, ?, NULL, NULL, NULL "
         "FROM flags f JOIN notify_endpoints e ON e.portal = f.portal "
         "JOIN submissions s ON s.portal = f.portal AND s.submission_id = f.submission_id "
-        "WHERE list_contains(?, f.id)", [now.isoformat(), now, now, flag_ids])
+        "WHERE list_contains(?, f.id)", [now.isoformat(), now, now, now, flag_ids])
 
 
 def enqueue_review(con, flag_id: int, state: str, note: str | None, actor: str,
@@ -47,10 +47,10 @@ def enqueue_review(con, flag_id: int, state: str, note: str | None, actor: str,
         "json_object('type', 'flag.reviewed', 'created_at', ?, "
         "'data', json_object('flag_id', f.id, 'portal', f.portal, 'submission_id', "
         "f.submission_id, 'player_id', s.player_id, 'state', ?, 'note', ?, 'by', ?)), "
-        "f.submission_id, ?, 'pending', 0, ?, NULL, NULL, NULL "
+        "f.submission_id, ?, 'pending', 0, ?, ?, NULL, NULL, NULL "
         "FROM flags f JOIN notify_endpoints e ON e.portal = f.portal "
         "JOIN submissions s ON s.portal = f.portal AND s.submission_id = f.submission_id "
-        "WHERE f.id = ?", [now.isoformat(), state, note, actor, now, now, flag_id])
+        "WHERE f.id = ?", [now.isoformat(), state, note, actor, now, now, now, flag_id])
 
 
 def enqueue_ratings(con, run_id: str, summary: dict, now: datetime) -> None:
@@ -59,18 +59,18 @@ def enqueue_ratings(con, run_id: str, summary: dict, now: datetime) -> None:
         f"INSERT INTO outbox SELECT {EVENT_ID}, e.portal, 'ratings.updated', "
         "json_object('type', 'ratings.updated', 'created_at', ?, "
         "'data', json_merge_patch(json_object('run_id', ?), json(?))), "
-        "NULL, ?, 'pending', 0, ?, NULL, NULL, NULL FROM notify_endpoints e",
-        [now.isoformat(), run_id, json.dumps(summary), now, now])
+        "NULL, ?, 'pending', 0, ?, ?, NULL, NULL, NULL FROM notify_endpoints e",
+        [now.isoformat(), run_id, json.dumps(summary), now, now, now])
 
 
 def due(cur, now: datetime, limit: int) -> list[dict]:
     """Pending events whose next attempt is due, oldest first, with their endpoint."""
     rows = cur.execute(
-        "SELECT o.id, o.portal, o.type, o.payload, o.created_at, o.attempts, e.url, "
+        "SELECT o.id, o.portal, o.type, o.payload, o.retry_from, o.attempts, e.url, "
         "e.secret FROM outbox o LEFT JOIN notify_endpoints e ON e.portal = o.portal "
         "WHERE o.state = 'pending' AND o.next_at <= ? ORDER BY o.next_at, o.id LIMIT ?",
         [now, limit]).fetchall()
-    names = ("id", "portal", "type", "payload", "created_at", "attempts", "url", "secret")
+    names = ("id", "portal", "type", "payload", "retry_from", "attempts", "url", "secret")
     return [dict(zip(names, r)) for r in rows]
 
 
@@ -94,13 +94,18 @@ def listing(cur, *, state=None, portals=None, limit=100) -> list[dict]:
     return _dicts(cur)
 
 
+def portal_of(cur, event_id: str) -> str | None:
+    row = cur.execute("SELECT portal FROM outbox WHERE id = ?", [event_id]).fetchone()
+    return None if row is None else row[0]
+
+
 def redeliver(con, event_id: str, now: datetime) -> bool:
     """Queue a failed (or delivered) event again, now; False for no such event."""
     row = con.execute("SELECT 1 FROM outbox WHERE id = ?", [event_id]).fetchone()
     if row is None:
         return False
-    con.execute("UPDATE outbox SET state = 'pending', next_at = ?, last_error = NULL "
-                "WHERE id = ?", [now, event_id])
+    con.execute("UPDATE outbox SET state = 'pending', next_at = ?, retry_from = ?, "
+                "last_error = NULL WHERE id = ?", [now, now, event_id])
     return True
 
 

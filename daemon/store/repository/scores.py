@@ -121,8 +121,11 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "flag_history h WHERE h.flag_id = f.id ORDER BY h.changed_at DESC LIMIT 1), ?) "
             "<> ? AS by_person FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
             "b.submission_id = f.submission_id", [MACHINE, MACHINE]).fetchall()
-    con.execute("INSERT INTO scores SELECT portal, submission_id, ?, anomaly, "
-                "p_value, flagged, evidence FROM score_batch", [now])
+    # a submission erased while its batch was scored stays erased
+    con.execute("INSERT INTO scores SELECT b.portal, b.submission_id, ?, b.anomaly, "
+                "b.p_value, b.flagged, b.evidence FROM score_batch b WHERE EXISTS (SELECT 1 "
+                "FROM submissions s WHERE s.portal = b.portal AND s.submission_id = "
+                "b.submission_id)", [now])
     created = []
     if score_batch["flagged"].any():
         created = con.execute(
@@ -130,6 +133,8 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM "
             "score_batch b WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f "
             "WHERE f.portal = b.portal AND f.submission_id = b.submission_id) "
+            "AND EXISTS (SELECT 1 FROM submissions s WHERE s.portal = b.portal AND "
+            "s.submission_id = b.submission_id) "
             "RETURNING id, portal, submission_id", [now]).fetchall()
     if created:
         con.execute(

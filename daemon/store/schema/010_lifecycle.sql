@@ -18,6 +18,8 @@ CREATE TABLE outbox (
     state         VARCHAR NOT NULL,          -- pending | delivered | failed
     attempts      INTEGER NOT NULL,
     next_at       TIMESTAMPTZ NOT NULL,      -- when the next attempt is due
+    retry_from    TIMESTAMPTZ NOT NULL,      -- creation, or the last redelivery: retries
+                                             -- stop notify.give_up_hours after it
     delivered_at  TIMESTAMPTZ,
     last_status   INTEGER,                   -- HTTP status of the last attempt, if any
     last_error    VARCHAR

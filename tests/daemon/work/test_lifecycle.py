@@ -211,3 +211,32 @@ async def test_a_backup_under_load_holds_every_acknowledged_solve(client, tmp_pa
 
 async def _at_least(items, n):
     return len(items) >= n
+
+
+async def test_a_score_or_rating_computed_before_an_erasure_does_not_bring_it_back(client):
+    from fairgrid.daemon.store.repository import nightly, scores
+
+    await _post(client, "gone", "erase-me", ROW_COPY)
+    await _all_scored(client, ["gone"])
+    store = client.server.app[CTX].store
+    assert (await client.post("/v1/players/demo/erase-me/erase",
+                              headers=bearer(ADMIN))).status == 200
+    # a scoring batch and a rating run that started before the erasure now write
+    batch = {"sub_key": np.array([1], dtype=np.int64),
+             "portal": np.array(["demo"], dtype=object),
+             "submission_id": np.array(["gone"], dtype=object),
+             "anomaly": np.array([9.0]), "p_value": np.array([1e-9]),
+             "flagged": np.array([True]), "evidence": np.array(["{}"], dtype=object),
+             "reasons": np.array(['["speed"]'], dtype=object),
+             "note": np.array(["raised"], dtype=object)}
+    now = datetime.now(timezone.utc)
+    await asyncio.wrap_future(store.write(scores.write_scores, batch, now, False))
+    run = ("late-run", now, 1, 0, 1, 0.0, 0.3, "{}", "{}", "{}")
+    players = {"run_id": np.array(["late-run"], dtype=object),
+               "portal": np.array(["demo"], dtype=object),
+               "player_id": np.array(["erase-me"], dtype=object),
+               "skill": np.array([0.1]), "solves": np.array([1], dtype=np.int64)}
+    puzzles = {"puzzle_id": np.array([], dtype=object)}
+    await asyncio.wrap_future(store.write(nightly.write_rating_run, run, puzzles, players,
+                                          "late-run"))
+    assert _mentions(store, ["erase-me", "gone"]) == {}
