@@ -97,6 +97,11 @@ class Metrics:
             ["outcome"], registry=registry)
         for outcome in ("delivered", "retry", "failed"):
             self.notify_attempts.labels(outcome)
+        self.compute_up = Gauge(
+            "fairgrid_compute_up", "Whether the compute cluster (compute.scheduler) takes "
+            "puzzle analysis: 1 yes, 0 unreachable or refused (puzzles wait).",
+            registry=registry)
+        self.compute_up.set(1)
         self.notify_oldest = Gauge(
             "fairgrid_notifications_oldest_undelivered_seconds",
             "Age of the oldest notification not delivered yet (pending or failed); 0 when "

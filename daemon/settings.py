@@ -100,6 +100,17 @@ SETTINGS: tuple[Setting, ...] = (
             "Time budget of one fill-order prediction on the reference machine "
             "(converted to a step cap; see docs/benchmarks.md)."),
     Setting("analysis.seed", int, 0, "Seed of the puzzle analysis (same seed, same prediction)."),
+    Setting("compute.scheduler", str, "",
+            "A Dask scheduler (tcp://host:8786) to run puzzle analysis on; empty: the "
+            "local process pool."),
+    Setting("compute.cores", int, 0,
+            "Cores the analysis budget pays for: the step cap of a prediction is "
+            "analysis.order_budget_s on this many cores (0: the reference machine's 2). "
+            "Raise it with a larger cluster for better predictions of hard puzzles in the "
+            "same wall time."),
+    Setting("compute.retry_s", float, 5.0,
+            "How long a puzzle waits before analysis is tried again when the cluster "
+            "cannot be reached."),
     Setting("scoring.fpr", float, 0.001,
             "Target false-positive rate of a submission flag among honest solves "
             "(the combined p-value threshold)."),
@@ -167,6 +178,9 @@ class Settings:
     analysis_order_runs: int = 100
     analysis_order_budget_s: float = 60.0
     analysis_seed: int = 0
+    compute_scheduler: str = ""
+    compute_cores: int = 0
+    compute_retry_s: float = 5.0
     scoring_fpr: float = 0.001
     scoring_player_z: float = 4.5
     scoring_player_flags: int = 3

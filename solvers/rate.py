@@ -159,20 +159,29 @@ def rating_seed(seed: int | None, puzzle) -> int:
 
 def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
               budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None,
-              only: tuple[str, ...] | None = None, on_done=None):
+              only: tuple[str, ...] | None = None, on_done=None, executor=None):
     """Rate many puzzles (Puzzle objects or text) in parallel; yields, in input order,
     ``(Ratings, None)`` or ``(None, error message)`` per puzzle.
 
     Each puzzle is rated with a seed derived from ``seed`` and the puzzle itself
     (:func:`rating_seed`), so its rating depends on neither ``jobs`` nor where it stands
     in the batch: ``fairgrid rate`` gives a puzzle alone the figures it gets in a file.
-    ``on_done()`` is called once per finished puzzle (progress bars).
+    ``on_done()`` is called once per finished puzzle (progress bars). ``executor`` (any
+    ``concurrent.futures.Executor``, e.g. a Dask cluster's) replaces the local pool.
     """
     from .fill_order import default_executor
     items = list(puzzles)
     seeds = [rating_seed(seed, p) for p in items]
     args = [(p, int(s), runs, budget_s, only) for p, s in zip(items, seeds)]
     jobs = min(jobs or os.cpu_count() or 1, max(1, len(items)))
+    if executor is not None:
+        futures = [executor.submit(_rate_job, a) for a in args]
+        if on_done:
+            for f in futures:
+                f.add_done_callback(lambda _f: on_done())
+        for f in futures:
+            yield f.result()
+        return
     if jobs == 1:
         for a in args:
             out = _rate_job(a)

@@ -55,18 +55,35 @@ def render_ranks(rank: np.ndarray, givens: np.ndarray, order: int) -> str:
     return layout_grid(texts, order, width=max(len(t) for t in texts))
 
 
+def _cluster(args):
+    """(cluster, executor) for ``--scheduler`` (or FAIRGRID_COMPUTE_SCHEDULER); (None,
+    None) without one: the local pool then."""
+    address = getattr(args, "scheduler", None) or os.environ.get("FAIRGRID_COMPUTE_SCHEDULER")
+    if not address:
+        return None, None
+    from fairgrid.daemon.work.compute import ComputeUnavailable, client_executor
+    try:
+        return client_executor(address)
+    except ComputeUnavailable as exc:
+        raise CliError(str(exc)) from None
+
+
 def cmd_predict_order(args: argparse.Namespace) -> int:
     from fairgrid.solvers.fill_order import predict_fill_order
 
     puzzle = load_puzzle(args.puzzle)
+    cluster, executor = _cluster(args)
     bar = progress_bar(args.runs, "SA runs")
     try:
         pred = predict_fill_order(puzzle, seed=args.seed, runs=args.runs, jobs=args.jobs,
                              schedule=args.schedule, budget_s=args.budget,
-                             max_steps=args.max_steps, progress=bar.update if bar else None)
+                             max_steps=args.max_steps, progress=bar.update if bar else None,
+                             executor=executor)
     finally:
         if bar:
             bar.close()
+        if cluster is not None:
+            cluster.close()
     if args.png:
         from .plots import order_heatmap
 
@@ -187,10 +204,11 @@ def cmd_rate(args: argparse.Namespace) -> int:
         from tqdm import tqdm
         bar = tqdm(total=len(lines), desc="rating", unit="puzzle", file=sys.stderr)
     bad = []
+    cluster, executor = _cluster(args)
     try:
         results = rate_many([t for _, t in lines], seed=args.seed, runs=args.runs,
                             budget_s=args.budget, jobs=args.jobs,
-                            on_done=bar.update if bar else None)
+                            on_done=bar.update if bar else None, executor=executor)
         for (no, text), (ratings, err) in zip(lines, results):
             if err:
                 bad.append(no)
@@ -209,6 +227,8 @@ def cmd_rate(args: argparse.Namespace) -> int:
                 print(f"{text}  {record['level']} {record['level_name']:<9}  "
                       f"{_minutes(record['expected_time_s']):>6}", flush=True)
     finally:
+        if cluster is not None:
+            cluster.close()
         if bar:
             bar.close()
     if bad:
@@ -288,6 +308,9 @@ def add_commands(sub) -> None:
                    help="explicit step cap per run (overrides --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--png", metavar="FILE", help="also draw the order as a heatmap (PNG)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
+                   "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")
     p.set_defaults(func=cmd_predict_order)
 
     p = sub.add_parser("count", help="count solutions (uniqueness check)",
@@ -315,6 +338,9 @@ def add_commands(sub) -> None:
     p.add_argument("--jobs", type=positive, default=os.cpu_count() or 1,
                    help="processes for a file of puzzles (default: all cores)")
     p.add_argument("--json", action="store_true", help="one JSON object a puzzle, a line each")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
+                   "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")
     p.set_defaults(func=cmd_rate)
 
     p = sub.add_parser("generate", help="generate puzzles (Lewis 2007 instances)",

@@ -20,6 +20,7 @@ from ..settings import Settings
 from ..store import Store
 from ..store.repository import organiser as organiser_sql
 from ..work.analysis import PuzzleRegistry
+from ..work.compute import Cluster
 from ..work.notify import Notifier
 from ..work.pool import Lane, LanePool
 from ..work.scheduler import NightlyRunner
@@ -45,7 +46,8 @@ async def _resources(app: web.Application):
     await asyncio.to_thread(ctx.accounts.load)
     ctx.notifier = Notifier(ctx.store, s, ctx.metrics)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
-    pool = LanePool(s.analysis_workers)
+    cluster = Cluster(s.compute_scheduler) if s.compute_scheduler else None
+    pool = LanePool(s.analysis_workers, cluster=cluster)
     ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
     ctx.scorer = Scorer(ctx.store, s, ctx.metrics, pool.lane(Lane.SCORING))
     ctx.puzzles.on_ready = ctx.scorer.puzzle_ready

@@ -49,4 +49,7 @@ async def get_puzzle(request: web.Request) -> web.Response:
     row = await read(request, sql.puzzle_document, pid)
     if row is None:
         return error(404, f"no puzzle {pid!r}")
-    return json_response(documents.puzzle(row))
+    doc = documents.puzzle(row)
+    if doc["status"] == "pending":  # what it waits for, when it is not its turn
+        doc["waiting_for"] = request.app[CTX].puzzles.waiting_for()
+    return json_response(doc)

@@ -36,6 +36,7 @@ from ..settings import Settings
 from ..store import QueueFull, Store
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
+from .compute import ClusterLane, ComputeUnavailable
 from .pool import Lane, LanePool
 from .queue import WorkQueue
 
@@ -51,6 +52,16 @@ def _rounded(values) -> list:
 
 
 LARGE_ORDER = 4  # 16x16 and up go in the large lane
+
+
+def analysis_budget(settings) -> float:
+    """The fill-order budget in reference seconds: ``analysis.order_budget_s`` of wall
+    time on ``compute.cores`` cores (0: the reference machine's). It sets a step cap, so
+    the prediction depends on the configuration, never on how many workers are up."""
+    from fairgrid.solvers.fill_order import REFERENCE_CORES
+
+    cores = settings.compute_cores or REFERENCE_CORES
+    return settings.analysis_order_budget_s * cores / REFERENCE_CORES
 
 
 def lane_of(order: int) -> Lane:
@@ -196,6 +207,13 @@ class PuzzleRegistry:
                 await self._analyse(pid, lane, waited)
             except (asyncio.CancelledError, PredictionCancelled):
                 raise
+            except ComputeUnavailable:
+                # the puzzle stays pending (its status says why) and is tried again
+                self._metrics.compute_up.set(0)
+                queue.done(pid)
+                await asyncio.sleep(self._settings.compute_retry_s)
+                self.schedule(pid, LARGE_ORDER if lane == Lane.LARGE_PUZZLES else 3)
+                continue
             except Exception:  # noqa: BLE001 - one bad puzzle must not stop the worker
                 log.exception("analysis of puzzle %s failed", pid)
             finally:
@@ -207,10 +225,14 @@ class PuzzleRegistry:
             return
         givens, _status, solution = row
         s = self._settings
+        executor = self._pool and self._pool.lane(lane)
+        if isinstance(executor, ClusterLane):
+            await asyncio.to_thread(executor.connect)  # ComputeUnavailable: wait for it
+            self._metrics.compute_up.set(1)
         result = await asyncio.to_thread(analyse, givens, runs=s.analysis_order_runs,
-                                         budget_s=s.analysis_order_budget_s,
+                                         budget_s=analysis_budget(s),
                                          seed=s.analysis_seed,
-                                         executor=self._pool and self._pool.lane(lane),
+                                         executor=executor,
                                          cancel=self._cancel, solution=solution,
                                          batch=1 if lane == Lane.LARGE_PUZZLES else None)
         self._metrics.analysis_duration.observe(result["seconds"])
@@ -219,6 +241,11 @@ class PuzzleRegistry:
                  result["seconds"], waited)
         if self.on_ready is not None:
             await self.on_ready(pid)
+
+    def waiting_for(self) -> str | None:
+        """Why pending puzzles are not being analysed now (the cluster), or None."""
+        cluster = self._pool.cluster if self._pool is not None else None
+        return cluster.problem if cluster is not None else None
 
     def counts(self) -> dict[str, int]:
         return self._store.read(sql.counts_by_status)

@@ -99,8 +99,9 @@ class LanePool:
     """A process pool whose queued tasks run most urgent lane first (see the module
     docstring). ``lane(L)`` gives the executor a component submits to."""
 
-    def __init__(self, workers: int = 0, *, pool: Executor | None = None):
+    def __init__(self, workers: int = 0, *, pool: Executor | None = None, cluster=None):
         self.workers = workers or os.cpu_count() or 1
+        self.cluster = cluster  # work.compute.Cluster: puzzle analysis goes there
         self._pool = pool if pool is not None else start_pool(self.workers)
         self._heap: list = []
         self._seq = itertools.count()
@@ -111,7 +112,10 @@ class LanePool:
                                         daemon=True)
         self._thread.start()
 
-    def lane(self, lane: Lane) -> "LaneExecutor":
+    def lane(self, lane: Lane) -> Executor:
+        if self.cluster is not None and lane in (Lane.SMALL_PUZZLES, Lane.LARGE_PUZZLES):
+            from .compute import PRIORITY
+            return self.cluster.lane(PRIORITY[int(lane)])
         return LaneExecutor(self, lane)
 
     def waiting(self) -> dict[Lane, int]:
@@ -176,6 +180,8 @@ class LanePool:
             stop_pool(self._pool)
         else:
             self._pool.shutdown(wait=False, cancel_futures=True)
+        if self.cluster is not None:
+            self.cluster.close()
 
 
 class LaneExecutor(Executor):

@@ -1,0 +1,166 @@
+"""Puzzle analysis on a Dask cluster (``compute.scheduler``), behind the executor
+interface the daemon uses for its local pool.
+
+Unset, analysis runs on the local process pool and no other server is needed. Set to a
+Dask scheduler's address, the SA runs of each prediction (one task per batch of runs,
+seeded per run, so the prediction is the same whatever the backend, the number of
+workers or the order tasks finish in) and the puzzle model go to the cluster; scoring
+and the nightly fit stay local, where a result is milliseconds away.
+
+Faults:
+- **A worker dies mid-task.** Dask runs its tasks again elsewhere, and the prediction
+  comes out the same.
+- **The scheduler cannot be reached.** The daemon keeps ingesting and scoring; puzzles
+  stay ``pending``. Their status says why, and ``fairgrid_compute_up`` is 0. They are
+  analysed once the scheduler answers again.
+- **A worker runs other code.** Results must come from the same solvers and analytics as
+  the daemon's. Each worker's fingerprint of that code is checked before each analysis;
+  a cluster with a stranger is refused with an error naming it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from concurrent.futures import Executor, Future
+from importlib import resources
+
+log = logging.getLogger("fairgrid.compute")
+
+# Dask runs higher priorities first; the local pool's lanes, in the same order
+PRIORITY = {1: 10, 3: 0}  # Lane.SMALL_PUZZLES, Lane.LARGE_PUZZLES
+
+
+class ComputeUnavailable(RuntimeError):
+    """The cluster cannot take work now (unreachable, or refused)."""
+
+
+def fingerprint() -> str:
+    """A digest of the code whose results the daemon stores: fairgrid.solvers and
+    fairgrid.analytics (sources and shipped data). Runs on the workers too."""
+    digest = hashlib.sha256()
+    for package in ("fairgrid.solvers", "fairgrid.analytics"):
+        root = resources.files(package)
+        for entry in sorted(_files(root), key=lambda e: str(e)):
+            digest.update(str(entry).rsplit(package.split(".")[-1], 1)[-1].encode())
+            digest.update(entry.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _files(root):
+    for entry in root.iterdir():
+        if entry.is_dir():
+            if entry.name != "__pycache__":
+                yield from _files(entry)
+        elif entry.name.endswith((".py", ".json")):
+            yield entry
+
+
+def strangers(prints: dict[str, str], ours: str) -> list[str]:
+    """Workers whose code fingerprint is not ``ours``."""
+    return sorted(w for w, fp in prints.items() if fp != ours)
+
+
+class Cluster:
+    """A connection to a Dask scheduler, made on first use and made again after a loss."""
+
+    def __init__(self, address: str, timeout_s: float = 10.0):
+        self.address = address
+        self._timeout_s = timeout_s
+        self._client = None
+        self._lock = threading.Lock()
+        self._ours = fingerprint()
+        self.problem: str | None = None  # why it cannot take work now, for the status
+
+    def client(self):
+        """The connected client, checked; ComputeUnavailable when it cannot be had."""
+        from distributed import Client
+
+        with self._lock:
+            try:
+                if self._client is None or self._client.status not in ("running", "connecting"):
+                    if self._client is not None:
+                        self._client.close(timeout=2)
+                    self._client = Client(self.address, timeout=self._timeout_s,
+                                          set_as_default=False)
+                prints = self._client.run(fingerprint)
+            except (OSError, TimeoutError) as exc:
+                self._fail(f"the compute cluster at {self.address} cannot be reached "
+                           f"({type(exc).__name__})")
+            except Exception as exc:  # noqa: BLE001 - a scheduler gone mid-call
+                self._fail(f"the compute cluster at {self.address} failed: "
+                           f"{type(exc).__name__}: {exc}"[:300])
+            if not prints:
+                self._fail(f"the compute cluster at {self.address} has no workers")
+            odd = strangers(prints, self._ours)
+            if odd:
+                self._fail(f"worker {odd[0]} of {self.address} runs other fairgrid code "
+                           f"(fingerprint {prints[odd[0]]}, the daemon's {self._ours}): "
+                           "install the daemon's version there")
+            if self.problem is not None:
+                log.info("compute cluster at %s is back", self.address)
+            self.problem = None
+            return self._client
+
+    def _fail(self, message: str):
+        if message != self.problem:
+            log.warning("%s; puzzles wait", message)
+        self.problem = message
+        raise ComputeUnavailable(message)
+
+    def lane(self, priority: int) -> "ClusterLane":
+        return ClusterLane(self, priority)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._client is not None:
+                try:
+                    self._client.close(timeout=5)
+                except Exception:  # noqa: BLE001 - closing a lost connection
+                    pass
+                self._client = None
+
+
+class ClusterLane(Executor):
+    """One kind of work on the cluster, as a ``concurrent.futures.Executor``."""
+
+    def __init__(self, cluster: Cluster, priority: int):
+        self._cluster = cluster
+        self._priority = priority
+        self._executor = None
+        self.workers = 1
+
+    def connect(self) -> "ClusterLane":
+        """Connect (or check the connection) now; ComputeUnavailable when it fails."""
+        client = self._cluster.client()
+        self._executor = _priority_executor(client, self._priority)
+        self.workers = max(1, sum(client.nthreads().values()))
+        return self
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        if self._executor is None:
+            self.connect()
+        return self._executor.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        """The cluster is shared: a lane does not stop it."""
+
+
+def _priority_executor(client, priority: int) -> Executor:
+    """Dask's concurrent.futures executor, passing a task priority through (its own
+    accepts no priority)."""
+    from distributed.cfexecutor import ClientExecutor
+
+    class PriorityExecutor(ClientExecutor):
+        _allowed_kwargs = ClientExecutor._allowed_kwargs | {"priority"}
+
+    return PriorityExecutor(client, pure=False, priority=priority)
+
+
+def client_executor(address: str):
+    """(client, executor) for a command line tool on a cluster; CliError-ready message
+    in ComputeUnavailable when it cannot connect or the workers run other code."""
+    cluster = Cluster(address)
+    lane = cluster.lane(PRIORITY[1]).connect()
+    return cluster, lane

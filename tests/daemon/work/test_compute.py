@@ -1,0 +1,151 @@
+"""Puzzle analysis on a real Dask cluster (``distributed.LocalCluster`` with worker
+processes): the same prediction as the local pool, a worker killed mid-analysis, a
+scheduler that is away and comes back, workers with other code refused."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+
+import numpy as np
+import pytest
+
+from fairgrid.daemon.testing import free_port
+from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.work.compute import (Cluster, ComputeUnavailable, fingerprint,
+                                          strangers)
+from fairgrid.solvers import parse
+from fairgrid.solvers.fill_order import predict_fill_order
+
+from ...fixtures import EASY, SA_HARD
+from ..helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
+from .test_notify import until
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                      dashboard_address=None, silence_logs=40) as c:
+        yield c
+
+
+def test_the_cluster_gives_the_local_prediction(cluster):
+    puzzle = parse(EASY)
+    local = predict_fill_order(puzzle, seed=3, runs=12, jobs=1)
+    remote = Cluster(cluster.scheduler_address)
+    try:
+        lane = remote.lane(10).connect()
+        assert lane.workers == 2
+        for batch in (None, 1):  # whatever the task size
+            pred = predict_fill_order(puzzle, seed=3, runs=12, executor=lane, batch=batch)
+            assert np.array_equal(pred.steps, local.steps)
+            assert np.array_equal(pred.rank, local.rank)
+    finally:
+        remote.close()
+
+
+def test_a_worker_killed_mid_prediction_changes_nothing(cluster):
+    puzzle = parse(SA_HARD)
+    local = predict_fill_order(puzzle, seed=5, runs=8, max_steps=400_000, jobs=1)
+    remote = Cluster(cluster.scheduler_address)
+    try:
+        lane = remote.lane(10).connect()
+        client = remote.client()
+        pids = client.run(os.getpid)
+        started = threading.Event()
+        result = {}
+
+        def run():
+            result["pred"] = predict_fill_order(
+                puzzle, seed=5, runs=8, max_steps=400_000, executor=lane, batch=1,
+                progress=lambda n: started.set())
+        thread = threading.Thread(target=run)
+        thread.start()
+        assert started.wait(120), "no run finished"
+        os.kill(next(iter(pids.values())), signal.SIGKILL)  # its tasks run again elsewhere
+        thread.join(300)
+        assert not thread.is_alive()
+        assert np.array_equal(result["pred"].steps, local.steps)
+        assert np.array_equal(result["pred"].rank, local.rank)
+    finally:
+        remote.close()
+    # the nanny brings the worker back for the next tests
+    from distributed import Client
+    with Client(cluster.scheduler_address) as c:
+        c.wait_for_workers(2, timeout=120)
+
+
+def test_workers_with_other_code_are_named():
+    ours = fingerprint()
+    assert len(ours) == 16 and ours == fingerprint()
+    assert strangers({"tcp://a:1": ours, "tcp://b:2": "0" * 16}, ours) == ["tcp://b:2"]
+    assert strangers({"tcp://a:1": ours}, ours) == []
+
+
+async def test_the_daemon_analyses_on_the_cluster_like_on_its_pool(aiohttp_client, tmp_path,
+                                                                    cluster):
+    docs = {}
+    for name, extra in (("local", {}), ("cluster", {"compute_scheduler":
+                                                    cluster.scheduler_address})):
+        folder = tmp_path / name
+        folder.mkdir()
+        client = await aiohttp_client(create_app(make_settings(folder, **extra)))
+        resp = await client.post("/v1/puzzles", json={"id": "easy", "givens": EASY},
+                                 headers=bearer(ADMIN))
+        assert resp.status == 201
+
+        async def ready():
+            doc = await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
+            docs[name] = doc
+            return doc["status"] == "ready"
+        await until(ready, 300)
+        await client.close()
+    assert docs["cluster"]["predicted_order"] == docs["local"]["predicted_order"]
+    assert docs["cluster"]["ratings"]["null"] == docs["local"]["ratings"]["null"]
+
+
+async def test_no_scheduler_puzzles_wait_ingestion_goes_on_and_resume(aiohttp_client,
+                                                                     tmp_path):
+    from distributed import LocalCluster
+
+    port = free_port()  # no scheduler here yet
+    client = await aiohttp_client(create_app(make_settings(
+        tmp_path, compute_scheduler=f"tcp://127.0.0.1:{port}", compute_retry_s=0.5)))
+    resp = await client.post("/v1/puzzles", json={"id": "easy", "givens": EASY},
+                             headers=bearer(ADMIN))
+    assert resp.status == 201
+
+    async def waiting():
+        doc = await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
+        return doc["status"] == "pending" and doc.get("waiting_for")
+    await until(waiting, 120)
+    doc = await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
+    assert "cannot be reached" in doc["waiting_for"]
+    assert "fairgrid_compute_up 0.0" in await (await client.get("/metrics")).text()
+    raw, headers = signed(solve_body(submission_id="while-down"), msg_id="while-down")
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+    # the scheduler comes up: the puzzle is analysed and the solve scored
+    cluster = await asyncio.to_thread(LocalCluster, n_workers=1, threads_per_worker=1,
+                                      processes=True, scheduler_port=port,
+                                      dashboard_address=None, silence_logs=40)
+    try:
+        async def scored():
+            d = await (await client.get("/v1/submissions/demo/while-down",
+                                        headers=bearer(ORGANISER))).json()
+            return d["status"] == "scored"
+        await until(scored, 300)
+        assert "fairgrid_compute_up 1.0" in await (await client.get("/metrics")).text()
+    finally:
+        await client.close()
+        await asyncio.to_thread(cluster.close)
+
+
+def test_an_unreachable_cluster_says_so():
+    with pytest.raises(ComputeUnavailable, match="cannot be reached"):
+        Cluster(f"tcp://127.0.0.1:{free_port()}", timeout_s=1).client()
