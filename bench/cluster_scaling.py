@@ -15,9 +15,14 @@ same number of processes (target: at most 5 % on the bank).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
+
+# Dask workers sample their own stacks every 10 ms by default; that costs a few % of a
+# core. The deploy files turn it off as well (docs/scaling.md).
+os.environ.setdefault("DASK_DISTRIBUTED__WORKER__PROFILE__ENABLED", "False")
 
 import numpy as np
 
@@ -33,8 +38,9 @@ def bank(n: int) -> list[str]:
 
 
 def predict_all(texts, executor, runs, max_steps=None, progress=None):
-    """Predictions of every puzzle, the puzzles submitted together (as the daemon's
-    lanes do) so the executor always has work."""
+    """Predictions of every puzzle, four at a time so that the executor always has work
+    (a bank registered at once; the daemon's lanes take one puzzle each, and a puzzle's
+    runs alone fill a small cluster)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from fairgrid.solvers import parse
@@ -88,7 +94,7 @@ def main() -> int:
     times = {}
     for n in sizes:
         with LocalCluster(n_workers=n, threads_per_worker=1, processes=True,
-                          dashboard_address=None, silence_logs=40) as cluster, \
+                          dashboard_address=":0", silence_logs=40) as cluster, \
                 Client(cluster) as client:
             executor = client.get_executor(pure=False)
             executor.workers = n

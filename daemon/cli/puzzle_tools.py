@@ -204,7 +204,12 @@ def cmd_rate(args: argparse.Namespace) -> int:
         from tqdm import tqdm
         bar = tqdm(total=len(lines), desc="rating", unit="puzzle", file=sys.stderr)
     bad = []
-    cluster, executor = _cluster(args)
+    try:
+        cluster, executor = _cluster(args)
+    except CliError:
+        if bar:
+            bar.close()
+        raise
     try:
         results = rate_many([t for _, t in lines], seed=args.seed, runs=args.runs,
                             budget_s=args.budget, jobs=args.jobs,

@@ -66,7 +66,7 @@ async def _resources(app: web.Application):
         await ctx.jobs.stop()
         await ctx.scorer.stop()
         await ctx.puzzles.stop()
-        pool.shutdown()
+        await asyncio.to_thread(pool.shutdown)  # closing a cluster's client may wait
         await asyncio.to_thread(ctx.store.close, s.server_shutdown_timeout_s)
 
 

@@ -36,7 +36,7 @@ from ..settings import Settings
 from ..store import QueueFull, Store
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
-from .compute import ClusterLane, ComputeUnavailable
+from .compute import Cluster, ClusterLane, ComputeUnavailable
 from .pool import Lane, LanePool
 from .queue import WorkQueue
 
@@ -203,21 +203,23 @@ class PuzzleRegistry:
             pid = await queue.get()
             waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
             self._metrics.analysis_queue_wait.observe(waited)
+            unavailable = False
             try:
                 await self._analyse(pid, lane, waited)
             except (asyncio.CancelledError, PredictionCancelled):
                 raise
             except ComputeUnavailable:
-                # the puzzle stays pending (its status says why) and is tried again
-                self._metrics.compute_up.set(0)
-                queue.done(pid)
-                await asyncio.sleep(self._settings.compute_retry_s)
-                self.schedule(pid, LARGE_ORDER if lane == Lane.LARGE_PUZZLES else 3)
-                continue
+                unavailable = True
             except Exception:  # noqa: BLE001 - one bad puzzle must not stop the worker
                 log.exception("analysis of puzzle %s failed", pid)
             finally:
                 queue.done(pid)
+            if unavailable:
+                # the cluster cannot take it: the puzzle stays pending (its status says
+                # why) and is tried again after a pause
+                self._metrics.compute_up.set(0)
+                await asyncio.sleep(self._settings.compute_retry_s)
+                self.schedule(pid, LARGE_ORDER if lane == Lane.LARGE_PUZZLES else 3)
 
     async def _analyse(self, pid: str, lane: Lane, waited: float = 0.0) -> None:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)
@@ -229,12 +231,19 @@ class PuzzleRegistry:
         if isinstance(executor, ClusterLane):
             await asyncio.to_thread(executor.connect)  # ComputeUnavailable: wait for it
             self._metrics.compute_up.set(1)
-        result = await asyncio.to_thread(analyse, givens, runs=s.analysis_order_runs,
-                                         budget_s=analysis_budget(s),
-                                         seed=s.analysis_seed,
-                                         executor=executor,
-                                         cancel=self._cancel, solution=solution,
-                                         batch=1 if lane == Lane.LARGE_PUZZLES else None)
+        try:
+            result = await asyncio.to_thread(analyse, givens, runs=s.analysis_order_runs,
+                                             budget_s=analysis_budget(s),
+                                             seed=s.analysis_seed,
+                                             executor=executor,
+                                             cancel=self._cancel, solution=solution,
+                                             batch=1 if lane == Lane.LARGE_PUZZLES else None)
+        except Exception as exc:
+            if isinstance(executor, ClusterLane) and Cluster.lost(exc):
+                # the scheduler or every worker went away mid-analysis: wait for it
+                raise ComputeUnavailable(f"the compute cluster was lost during the "
+                                         f"analysis ({type(exc).__name__})") from exc
+            raise
         self._metrics.analysis_duration.observe(result["seconds"])
         await asyncio.wrap_future(self._store.write(sql.save_analysis, pid, result, utc_now()))
         log.info("puzzle %s analysed in %.1f s after %.1f s in the queue", pid,

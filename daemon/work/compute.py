@@ -71,6 +71,7 @@ class Cluster:
         self._client = None
         self._lock = threading.Lock()
         self._ours = fingerprint()
+        self._checked: dict[str, str] = {}  # worker address -> its code's fingerprint
         self.problem: str | None = None  # why it cannot take work now, for the status
 
     def client(self):
@@ -84,7 +85,13 @@ class Cluster:
                         self._client.close(timeout=2)
                     self._client = Client(self.address, timeout=self._timeout_s,
                                           set_as_default=False)
-                prints = self._client.run(fingerprint)
+                # ask only workers not seen before: a worker busy in an SA run answers
+                # only when the run ends (the kernel holds the GIL)
+                workers = list(self._client.scheduler_info().get("workers", {}))
+                new = [w for w in workers if w not in self._checked]
+                if new:
+                    self._checked.update(self._client.run(fingerprint, workers=new))
+                prints = {w: self._checked[w] for w in workers if w in self._checked}
             except (OSError, TimeoutError) as exc:
                 self._fail(f"the compute cluster at {self.address} cannot be reached "
                            f"({type(exc).__name__})")
@@ -108,6 +115,15 @@ class Cluster:
             log.warning("%s; puzzles wait", message)
         self.problem = message
         raise ComputeUnavailable(message)
+
+    @staticmethod
+    def lost(exc: BaseException) -> bool:
+        """Whether a task failed because the cluster did (not because of the puzzle)."""
+        from concurrent.futures import CancelledError
+
+        names = {"KilledWorker", "CommClosedError", "FutureCancelledError"}
+        return isinstance(exc, (CancelledError, OSError, TimeoutError)) or \
+            type(exc).__name__ in names
 
     def lane(self, priority: int) -> "ClusterLane":
         return ClusterLane(self, priority)

@@ -31,7 +31,7 @@ def cluster():
     from distributed import LocalCluster
 
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=40) as c:
+                      dashboard_address=":0", silence_logs=40) as c:
         yield c
 
 
@@ -133,7 +133,7 @@ async def test_no_scheduler_puzzles_wait_ingestion_goes_on_and_resume(aiohttp_cl
     # the scheduler comes up: the puzzle is analysed and the solve scored
     cluster = await asyncio.to_thread(LocalCluster, n_workers=1, threads_per_worker=1,
                                       processes=True, scheduler_port=port,
-                                      dashboard_address=None, silence_logs=40)
+                                      dashboard_address=":0", silence_logs=40)
     try:
         async def scored():
             d = await (await client.get("/v1/submissions/demo/while-down",
