@@ -74,6 +74,13 @@ def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, np.ndarray, np.ndarray,
     """Honest nulls per level from real solves, each (level, facts, t_ms, cell, digit,
     note): {level: {signal: [centre, scale]}} for levels with at least
     :data:`LEVEL_NULL_MIN` values of a signal (per signal)."""
+    return fit_level_nulls(level_values(solves))
+
+
+def level_values(solves) -> dict:
+    """The signals of real solves by level: {level: {signal: [values]}} (the part of
+    :func:`level_nulls` that scales with the solves; chunks of it can run apart and be
+    joined with :func:`join_level_values` in their order)."""
     samples: dict = {}
     for level, facts, t_ms, cell, digit, note in solves:
         fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
@@ -82,6 +89,22 @@ def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, np.ndarray, np.ndarray,
         for name in LEVEL_NULL_SIGNALS:
             if name in values:
                 band.setdefault(name, []).append(values[name])
+    return samples
+
+
+def join_level_values(parts) -> dict:
+    """:func:`level_values` of consecutive chunks, joined as if computed at once."""
+    samples: dict = {}
+    for part in parts:
+        for level, band in part.items():
+            into = samples.setdefault(level, {})
+            for name, values in band.items():
+                into.setdefault(name, []).extend(values)
+    return samples
+
+
+def fit_level_nulls(samples: dict) -> dict:
+    """{level: {signal: [centre, scale]}} from :func:`level_values`."""
     out = {}
     for level, values in samples.items():
         # each signal on its own count: a signal that needs long solves (switch) must not

@@ -20,7 +20,7 @@ from ..settings import Settings
 from ..store import Store
 from ..store.repository import organiser as organiser_sql
 from ..work.analysis import PuzzleRegistry
-from ..work.compute import Cluster
+from ..work.compute import PRIORITY, Cluster
 from ..work.notify import Notifier
 from ..work.pool import Lane, LanePool
 from ..work.scheduler import NightlyRunner
@@ -54,7 +54,9 @@ async def _resources(app: web.Application):
     ctx.metrics.watch_queue(ctx.store.writer.depth)
     ctx.metrics.watch_puzzles(ctx.puzzles.counts)
     ctx.metrics.watch_flags(lambda: ctx.store.read(organiser_sql.flag_counts))
-    ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), ctx.scorer)
+    ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), ctx.scorer,
+                             tasks=cluster.lane(PRIORITY[int(Lane.SMALL_PUZZLES)] - 5)
+                             if cluster else None)
     await ctx.puzzles.start()
     await ctx.scorer.start()
     await ctx.jobs.start()

@@ -52,6 +52,7 @@ JOB = "nightly"
 LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level honest nulls
 LEVEL_SAMPLE_SEED = 7
 CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
+LEVEL_TASK = 250           # sampled solves per level-null task
 
 
 @dataclass
@@ -88,14 +89,19 @@ def current_calibration(db: JobDB) -> Calibration:
 
 
 def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
-                = lambda stage: None, run_id: str | None = None) -> dict:
+                = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
-    re-score). Raises on failure after recording it in ``job_runs``."""
+    re-score). Raises on failure after recording it in ``job_runs``.
+
+    ``executor`` runs the fit (one task); ``tasks`` (default: ``executor``) the
+    per-puzzle work, consensus orders and level-null signals, in chunks: the local pool,
+    or a Dask cluster's lane. The result is the same whatever runs it."""
     run_id = run_id or new_run_id()
     t0 = time.perf_counter()
     db.write(sql.start_run, run_id, JOB, datetime.now(timezone.utc))
     try:
-        summary = _run(db, settings, executor, progress, run_id)
+        summary = _run(db, settings, executor, progress, run_id,
+                       tasks if tasks is not None else executor)
     except BaseException as exc:
         msg = f"{type(exc).__name__}: {exc}"
         try:
@@ -111,7 +117,7 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
     return summary
 
 
-def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
+def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     progress("load")
     cal = current_calibration(db)
     puzzles = db.read(sql.rated_puzzles)
@@ -135,10 +141,13 @@ def _run(db: JobDB, s, executor, progress, run_id: str) -> dict:
                                       source=f"nightly run {run_id}")
 
     progress("consensus")
-    consensus_of = _consensus_orders(db, s.nightly_min_solves)
+    consensus_of = _consensus_orders(db, s.nightly_min_solves, tasks)
     levels = recalibration.levels(cal, fit.difficulty, float(fit.mu))
-    level_nulls = recalibration.level_nulls(
-        _sample_solves(db, {pid: str(lvl) for pid, lvl in zip(ids, levels.tolist())}))
+    samples = list(_sample_solves(db, {pid: str(lvl) for pid, lvl in
+                                       zip(ids, levels.tolist())}))
+    parts = _spread(tasks, recalibration.level_values,
+                    [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)])
+    level_nulls = recalibration.fit_level_nulls(recalibration.join_level_values(parts))
 
     progress("write")
     now = datetime.now(timezone.utc)
@@ -195,25 +204,58 @@ def _runs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
     yield from zip(starts.tolist(), np.r_[starts[1:], len(keys)].tolist())
 
 
-def _consensus_orders(db: JobDB, min_solves: int) -> dict[str, Consensus]:
+def _spread(tasks, fn, items: list) -> list:
+    """``[fn(x) for x in items]``, as tasks of ``tasks`` when given, in input order."""
+    return list(_spread_lazy(tasks, fn, items))
+
+
+def _consensus_chunk(rows: dict) -> dict[str, Consensus]:
+    """The consensus of every puzzle in one read of fill ranks (a task)."""
+    out = {}
+    pids = rows["puzzle_id"]
+    for a, b in _runs(pids):
+        out[pids[a]] = consensus(rows["sub_key"][a:b], rows["cell"][a:b], rows["r"][a:b],
+                                 int(rows["puzzle_order"][a]) ** 4)
+    return out
+
+
+def _consensus_orders(db: JobDB, min_solves: int, tasks=None) -> dict[str, Consensus]:
     """The consensus of every puzzle with at least ``min_solves`` eligible solves, read
     in id ranges of about :data:`CONSENSUS_CHUNK` solves so that memory stays bounded
-    whatever the size of the moves table."""
+    whatever the size of the moves table; each range is a task of ``tasks``."""
     big = db.read(sql.consensus_candidates, min_solves)
-    out: dict[str, Consensus] = {}
+    ranges: list[tuple[str, str]] = []
     chunk: list[str] = []
     total = 0
     for k, (pid, n) in enumerate(big):
         chunk.append(pid)
         total += n
         if total >= CONSENSUS_CHUNK or k == len(big) - 1:
-            rows = db.read(sql.fill_ranks, chunk[0], chunk[-1], min_solves)
-            pids = rows["puzzle_id"]
-            for a, b in _runs(pids):
-                out[pids[a]] = consensus(rows["sub_key"][a:b], rows["cell"][a:b],
-                                         rows["r"][a:b], int(rows["puzzle_order"][a]) ** 4)
+            ranges.append((chunk[0], chunk[-1]))
             chunk, total = [], 0
+    reads = (db.read(sql.fill_ranks, lo, hi, min_solves) for lo, hi in ranges)
+    out: dict[str, Consensus] = {}
+    for part in _spread_lazy(tasks, _consensus_chunk, reads):
+        out.update(part)
     return out
+
+
+def _spread_lazy(tasks, fn, items):
+    """``fn(x)`` for each of ``items`` (an iterator, consumed only as tasks free up, for
+    the reads behind it are big), as tasks of ``tasks`` when given, a few per worker in
+    flight; yielded in input order."""
+    if tasks is None:
+        for x in items:
+            yield fn(x)
+        return
+    limit = 2 * max(1, getattr(tasks, "workers", 1) or 1)
+    window = []
+    for x in items:
+        window.append(tasks.submit(fn, x))
+        if len(window) >= limit:
+            yield window.pop(0).result()
+    for f in window:
+        yield f.result()
 
 
 def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:

@@ -10,6 +10,7 @@ import time
 from datetime import timezone
 
 from ..store.repository import nightly as sql
+from .compute import ComputeUnavailable
 from .nightly import JOB, new_run_id, run_nightly, store_db
 
 log = logging.getLogger("fairgrid.jobs")
@@ -24,11 +25,12 @@ class JobCancelled(Exception):
 
 
 class NightlyRunner:
-    def __init__(self, store, settings, metrics, executor, scorer):
+    def __init__(self, store, settings, metrics, executor, scorer, tasks=None):
         self._store = store
         self._settings = settings
         self._metrics = metrics
         self._executor = executor
+        self._tasks = tasks  # the per-puzzle work: a cluster's lane, or None (executor)
         self._scorer = scorer
         self._scheduler = None
         self._task = None
@@ -118,9 +120,16 @@ class NightlyRunner:
     def _run_all_cores(self, run_id: str) -> dict:
         # the daemon runs DuckDB on one thread for cheap ingest commits; the job's scans
         # and aggregations get every core for their length (Store.all_cores)
+        tasks = self._executor
+        if self._tasks is not None:
+            try:
+                tasks = self._tasks.connect()
+            except ComputeUnavailable as exc:  # the job runs, here
+                log.warning("nightly run %s: %s; its per-puzzle work runs locally",
+                            run_id, exc)
         with self._store.all_cores():
             return run_nightly(store_db(self._store), self._settings, executor=self._executor,
-                               progress=self._progress, run_id=run_id)
+                               progress=self._progress, run_id=run_id, tasks=tasks)
 
     def _set_correlations(self, corr: dict) -> None:
         for metric, values in corr.items():

@@ -149,3 +149,39 @@ async def test_no_scheduler_puzzles_wait_ingestion_goes_on_and_resume(aiohttp_cl
 def test_an_unreachable_cluster_says_so():
     with pytest.raises(ComputeUnavailable, match="cannot be reached"):
         Cluster(f"tcp://127.0.0.1:{free_port()}", timeout_s=1).client()
+
+
+def test_the_nightly_job_gives_the_same_ratings_wherever_its_tasks_run(tmp_path, cluster):
+    """Consensus orders and level-null signals go out as tasks: inline, on the local
+    pool and on the cluster, the run writes the same ratings."""
+    import json
+
+    from fairgrid.daemon.work.nightly import direct_db, run_nightly
+    from fairgrid.daemon.work.pool import Lane, LanePool
+
+    from .test_nightly import build
+
+    def ratings(con, run_id):
+        rows = con.execute("SELECT puzzle_id, difficulty, consensus_fill_rank, "
+                           "consensus_fill_spread FROM puzzle_ratings WHERE run_id = ? "
+                           "ORDER BY puzzle_id", [run_id]).fetchall()
+        nulls = con.execute("SELECT band_nulls FROM rating_runs WHERE run_id = ?",
+                            [run_id]).fetchone()[0]
+        return rows, json.loads(nulls)
+
+    settings = make_settings(tmp_path, nightly_min_solves=5)
+    results = {}
+    pool = LanePool(2)
+    remote = Cluster(cluster.scheduler_address)
+    try:
+        for name, tasks in (("inline", None), ("pool", pool.lane(Lane.NIGHTLY)),
+                            ("cluster", remote.lane(5).connect())):
+            con, _ = build(tmp_path / f"{name}.duckdb", seed=1)
+            summary = run_nightly(direct_db(con), settings, tasks=tasks)
+            results[name] = ratings(con, summary["run_id"])
+            con.close()
+    finally:
+        pool.shutdown()
+        remote.close()
+    assert results["inline"][0] and any(r[2] for r in results["inline"][0])  # consensus
+    assert results["pool"] == results["inline"] == results["cluster"]
