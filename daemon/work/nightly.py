@@ -209,13 +209,26 @@ def _spread(tasks, fn, items: list) -> list:
     return list(_spread_lazy(tasks, fn, items))
 
 
-def _consensus_chunk(rows: dict) -> dict[str, Consensus]:
-    """The consensus of every puzzle in one read of fill ranks (a task)."""
+def _compact(rows: dict) -> dict:
+    """One read of fill ranks as numbers and a short list of ids: the rows repeat each
+    puzzle's id and order (millions of Python strings), which would make most of a
+    task's transfer."""
+    runs = list(_runs(rows["puzzle_id"]))
+    return {"pids": [rows["puzzle_id"][a] for a, _ in runs],
+            "ncells": [int(rows["puzzle_order"][a]) ** 4 for a, _ in runs],
+            "bounds": np.array([a for a, _ in runs] + [len(rows["puzzle_id"])], np.int64),
+            "sub_key": np.asarray(rows["sub_key"]), "cell": np.asarray(rows["cell"]),
+            "r": np.asarray(rows["r"])}
+
+
+def _consensus_chunk(part: dict) -> dict[str, Consensus]:
+    """The consensus of every puzzle in one compacted read of fill ranks (a task)."""
     out = {}
-    pids = rows["puzzle_id"]
-    for a, b in _runs(pids):
-        out[pids[a]] = consensus(rows["sub_key"][a:b], rows["cell"][a:b], rows["r"][a:b],
-                                 int(rows["puzzle_order"][a]) ** 4)
+    b = part["bounds"]
+    for k, pid in enumerate(part["pids"]):
+        lo, hi = b[k], b[k + 1]
+        out[pid] = consensus(part["sub_key"][lo:hi], part["cell"][lo:hi], part["r"][lo:hi],
+                             part["ncells"][k])
     return out
 
 
@@ -233,7 +246,7 @@ def _consensus_orders(db: JobDB, min_solves: int, tasks=None) -> dict[str, Conse
         if total >= CONSENSUS_CHUNK or k == len(big) - 1:
             ranges.append((chunk[0], chunk[-1]))
             chunk, total = [], 0
-    reads = (db.read(sql.fill_ranks, lo, hi, min_solves) for lo, hi in ranges)
+    reads = (_compact(db.read(sql.fill_ranks, lo, hi, min_solves)) for lo, hi in ranges)
     out: dict[str, Consensus] = {}
     for part in _spread_lazy(tasks, _consensus_chunk, reads):
         out.update(part)
