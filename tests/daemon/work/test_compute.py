@@ -88,6 +88,30 @@ def test_workers_with_other_code_are_named():
     assert strangers({"tcp://a:1": ours}, ours) == []
 
 
+# a worker whose solvers differ: its fingerprint of the code is not the daemon's
+OTHER_CODE = """
+import fairgrid.daemon.work.compute as compute
+compute.fingerprint = lambda: "0123456789abcdef"
+"""
+
+
+def test_a_cluster_with_a_worker_running_other_code_is_refused(tmp_path):
+    from distributed import LocalCluster
+
+    script = tmp_path / "other_code.py"
+    script.write_text(OTHER_CODE)
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                      dashboard_address=":0", silence_logs=40,
+                      preload=[str(script)]) as other:
+        remote = Cluster(other.scheduler_address)
+        try:
+            with pytest.raises(ComputeUnavailable, match="runs other fairgrid code") as err:
+                remote.lane(10).connect()
+            assert "0123456789abcdef" in str(err.value) and "tcp://" in str(err.value)
+        finally:
+            remote.close()
+
+
 async def test_the_daemon_analyses_on_the_cluster_like_on_its_pool(aiohttp_client, tmp_path,
                                                                     cluster):
     docs = {}
