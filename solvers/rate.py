@@ -174,25 +174,22 @@ def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
     seeds = [rating_seed(seed, p) for p in items]
     args = [(p, int(s), runs, budget_s, only) for p, s in zip(items, seeds)]
     jobs = min(jobs or os.cpu_count() or 1, max(1, len(items)))
-    if executor is not None:
-        futures = [executor.submit(_rate_job, a) for a in args]
-        if on_done:
-            for f in futures:
-                f.add_done_callback(lambda _f: on_done())
-        for f in futures:
-            yield f.result()
-        return
-    if jobs == 1:
+    if executor is None and jobs == 1:
         for a in args:
             out = _rate_job(a)
             if on_done:
                 on_done()
             yield out
         return
-    with default_executor(jobs) as pool:
+    own = executor is None
+    pool = default_executor(jobs) if own else executor
+    try:
         futures = [pool.submit(_rate_job, a) for a in args]
         if on_done:
             for f in futures:
                 f.add_done_callback(lambda _f: on_done())
         for f in futures:
             yield f.result()
+    finally:
+        if own:
+            pool.shutdown()

@@ -11,30 +11,18 @@ from pathlib import Path
 
 from .client import quote
 from .common import CliError
-from .organiser_tools import _daemon_options, _unreachable, connect
-
-
-def _call(args, method: str, path: str, body: dict | None = None, *, admin: bool = True):
-    client, settings = connect(args, admin=admin)
-    data = None if body is None else json.dumps(body).encode()
-    answer = client.request(method, path, data, {"content-type": "application/json"})
-    if answer is None:
-        raise _unreachable(client)
-    status, doc = answer
-    if status >= 400:
-        raise CliError(f"the daemon answered {status}: {doc.get('error')}")
-    return doc
+from .organiser_tools import _daemon_options, _unreachable, call, connect
 
 
 def cmd_notify(args: argparse.Namespace) -> int:
     path = f"/v1/portals/{quote(args.portal)}/notify"
     if args.off:
-        _call(args, "DELETE", path)
+        call(args, "DELETE", path)
         print(f"portal {args.portal}: no notifications")
         return 0
     if not args.endpoint:
         raise CliError("give the endpoint URL, or --off")
-    doc = _call(args, "PUT", path, {"url": args.endpoint})
+    doc = call(args, "PUT", path, {"url": args.endpoint})
     print(f"portal {args.portal}: events go to {doc['url']}, signed with the secret below "
           "(shown this once; the portal verifies with it as fairgrid verifies webhooks)",
           file=sys.stderr)
@@ -44,12 +32,12 @@ def cmd_notify(args: argparse.Namespace) -> int:
 
 def cmd_notifications(args: argparse.Namespace) -> int:
     if args.redeliver:
-        doc = _call(args, "POST", f"/v1/notifications/{quote(args.redeliver)}/redeliver")
+        doc = call(args, "POST", f"/v1/notifications/{quote(args.redeliver)}/redeliver")
         print(f"{doc['id']} queued for delivery")
         return 0
     query = "&".join(f"{k}={quote(v)}" for k, v in (("state", args.state),
                                                      ("portal", args.portal)) if v)
-    doc = _call(args, "GET", "/v1/notifications" + (f"?{query}" if query else ""),
+    doc = call(args, "GET", "/v1/notifications" + (f"?{query}" if query else ""),
                 admin=False)
     rows = doc["notifications"]
     if args.json:
@@ -69,7 +57,7 @@ def cmd_erase(args: argparse.Namespace) -> int:
     if not args.yes:
         raise CliError(f"this removes every solve, score, flag and review of {args.player!r} "
                        f"of portal {args.portal!r} for good: add --yes")
-    doc = _call(args, "POST", f"/v1/players/{quote(args.portal)}/{quote(args.player)}/erase")
+    doc = call(args, "POST", f"/v1/players/{quote(args.portal)}/{quote(args.player)}/erase")
     rows = doc["erased"]
     print(f"erased {args.portal}/{args.player}: " + ", ".join(
         f"{n} {table}" for table, n in rows.items() if n))

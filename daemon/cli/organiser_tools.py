@@ -65,6 +65,21 @@ def _unreachable(client: DaemonClient) -> CliError:
     return CliError(f"no daemon answers at {client.base_url}")
 
 
+def call(args: argparse.Namespace, method: str, path: str, body: dict | None = None, *,
+         admin: bool = True) -> dict:
+    """A JSON call to the daemon ``connect`` finds: its answer, or CliError naming the
+    status and the daemon's error (or that none answers)."""
+    client, _ = connect(args, admin=admin)
+    data = None if body is None else json.dumps(body).encode()
+    answer = client.request(method, path, data, {"content-type": "application/json"})
+    if answer is None:
+        raise _unreachable(client)
+    status, doc = answer
+    if status >= 400:
+        raise CliError(f"the daemon answered {status}: {doc.get('error')}")
+    return doc
+
+
 # ---------------------------------------------------------------------------- flags
 
 def _flags_from_daemon(client: DaemonClient, query: dict) -> list[dict] | None:
@@ -176,15 +191,8 @@ def cmd_player(args: argparse.Namespace) -> int:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    client, _ = connect(args, admin=True)
-    body = json.dumps({"state": args.state, **({"note": args.note} if args.note else {})})
-    answer = client.request("POST", f"/v1/flags/{args.flag_id}/review", body.encode(),
-                            {"content-type": "application/json"})
-    if answer is None:
-        raise _unreachable(client)
-    status, doc = answer
-    if status >= 400:
-        raise CliError(f"the daemon answered {status}: {doc.get('error')}")
+    doc = call(args, "POST", f"/v1/flags/{args.flag_id}/review",
+               {"state": args.state, **({"note": args.note} if args.note else {})})
     print(f"flag {doc['id']} is {doc['state']}; history: " + "; ".join(
         f"{h['changed_at'][:19]} {h['state']} by {h['actor']}"
         + (f" ({h['note']})" if h["note"] else "") for h in doc["history"]))

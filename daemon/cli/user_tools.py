@@ -10,21 +10,9 @@ import sys
 
 from .client import quote
 from .common import CliError
-from .organiser_tools import _daemon_options, _unreachable, connect
+from .organiser_tools import _daemon_options, call
 
 MIN_PASSWORD = 10  # the daemon checks it too; asking again here saves a round trip
-
-
-def _call(args, method: str, path: str, body: dict | None = None) -> dict:
-    client, _ = connect(args, admin=True)
-    data = None if body is None else json.dumps(body).encode()
-    answer = client.request(method, path, data, {"content-type": "application/json"})
-    if answer is None:
-        raise _unreachable(client)
-    status, doc = answer
-    if status >= 400:
-        raise CliError(f"the daemon answered {status}: {doc.get('error')}")
-    return doc
 
 
 def _password(args) -> str:
@@ -52,13 +40,13 @@ def _line(u: dict) -> str:
 def cmd_user_add(args: argparse.Namespace) -> int:
     body = {"name": args.name, "role": args.role, "portals": args.portal or [],
             "password": _password(args)}
-    doc = _call(args, "POST", "/v1/users", body)
+    doc = call(args, "POST", "/v1/users", body)
     print(f"added {_line(doc)}")
     return 0
 
 
 def cmd_user_list(args: argparse.Namespace) -> int:
-    doc = _call(args, "GET", "/v1/users")
+    doc = call(args, "GET", "/v1/users")
     if args.json:
         for u in doc["users"]:
             print(json.dumps(u))
@@ -70,7 +58,7 @@ def cmd_user_list(args: argparse.Namespace) -> int:
 
 
 def _change(args, changes: dict, verb: str) -> int:
-    doc = _call(args, "PATCH", f"/v1/users/{quote(args.name)}", changes)
+    doc = call(args, "PATCH", f"/v1/users/{quote(args.name)}", changes)
     print(f"{verb} {_line(doc)}")
     return 0
 
@@ -101,7 +89,7 @@ def cmd_user_scope(args):
 
 
 def cmd_user_token(args: argparse.Namespace) -> int:
-    doc = _call(args, "POST", f"/v1/users/{quote(args.name)}/tokens",
+    doc = call(args, "POST", f"/v1/users/{quote(args.name)}/tokens",
                 {"label": args.label} if args.label else {})
     print(doc["token"])
     print(f"a personal API token for {args.name}: shown this once, only its digest is "

@@ -243,16 +243,26 @@ def _hard_steps(timeline: list[dict]) -> list[bool]:
     return [t["difficulty"] >= cut and t["difficulty"] > diffs[0] for t in timeline]
 
 
+def _flag_id(request: web.Request) -> int:
+    try:
+        return int(request.match_info["id"])
+    except ValueError:
+        raise NotFound("There is no such flag.") from None
+
+
+def _expected(ratings: dict) -> str | None:
+    """A puzzle's expected solve time as m:ss, from its ratings (None before them)."""
+    seconds = ratings.get("expected_time_s")
+    return _mmss(1000 * seconds) if seconds else None
+
+
 def _flat(grid) -> list:
     return [v for row in grid for v in row] if grid else []
 
 
 @page
 async def flag_page(request: web.Request, who: Principal) -> web.Response:
-    try:
-        flag_id = int(request.match_info["id"])
-    except ValueError:
-        raise NotFound("There is no such flag.") from None
+    flag_id = _flag_id(request)
     row = await read(request, sql.flag, flag_id, who.visible())
     if row is None:
         raise NotFound(f"There is no flag {flag_id}.")
@@ -295,17 +305,14 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
         "boards": boards, "chart": chart, "history": history, "decisions": decisions,
         "others": [o for o in others if o["submission_id"] != row["submission_id"]][:20],
         "puzzle": puzzle, "level": ratings.get("level_name"),
-        "expected": _mmss(1000 * ratings["expected_time_s"]) if ratings.get("expected_time_s")
-        else None, "duration": _mmss(row["duration_ms"]), "mmss": _mmss, "when": _when,
+        "expected": _expected(ratings), "duration": _mmss(row["duration_ms"]), "mmss": _mmss,
+        "when": _when,
         "replay_json": json.dumps(replay).replace("</", "<\\/"), "size": order * order})
 
 
 @page
 async def review(request: web.Request, who: Principal) -> web.Response:
-    try:
-        flag_id = int(request.match_info["id"])
-    except ValueError:
-        raise NotFound("There is no such flag.") from None
+    flag_id = _flag_id(request)
     form = request[FORM]
     state = str(form.get("state", ""))
     if state not in REVIEW_STATES:
@@ -358,8 +365,7 @@ async def puzzle_page(request: web.Request, who: Principal) -> web.Response:
     return _render(request, "puzzle.html", {
         "title": f"Puzzle {pid}", "p": doc, "board": board, "size": size,
         "level": ratings.get("level_name"),
-        "expected": _mmss(1000 * ratings["expected_time_s"]) if ratings.get("expected_time_s")
-        else None, "when": _when})
+        "expected": _expected(ratings), "when": _when})
 
 
 @page

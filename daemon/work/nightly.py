@@ -145,7 +145,7 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     levels = recalibration.levels(cal, fit.difficulty, float(fit.mu))
     samples = list(_sample_solves(db, {pid: str(lvl) for pid, lvl in
                                        zip(ids, levels.tolist())}))
-    parts = _spread(tasks, recalibration.level_values,
+    parts = _in_tasks(tasks, recalibration.level_values,
                     [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)])
     level_nulls = recalibration.fit_level_nulls(recalibration.join_level_values(parts))
 
@@ -204,11 +204,6 @@ def _runs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
     yield from zip(starts.tolist(), np.r_[starts[1:], len(keys)].tolist())
 
 
-def _spread(tasks, fn, items: list) -> list:
-    """``[fn(x) for x in items]``, as tasks of ``tasks`` when given, in input order."""
-    return list(_spread_lazy(tasks, fn, items))
-
-
 def _compact(rows: dict) -> dict:
     """One read of fill ranks as numbers and a short list of ids: the rows repeat each
     puzzle's id and order (millions of Python strings), which would make most of a
@@ -248,12 +243,12 @@ def _consensus_orders(db: JobDB, min_solves: int, tasks=None) -> dict[str, Conse
             chunk, total = [], 0
     reads = (_compact(db.read(sql.fill_ranks, lo, hi, min_solves)) for lo, hi in ranges)
     out: dict[str, Consensus] = {}
-    for part in _spread_lazy(tasks, _consensus_chunk, reads):
+    for part in _in_tasks(tasks, _consensus_chunk, reads):
         out.update(part)
     return out
 
 
-def _spread_lazy(tasks, fn, items):
+def _in_tasks(tasks, fn, items):
     """``fn(x)`` for each of ``items`` (an iterator, consumed only as tasks free up, for
     the reads behind it are big), as tasks of ``tasks`` when given, a few per worker in
     flight; yielded in input order."""

@@ -16,7 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from ..daemon.helpers import ADMIN, SECRET_A
+from fairgrid.daemon.testing import free_port, start
+
+from ..daemon.helpers import ADMIN, OTHER_SECRET, SECRET_A
 from ..fixtures import EASY
 from .browser import DESKTOP, PHONE, overflows_horizontally, set_width, unlabelled_controls
 
@@ -24,15 +26,7 @@ pytestmark = pytest.mark.slow
 
 FAIRGRID = shutil.which("fairgrid")
 CMD = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
-OTHER_SECRET = "whsec_" + "b3RoZXIgcG9ydGFsIHNlY3JldCBrZXkgMTIz"
 PASSWORDS = {"alice": "alice-password-1", "bob": "bob-password-22", "root": "root-password-333"}
-
-
-def _free_port() -> int:
-    import socket
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(*args, stdin: str | None = None, base: str) -> subprocess.CompletedProcess:
@@ -44,7 +38,7 @@ def _cli(*args, stdin: str | None = None, base: str) -> subprocess.CompletedProc
 @pytest.fixture(scope="module")
 def daemon(tmp_path_factory, browser):
     tmp = tmp_path_factory.mktemp("console")
-    port = _free_port()
+    port = free_port()
     cfg = tmp / "fairgrid.toml"
     cfg.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n'
                    f'[storage]\npath = "{tmp / "fg.duckdb"}"\n'
@@ -52,21 +46,9 @@ def daemon(tmp_path_factory, browser):
                    f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
                    f'[portals.other]\nsecrets = ["{OTHER_SECRET}"]\n'
                    f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
-    proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
+    proc = start(cfg, base, timeout=120)
     try:
-        import urllib.request
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                with urllib.request.urlopen(base + "/healthz", timeout=5) as resp:
-                    if resp.status == 200:
-                        break
-            except OSError:
-                pass
-            assert proc.poll() is None and time.monotonic() < deadline, "daemon did not start"
-            time.sleep(0.2)
         for name, role, portals in (("alice", "organiser", ["demo"]),
                                     ("bob", "organiser", ["other"]), ("root", "admin", [])):
             extra = [a for p in portals for a in ("--portal", p)]
