@@ -209,3 +209,21 @@ def test_the_nightly_job_gives_the_same_ratings_wherever_its_tasks_run(tmp_path,
         remote.close()
     assert results["inline"][0] and any(r[2] for r in results["inline"][0])  # consensus
     assert results["pool"] == results["inline"] == results["cluster"]
+
+
+def test_rating_a_bank_on_the_cluster_gives_the_local_ratings(cluster):
+    from fairgrid.solvers.rate import rate_many
+
+    from ...fixtures import MEDIUM
+
+    bank = [EASY, MEDIUM]
+    local = list(rate_many(bank, runs=0.2, budget_s=0.2, jobs=1))
+    remote = Cluster(cluster.scheduler_address)
+    try:
+        done = []
+        got = list(rate_many(bank, runs=0.2, budget_s=0.2, executor=remote.lane(10).connect(),
+                             on_done=lambda: done.append(1)))
+    finally:
+        remote.close()
+    assert len(done) == 2 and [e for _, e in got] == [None, None]
+    assert [r.metrics for r, _ in got] == [r.metrics for r, _ in local]
