@@ -1,0 +1,716 @@
+"""The human technique model: a puzzle solved with the techniques people use, cheapest
+first, every step recorded with its technique.
+
+Each technique is a small pure function of a :class:`Board` (the placed digits and the
+candidate set of every empty cell, a bit mask per cell) that returns the first
+:class:`Step` it finds (its placements or eliminations and the cells that justify it),
+or ``None``. :func:`solve_with_techniques` applies singles while any exist and, when
+none does, the cheapest technique of :data:`LADDER` that makes progress, then looks for
+singles again, as a solver with pencil marks does. The techniques follow their common
+definitions (Sudopedia, the Sudoku Wiki, the HoDoKu and Sudoku Explainer technique
+pages, Pelánek 2011 "Difficulty rating of Sudoku puzzles by a computational model"):
+
+==================  ======  =======================================================
+technique           weight  what it finds
+==================  ======  =======================================================
+full house          1.0     the last empty cell of a unit
+hidden single box   1.2     a digit with one place left in a block (cross-hatching)
+hidden single line  1.5     a digit with one place left in a row or column
+naked single        2.3     a cell with one candidate left
+pointing            2.6     a digit of a block confined to one line: not elsewhere on
+                            that line
+claiming            2.8     a digit of a line confined to one block: not elsewhere in
+                            that block
+naked pair          3.0     two cells of a unit with the same two candidates
+x-wing              3.2     a digit on two places in each of two lines, the same two
+                            cross lines
+hidden pair         3.4     two digits with the same two places in a unit
+naked triple        3.6     three cells of a unit whose candidates span three digits
+swordfish           3.8     the fish of three lines
+hidden triple       4.0     three digits confined to three cells of a unit
+xy-wing             4.2     a two-candidate pivot {x,y} seeing pincers {x,z}, {y,z}: z
+                            is not in a cell seeing both pincers
+xyz-wing            4.4     pivot {x,y,z} seeing pincers {x,z}, {y,z}: z is not in a
+                            cell seeing all three
+naked quad          5.0     four cells of a unit spanning four digits
+jellyfish           5.2     the fish of four lines
+hidden quad         5.4     four digits confined to four cells of a unit
+simple colouring    5.6     a digit's conjugate pairs two-coloured: a colour seen twice
+                            in a unit is false (wrap); a cell seeing both colours
+                            loses the digit (trap)
+xy-chain            6.6     a chain of two-candidate cells, each link sharing a digit,
+                            whose two ends can both hold z: z is not in a cell seeing
+                            both ends
+forcing             7.5+    assume a candidate, apply singles: a contradiction removes
+                            it (Nishio / contradiction forcing; +0.1 per 4 singles of
+                            the shortest contradiction, capped at 9.0)
+guess               10.0    nothing above progresses: the solution's digit of a cell
+                            with fewest candidates (no daily newspaper puzzle needs it)
+==================  ======  =======================================================
+
+The weights order the techniques the way the Sudoku Explainer scale does (the numbers
+are that scale's where it has the technique); :func:`technique_features` turns a run
+into features and the expected-time model (:mod:`fairgrid.analytics.expected_time`)
+learns what each is worth in seconds from human solve times.
+
+Deterministic: among singles the cheapest kind is taken, lowest cell first; each advanced
+technique scans units, digits and cells in a fixed order. The same puzzle gives the same
+steps everywhere. Pure Python on int bit masks: a daily puzzle takes a few milliseconds,
+a diabolical one tens (``python bench/techniques.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+from itertools import combinations
+from typing import Callable
+
+import numpy as np
+
+from .grid import Puzzle, PuzzleError, geometry
+
+FULL_HOUSE, HIDDEN_BOX, HIDDEN_LINE, NAKED_SINGLE = ("full house", "hidden single box",
+                                                     "hidden single line", "naked single")
+SINGLES = (FULL_HOUSE, HIDDEN_BOX, HIDDEN_LINE, NAKED_SINGLE)
+WEIGHT = {FULL_HOUSE: 1.0, HIDDEN_BOX: 1.2, HIDDEN_LINE: 1.5, NAKED_SINGLE: 2.3,
+          "pointing": 2.6, "claiming": 2.8, "naked pair": 3.0, "x-wing": 3.2,
+          "hidden pair": 3.4, "naked triple": 3.6, "swordfish": 3.8, "hidden triple": 4.0,
+          "xy-wing": 4.2, "xyz-wing": 4.4, "naked quad": 5.0, "jellyfish": 5.2,
+          "hidden quad": 5.4, "simple colouring": 5.6, "xy-chain": 6.6, "forcing": 7.5,
+          "guess": 10.0}
+# the classes the features count (a person learns a family, not each size of it)
+CLASS = {"pointing": "locked", "claiming": "locked", "naked pair": "pair",
+         "hidden pair": "pair", "naked triple": "subset", "hidden triple": "subset",
+         "naked quad": "subset", "hidden quad": "subset", "x-wing": "fish",
+         "swordfish": "fish", "jellyfish": "fish", "xy-wing": "wing", "xyz-wing": "wing",
+         "simple colouring": "chain", "xy-chain": "chain", "forcing": "forcing",
+         "guess": "guess"}
+CLASSES = ("locked", "pair", "subset", "fish", "wing", "chain", "forcing", "guess")
+MAX_CHAIN = 8          # cells of an xy-chain
+FORCING_CAP = 40       # singles an assumption may take to reach its contradiction
+
+
+def _popcount(m: int) -> int:
+    return m.bit_count()
+
+
+def _digits(m: int):
+    """The digits (1-based) of a candidate mask, ascending."""
+    while m:
+        low = m & -m
+        yield low.bit_length()
+        m ^= low
+
+
+@dataclass(frozen=True)
+class Step:
+    """One deduction: ``technique``, the digits it places (cell, digit), the candidates it
+    removes (cell, digit) and the cells whose candidates justify it (for a replay or an
+    explanation)."""
+
+    technique: str
+    placements: tuple[tuple[int, int], ...] = ()
+    eliminations: tuple[tuple[int, int], ...] = ()
+    because: tuple[int, ...] = ()
+    options: int = 0      # singles on offer when a single was taken
+    extra: float = 0.0    # a forcing step's length bonus on the weight
+
+    @property
+    def weight(self) -> float:
+        return min(WEIGHT[self.technique] + self.extra, 9.0) \
+            if self.technique == "forcing" else WEIGHT[self.technique]
+
+
+@functools.lru_cache(maxsize=None)
+def _tables(order: int):
+    geo = geometry(order)
+    size = geo.size
+    units = tuple(tuple(int(c) for c in u) for u in geo.units)
+    rows, cols, blocks = units[:size], units[size:2 * size], units[2 * size:]
+    peers = tuple(frozenset(int(p) for p in ps) for ps in geo.peers)
+    cell_units = tuple((int(geo.row[c]), size + int(geo.col[c]), 2 * size + int(geo.block[c]))
+                       for c in range(geo.ncells))
+    return geo, units, rows, cols, blocks, peers, cell_units
+
+
+class Board:
+    """Placed digits and candidate masks (bit ``d-1`` for digit ``d``) of a grid.
+
+    Candidates start as the digits no peer holds; :meth:`place` and :meth:`eliminate`
+    keep them consistent. ``copy`` is cheap (two lists)."""
+
+    __slots__ = ("order", "size", "full", "value", "cand", "geo", "units", "rows", "cols",
+                 "blocks", "peers", "cell_units")
+
+    def __init__(self, order: int, values=None):
+        (self.geo, self.units, self.rows, self.cols, self.blocks, self.peers,
+         self.cell_units) = _tables(order)
+        self.order, self.size = order, order * order
+        self.full = (1 << self.size) - 1
+        n = self.geo.ncells
+        self.value = [0] * n
+        self.cand = [self.full] * n
+        if values is not None:
+            for c, d in enumerate(values):
+                if d:
+                    self.place(c, int(d))
+
+    @classmethod
+    def of(cls, puzzle: Puzzle) -> "Board":
+        return cls(puzzle.order, puzzle.givens.tolist())
+
+    def copy(self) -> "Board":
+        other = object.__new__(Board)
+        for name in Board.__slots__:
+            setattr(other, name, getattr(self, name))
+        other.value = self.value[:]
+        other.cand = self.cand[:]
+        return other
+
+    def place(self, cell: int, digit: int) -> None:
+        self.value[cell] = digit
+        self.cand[cell] = 0
+        clear = ~(1 << (digit - 1))
+        cand = self.cand
+        for p in self.peers[cell]:
+            cand[p] &= clear
+
+    def eliminate(self, cell: int, digit: int) -> None:
+        self.cand[cell] &= ~(1 << (digit - 1))
+
+    def apply(self, step: Step) -> None:
+        for c, d in step.eliminations:
+            self.eliminate(c, d)
+        for c, d in step.placements:
+            self.place(c, d)
+
+    @property
+    def solved(self) -> bool:
+        return all(self.value)
+
+    def broken(self) -> bool:
+        """An empty cell without candidates, or a unit with a missing digit nowhere
+        possible (what a wrong assumption leads to)."""
+        value, cand = self.value, self.cand
+        for c in range(len(value)):
+            if not value[c] and not cand[c]:
+                return True
+        for unit in self.units:
+            have = 0
+            for c in unit:
+                have |= cand[c] | ((1 << (value[c] - 1)) if value[c] else 0)
+            if have != self.full:
+                return True
+        return False
+
+
+# ----------------------------------------------------------------------------- singles
+
+def singles(b: Board) -> list[tuple[int, int, str]]:
+    """Every single on offer: (cell, digit, kind), a placement listed once under its
+    cheapest kind."""
+    found: dict[tuple[int, int], str] = {}
+    cand = b.cand
+
+    def offer(c, d, kind):
+        old = found.get((c, d))
+        if old is None or _RANK[kind] < _RANK[old]:
+            found[(c, d)] = kind
+
+    size = b.size
+    for u, unit in enumerate(b.units):
+        once = twice = 0
+        empty = 0
+        for c in unit:
+            m = cand[c]
+            if m:
+                empty += 1
+                twice |= once & m
+                once |= m
+        hidden = once & ~twice
+        if not hidden:
+            continue
+        kind = FULL_HOUSE if empty == 1 else (HIDDEN_BOX if u >= 2 * size else HIDDEN_LINE)
+        for c in unit:
+            m = cand[c] & hidden
+            if m:
+                for d in _digits(m):
+                    offer(c, d, kind)
+    for c, m in enumerate(cand):
+        if m and not m & (m - 1):
+            offer(c, m.bit_length(), NAKED_SINGLE)
+    return [(c, d, k) for (c, d), k in found.items()]
+
+
+_RANK = {k: i for i, k in enumerate(SINGLES)}
+
+
+def take_single(b: Board) -> Step | None:
+    """The single a person takes: the cheapest kind on offer, lowest cell first."""
+    offers = singles(b)
+    if not offers:
+        return None
+    c, d, kind = min(offers, key=lambda o: (_RANK[o[2]], o[0], o[1]))
+    return Step(kind, placements=((c, d),), options=len(offers))
+
+
+# -------------------------------------------------------------------- locked candidates
+
+def pointing(b: Board) -> Step | None:
+    """A digit whose places in a block lie on one line is not elsewhere on that line."""
+    return _locked(b, b.blocks, (0, 1), "pointing")
+
+
+def claiming(b: Board) -> Step | None:
+    """A digit whose places in a line lie in one block is not elsewhere in that block."""
+    return _locked(b, b.rows + b.cols, (2,), "claiming")
+
+
+def _locked(b, bases, kinds, name):
+    cand, cell_units, size, units = b.cand, b.cell_units, b.size, b.units
+    for base in bases:
+        for d in range(1, size + 1):
+            bit = 1 << (d - 1)
+            where = [c for c in base if cand[c] & bit]
+            if len(where) < 2:
+                continue
+            for kind in kinds:
+                target = cell_units[where[0]][kind]
+                if any(cell_units[c][kind] != target for c in where):
+                    continue
+                gone = tuple((c, d) for c in units[target]
+                             if cand[c] & bit and c not in where)
+                if gone:
+                    return Step(name, eliminations=gone, because=tuple(where))
+    return None
+
+
+# ------------------------------------------------------------------------------ subsets
+
+def _naked(b: Board, k: int, name: str) -> Step | None:
+    cand = b.cand
+    for unit in b.units:
+        open_ = [c for c in unit if cand[c] and _popcount(cand[c]) <= k]
+        if len(open_) < k:
+            continue
+        for group in combinations(open_, k):
+            union = 0
+            for c in group:
+                union |= cand[c]
+            if _popcount(union) != k:
+                continue
+            gone = tuple((c, d) for c in unit if c not in group and cand[c] & union
+                         for d in _digits(cand[c] & union))
+            if gone:
+                return Step(name, eliminations=gone, because=group)
+    return None
+
+
+def _hidden(b: Board, k: int, name: str) -> Step | None:
+    cand = b.cand
+    for unit in b.units:
+        places = {}
+        for d in range(1, b.size + 1):
+            bit = 1 << (d - 1)
+            where = 0
+            for i, c in enumerate(unit):
+                if cand[c] & bit:
+                    where |= 1 << i
+            if 2 <= _popcount(where) <= k:
+                places[d] = where
+        if len(places) < k:
+            continue
+        for digits in combinations(places, k):
+            where = 0
+            for d in digits:
+                where |= places[d]
+            if _popcount(where) != k:
+                continue
+            keep = sum(1 << (d - 1) for d in digits)
+            cells = [unit[i] for i in range(len(unit)) if where >> i & 1]
+            gone = tuple((c, d) for c in cells for d in _digits(cand[c] & ~keep))
+            if gone:
+                return Step(name, eliminations=gone, because=tuple(cells))
+    return None
+
+
+def naked_pair(b): return _naked(b, 2, "naked pair")
+def naked_triple(b): return _naked(b, 3, "naked triple")
+def naked_quad(b): return _naked(b, 4, "naked quad")
+def hidden_pair(b): return _hidden(b, 2, "hidden pair")
+def hidden_triple(b): return _hidden(b, 3, "hidden triple")
+def hidden_quad(b): return _hidden(b, 4, "hidden quad")
+
+
+# --------------------------------------------------------------------------------- fish
+
+def _fish(b: Board, k: int, name: str) -> Step | None:
+    cand, size = b.cand, b.size
+    for d in range(1, size + 1):
+        bit = 1 << (d - 1)
+        for bases, covers in ((b.rows, b.cols), (b.cols, b.rows)):
+            lines = {}
+            for i, line in enumerate(bases):
+                where = 0
+                for j, c in enumerate(line):
+                    if cand[c] & bit:
+                        where |= 1 << j
+                if 2 <= _popcount(where) <= k:
+                    lines[i] = where
+            if len(lines) < k:
+                continue
+            for chosen in combinations(lines, k):
+                where = 0
+                for i in chosen:
+                    where |= lines[i]
+                if _popcount(where) != k:
+                    continue
+                gone = []
+                for j in range(size):
+                    if where >> j & 1:
+                        for i, c in enumerate(covers[j]):
+                            if i not in chosen and cand[c] & bit:
+                                gone.append((c, d))
+                if gone:
+                    base_cells = tuple(c for i in chosen for c in bases[i] if cand[c] & bit)
+                    return Step(name, eliminations=tuple(gone), because=base_cells)
+    return None
+
+
+def x_wing(b): return _fish(b, 2, "x-wing")
+def swordfish(b): return _fish(b, 3, "swordfish")
+def jellyfish(b): return _fish(b, 4, "jellyfish")
+
+
+# -------------------------------------------------------------------------------- wings
+
+def xy_wing(b: Board) -> Step | None:
+    """Pivot {x,y}; pincers {x,z} and {y,z} it sees: z is in one pincer, so not in a cell
+    seeing both."""
+    cand, peers = b.cand, b.peers
+    bival = [c for c, m in enumerate(cand) if m and _popcount(m) == 2]
+    for pivot in bival:
+        pm = cand[pivot]
+        wings = [c for c in bival if c in peers[pivot] and _popcount(cand[c] & pm) == 1]
+        for i, a in enumerate(wings):
+            for w in wings[i + 1:]:
+                za, zw = cand[a] & ~pm, cand[w] & ~pm
+                if za != zw or cand[a] & pm == cand[w] & pm:
+                    continue
+                z = za.bit_length()
+                gone = tuple((c, z) for c in peers[a] & peers[w]
+                             if c != pivot and cand[c] & za)
+                if gone:
+                    return Step("xy-wing", eliminations=tuple(sorted(gone)),
+                                because=(pivot, a, w))
+    return None
+
+
+def xyz_wing(b: Board) -> Step | None:
+    """Pivot {x,y,z}; pincers {x,z}, {y,z} it sees: z is in one of the three."""
+    cand, peers = b.cand, b.peers
+    for pivot, pm in enumerate(cand):
+        if not pm or _popcount(pm) != 3:
+            continue
+        wings = [c for c in peers[pivot] if cand[c] and _popcount(cand[c]) == 2
+                 and cand[c] & pm == cand[c]]
+        for i, a in enumerate(wings):
+            for w in wings[i + 1:]:
+                if cand[a] | cand[w] != pm:
+                    continue
+                zb = cand[a] & cand[w]
+                z = zb.bit_length()
+                gone = tuple((c, z) for c in peers[a] & peers[w] & peers[pivot]
+                             if cand[c] & zb)
+                if gone:
+                    return Step("xyz-wing", eliminations=tuple(sorted(gone)),
+                                because=(pivot, a, w))
+    return None
+
+
+# ---------------------------------------------------------------------- colour, chains
+
+def simple_colouring(b: Board) -> Step | None:
+    """One digit's conjugate pairs (units where it has exactly two places), two-coloured
+    per connected cluster: one colour is the truth. Two cells of one colour in a unit
+    make that colour false (wrap); a cell seeing both colours loses the digit (trap)."""
+    cand, peers, size = b.cand, b.peers, b.size
+    for d in range(1, size + 1):
+        bit = 1 << (d - 1)
+        links: dict[int, list[int]] = {}
+        for unit in b.units:
+            where = [c for c in unit if cand[c] & bit]
+            if len(where) == 2:
+                x, y = where
+                links.setdefault(x, []).append(y)
+                links.setdefault(y, []).append(x)
+        seen: set[int] = set()
+        for start in sorted(links):
+            if start in seen:
+                continue
+            colour = {start: 0}
+            todo = [start]
+            while todo:
+                c = todo.pop()
+                for o in links[c]:
+                    if o not in colour:
+                        colour[o] = 1 - colour[c]
+                        todo.append(o)
+            seen |= colour.keys()
+            if len(colour) < 4:  # a lone pair is a hidden pair's business, not colour's
+                continue
+            sides = ([c for c in colour if colour[c] == 0], [c for c in colour if colour[c] == 1])
+            for side in sides:
+                if any(o in peers[c] for i, c in enumerate(side) for o in side[i + 1:]):
+                    return Step("simple colouring", eliminations=tuple((c, d) for c in side),
+                                because=tuple(sorted(colour)))
+            s0, s1 = set(sides[0]), set(sides[1])
+            gone = tuple((c, d) for c in range(len(cand))
+                         if cand[c] & bit and c not in colour
+                         and not peers[c].isdisjoint(s0) and not peers[c].isdisjoint(s1))
+            if gone:
+                return Step("simple colouring", eliminations=gone,
+                            because=tuple(sorted(colour)))
+    return None
+
+
+def xy_chain(b: Board) -> Step | None:
+    """Two-candidate cells linked through a shared digit, each forcing the next: if the
+    first cell is not z, the last one is; z is then in one end, so not in a cell seeing
+    both ends. The shortest such chain (at most :data:`MAX_CHAIN` cells) that removes
+    something, found breadth-first over (cell, digit it is forced to hold) states."""
+    cand, peers = b.cand, b.peers
+    bival = [c for c, m in enumerate(cand) if m and _popcount(m) == 2]
+    nbrs = {c: [o for o in bival if o in peers[c]] for c in bival}
+    best = None
+    for start in bival:
+        for z in _digits(cand[start]):
+            zbit = 1 << (z - 1)
+            first = (start, cand[start] & ~zbit)
+            parent = {first: None}
+            frontier = [first]
+            for length in range(2, MAX_CHAIN + 1):
+                if best is not None and length >= len(best[0]):
+                    break
+                nxt = []
+                for state in frontier:
+                    c, holds = state
+                    for o in nbrs[c]:
+                        if not cand[o] & holds:
+                            continue
+                        new = (o, cand[o] & ~holds)
+                        if new in parent:
+                            continue
+                        parent[new] = state
+                        nxt.append(new)
+                        if length >= 3 and new[1] == zbit and o != start:
+                            gone = tuple(sorted((x, z) for x in peers[start] & peers[o]
+                                                if cand[x] & zbit))
+                            if gone:
+                                path, s = [], new
+                                while s is not None:
+                                    path.append(s[0])
+                                    s = parent[s]
+                                if best is None or len(path) < len(best[0]):
+                                    best = (tuple(reversed(path)), gone)
+                frontier = nxt
+                if not frontier:
+                    break
+    if best is None:
+        return None
+    return Step("xy-chain", eliminations=best[1], because=best[0])
+
+
+def _propagate(b: Board, cap: int) -> int | None:
+    """Apply singles, every one on offer at a time, until solved, stuck or broken; the
+    number of singles placed until the board broke, or None if it did not within
+    ``cap``. (Placing all offers at once finds the same contradiction as one at a time,
+    in a fraction of the scans; two offers that clash are the contradiction.)"""
+    placed = 0
+    while placed <= cap:
+        if b.broken():
+            return placed
+        offers = singles(b)
+        if not offers:
+            return None
+        for c, d, _ in offers:
+            if b.value[c] or not b.cand[c] >> (d - 1) & 1:
+                return placed
+            b.place(c, d)
+            placed += 1
+    return None
+
+
+def forcing(b: Board) -> Step | None:
+    """Assume a candidate and apply singles: a contradiction refutes it. Candidates of
+    two-candidate cells first (a person tries those), the shortest contradiction wins."""
+    cand = b.cand
+    cells = sorted((c for c, m in enumerate(cand) if m), key=lambda c: (_popcount(cand[c]), c))
+    best = None
+    for c in cells:
+        for d in _digits(cand[c]):
+            trial = b.copy()
+            trial.place(c, d)
+            n = _propagate(trial, FORCING_CAP if best is None else best[0] - 1)
+            if n is not None and (best is None or n < best[0]):
+                best = (n, c, d)
+                if n == 0:
+                    break
+        if best is not None and _popcount(cand[c]) == 2 and best[0] <= 4:
+            break
+    if best is None:
+        return None
+    n, c, d = best
+    return Step("forcing", eliminations=((c, d),), because=(c,), extra=0.1 * (n // 4))
+
+
+LADDER: tuple[Callable[[Board], Step | None], ...] = (
+    pointing, claiming, naked_pair, x_wing, hidden_pair, naked_triple, swordfish,
+    hidden_triple, xy_wing, xyz_wing, naked_quad, jellyfish, hidden_quad,
+    simple_colouring, xy_chain, forcing)
+
+
+def ladder_for(order: int) -> tuple[Callable[[Board], Step | None], ...]:
+    """The ladder of an order: from 16×16 up without forcing, whose search over every
+    assumption grows with the cube of the size (a sparse 16×16 took a minute); a guess
+    takes its place there."""
+    return LADDER if order <= 3 else LADDER[:-1]
+
+
+# ------------------------------------------------------------------------------ the run
+
+@dataclass(frozen=True)
+class TechniqueRun:
+    """Every step of a solve by the technique model, in order."""
+
+    steps: tuple[Step, ...]
+
+    @property
+    def hardest(self) -> Step | None:
+        return max(self.steps, key=lambda s: s.weight, default=None)
+
+    def counts(self) -> dict[str, int]:
+        """Steps per technique, cheapest technique first."""
+        found: dict[str, int] = {}
+        for s in self.steps:
+            found[s.technique] = found.get(s.technique, 0) + 1
+        return {k: found[k] for k in WEIGHT if k in found}
+
+    def placements(self) -> list[tuple[int, int, str]]:
+        """(cell, digit, technique) of each placement in order; a single placed right
+        after advanced steps is credited to the hardest of them."""
+        out, pending = [], None
+        for s in self.steps:
+            if s.placements:
+                for c, d in s.placements:
+                    tech = s.technique if pending is None else pending.technique
+                    out.append((c, d, tech))
+                pending = None
+            elif pending is None or s.weight > pending.weight:
+                pending = s
+        return out
+
+
+def _next_step(b: Board, ladder, solution) -> Step:
+    step = take_single(b)
+    if step is None:
+        for technique in ladder:
+            step = technique(b)
+            if step is not None:
+                break
+    if step is None:
+        if solution is None:
+            raise PuzzleError("the technique model is stuck and has no solution to "
+                              "guess from")
+        c = min((c for c, m in enumerate(b.cand) if m),
+                key=lambda c: (_popcount(b.cand[c]), c))
+        step = Step("guess", placements=((c, int(solution[c])),), because=(c,))
+    return step
+
+
+def technique_needed(order: int, values, cell: int, solution) -> Step:
+    """What a person needed to deduce ``cell`` on the board ``values`` (the givens and
+    the digits placed so far, 0 elsewhere): the hardest step the model takes from there
+    until ``cell`` holds its digit, or the single that places it. The model is
+    cheapest-first, so no easier set of techniques would have placed the cell."""
+    b = Board(order, values)
+    if b.value[cell]:
+        raise ValueError(f"cell {cell} is already filled")
+    ladder = ladder_for(order)
+    hardest: Step | None = None
+    while not b.value[cell]:
+        mine = [o for o in singles(b) if o[0] == cell]
+        if mine:
+            kind = min(mine, key=lambda o: _RANK[o[2]])[2]
+            step = Step(kind, placements=((cell, mine[0][1]),))
+        else:
+            step = _next_step(b, ladder, solution)
+        b.apply(step)
+        if hardest is None or step.weight > hardest.weight:
+            hardest = step
+    return hardest
+
+
+def solve_with_techniques(puzzle: Puzzle, solution=None, *, ladder=None) -> TechniqueRun:
+    """Solve ``puzzle`` the way a person with pencil marks does (see the module doc).
+
+    ``solution`` (the unique one) is needed only when nothing in the ladder progresses
+    (a guess places its digit); without it such a puzzle raises PuzzleError.
+    """
+    b = Board.of(puzzle)
+    ladder = ladder_for(puzzle.order) if ladder is None else ladder
+    steps: list[Step] = []
+    while not b.solved:
+        step = _next_step(b, ladder, solution)
+        b.apply(step)
+        steps.append(step)
+        if b.broken():
+            raise PuzzleError("the puzzle has no solution")
+    return TechniqueRun(tuple(steps))
+
+
+NEEDS = (("pair", 3.0), ("wing", 4.2), ("chain", 5.6))  # hardest-technique thresholds
+
+
+def technique_features(run: TechniqueRun) -> dict[str, float]:
+    """The run as expected-time features (names prefixed ``tq_``):
+
+    * ``tq_<class>``: steps of each technique class (:data:`CLASSES`);
+    * ``tq_advanced``: steps beyond singles; ``tq_stuck``: times singles ran out;
+    * ``tq_hardest``: the hardest step's weight; ``tq_needs_pair|wing|chain``: 1 when
+      the hardest step is at least a pair, a wing, a colouring or chain (people's
+      time jumps at each, more than a weight scale says);
+    * ``tq_naked_singles``, ``tq_line_singles``: placements taken as those kinds (no
+      cheaper single was on offer);
+    * ``tq_lone_steps``: placements with one single on offer; ``tq_log_options``: the
+      mean log of the singles on offer; ``tq_scan``: Σ 1 / singles on offer (a
+      placement with k on offer is found k times faster).
+    """
+    out = {f"tq_{k}": 0.0 for k in CLASSES}
+    single = [s for s in run.steps if s.technique in SINGLES]
+    advanced = [s for s in run.steps if s.technique not in SINGLES]
+    for s in advanced:
+        out[f"tq_{CLASS[s.technique]}"] += 1.0
+    out["tq_advanced"] = float(len(advanced))
+    out["tq_stuck"] = float(sum(1 for i, s in enumerate(run.steps)
+                                if s.technique not in SINGLES
+                                and (i == 0 or run.steps[i - 1].technique in SINGLES)))
+    hardest = max((s.weight for s in run.steps), default=0.0)
+    out["tq_hardest"] = hardest
+    for name, weight in NEEDS:
+        out[f"tq_needs_{name}"] = float(hardest >= weight)
+    out["tq_naked_singles"] = float(sum(s.technique == NAKED_SINGLE for s in single))
+    out["tq_line_singles"] = float(sum(s.technique == HIDDEN_LINE for s in single))
+    options = np.array([s.options for s in single], dtype=float)
+    out["tq_lone_steps"] = float(np.sum(options == 1))
+    out["tq_log_options"] = float(np.mean(np.log(options))) if options.size else 0.0
+    out["tq_scan"] = float(np.sum(1.0 / options)) if options.size else 0.0
+    for k, v in out.items():
+        if not math.isfinite(v):
+            raise AssertionError(f"feature {k} is not finite")
+    return out
+
+
+FEATURES = tuple(technique_features(TechniqueRun(())))
