@@ -18,6 +18,9 @@ metric                    what                                               mod
 ``relaxation_count``      mean solutions with 45 constraints removed         relaxation
 ``relaxation_log10``      mean log10 of those counts                         relaxation
 ``slis_level``            Mandal & Sadhu's level (1–5), median of runs       levels
+``tq_*``                  the human technique model's features (steps per    techniques
+                          technique class, hardest technique, singles by
+                          kind and on offer; see ``technique_features``)
 ========================  =================================================  ==========
 
 ``runs`` scales the number of runs of every randomised metric (1.0 = the defaults below);
@@ -43,21 +46,24 @@ from .levels import slis
 from .fill_order import REFERENCE_STEPS_PER_S
 from .propagation import HumanModelResult, human_model, solution_of
 from .relaxation import relaxation_metric
+from .techniques import FEATURES as TECHNIQUE_METRICS
+from .techniques import TechniqueRun, solve_with_techniques, technique_features
 
+# runs of each family at runs=1.0 (the technique model is deterministic: one run)
 DEFAULT_RUNS = {"human": 30, "sa": 10, "backtrack": 10, "harmony": 3, "hill": 5,
-                "relaxation": 20, "slis": 5}
+                "relaxation": 20, "slis": 5, "techniques": 1}
 DEFAULT_BUDGET_S = 1.0
 METRICS = ("givens", "serate", "refutation_sum", "refutation_steps", "lone_single_steps",
            "mean_options", "sa_steps", "sa_solved_fraction", "backtrack_steps",
            "harmony_cost", "hill_iterations", "hill_restarts", "relaxation_count",
-           "relaxation_log10", "slis_level")
+           "relaxation_log10", "slis_level") + TECHNIQUE_METRICS
 
 FAMILY = {"givens": "human", "serate": "human", "refutation_sum": "human",
           "refutation_steps": "human", "lone_single_steps": "human", "mean_options": "human",
           "sa_steps": "sa", "sa_solved_fraction": "sa", "backtrack_steps": "backtrack",
           "harmony_cost": "harmony", "hill_iterations": "hill", "hill_restarts": "hill",
           "relaxation_count": "relaxation", "relaxation_log10": "relaxation",
-          "slis_level": "slis"}
+          "slis_level": "slis", **{m: "techniques" for m in TECHNIQUE_METRICS}}
 
 
 def families_for(metrics) -> tuple[str, ...]:
@@ -74,6 +80,7 @@ class Ratings:
     metrics: dict[str, float]
     human: HumanModelResult = field(repr=False)
     sa_capped_runs: int = 0
+    techniques: TechniqueRun | None = field(default=None, repr=False)
 
 
 def _runs(scale: float) -> dict[str, int]:
@@ -86,7 +93,7 @@ def rate(puzzle: Puzzle, *, rng, runs: float = 1.0, budget_s: float = DEFAULT_BU
 
     ``rng`` is an int seed or numpy Generator: the same seed gives the same ratings.
     Families: ``human``, ``sa``, ``backtrack``, ``harmony``, ``hill``, ``relaxation``,
-    ``slis``. Raises :class:`PuzzleError` for a puzzle without a unique solution.
+    ``slis``, ``techniques``. Raises :class:`PuzzleError` for a puzzle without a unique solution.
     """
     if not runs > 0:
         raise ValueError(f"runs must be > 0, got {runs}")
@@ -98,7 +105,10 @@ def rate(puzzle: Puzzle, *, rng, runs: float = 1.0, budget_s: float = DEFAULT_BU
         raise ValueError(f"unknown metric families {sorted(unknown)}; "
                          f"known: {sorted(DEFAULT_RUNS)}")
     seed = seed_of(rng)
-    seeds = {name: int(s) for name, s in zip(sorted(DEFAULT_RUNS), spawn_seeds(seed, 7))}
+    # the seven seeded families keep the seeds they had before the (unseeded) technique
+    # model joined: the same seed gives the same figures as it always did
+    seeded = sorted(k for k in DEFAULT_RUNS if k != "techniques")
+    seeds = {name: int(s) for name, s in zip(seeded, spawn_seeds(seed, len(seeded)))}
     n = _runs(runs)
     solution = solution_of(puzzle)
     m: dict[str, float] = {"givens": float(np.count_nonzero(puzzle.givens))}
@@ -130,10 +140,14 @@ def rate(puzzle: Puzzle, *, rng, runs: float = 1.0, budget_s: float = DEFAULT_BU
         gen = np.random.default_rng(seeds["slis"])
         m["slis_level"] = float(np.median([slis(puzzle, rng=gen).level
                                            for _ in range(n["slis"])]))
+    techniques = None
+    if "techniques" in families:
+        techniques = solve_with_techniques(puzzle, solution)
+        m.update(technique_features(techniques))
     for k, v in m.items():
         if not math.isfinite(v):
             raise AssertionError(f"metric {k} is not finite: {v}")
-    return Ratings(puzzle, solution, m, human, capped)
+    return Ratings(puzzle, solution, m, human, capped, techniques)
 
 
 def _rate_job(args):
