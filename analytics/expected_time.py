@@ -1,9 +1,9 @@
 """Solver metrics → expected human solve time, and fairgrid's five difficulty levels.
 
-The model is a linear regression of **log solve time** on a few transformed metrics,
-fitted by least squares on real human data (``experiments/table31.py`` fits it on the
-sudoku.org.uk daily puzzles and writes ``analytics/data/expected_time.json``, which ships
-as the default calibration). On the log scale a coefficient reads as "each extra unit of
+The model is a linear regression of **log solve time** on transformed metrics, fitted
+by least squares on real human data (``experiments/expected_time_fit.py`` fits it on
+the sudoku.org.uk daily puzzles and writes ``analytics/data/expected_time.json``, which
+ships as the default calibration). On the log scale a coefficient reads as "each extra unit of
 this metric multiplies the expected time by exp(coefficient)", which an organiser can
 follow. Predictions are means of log-time: ``expected_time_s`` is the geometric-mean
 time, and ``residual_sd`` says how far a typical puzzle lands from it.
@@ -68,6 +68,11 @@ class Calibration:
                 list(self.level_bounds_s) != sorted(self.level_bounds_s):
             raise ValueError("level_bounds_s must be 4 increasing cut points")
 
+    @property
+    def metrics_needed(self) -> tuple[str, ...]:
+        """The rated metrics the features read."""
+        return tuple(dict.fromkeys(f.rpartition(":")[2] for f in self.features))
+
     def expected_log_time(self, metrics: Mapping[str, float]) -> float:
         """Expected log of the solve time in seconds."""
         return self.intercept + sum(c * transform(f, metrics)
@@ -100,18 +105,46 @@ class Calibration:
 
 def fit(features: Sequence[str], rows: Sequence[Mapping[str, float]], seconds: np.ndarray,
         *, source: str = "", cv: dict | None = None,
-        weights: np.ndarray | None = None) -> Calibration:
-    """Least-squares fit of log(seconds) on ``features``; levels from its predictions."""
+        weights: np.ndarray | None = None, periods: Sequence[str] | None = None,
+        reference: Sequence[str] | None = None) -> Calibration:
+    """Least-squares fit of log(seconds) on ``features``; levels from its predictions.
+
+    ``periods`` (one label per row, e.g. ``"2009Q3"``) fits a log-time offset per period
+    beside the features: the people solving a site's puzzles change over the years (the
+    sudoku.org.uk solvers of 2006 took half as long again as those of 2012 on the same
+    level), and without the offsets that drift would be charged to whichever puzzle
+    features happen to drift with it. The calibration's intercept is then that of the
+    ``reference`` periods (their mean offset; default the last period in sort order):
+    expected times are for that population."""
     y = np.log(np.asarray(seconds, dtype=float))
     X = design(features, rows)
-    A = np.column_stack([np.ones(len(y)), X])
+    labels: list[str] = []
+    if periods is not None:
+        periods = [str(p) for p in periods]
+        if len(periods) != len(y):
+            raise ValueError("one period label per row is needed")
+        labels = sorted(set(periods))
+        reference = list(reference) if reference else labels[-1:]
+        unknown = set(reference) - set(labels)
+        if unknown:
+            raise ValueError(f"reference periods {sorted(unknown)} have no rows")
+        index = {p: k for k, p in enumerate(labels)}
+        P = np.zeros((len(y), len(labels)))
+        P[np.arange(len(y)), [index[p] for p in periods]] = 1.0
+        A = np.column_stack([P, X])  # one intercept per period
+    else:
+        A = np.column_stack([np.ones(len(y)), X])
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     sw = np.sqrt(w)
     beta, *_ = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)
-    pred = A @ beta
-    resid_sd = float(np.sqrt(np.average((y - pred) ** 2, weights=w)))
+    resid_sd = float(np.sqrt(np.average((y - A @ beta) ** 2, weights=w)))
+    k = max(len(labels), 1)
+    coef = beta[k:]
+    intercept = (float(np.mean([beta[labels.index(p)] for p in reference])) if labels
+                 else float(beta[0]))
+    pred = intercept + X @ coef  # every puzzle as the reference population would see it
     bounds = tuple(float(b) for b in np.exp(np.quantile(pred, [0.2, 0.4, 0.6, 0.8])))
-    return Calibration(tuple(features), tuple(float(b) for b in beta[1:]), float(beta[0]),
+    return Calibration(tuple(features), tuple(float(b) for b in coef), intercept,
                        resid_sd, bounds, source, len(y), dict(cv or {}))
 
 

@@ -195,3 +195,42 @@ def test_load_default_is_a_sane_calibration():
     # typical newspaper-puzzle metrics land between a minute and a few hours
     metrics = {f.rpartition(":")[2]: 5.0 for f in cal.features}
     assert 60 < cal.expected_time_s(metrics) < 4 * 3600
+
+
+def test_period_offsets_are_separated_from_the_features():
+    # three populations solving the same kind of puzzles at different speeds; the
+    # feature (steps) drifts with the period, which a fit without offsets charges to it
+    rows, seconds, periods = [], [], []
+    rng = np.random.default_rng(3)
+    for period, offset, mean_steps in (("2006", 0.5, 40.0), ("2009", 0.2, 30.0),
+                                       ("2012", 0.0, 20.0)):
+        for _ in range(300):
+            r = {"serate": float(rng.uniform(1, 9)), "steps": float(rng.normal(mean_steps, 8))}
+            rows.append(r)
+            seconds.append(math.exp(_truth([r])[0] + offset))
+            periods.append(period)
+    seconds = np.array(seconds)
+    pooled = fit(FEATURES, rows, seconds)
+    assert pooled.coef[1] > COEF[1] + 0.005  # the drift leaks into the feature
+    cal = fit(FEATURES, rows, seconds, periods=periods)
+    np.testing.assert_allclose(cal.coef, COEF, atol=1e-9)
+    assert cal.intercept == pytest.approx(INTERCEPT, abs=1e-9)  # the last period's
+    first = fit(FEATURES, rows, seconds, periods=periods, reference=["2006"])
+    assert first.intercept == pytest.approx(INTERCEPT + 0.5, abs=1e-9)
+    both = fit(FEATURES, rows, seconds, periods=periods, reference=["2006", "2012"])
+    assert both.intercept == pytest.approx(INTERCEPT + 0.25, abs=1e-9)
+    with pytest.raises(ValueError, match="2020"):
+        fit(FEATURES, rows, seconds, periods=periods, reference=["2020"])
+    with pytest.raises(ValueError, match="one period label per row"):
+        fit(FEATURES, rows, seconds, periods=periods[:-1])
+
+
+def test_the_shipped_calibration_reads_only_metrics_its_families_rate():
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.rate import families_for, rate
+
+    from ..fixtures import MEDIUM
+    cal = load_default()
+    metrics = rate(parse(MEDIUM), rng=0, only=families_for(cal.metrics_needed)).metrics
+    assert set(cal.metrics_needed) <= set(metrics)
+    assert 60 < cal.expected_time_s(metrics) < 4 * 3600
