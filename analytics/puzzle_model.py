@@ -74,16 +74,17 @@ class PuzzleModel:
 
 def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> PuzzleModel:
     """The model of one puzzle: one-line givens and solution, the SA median fill rank per
-    cell (None for givens), seeded."""
+    cell (None for givens), seeded. Its metrics are the human-like model's and whatever
+    else the shipped calibration reads (the technique model's)."""
     from fairgrid.solvers import parse
-    from fairgrid.solvers.rate import rate
+    from fairgrid.solvers.rate import families_for, rate
 
     from .calibration import honest_null
     from .expected_time import load_default
 
     puzzle = parse(givens)
-    ratings = rate(puzzle, rng=seed, only=("human",))
     cal = load_default()
+    ratings = rate(puzzle, rng=seed, only=families_for(("serate",) + cal.metrics_needed))
     described = cal.describe(ratings.metrics)
     expected_log_s = float(np.log(described["expected_time_s"]))
     facts = PuzzleFacts(puzzle.givens, puzzle.order, cells_of(solution),
@@ -92,6 +93,19 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
     return PuzzleModel(ratings.metrics, described["expected_time_s"], expected_log_s,
                        cal.residual_sd, described["level"], described["level_name"],
                        {k: tuple(v) for k, v in null.items()}, NULL_SOLVES)
+
+
+def complete_metrics(givens: str, metrics: Mapping[str, float], needed) -> dict:
+    """``metrics`` with every metric of ``needed`` present: a puzzle analysed before a
+    calibration read a new metric family gets that family rated now (the technique
+    model is deterministic and takes milliseconds; seeded families use seed 0)."""
+    missing = [m for m in needed if m not in metrics]
+    if not missing:
+        return dict(metrics)
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.rate import families_for, rate
+    extra = rate(parse(givens), rng=0, only=families_for(missing)).metrics
+    return {**extra, **metrics}
 
 
 @dataclass(frozen=True)

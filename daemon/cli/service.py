@@ -111,7 +111,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     from fairgrid.analytics.simulate import CHEATS, simulate
     from fairgrid.daemon.ingest.signatures import sign
     from fairgrid.solvers.propagation import solution_of
-    from fairgrid.solvers.rate import rate
+    from fairgrid.solvers.rate import families_for, rate
 
     import binascii
     import uuid
@@ -126,7 +126,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     puzzle = load_puzzle(args.puzzle)
     solution = solution_of(puzzle)
     cal = load_default()
-    metrics = rate(puzzle, rng=args.seed, only=("human",)).metrics
+    metrics = rate(puzzle, rng=args.seed, only=families_for(cal.metrics_needed)).metrics
     expected_log_s = float(np.log(cal.expected_time_s(metrics)))
     rng = np.random.default_rng(args.seed)
     kinds = ["honest"] * args.players + [CHEATS[i % len(CHEATS)] for i in range(args.cheaters)]

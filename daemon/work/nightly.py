@@ -38,7 +38,7 @@ import numpy as np
 from fairgrid.analytics import recalibration
 from fairgrid.analytics.consensus import Consensus, consensus
 from fairgrid.analytics.expected_time import Calibration, load_default
-from fairgrid.analytics.puzzle_model import cells_of, per_cell
+from fairgrid.analytics.puzzle_model import cells_of, complete_metrics, per_cell
 from fairgrid.analytics.signals import PuzzleFacts
 
 from ..store.connection import in_transaction
@@ -121,8 +121,10 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     progress("load")
     cal = current_calibration(db)
     puzzles = db.read(sql.rated_puzzles)
-    ids = [pid for pid, _ in puzzles]
-    metrics = [json.loads(model)["metrics"] for _, model in puzzles]
+    ids = [pid for pid, _, _ in puzzles]
+    # puzzles analysed before the calibration in force read a metric get it rated now
+    metrics = [complete_metrics(givens, json.loads(model)["metrics"], cal.metrics_needed)
+               for _, model, givens in puzzles]
     prior = np.array([cal.expected_log_time(m) for m in metrics], dtype=float)
     solves = db.read(sql.eligible_solves)
     players = db.read(sql.eligible_players)

@@ -204,3 +204,18 @@ def test_correlations_skip_constant_and_too_short_metrics():
     assert out["ok"]["pearson"] == pytest.approx(1.0) and out["ok"]["spearman"] == 1.0
     assert correlations({"a": np.array([1.0, 2.0, 3.0])}, np.full(3, 5.0)) == {}
     assert correlations({}, med) == {}
+
+
+def test_complete_metrics_rates_only_what_is_missing():
+    from fairgrid.analytics.puzzle_model import complete_metrics
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.rate import rate
+
+    from ..fixtures import MEDIUM
+    old = rate(parse(MEDIUM), rng=0, only=("human",)).metrics  # analysed before tq_*
+    assert "tq_hardest" not in old
+    done = complete_metrics(MEDIUM, old, ("serate", "tq_hardest", "tq_scan"))
+    assert done["serate"] == old["serate"]  # kept, not re-rated
+    fresh = rate(parse(MEDIUM), rng=5, only=("techniques",)).metrics
+    assert done["tq_hardest"] == fresh["tq_hardest"] and done["tq_scan"] == fresh["tq_scan"]
+    assert complete_metrics(MEDIUM, done, ("serate",)) == done

@@ -52,9 +52,9 @@ def current_calibration(cur) -> str | None:
     return row[0] if row else None
 
 
-def rated_puzzles(cur) -> list[tuple[str, str]]:
-    """(id, model JSON) of every analysed puzzle, by id."""
-    return cur.execute("SELECT id, ratings FROM puzzles WHERE status = 'ready' "
+def rated_puzzles(cur) -> list[tuple[str, str, str]]:
+    """(id, model JSON, givens) of every analysed puzzle, by id."""
+    return cur.execute("SELECT id, ratings, givens FROM puzzles WHERE status = 'ready' "
                        "AND ratings IS NOT NULL ORDER BY id").fetchall()
 
 
