@@ -166,6 +166,10 @@ def _rating_record(text: str, ratings, calibration) -> dict:
     record["level"] = described["level"]
     record["level_name"] = described["level_name"]
     record["metrics"] = {k: round(v, 4) for k, v in ratings.metrics.items()}
+    if ratings.techniques is not None:
+        hardest = ratings.techniques.hardest
+        record["hardest_technique"] = hardest.technique if hardest else None
+        record["techniques"] = ratings.techniques.counts()
     if ratings.sa_capped_runs:
         record["sa_capped_runs"] = ratings.sa_capped_runs
     return record
@@ -178,15 +182,17 @@ def _minutes(seconds: float) -> str:
 
 def cmd_rate(args: argparse.Namespace) -> int:
     from fairgrid.analytics.expected_time import load_default
-    from fairgrid.solvers.rate import rate, rate_many, rating_seed
+    from fairgrid.solvers.rate import families_for, rate, rate_many, rating_seed
 
     calibration = load_default()
+    # --quick: only what the expected time reads (milliseconds a puzzle)
+    only = families_for(calibration.metrics_needed) if args.quick else None
     lines = _puzzle_lines(args.puzzle)
     if lines is None:
         puzzle = load_puzzle(args.puzzle)
         # the seed rate_many gives the same puzzle in a file: one rating per puzzle and seed
         ratings = rate(puzzle, rng=rating_seed(args.seed, puzzle), runs=args.runs,
-                       budget_s=args.budget)
+                       budget_s=args.budget, only=only)
         record = _rating_record(str(puzzle), ratings, calibration)
         if args.json:
             print(json.dumps(record))
@@ -195,6 +201,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
         print(f"\nlevel {record['level']} ({record['level_name']}), expected solve time "
               f"{_minutes(record['expected_time_s'])} (min:s; geometric mean of solvers "
               f"like sudoku.org.uk's)")
+        if record.get("hardest_technique"):
+            print(f"hardest step: {record['hardest_technique']}; steps by technique: "
+                  + ", ".join(f"{k} {v}" for k, v in record["techniques"].items()))
         width = max(map(len, record["metrics"]))
         for name, value in record["metrics"].items():
             print(f"  {name:<{width}}  {value:,.4g}")
@@ -212,7 +221,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         raise
     try:
         results = rate_many([t for _, t in lines], seed=args.seed, runs=args.runs,
-                            budget_s=args.budget, jobs=args.jobs,
+                            budget_s=args.budget, jobs=args.jobs, only=only,
                             on_done=bar.update if bar else None, executor=executor)
         for (no, text), (ratings, err) in zip(lines, results):
             if err:
@@ -255,7 +264,7 @@ def cmd_generate(args: argparse.Namespace) -> int:
         from fairgrid.analytics.expected_time import load_default
         from fairgrid.solvers.rate import families_for, rate
         calibration = load_default()
-        needed = families_for(f.rpartition(":")[2] for f in calibration.features)
+        needed = families_for(calibration.metrics_needed)
     made = 0
     attempts = 0
     while made < args.count:
@@ -328,10 +337,11 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("rate", help="rate difficulty: every metric, level, expected time",
                        description="Rate a puzzle with every difficulty metric (human-like "
-                       "propagation, SA, backtracking, harmony search, hill climbing, "
-                       "constraint relaxation, SLIS) and print fairgrid's level and the "
-                       "expected solve time. PUZZLE may be a file of puzzles, one a line: "
-                       "they are rated in parallel, results in input order.")
+                       "propagation, the human technique model, SA, backtracking, harmony "
+                       "search, hill climbing, constraint relaxation, SLIS) and print "
+                       "fairgrid's level and the expected solve time. PUZZLE may be a file "
+                       "of puzzles, one a line: they are rated in parallel, results in "
+                       "input order.")
     p.add_argument("puzzle", help=PUZZLE_HELP + ", or a file of puzzles, one a line")
     p.add_argument("--runs", type=positive_float, default=1.0,
                    help="scale the runs of every randomised metric (default 1.0: 30 "
@@ -343,6 +353,10 @@ def add_commands(sub) -> None:
     p.add_argument("--jobs", type=positive, default=os.cpu_count() or 1,
                    help="processes for a file of puzzles (default: all cores)")
     p.add_argument("--json", action="store_true", help="one JSON object a puzzle, a line each")
+    p.add_argument("--quick", action="store_true",
+                   help="only the metrics the expected time and level need (the human "
+                   "and technique models: milliseconds a puzzle, a bank of thousands in "
+                   "seconds)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
                    "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")

@@ -11,7 +11,7 @@ import pytest
 
 from fairgrid.solvers import format_grid, parse
 
-from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SA_HARD
+from ...fixtures import EASY, EASY_SOLUTION, HUMAN_HARD, MEDIUM, SA_HARD
 
 FAIRGRID = shutil.which("fairgrid")
 
@@ -132,6 +132,24 @@ def test_rate_one_puzzle_json_and_text():
             "hill_iterations", "relaxation_count", "slis_level"} <= set(doc["metrics"])
     text = run("rate", MEDIUM, "--runs", "0.3", "--budget", "0.2")
     assert text.returncode == 0 and "expected solve time" in text.stdout
+
+
+def test_rate_quick_runs_only_what_the_expected_time_reads(tmp_path):
+    proc = run("rate", HUMAN_HARD, "--json", "--quick")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert "sa_steps" not in doc["metrics"] and "tq_hardest" in doc["metrics"]
+    assert doc["hardest_technique"] in ("forcing", "guess")
+    assert sum(doc["techniques"].values()) > 0 and doc["techniques"]["forcing"] > 0
+    assert doc["level"] == 5
+    bank = tmp_path / "bank.txt"
+    bank.write_text(f"{MEDIUM}\n{HUMAN_HARD}\n")
+    lines = [json.loads(x) for x in run("rate", str(bank), "--json", "--quick",
+                                        "--jobs", "1").stdout.splitlines()]
+    assert [x["expected_time_s"] for x in lines][1] == doc["expected_time_s"]
+    assert lines[0]["expected_time_s"] < lines[1]["expected_time_s"]
+    text = run("rate", HUMAN_HARD, "--quick").stdout
+    assert f"hardest step: {doc['hardest_technique']}" in text and "tq_scan" in text
 
 
 def test_rate_a_file_keeps_input_order_and_reports_bad_lines(tmp_path):
