@@ -6,6 +6,9 @@ verdict, and returns a dict with ``anomaly``, ``p_value``, ``flagged``, ``reason
 solves in words (``unusual``), whom it is compared with (``population``) and a plain
 sentence; the predicted and actual fill orders as 2-D grids of 1-based ranks; where the
 pace steadied part-way (``switch``); the per-placement timeline; the mistake counts.
+For a flagged solve, the quickest placements made where no single was on offer carry
+the technique each needed at that moment (``timeline[].needed``), and
+``hardest_needed`` names the hardest of them.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import numpy as np
 from .calibration import score
 from .fill_order import fill_order
 from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
-                      unforced_bits)
+                      techniques_needed, unforced_bits)
 
 TECHNIQUE_NAMES = ("naked single", "hidden single", "not deducible")
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
@@ -78,10 +81,17 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
         if n == 0:
             return ("every placement was forced by the board at that moment, or made "
                     "where nothing was")
+        hard = extra.get("hardest_needed")
+        note = ""
+        if hard and hard["technique"] not in ("naked single", "hidden single box",
+                                              "hidden single line", "full house"):
+            note = (f"; the hardest, placement {hard['placement']}, needed a "
+                    f"{hard['technique']} at that moment and came "
+                    f"{hard['seconds']:.1f} s after the one before")
         return (f"{n} placement{'s' if n != 1 else ''} put a digit where the board still "
                 f"allowed others while an obvious single was on offer elsewhere "
                 f"({value:.1f} bits of information the board did not give; honest "
-                f"solves are allowed about {centre:.0f} on average)")
+                f"solves are allowed about {centre:.0f} on average){note}")
     if name == "speed":
         actual = extra["duration_s"]
         expected = math.exp(facts.expected_log_s - extra["skill"])
@@ -189,7 +199,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     outcome, right, wrong = outcome_of(facts, cell, digit,
                                        np.zeros(len(t_ms), bool) if note is None else note)
     total = int(np.sum(np.asarray(facts.givens) == 0))
-    extra = {"outcome_words": _outcome_words(outcome, right, wrong, total),
+    # worked out for flagged solves only: the evidence a person reads, at ~10 ms a solve
+    # that most solves need not pay; the verdict does not depend on it
+    needed = techniques_needed(facts, rep) if verdict.flagged else {}
+    extra = {"hardest_needed": _hardest_needed(needed, rep),
+             "outcome_words": _outcome_words(outcome, right, wrong, total),
              "filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
@@ -216,6 +230,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                      "explanation": explain(s.name, s.value, s.centre, facts, extra)}
                     for s in verdict.signals],
         "switch": {"from_placement": extra["switch_at"]} if extra["switch_at"] > 0 else None,
+        # the technique the hardest placement made without a single needed then
+        "hardest_needed": extra["hardest_needed"],
         "counts": {"filled": fill.filled, "right": right, "wrong": wrong, "cells": total,
                    "mistakes": fill.mistakes,
                    "erasures": fill.erasures, "overwrites": fill.overwrites,
@@ -228,7 +244,18 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         "order_note": ("1 = filled first; predicted ranks are the median over simulated "
                        "annealing runs, cells with equal medians share a rank"),
         "timeline": [{"t_ms": int(t), "cell": int(c), "technique": TECHNIQUE_NAMES[int(k)],
-                      "singles_on_offer": int(o), "difficulty": round(float(d), 3)}
-                     for t, c, k, o, d in zip(rep.times_ms, rep.cells, rep.technique,
-                                              rep.options, rep.difficulty)],
+                      "singles_on_offer": int(o), "difficulty": round(float(d), 3),
+                      "needed": needed[i][0] if i in needed else None}
+                     for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells,
+                                                             rep.technique, rep.options,
+                                                             rep.difficulty))],
     }
+
+
+def _hardest_needed(needed: dict, rep) -> dict | None:
+    """The placement that needed the hardest technique, with its delay."""
+    if not needed:
+        return None
+    k = max(needed, key=lambda i: (needed[i][1], -i))
+    return {"placement": k + 1, "cell": int(rep.cells[k]), "technique": needed[k][0],
+            "seconds": float(rep.intervals_ms[k]) / 1000.0}

@@ -130,6 +130,38 @@ def unforced_bits(rep: Replayed) -> np.ndarray:
     return np.where(unforced, np.log2(np.maximum(rep.cands, 1)), 0.0)
 
 
+NEEDED_LIMIT = 10  # placements per solve whose needed technique is worked out
+
+
+def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIMIT
+                      ) -> dict[int, tuple[str, float]]:
+    """For the ``limit`` quickest placements that were no single at that moment (9×9
+    puzzles), the technique a person needed to deduce that cell there: {placement index:
+    (technique, weight)} (:func:`fairgrid.solvers.techniques.technique_needed`). A cell
+    placed instantly that only a chain could give is what people do not do.
+
+    The search stops below contradiction forcing, the one technique whose search costs
+    more than a scoring budget allows (up to a second on the hardest puzzles): a cell
+    that needs more than xy-chains is reported as needing ``forcing``."""
+    from fairgrid.solvers.techniques import LADDER, WEIGHT, forcing, technique_needed
+    if facts.order != 3:  # the technique ladder is calibrated on 9x9 puzzles
+        return {}
+    stuck = np.flatnonzero(rep.technique == NOT_DEDUCIBLE)
+    quick = set(stuck[np.argsort(rep.intervals_ms[stuck], kind="stable")][:limit].tolist())
+    out: dict[int, tuple[str, float]] = {}
+    values = np.array(facts.givens, dtype=np.int64)
+    solution = np.asarray(facts.solution, dtype=np.int64)
+    ladder = tuple(t for t in LADDER if t is not forcing)
+    for k, cell in enumerate(rep.cells):
+        if k in quick:
+            step = technique_needed(facts.order, values.tolist(), int(cell), solution,
+                                    ladder=ladder)
+            out[k] = (("forcing", WEIGHT["forcing"]) if step.technique == "guess"
+                      else (step.technique, step.weight))
+        values[cell] = solution[cell]
+    return out
+
+
 def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
     """(statistic, split) of the point where the pace steadies most: the split ``k`` (an
     index into ``intervals_ms``) of the most likely change in mean and variance of the

@@ -630,15 +630,16 @@ def _next_step(b: Board, ladder, solution) -> Step:
     return step
 
 
-def technique_needed(order: int, values, cell: int, solution) -> Step:
+def technique_needed(order: int, values, cell: int, solution, *, ladder=None) -> Step:
     """What a person needed to deduce ``cell`` on the board ``values`` (the givens and
     the digits placed so far, 0 elsewhere): the hardest step the model takes from there
     until ``cell`` holds its digit, or the single that places it. The model is
-    cheapest-first, so no easier set of techniques would have placed the cell."""
+    cheapest-first, so no easier set of techniques would have placed the cell. Where
+    ``ladder`` (default: the order's) runs out, the step is a guess."""
     b = Board(order, values)
     if b.value[cell]:
         raise ValueError(f"cell {cell} is already filled")
-    ladder = ladder_for(order)
+    ladder = ladder_for(order) if ladder is None else ladder
     hardest: Step | None = None
     while not b.value[cell]:
         mine = [o for o in singles(b) if o[0] == cell]

@@ -233,6 +233,9 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
                    if tournament else None)})
 
 
+SINGLE_NAMES = ("full house", "hidden single box", "hidden single line", "naked single")
+
+
 def _hard_steps(timeline: list[dict]) -> list[bool]:
     """The placements a person would find hard: the top quarter by difficulty, and only
     steps harder than the solve's easiest."""
@@ -294,6 +297,12 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     chart = svg.pace_chart(seconds, hard=_hard_steps(timeline), title="Seconds per placement",
                            id_prefix="pace", switch_at=switch - 1 if switch else None)
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
+    needed = evidence.get("hardest_needed")
+    if needed and needed.get("technique") not in SINGLE_NAMES:
+        size = order * order
+        needed = {**needed, "where": f"r{needed['cell'] // size + 1}c{needed['cell'] % size + 1}"}
+    else:
+        needed = None
     ratings = (puzzle or {}).get("ratings") or {}
     replay = {"order": order, "givens": givens,
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
@@ -302,7 +311,8 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     return _render(request, "flag.html", {
         "title": f"Flag {flag_id}", "flag": row, "ev": evidence, "signals": signals,
         "rule": RULES.get(evidence.get("rule") or ""),
-        "boards": boards, "chart": chart, "history": history, "decisions": decisions,
+        "boards": boards, "chart": chart, "needed": needed, "history": history,
+        "decisions": decisions,
         "others": [o for o in others if o["submission_id"] != row["submission_id"]][:20],
         "puzzle": puzzle, "level": ratings.get("level_name"),
         "expected": _expected(ratings), "duration": _mmss(row["duration_ms"]), "mmss": _mmss,

@@ -184,3 +184,38 @@ def test_fast_ranks_and_spearman_match_scipy(values, others):
         warnings.simplefilter("ignore")  # scipy warns on a constant input
         ref = spearmanr(a, b).statistic
     assert (np.isnan(rho) and np.isnan(ref)) or rho == pytest.approx(ref, abs=1e-12)
+
+
+def test_placements_without_a_single_name_the_technique_they_needed():
+    from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.signals import replay_solve, techniques_needed
+    from fairgrid.solvers.techniques import WEIGHT, technique_needed
+
+    from ..fixtures import HUMAN_HARD
+    puzzle = parse(HUMAN_HARD)
+    sol = solution_of(puzzle)
+    facts = PuzzleFacts(puzzle.givens, 3, sol, np.full(81, np.nan), float(np.log(3600)), 0.3)
+    cells = puzzle.empty_cells  # typed in row order: nothing a person deduces first
+    t = np.arange(1, cells.size + 1) * 2000
+    fill = fill_order(t, cells, sol[cells], np.zeros(cells.size, bool), puzzle.givens, sol)
+    rep = replay_solve(facts, fill)
+    needed = techniques_needed(facts, rep, limit=3)
+    # every interval is 2 s: the quickest three are the first three without a single
+    assert sorted(needed) == sorted(np.flatnonzero(rep.technique == NOT_DEDUCIBLE)[:3])
+    first = min(needed)
+    alone = technique_needed(3, puzzle.givens.tolist(), int(cells[first]), sol)
+    assert needed[first][0] == (alone.technique if alone.weight < WEIGHT["forcing"]
+                                else "forcing")
+    evidence = score_solve(facts, complete({}), t, cells, sol[cells], None)
+    assert evidence["flagged"]  # worked out for flagged solves, the ones people read
+    hard = evidence["hardest_needed"]
+    assert WEIGHT[hard["technique"]] > WEIGHT["naked single"] and hard["seconds"] == 2.0
+    assert sum(x["needed"] is not None for x in evidence["timeline"]) == 10
+    unforced = next(s for s in evidence["signals"] if s["name"] == "unforced")
+    assert hard["technique"] in unforced["explanation"]
+    # a solve placed only by singles needs nothing
+    model = run_once(parse(MEDIUM), solution_of(parse(MEDIUM)), np.uint64(1))
+    easy = _facts()[2]
+    tm = np.arange(1, model.cells.size + 1) * 1000
+    ev = score_solve(easy, {}, tm, model.cells, model.digits, None)
+    assert ev["hardest_needed"] is None and all(x["needed"] is None for x in ev["timeline"])
