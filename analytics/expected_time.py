@@ -106,7 +106,8 @@ class Calibration:
 def fit(features: Sequence[str], rows: Sequence[Mapping[str, float]], seconds: np.ndarray,
         *, source: str = "", cv: dict | None = None,
         weights: np.ndarray | None = None, periods: Sequence[str] | None = None,
-        reference: Sequence[str] | None = None) -> Calibration:
+        reference: Sequence[str] | None = None, prior: Sequence[float] | None = None,
+        prior_weight: float = 0.0) -> Calibration:
     """Least-squares fit of log(seconds) on ``features``; levels from its predictions.
 
     ``periods`` (one label per row, e.g. ``"2009Q3"``) fits a log-time offset per period
@@ -115,7 +116,12 @@ def fit(features: Sequence[str], rows: Sequence[Mapping[str, float]], seconds: n
     level), and without the offsets that drift would be charged to whichever puzzle
     features happen to drift with it. The calibration's intercept is then that of the
     ``reference`` periods (their mean offset; default the last period in sort order):
-    expected times are for that population."""
+    expected times are for that population.
+
+    ``prior`` (one coefficient per feature) with ``prior_weight`` > 0 shrinks the
+    coefficients towards it: the penalty on each standardised coefficient's distance
+    from the prior weighs as much as ``prior_weight`` rows of data, so a refit on a few
+    dozen puzzles stays near the prior and one on thousands decides for itself."""
     y = np.log(np.asarray(seconds, dtype=float))
     X = design(features, rows)
     labels: list[str] = []
@@ -136,9 +142,19 @@ def fit(features: Sequence[str], rows: Sequence[Mapping[str, float]], seconds: n
         A = np.column_stack([np.ones(len(y)), X])
     w = np.ones(len(y)) if weights is None else np.asarray(weights, dtype=float)
     sw = np.sqrt(w)
-    beta, *_ = np.linalg.lstsq(A * sw[:, None], y * sw, rcond=None)
-    resid_sd = float(np.sqrt(np.average((y - A @ beta) ** 2, weights=w)))
     k = max(len(labels), 1)
+    lhs, rhs = A * sw[:, None], y * sw
+    if prior is not None and prior_weight > 0:
+        if len(prior) != X.shape[1]:
+            raise ValueError("one prior coefficient per feature is needed")
+        sd = X.std(axis=0) if len(y) > 1 else np.ones(X.shape[1])
+        sd = np.where(sd > 0, sd, 1.0)
+        pen = np.zeros((X.shape[1], A.shape[1]))
+        pen[:, k:] = np.diag(np.sqrt(prior_weight) * sd)
+        lhs = np.vstack([lhs, pen])
+        rhs = np.concatenate([rhs, np.sqrt(prior_weight) * sd * np.asarray(prior, float)])
+    beta, *_ = np.linalg.lstsq(lhs, rhs, rcond=None)
+    resid_sd = float(np.sqrt(np.average((y - A @ beta) ** 2, weights=w)))
     coef = beta[k:]
     intercept = (float(np.mean([beta[labels.index(p)] for p in reference])) if labels
                  else float(beta[0]))

@@ -18,6 +18,11 @@ from .signals import PuzzleFacts, compute
 
 LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "pace_variation", "pacing_difficulty", "switch")
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
+# the calibration in force counts as this many puzzles' worth of evidence in a refit:
+# a portal with a few dozen rated puzzles moves its coefficients a little (the offset
+# mu carries what differs most between populations), one with thousands decides them
+PRIOR_PUZZLES = 50
+RECALIBRATION_MIN = 10  # puzzles with enough solves before a refit
 
 
 def puzzle_medians(log_t: np.ndarray, puzzle: np.ndarray, n_puzzles: int
@@ -46,14 +51,16 @@ def recalibrate(cal: Calibration, metrics: Sequence[Mapping[str, float]],
                 difficulty: np.ndarray, counts: np.ndarray, medians: np.ndarray, *,
                 min_solves: int, source: str) -> Recalibration:
     """Refit ``cal``'s features on the fitted difficulties of puzzles with at least
-    ``min_solves`` solves, when there are enough of them for the features (10, and two
-    per feature plus two); every metric's correlation with their median human time."""
+    ``min_solves`` solves, when there are :data:`RECALIBRATION_MIN` of them, shrunk
+    towards ``cal``'s coefficients (:data:`PRIOR_PUZZLES`); every metric's correlation
+    with their median human time."""
     enough = np.flatnonzero(counts >= min_solves)
-    if enough.size < max(10, 2 * len(cal.features) + 2):
+    if enough.size < RECALIBRATION_MIN:
         return Recalibration(cal, False, 0, {})
     rows = [metrics[k] for k in enough]
     new_cal = fit(cal.features, rows, np.exp(difficulty[enough]),
-                  source=f"{source}: {enough.size} puzzles")
+                  source=f"{source}: {enough.size} puzzles", prior=cal.coef,
+                  prior_weight=PRIOR_PUZZLES)
     names = sorted(set().union(*(r.keys() for r in rows)))
     corr = correlations({n: np.array([r.get(n, np.nan) for r in rows]) for n in names},
                         medians[enough])

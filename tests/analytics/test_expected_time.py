@@ -234,3 +234,22 @@ def test_the_shipped_calibration_reads_only_metrics_its_families_rate():
     metrics = rate(parse(MEDIUM), rng=0, only=families_for(cal.metrics_needed)).metrics
     assert set(cal.metrics_needed) <= set(metrics)
     assert 60 < cal.expected_time_s(metrics) < 4 * 3600
+
+
+def test_a_prior_holds_coefficients_where_data_are_few():
+    rows = _rows(seed=4, n=30)
+    rng = np.random.default_rng(5)
+    seconds = np.exp(_truth(rows) + rng.normal(0, 0.3, len(rows)))
+    prior = (0.5, 0.01)
+    free = fit(FEATURES, rows, seconds)
+    held = fit(FEATURES, rows, seconds, prior=prior, prior_weight=1e6)
+    np.testing.assert_allclose(held.coef, prior, atol=1e-3)
+    some = fit(FEATURES, rows, seconds, prior=prior, prior_weight=30)
+    for k in range(2):  # between the free fit and the prior
+        lo, hi = sorted((free.coef[k], prior[k]))
+        assert lo - 1e-12 <= some.coef[k] <= hi + 1e-12
+    many = _rows(seed=6, n=5000)
+    exact = fit(FEATURES, many, np.exp(_truth(many)), prior=prior, prior_weight=30)
+    np.testing.assert_allclose(exact.coef, COEF, atol=0.01)  # thousands of rows decide
+    with pytest.raises(ValueError, match="prior coefficient"):
+        fit(FEATURES, rows, seconds, prior=(1.0,), prior_weight=1.0)
