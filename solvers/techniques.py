@@ -642,10 +642,16 @@ def technique_needed(order: int, values, cell: int, solution, *, ladder=None) ->
     ladder = ladder_for(order) if ladder is None else ladder
     hardest: Step | None = None
     while not b.value[cell]:
-        mine = [o for o in singles(b) if o[0] == cell]
+        offers = singles(b)
+        mine = [o for o in offers if o[0] == cell]
         if mine:
             kind = min(mine, key=lambda o: _RANK[o[2]])[2]
             step = Step(kind, placements=((cell, mine[0][1]),))
+        elif offers:
+            # every single on offer at once: they are all sound, and which of them a
+            # person takes first changes neither the cell's time nor what it needs
+            kind = max((o[2] for o in offers), key=_RANK.__getitem__)
+            step = Step(kind, placements=tuple(dict.fromkeys((c, d) for c, d, _ in offers)))
         else:
             step = _next_step(b, ladder, solution)
         b.apply(step)
