@@ -18,9 +18,15 @@ from .common import PUZZLE_HELP, CliError, positive, positive_float, progress_ba
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
+    if getattr(args, "type", "sudoku") == "nurikabe":
+        from . import nurikabe_tools
+        return nurikabe_tools.cmd_solve(args)
     from fairgrid.solvers.annealing import solve_sa
     from fairgrid.solvers.backtracking import solve_backtracking
 
+    if args.method == "hs":
+        raise CliError("--method hs solves Nurikabe (--type nurikabe); Sudoku's harmony "
+                       "search is a metric of `fairgrid rate`")
     if args.max_steps is None:
         from fairgrid.solvers.annealing import DEFAULT_MAX_STEPS as SA_MAX
         from fairgrid.solvers.backtracking import DEFAULT_MAX_STEPS as BF_MAX
@@ -69,6 +75,9 @@ def _cluster(args):
 
 
 def cmd_predict_order(args: argparse.Namespace) -> int:
+    if getattr(args, "type", "sudoku") == "nurikabe":
+        from . import nurikabe_tools
+        return nurikabe_tools.cmd_predict_order(args)
     from fairgrid.solvers.fill_order import predict_fill_order
 
     puzzle = load_puzzle(args.puzzle)
@@ -109,6 +118,9 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
+    if getattr(args, "type", "sudoku") == "nurikabe":
+        from . import nurikabe_tools
+        return nurikabe_tools.cmd_count(args)
     from fairgrid.solvers.backtracking import count_solutions
 
     puzzle = load_puzzle(args.puzzle)
@@ -181,6 +193,9 @@ def _minutes(seconds: float) -> str:
 
 
 def cmd_rate(args: argparse.Namespace) -> int:
+    if getattr(args, "type", "sudoku") == "nurikabe":
+        from . import nurikabe_tools
+        return nurikabe_tools.cmd_rate(args)
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.solvers.rate import families_for, rate, rate_many, rating_seed
 
@@ -252,6 +267,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
+    if getattr(args, "type", "sudoku") == "nurikabe":
+        from . import nurikabe_tools
+        return nurikabe_tools.cmd_generate(args)
     from fairgrid.solvers.generator import random_puzzle, tournament_puzzle
 
     if not 0 <= args.p <= 1:
@@ -295,13 +313,18 @@ def add_commands(sub) -> None:
                        description="Solve a puzzle with simulated annealing (sa) or the "
                        "thesis' backtracking (bf). Exit 0 when solved, 1 when not.")
     p.add_argument("puzzle", help=PUZZLE_HELP)
-    p.add_argument("--method", choices=("sa", "bf"), default="sa")
+    p.add_argument("--method", choices=("sa", "bf", "hs"), default="sa",
+                   help="sa, bf (backtracking; Nurikabe: island expansion) or hs "
+                   "(harmony search, Nurikabe)")
     p.add_argument("--schedule", choices=("thesis", "lewis"), default="thesis",
                    help="SA cooling schedule (default: thesis)")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--max-steps", type=positive, default=None,
                    help=f"step cap (default: {SA_MAX:,} for sa, {BF_MAX:,} for bf)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("predict-order", help="predict the order humans fill the cells",
@@ -325,6 +348,9 @@ def add_commands(sub) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
                    "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")
+    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
     p.set_defaults(func=cmd_predict_order)
 
     p = sub.add_parser("count", help="count solutions (uniqueness check)",
@@ -333,6 +359,9 @@ def add_commands(sub) -> None:
     p.add_argument("puzzle", help=PUZZLE_HELP)
     p.add_argument("--limit", type=positive, default=2)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
     p.set_defaults(func=cmd_count)
 
     p = sub.add_parser("rate", help="rate difficulty: every metric, level, expected time",
@@ -360,6 +389,9 @@ def add_commands(sub) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
                    "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")
+    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
     p.set_defaults(func=cmd_rate)
 
     p = sub.add_parser("generate", help="generate puzzles (Lewis 2007 instances)",
@@ -376,5 +408,10 @@ def add_commands(sub) -> None:
     p.add_argument("--level", type=int, choices=(1, 2, 3, 4, 5),
                    help="with --unique: keep only puzzles of this fairgrid level")
     p.add_argument("--seed", type=seed, default=0)
+    p.add_argument("--rows", type=positive, default=7, help="Nurikabe: rows (default 7)")
+    p.add_argument("--cols", type=positive, default=7, help="Nurikabe: columns (default 7)")
+    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
     p.set_defaults(func=cmd_generate)
 

@@ -42,19 +42,19 @@ def rate_nurikabe(puzzle: NurikabePuzzle, rng, *, runs: int = 5,
                   bf_max_steps: int = DEFAULT_BF_MAX_STEPS, hs_max_imp: int = 10_000,
                   solution=None) -> dict[str, float]:
     """Every metric of :data:`METRICS` for ``puzzle`` as finite floats; ``runs`` runs of
-    each randomised solver. ``solution`` (else found by the exact search) feeds the
-    propagation model's hints; NurikabeError when the puzzle has no unique solution."""
+    each randomised solver. ``solution`` (else found, and proved unique, by the exact
+    search) feeds the propagation model's hints; NurikabeError when the puzzle has no
+    unique solution."""
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
     s_sa, s_hs, s_bf = (int(s) for s in spawn_seeds(seed_of(rng), 3))
     sa_steps, sa_solved, _ = sa_metric(puzzle, rng=s_sa, runs=runs, alpha=sa_alpha,
                                        max_steps=sa_max_steps)
     hs_cost, _ = harmony_metric(puzzle, rng=s_hs, runs=runs, max_imp=hs_max_imp)
-    bf_steps, bf_solved, bf_runs = bruteforce_metric(puzzle, rng=s_bf, runs=runs,
-                                                     max_steps=bf_max_steps)
-    if solution is None:
-        found = next((r.grid for r in bf_runs if r.solved), None)
-        solution = unique_solution(puzzle) if found is None else found
+    bf_steps, bf_solved, _ = bruteforce_metric(puzzle, rng=s_bf, runs=runs,
+                                               max_steps=bf_max_steps)
+    if solution is None:  # a solution the search found is not proof that it is the only one
+        solution = unique_solution(puzzle)
         if solution is None:
             raise NurikabeError("the puzzle has no unique solution")
     solution = as_grid(puzzle, solution)
