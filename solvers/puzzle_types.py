@@ -1,0 +1,161 @@
+"""The puzzle-type seam: what the rest of fairgrid needs to know of a kind of puzzle.
+
+Scoring reads a solve as moves ``(t_ms, cell, value)`` on a grid of cells, a puzzle as
+its fixed cells (``givens``, 0 where a move may go) and its unique ``solution`` in the
+same values as moves. A type says how its text reads and writes, which values a move may
+carry, what a correct final grid is, how it is rated, the order its human-like model
+decides the cells in, and "was this placement deducible at that moment" (the replay).
+Everything else (fill order, order and pacing signals, nulls, the verdict, the nightly
+fit) is the same code for every type.
+
+======================  ============================  ====================================
+                        ``sudoku``                    ``nurikabe``
+======================  ============================  ====================================
+text                    81 characters, grids, ...     ``ROWSxCOLS:cells`` (docs/puzzles.md)
+move values             digits 1..size, 0 erases      1 river (shade), 2 island (dot),
+                                                      0 clears
+givens                  the given digits              the clue numbers (clue cells are
+                                                      island and take no moves)
+deducible at a moment   a naked or hidden single      a cell the propagation rules force
+                        (``propagation.replay``)      (``nurikabe.deductions``)
+rating                  ``rate.rate``                 ``nurikabe.rate_nurikabe``
+======================  ============================  ====================================
+
+:func:`puzzle_type` looks one up by name; :data:`TYPES` lists them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from .grid import PuzzleError
+
+NOT_DEDUCIBLE = 2  # the replay's technique code of a placement no rule gave
+
+
+@dataclass(frozen=True)
+class PuzzleType:
+    """One kind of puzzle (see the module doc). Each callable is pure."""
+
+    name: str
+    values: str                                         # what a move's value means
+    parse: Callable[[str], Any]                         # ValueError naming the problem
+    format: Callable[[Any], str]                        # the canonical one-line text
+    shape: Callable[[Any], tuple[int, int]]             # (rows, cols)
+    max_value: Callable[[Any], int]                     # move values are 0..max_value
+    givens: Callable[[Any], np.ndarray]                 # per cell, 0 where moves go
+    solution: Callable[[Any], np.ndarray | None]        # unique solution in move values
+    check: Callable[[Any, np.ndarray], list[str]]       # what a final grid breaks ([] ok)
+    rate: Callable[[Any, int], dict[str, float]]        # the quick metrics, seeded
+    model_order: Callable[[Any, np.ndarray], np.ndarray]  # human-like model's rank/cell
+    # (givens, shape, placed cells in order, solution) -> per placement: technique (0/1
+    # deducible, NOT_DEDUCIBLE not), deductions on offer, values the board still allowed
+    replay: Callable[[np.ndarray, tuple[int, int], np.ndarray, np.ndarray],
+                     tuple[np.ndarray, np.ndarray, np.ndarray]]
+
+
+# ------------------------------------------------------------------------------ sudoku
+
+def _sudoku() -> PuzzleType:
+    from . import grid
+    from .propagation import human_model, replay, solution_of
+    from .rate import rate
+
+    def solution(p):
+        try:
+            return solution_of(p).astype(np.int64)
+        except PuzzleError:
+            return None
+
+    def check(p, g):
+        g = np.asarray(g).reshape(-1)
+        return [] if grid.solves(p, g) else ["not a valid completion of the givens"]
+
+    def quick(p, seed):  # what the shipped calibration reads
+        return rate(p, rng=seed, only=("human", "techniques")).metrics
+
+    def order(p, sol):
+        rank = human_model(p, rng=0, runs=10, solution=sol).median_fill_rank(p.ncells)
+        return np.where(np.isnan(rank), -1, rank)
+
+    def replay_(givens, shape, cells, sol):
+        order_ = grid.order_for_cells(int(np.asarray(givens).size))
+        return replay(givens, order_, cells, sol)
+
+    return PuzzleType(
+        "sudoku", "digits 1..size; 0 erases", grid.parse,
+        lambda p: grid.format_line(p.givens, p.order), lambda p: (p.size, p.size),
+        lambda p: p.size, lambda p: p.givens.astype(np.int64), solution, check, quick,
+        order, replay_)
+
+
+# ---------------------------------------------------------------------------- nurikabe
+
+RIVER, ISLAND = 1, 2  # Nurikabe move values (0 clears a cell)
+
+
+def _nurikabe() -> PuzzleType:
+    from . import nurikabe as nk
+    from .nurikabe.model import NurikabePuzzle
+
+    def solution(p):
+        grid = nk.unique_solution(p)
+        return None if grid is None else np.where(grid.reshape(-1) == 1, RIVER, ISLAND)
+
+    def check(p, g):
+        values = np.asarray(g).reshape(-1)
+        if not np.isin(values, (RIVER, ISLAND)).all():
+            return ["every cell must be river (1) or island (2)"]
+        return nk.check(p, (values == RIVER).astype(np.int8))
+
+    def order(p, sol):
+        river = (np.asarray(sol).reshape(-1) == RIVER).astype(np.int8)
+        run = nk.propagate(p, solution=river)
+        rank = np.full(p.ncells, -1, dtype=float)
+        n = 0
+        for step in run.steps:
+            for c in step.cells:
+                if rank[c] < 0:
+                    rank[c] = n
+                    n += 1
+        return rank
+
+    def replay_(givens, shape, cells, sol):
+        p = NurikabePuzzle(shape[0], shape[1], np.asarray(givens, dtype=np.int64))
+        state = nk.start_state(p)
+        sol = np.asarray(sol).reshape(-1)
+        cells = np.asarray(cells, dtype=np.int64)
+        tech = np.empty(cells.size, dtype=np.int64)
+        options = np.empty(cells.size, dtype=np.int64)
+        cands = np.empty(cells.size, dtype=np.int64)
+        for k, c in enumerate(cells):
+            forced = nk.deductions(p, state).colour.reshape(-1)
+            offer = forced != -1
+            tech[k] = 1 if offer[c] else NOT_DEDUCIBLE
+            options[k] = int(offer.sum())
+            cands[k] = 1 if offer[c] else 2
+            state[c] = 1 if sol[c] == RIVER else 0
+        return tech, options, cands
+
+    return PuzzleType(
+        "nurikabe", "1 river (shade), 2 island (dot); 0 clears", nk.parse_nurikabe,
+        nk.format_nurikabe, lambda p: (p.rows, p.cols), lambda p: ISLAND,
+        lambda p: p.clues.astype(np.int64), solution, check,
+        lambda p, seed: nk.rate_nurikabe(p, seed, runs=3), order, replay_)
+
+
+_FACTORIES = {"sudoku": _sudoku, "nurikabe": _nurikabe}
+TYPES = tuple(_FACTORIES)
+_made: dict[str, PuzzleType] = {}
+
+
+def puzzle_type(name: str) -> PuzzleType:
+    """The type called ``name``; ValueError listing the known ones."""
+    if name not in _FACTORIES:
+        raise ValueError(f"unknown puzzle type {name!r}; known: {', '.join(TYPES)}")
+    if name not in _made:
+        _made[name] = _FACTORIES[name]()
+    return _made[name]
