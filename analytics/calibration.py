@@ -261,11 +261,24 @@ def honest_null(facts, *, rng, n: int = 120) -> dict[str, tuple[float, float]]:
 
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(int(rng))
-    puzzle = Puzzle(facts.order, facts.givens)
+    if facts.puzzle_type == "sudoku":
+        puzzle = Puzzle(facts.order, facts.givens)
+
+        def one():
+            return simulate(puzzle, facts.solution, "honest", rng=rng,
+                            expected_log_s=facts.expected_log_s, sd_log=facts.sd_log)
+    elif facts.puzzle_type == "nurikabe":
+        from .nurikabe import simulate_nurikabe
+
+        def one():
+            return simulate_nurikabe(facts.givens, facts.grid_shape, facts.solution,
+                                     "honest", rng=rng, expected_log_s=facts.expected_log_s,
+                                     sd_log=facts.sd_log)
+    else:
+        raise ValueError(f"no honest simulator for puzzle type {facts.puzzle_type!r}")
     samples: dict[str, list[float]] = {}
     for _ in range(n):
-        sim = simulate(puzzle, facts.solution, "honest", rng=rng,
-                       expected_log_s=facts.expected_log_s, sd_log=facts.sd_log)
+        sim = one()
         fill = fill_order(sim.t_ms, sim.cell, sim.digit, sim.note, facts.givens,
                           facts.solution)
         for k, v in compute(facts, fill, sim.duration_ms).items():

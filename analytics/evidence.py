@@ -177,8 +177,9 @@ def _ranks_1(values) -> list:
     return out
 
 
-def _grid(values, size):
-    return [values[r * size:(r + 1) * size] for r in range(size)]
+def _grid(values, shape):
+    rows, cols = shape
+    return [values[r * cols:(r + 1) * cols] for r in range(rows)]
 
 
 def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
@@ -208,7 +209,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     sources = sources or {}
-    size = facts.order * facts.order
+    shape = facts.grid_shape
     return {
         "version": EVIDENCE_VERSION,
         "anomaly": round(verdict.anomaly, 4),
@@ -239,8 +240,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         "givens": [int(g) for g in facts.givens],
         # both orders as 1-based ranks over the empty cells; predicted ranks come from
         # the median over SA runs, so cells with equal medians share the lowest rank
-        "predicted_order": _grid(_ranks_1(facts.predicted_rank), size),
-        "actual_order": _grid([None if r < 0 else int(r) + 1 for r in fill.rank], size),
+        "predicted_order": _grid(_ranks_1(facts.predicted_rank), shape),
+        "actual_order": _grid([None if r < 0 else int(r) + 1 for r in fill.rank], shape),
         "order_note": ("1 = filled first; predicted ranks are the median over simulated "
                        "annealing runs, cells with equal medians share a rank"),
         "timeline": [{"t_ms": int(t), "cell": int(c), "technique": TECHNIQUE_NAMES[int(k)],

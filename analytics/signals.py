@@ -109,6 +109,17 @@ class PuzzleFacts:
     expected_log_s: float               # expected log solve time, seconds
     sd_log: float                       # residual sd of log-time around it
     consensus_rank: np.ndarray | None = None
+    # the puzzle type (``solvers.puzzle_types``): its givens and solution are in move
+    # values, its grid is ``shape`` (rows, cols; None: order² × order²)
+    puzzle_type: str = "sudoku"
+    shape: tuple[int, int] | None = None
+
+    @property
+    def grid_shape(self) -> tuple[int, int]:
+        if self.shape is not None:
+            return self.shape
+        size = self.order * self.order
+        return size, size
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,7 +155,7 @@ def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIM
     more than a scoring budget allows (up to a second on the hardest puzzles): a cell
     that needs more than xy-chains is reported as needing ``forcing``."""
     from fairgrid.solvers.techniques import LADDER, WEIGHT, forcing, technique_needed
-    if facts.order != 3:  # the technique ladder is calibrated on 9x9 puzzles
+    if facts.puzzle_type != "sudoku" or facts.order != 3:  # calibrated on 9x9 Sudoku
         return {}
     stuck = np.flatnonzero(rep.technique == NOT_DEDUCIBLE)
     quick = set(stuck[np.argsort(rep.intervals_ms[stuck], kind="stable")][:limit].tolist())
@@ -193,7 +204,12 @@ def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
 
 
 def replay_solve(facts: PuzzleFacts, fill: FillOrder) -> Replayed:
-    tech, options, cands = replay(facts.givens, facts.order, fill.cells, facts.solution)
+    if facts.puzzle_type == "sudoku":
+        tech, options, cands = replay(facts.givens, facts.order, fill.cells, facts.solution)
+    else:  # what "deducible at that moment" means is the type's
+        from fairgrid.solvers.puzzle_types import puzzle_type
+        tech, options, cands = puzzle_type(facts.puzzle_type).replay(
+            facts.givens, facts.grid_shape, fill.cells, facts.solution)
     times = fill.times_ms.astype(float)
     intervals = np.diff(np.concatenate([[0.0], times]))
     difficulty = 1.0 / np.maximum(options, 1) + (tech == NOT_DEDUCIBLE)
