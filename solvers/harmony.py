@@ -61,6 +61,19 @@ def _fitness(grid, units, size, kind, seen):
     return total
 
 
+@njit(inline="always")
+def remember(memory, fit, new, f, best):
+    """Geem's memory update: a new harmony better than the worst in memory replaces it;
+    returns the index of the best (shared by the Nurikabe kernel)."""
+    worst = np.argmax(fit)
+    if f < fit[worst]:
+        memory[worst, :] = new
+        fit[worst] = f
+        if f < fit[best]:
+            best = worst
+    return best
+
+
 @njit(cache=True, error_model="numpy")
 def harmony_kernel(givens, units, size, hms, hmcr, par, max_imp, kind, seed, best_out):
     """One run; returns (best fitness, improvisations made, index of the best in memory)."""
@@ -99,12 +112,7 @@ def harmony_kernel(givens, units, size, hms, hmcr, par, max_imp, kind, seed, bes
                 state, bits = next_u64(state)
                 new[c] = 1 + below32(bits >> U32, size)
         f = _fitness(new, units, size, kind, seen)
-        worst = np.argmax(fit)
-        if f < fit[worst]:
-            memory[worst, :] = new
-            fit[worst] = f
-            if f < fit[best]:
-                best = worst
+        best = remember(memory, fit, new, f, best)
         imp += 1
     best_out[:] = memory[best]
     return fit[best], imp

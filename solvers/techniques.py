@@ -308,16 +308,21 @@ def _naked(b: Board, k: int, name: str) -> Step | None:
     return None
 
 
+def _places(cand, cells, bit: int) -> int:
+    """The positions (a bit mask over ``cells``) where the digit ``bit`` is a candidate."""
+    where = 0
+    for i, c in enumerate(cells):
+        if cand[c] & bit:
+            where |= 1 << i
+    return where
+
+
 def _hidden(b: Board, k: int, name: str) -> Step | None:
     cand = b.cand
     for unit in b.units:
         places = {}
         for d in range(1, b.size + 1):
-            bit = 1 << (d - 1)
-            where = 0
-            for i, c in enumerate(unit):
-                if cand[c] & bit:
-                    where |= 1 << i
+            where = _places(cand, unit, 1 << (d - 1))
             if 2 <= _popcount(where) <= k:
                 places[d] = where
         if len(places) < k:
@@ -353,10 +358,7 @@ def _fish(b: Board, k: int, name: str) -> Step | None:
         for bases, covers in ((b.rows, b.cols), (b.cols, b.rows)):
             lines = {}
             for i, line in enumerate(bases):
-                where = 0
-                for j, c in enumerate(line):
-                    if cand[c] & bit:
-                        where |= 1 << j
+                where = _places(cand, line, bit)
                 if 2 <= _popcount(where) <= k:
                     lines[i] = where
             if len(lines) < k:

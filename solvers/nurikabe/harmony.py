@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit
 
 from .._rng import U32, below32, next_u64, seed_of, spawn_seeds, unit_float
+from ..harmony import remember
 from .cost import grid_cost, kernel_args
 from .model import NurikabePuzzle, is_solution
 
@@ -73,12 +74,7 @@ def harmony_kernel(clue, clue_cells, nbr, blocks, hms, hmcr, par, max_imp, seed,
                 state, bits = next_u64(state)
                 new[c] = below32(bits >> U32, 2)
         f = grid_cost(new, clue, clue_cells, nbr, blocks, seen, stack, found)
-        worst = np.argmax(fit)
-        if f < fit[worst]:
-            memory[worst, :] = new
-            fit[worst] = f
-            if f < fit[best]:
-                best = worst
+        best = remember(memory, fit, new, f, best)
         imp += 1
     best_out[:] = memory[best]
     return fit[best], imp
