@@ -42,8 +42,9 @@ xy-chain            6.6     a chain of two-candidate cells, each link sharing a 
                             whose two ends can both hold z: z is not in a cell seeing
                             both ends
 forcing             7.5+    assume a candidate, apply singles: a contradiction removes
-                            it (Nishio / contradiction forcing; +0.1 per 4 singles of
-                            the shortest contradiction, capped at 9.0)
+                            it (Nishio / contradiction forcing; +0.1 per 4 singles
+                            placed before the shortest contradiction showed, so at
+                            most 8.5 with :data:`FORCING_CAP`)
 guess               10.0    nothing above progresses: the solution's digit of a cell
                             with fewest candidates (no daily newspaper puzzle needs it)
 ==================  ======  =======================================================
@@ -531,7 +532,7 @@ def _propagate(b: Board, cap: int) -> int | None:
     ``cap``. (Placing all offers at once finds the same contradiction as one at a time,
     in a fraction of the scans; two offers that clash are the contradiction.)"""
     placed = 0
-    while placed <= cap:
+    while True:
         if b.broken():
             return placed
         offers = singles(b)
@@ -540,9 +541,10 @@ def _propagate(b: Board, cap: int) -> int | None:
         for c, d, _ in offers:
             if b.value[c] or not b.cand[c] >> (d - 1) & 1:
                 return placed
+            if placed == cap:
+                return None
             b.place(c, d)
             placed += 1
-    return None
 
 
 def forcing(b: Board) -> Step | None:
@@ -650,10 +652,12 @@ def technique_needed(order: int, values, cell: int, solution, *, ladder=None) ->
             kind = min(mine, key=lambda o: _RANK[o[2]])[2]
             step = Step(kind, placements=((cell, mine[0][1]),))
         elif offers:
-            # every single on offer at once: they are all sound, and which of them a
-            # person takes first changes neither the cell's time nor what it needs
-            kind = max((o[2] for o in offers), key=_RANK.__getitem__)
-            step = Step(kind, placements=tuple(dict.fromkeys((c, d) for c, d, _ in offers)))
+            # every single of the cheapest kind on offer at once: all sound, and a person
+            # takes the cheap ones before looking for harder ones
+            rank = min(_RANK[o[2]] for o in offers)
+            kind = SINGLES[rank]
+            step = Step(kind, placements=tuple(dict.fromkeys(
+                (c, d) for c, d, k in offers if _RANK[k] == rank)))
         else:
             step = _next_step(b, ladder, solution)
         b.apply(step)
@@ -689,8 +693,9 @@ def technique_features(run: TechniqueRun) -> dict[str, float]:
     * ``tq_<class>``: steps of each technique class (:data:`CLASSES`);
     * ``tq_advanced``: steps beyond singles; ``tq_stuck``: times singles ran out;
     * ``tq_hardest``: the hardest step's weight; ``tq_needs_pair|wing|chain``: 1 when
-      the hardest step is at least a pair, a wing, a colouring or chain (people's
-      time jumps at each, more than a weight scale says);
+      the hardest step weighs at least a naked pair's, an xy-wing's, simple colouring's
+      (so an x-wing counts as a pair, a quad or jellyfish as a wing: the thresholds are
+      on the weight scale, where people's time jumps more than the scale says);
     * ``tq_naked_singles``, ``tq_line_singles``: placements taken as those kinds (no
       cheaper single was on offer);
     * ``tq_lone_steps``: placements with one single on offer; ``tq_log_options``: the
@@ -714,6 +719,7 @@ def technique_features(run: TechniqueRun) -> dict[str, float]:
     out["tq_line_singles"] = float(sum(s.technique == HIDDEN_LINE for s in single))
     options = np.array([s.options for s in single], dtype=float)
     out["tq_lone_steps"] = float(np.sum(options == 1))
+    options = np.maximum(options, 1.0)  # a single step always has itself on offer
     out["tq_log_options"] = float(np.mean(np.log(options))) if options.size else 0.0
     out["tq_scan"] = float(np.sum(1.0 / options)) if options.size else 0.0
     for k, v in out.items():

@@ -11,9 +11,10 @@ from fairgrid.solvers import parse
 from fairgrid.solvers.grid import PuzzleError
 from fairgrid.solvers.propagation import solution_of
 from fairgrid.solvers.rate import families_for, rate
-from fairgrid.solvers.techniques import (CLASSES, FEATURES, LADDER, SINGLES, Board,
-                                         claiming, hidden_pair, hidden_triple,
-                                         naked_pair, naked_triple, pointing,
+from fairgrid.solvers.techniques import (CLASSES, FEATURES, LADDER, SINGLES, Board, Step,
+                                         claiming, hidden_pair, hidden_quad, hidden_triple,
+                                         jellyfish, naked_pair, naked_quad, naked_triple,
+                                         pointing, take_single,
                                          simple_colouring, singles, solve_with_techniques,
                                          swordfish, technique_features, technique_needed,
                                          x_wing, xy_chain, xy_wing, xyz_wing)
@@ -95,6 +96,68 @@ def test_swordfish_clears_the_digit_from_its_three_columns():
                              if c not in cs])
     gone = only_way(b, swordfish)
     assert gone == {(cell(r, c), 1) for r in range(9) if r not in keep for c in (0, 4, 8)}
+
+
+def test_naked_quad_clears_four_digits():
+    b = board(r0c0="12", r0c2="23", r0c4="34", r0c8="14")
+    gone = only_way(b, naked_quad)
+    assert gone == {(cell(0, c), d) for c in range(9) if c not in (0, 2, 4, 8)
+                    for d in (1, 2, 3, 4)}
+
+
+def test_hidden_quad_clears_the_other_digits_of_its_cells():
+    # each digit's two places in different blocks, or claiming would come first
+    places = {1: (0, 3), 2: (3, 6), 3: (6, 4), 4: (4, 0)}
+    b = board()
+    for d, cs in places.items():
+        without(b, d, [cell(0, c) for c in range(9) if c not in cs])
+    gone = only_way(b, hidden_quad)
+    assert gone == {(cell(0, c), d) for c in (0, 3, 4, 6) for d in range(5, 10)}
+
+
+def test_jellyfish_clears_the_digit_from_its_four_columns():
+    # rows 0 and 1 share a band; their columns reach every block of it (else pointing)
+    keep = {0: (0, 3), 1: (3, 6), 3: (6, 4), 6: (4, 0)}
+    b = without(board(), 1, [cell(r, c) for r, cs in keep.items() for c in range(9)
+                             if c not in cs])
+    gone = only_way(b, jellyfish)
+    assert gone == {(cell(r, c), 1) for r in range(9) if r not in keep
+                    for c in (0, 3, 4, 6)}
+
+
+def test_fish_on_columns_and_locked_candidates_from_columns():
+    # an x-wing on columns 0 and 4 clears rows 0 and 4
+    b = without(board(), 1, [cell(r, c) for c in (0, 4) for r in range(9) if r not in (0, 4)])
+    assert set(only_way(b, x_wing)) == {(cell(r, c), 1) for r in (0, 4)
+                                         for c in range(9) if c not in (0, 4)}
+    # pointing into a column: digit 1 of block 0 only in column 0
+    b = without(board(), 1, [cell(r, c) for r in range(3) for c in (1, 2)] + [cell(2, 0)])
+    assert set(only_way(b, pointing)) == {(cell(r, 0), 1) for r in range(3, 9)}
+    # claiming from a column: digit 1 of column 0 only in block 0
+    b = without(board(), 1, [cell(r, 0) for r in range(3, 9)])
+    assert set(only_way(b, claiming)) == {(cell(r, c), 1) for r in range(3) for c in (1, 2)}
+
+
+def test_every_technique_at_every_stuck_point_of_a_hard_puzzle_is_sound():
+    # not only the first that progresses: each rung of the ladder, wherever it applies
+    puzzle = parse(HUMAN_HARD)
+    solution = solution_of(puzzle)
+    b = Board.of(puzzle)
+    checked = 0
+    while not b.solved:
+        step = take_single(b)
+        if step is None:
+            for technique in LADDER:
+                found = technique(b)
+                if found is not None:
+                    checked += 1
+                    assert all(solution[c] != d for c, d in found.eliminations), found
+            step = next((s for s in (t(b) for t in LADDER) if s is not None), None)
+            if step is None:
+                c = next(c for c, m in enumerate(b.cand) if m)
+                step = Step("guess", placements=((c, int(solution[c])),))
+        b.apply(step)
+    assert checked >= 20
 
 
 def test_hidden_triple_clears_the_other_digits_of_its_cells():
