@@ -49,17 +49,22 @@ class Recalibration:
 
 def recalibrate(cal: Calibration, metrics: Sequence[Mapping[str, float]],
                 difficulty: np.ndarray, counts: np.ndarray, medians: np.ndarray, *,
-                min_solves: int, source: str) -> Recalibration:
+                min_solves: int, source: str, prior: Calibration | None = None
+                ) -> Recalibration:
     """Refit ``cal``'s features on the fitted difficulties of puzzles with at least
     ``min_solves`` solves, when there are :data:`RECALIBRATION_MIN` of them, shrunk
-    towards ``cal``'s coefficients (:data:`PRIOR_PUZZLES`); every metric's correlation
-    with their median human time."""
+    towards ``prior``'s coefficients (the shipped calibration; ``cal``'s when it reads
+    other features or none is given) by :data:`PRIOR_PUZZLES`: shrinking towards last
+    night's refit instead would drift, night by night, to the unshrunk fit. Also every
+    metric's correlation with their median human time."""
     enough = np.flatnonzero(counts >= min_solves)
     if enough.size < RECALIBRATION_MIN:
         return Recalibration(cal, False, 0, {})
     rows = [metrics[k] for k in enough]
     new_cal = fit(cal.features, rows, np.exp(difficulty[enough]),
-                  source=f"{source}: {enough.size} puzzles", prior=cal.coef,
+                  source=f"{source}: {enough.size} puzzles",
+                  prior=(prior.coef if prior is not None and prior.features == cal.features
+                         else cal.coef),
                   prior_weight=PRIOR_PUZZLES)
     names = sorted(set().union(*(r.keys() for r in rows)))
     corr = correlations({n: np.array([r.get(n, np.nan) for r in rows]) for n in names},

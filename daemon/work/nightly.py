@@ -83,9 +83,15 @@ def _fit_job(args):
 
 
 def current_calibration(db: JobDB) -> Calibration:
-    """The metrics → log-time model in force: the last run's recalibration, else shipped."""
+    """The metrics → log-time model in force: the last run's recalibration, else the
+    shipped one; also the shipped one when it reads other features than the last run's
+    (a new fairgrid ships a new model: a portal starts again from it)."""
+    shipped = load_default()
     text = db.read(sql.current_calibration)
-    return Calibration.from_json(text) if text else load_default()
+    if not text:
+        return shipped
+    last = Calibration.from_json(text)
+    return last if last.features == shipped.features else shipped
 
 
 def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
@@ -122,9 +128,18 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     cal = current_calibration(db)
     puzzles = db.read(sql.rated_puzzles)
     ids = [pid for pid, _, _ in puzzles]
-    # puzzles analysed before the calibration in force read a metric get it rated now
-    metrics = [complete_metrics(givens, json.loads(model)["metrics"], cal.metrics_needed)
-               for _, model, givens in puzzles]
+    # a puzzle analysed before the calibration in force read a metric gets it rated now,
+    # and kept, so that it is rated once
+    metrics, completed = [], []
+    for pid, model, givens in puzzles:
+        doc = json.loads(model)
+        have = doc["metrics"]
+        full = complete_metrics(givens, have, cal.metrics_needed)
+        metrics.append(full)
+        if len(full) != len(have):
+            completed.append((json.dumps({**doc, "metrics": full}), pid))
+    if completed:
+        db.write(sql.save_puzzle_metrics, completed)
     prior = np.array([cal.expected_log_time(m) for m in metrics], dtype=float)
     solves = db.read(sql.eligible_solves)
     players = db.read(sql.eligible_players)
@@ -140,7 +155,7 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     counts, medians = recalibration.puzzle_medians(log_t, j, len(ids))
     recal = recalibration.recalibrate(cal, metrics, fit.difficulty, counts, medians,
                                       min_solves=s.nightly_min_solves,
-                                      source=f"nightly run {run_id}")
+                                      source=f"nightly run {run_id}", prior=load_default())
 
     progress("consensus")
     consensus_of = _consensus_orders(db, s.nightly_min_solves, tasks)

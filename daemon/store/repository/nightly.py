@@ -58,6 +58,11 @@ def rated_puzzles(cur) -> list[tuple[str, str, str]]:
                        "AND ratings IS NOT NULL ORDER BY id").fetchall()
 
 
+def save_puzzle_metrics(cur, rows: list[tuple[str, str]]) -> None:
+    """Store puzzle models whose metrics the nightly job completed: (model JSON, id)."""
+    cur.executemany("UPDATE puzzles SET ratings = ? WHERE id = ?", rows)
+
+
 def eligible_solves(cur) -> dict[str, np.ndarray]:
     """Every eligible solve as columns j (puzzle index in :func:`rated_puzzles` order),
     i (player index in :func:`eligible_players` order) and duration_ms."""

@@ -110,6 +110,10 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
         assert null["unforced"][0] >= 2.0
         assert null["pace_variation"][0] <= math.log(0.6) and null["pace_variation"][1] >= 0.2
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == summary["run_id"]
+    # the metrics the calibration reads were rated once and kept with the puzzles
+    kept = json.loads(con.execute("SELECT ratings FROM puzzles WHERE id = 'p00'").fetchone()[0])
+    assert set(load_default().metrics_needed) <= set(kept["metrics"])
+    assert kept["metrics"]["serate"] == METRICS["serate"] and kept["level"] == 3
     assert con.execute("SELECT status FROM job_runs").fetchone()[0] == "success"
     assert len(summary["rescore"]) == truth["n"]
 
