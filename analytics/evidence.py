@@ -6,9 +6,10 @@ verdict, and returns a dict with ``anomaly``, ``p_value``, ``flagged``, ``reason
 solves in words (``unusual``), whom it is compared with (``population``) and a plain
 sentence; the predicted and actual fill orders as 2-D grids of 1-based ranks; where the
 pace steadied part-way (``switch``); the per-placement timeline; the mistake counts.
-For a flagged solve, the quickest placements made where no single was on offer carry
-the technique each needed at that moment (``timeline[].needed``), and
-``hardest_needed`` names the hardest of them.
+For a flagged solve, the quickest placements of cells that were no single at that
+moment carry the technique each needed then (``timeline[].needed``), and
+``hardest_needed`` names the hardest of those made while a single was on offer
+elsewhere (the unforced ones).
 """
 
 from __future__ import annotations
@@ -254,9 +255,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
 
 
 def _hardest_needed(needed: dict, rep) -> dict | None:
-    """The placement that needed the hardest technique, with its delay."""
-    if not needed:
+    """Of the placements made while a single was on offer elsewhere (the unforced ones),
+    the one that needed the hardest technique, with its delay."""
+    unforced = [k for k in needed if rep.options[k] > 0]
+    if not unforced:
         return None
-    k = max(needed, key=lambda i: (needed[i][1], -i))
+    k = max(unforced, key=lambda i: (needed[i][1], -i))
     return {"placement": k + 1, "cell": int(rep.cells[k]), "technique": needed[k][0],
             "seconds": float(rep.intervals_ms[k]) / 1000.0}

@@ -213,9 +213,11 @@ def test_placements_without_a_single_name_the_technique_they_needed():
     assert sum(x["needed"] is not None for x in evidence["timeline"]) == 10
     unforced = next(s for s in evidence["signals"] if s["name"] == "unforced")
     assert hard["technique"] in unforced["explanation"]
-    # a solve placed only by singles needs nothing
+    assert rep.options[hard["placement"] - 1] > 0  # one of the unforced placements
+    # a solve placed only by singles needs nothing, flagged or not
     model = run_once(parse(MEDIUM), solution_of(parse(MEDIUM)), np.uint64(1))
     easy = _facts()[2]
     tm = np.arange(1, model.cells.size + 1) * 1000
-    ev = score_solve(easy, {}, tm, model.cells, model.digits, None)
-    assert ev["hardest_needed"] is None and all(x["needed"] is None for x in ev["timeline"])
+    fill = fill_order(tm, model.cells, model.digits, np.zeros(model.cells.size, bool),
+                      easy.givens, easy.solution)
+    assert techniques_needed(easy, replay_solve(easy, fill)) == {}
