@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 
@@ -55,11 +56,15 @@ def metrics_table(rows, jobs):
     """human + technique metrics of every puzzle, cached."""
     from tqdm import tqdm
     from fairgrid.solvers.rate import rate_many
+    import hashlib
     BUILD.mkdir(parents=True, exist_ok=True)
-    cache = BUILD / "org_uk_technique_metrics_seed0.json"
+    # keyed on the models' code: a change of a technique or a weight rates again
+    code = b"".join((ROOT / "solvers" / f).read_bytes()
+                    for f in ("techniques.py", "propagation.py", "rate.py"))
+    cache = BUILD / f"org_uk_metrics_human_techniques_{hashlib.sha256(code).hexdigest()[:12]}.json"
     if cache.exists():
         data = json.loads(cache.read_text())
-        if len(data) == len(rows) and all("tq_hardest" in d for d in data):
+        if len(data) == len(rows):
             return data
     data = []
     with tqdm(total=len(rows), desc="rating sudoku.org.uk", unit="puzzle") as bar:
@@ -109,7 +114,7 @@ def cv_predict(features, rows, seconds, periods=None, folds=10, seed=0):
     return out
 
 
-def figures(pred, seconds, levels) -> dict:
+def figures(pred, seconds, levels, years) -> dict:
     out = {"pearson": float(pearsonr(np.exp(pred), seconds)[0]),
            "spearman": float(spearmanr(pred, seconds)[0]),
            "pearson_log": float(pearsonr(pred, np.log(seconds))[0]),
@@ -117,6 +122,13 @@ def figures(pred, seconds, levels) -> dict:
     for lvl in LEVELS:
         m = levels == lvl
         out[f"spearman_{lvl.lower()}"] = float(spearmanr(pred[m], seconds[m])[0])
+        # within one level and one year: no population drift left to help or hurt, the
+        # offsets play no part (the mean over years, weighted by puzzles)
+        per = [(np.sum(m & (years == y)), spearmanr(pred[m & (years == y)],
+                                                    seconds[m & (years == y)])[0])
+               for y in np.unique(years) if np.sum(m & (years == y)) >= 10]
+        out[f"spearman_{lvl.lower()}_within_year"] = float(
+            np.average([r for _, r in per], weights=[n for n, _ in per]))
     return out
 
 
@@ -134,6 +146,7 @@ def main() -> int:
     seconds = np.array([float(r["mean_time_min"]) * 60 for r in rows])
     levels = np.array([r["level"] for r in rows])
     periods = [quarter(r["date"]) for r in rows]
+    years = np.array([r["date"][:4] for r in rows])
     print(f"{len(rows)} sudoku.org.uk puzzles ({rows[-1]['date']} .. {rows[0]['date']}), "
           "10-fold cross-validated against the mean human time\n")
     head = (f"{'model':<38} {'offsets':<8} {'pearson':>7} {'spearman':>8} {'log r':>6} | "
@@ -150,11 +163,17 @@ def main() -> int:
     for label, feats in models.items():
         for offsets in (True, False):
             pred = cv_predict(feats, metrics, seconds, periods if offsets else None)
-            r = figures(pred, seconds, levels)
+            r = figures(pred, seconds, levels, years)
             results[(label, offsets)] = (r, pred)
             print(f"{label:<38} {'quarter' if offsets else 'none':<8} {r['pearson']:7.3f} "
                   f"{r['spearman']:8.3f} {r['pearson_log']:6.3f} | "
                   + " ".join(f"{r['spearman_' + lvl.lower()]:8.3f}" for lvl in LEVELS))
+    print("\nwithin a level and a year (Spearman, mean over years weighted by puzzles; "
+          "the offsets play no part)")
+    for label in models:
+        r = results[(label, True)][0]
+        print(f"{label:<38} " + " ".join(
+            f"{r['spearman_' + lvl.lower() + '_within_year']:8.3f}" for lvl in LEVELS))
     chosen, pred = results[(CHOSEN, True)]
     print("\nwithin-level targets (chosen model, quarter offsets): "
           + ", ".join(f"{lvl} {chosen['spearman_' + lvl.lower()]:.3f} (>= {t})"
@@ -167,9 +186,15 @@ def main() -> int:
               cv=cv, source=f"sudoku.org.uk daily puzzles, {len(rows)} puzzles, mean solve "
               f"time, offsets per quarter, intercept of {last_year[0][:4]} "
               "(experiments/expected_time_fit.py)")
+    # the spread scoring allows around an expected time: what a population whose offset
+    # is not yet known sees (the cross-validated error without offsets), not the
+    # within-quarter residual, which assumes the offset is known
+    pooled = results[(CHOSEN, False)][0]["rmse_log"]
+    cal = dataclasses.replace(cal, residual_sd=round(pooled, 4))
     print(f"\nchosen: {CHOSEN}: log t = {cal.intercept:.3f} + "
           + " + ".join(f"{c:.3f}·{f}" for f, c in zip(cal.features, cal.coef)))
-    print(f"residual sd (log) {cal.residual_sd:.3f}; level cut points (s): "
+    print(f"sd for scoring (log; cross-validated without offsets) {cal.residual_sd:.3f}; "
+          "level cut points (s): "
           + ", ".join(f"{b:.0f}" for b in cal.level_bounds_s))
     if args.write_calibration:
         out = ROOT / "analytics" / "data" / "expected_time.json"
