@@ -78,20 +78,47 @@ def metrics_table(rows, jobs):
     return data
 
 
+PENCILMARK_TIMEOUT_S = 20  # a few diabolical puzzles keep its chain search going for good
+
+
+def _pencilmark_time(text: str) -> float:
+    import pencilmark
+    return float(pencilmark.rate(text)["time"])
+
+
 def pencilmark_times(rows):
-    """pencilmark's expected time per puzzle (cached), or None when it is not installed."""
-    try:
-        import pencilmark
-    except ImportError:
+    """pencilmark's expected time per puzzle (cached), or None when it is not installed.
+    A puzzle it does not rate within :data:`PENCILMARK_TIMEOUT_S` (its search runs in
+    native code, so the process is stopped) gets the longest time it gave any puzzle:
+    it found none harder."""
+    import importlib.util
+    import multiprocessing as mp
+    if importlib.util.find_spec("pencilmark") is None:
         return None
+
     from tqdm import tqdm
     cache = BUILD / "org_uk_pencilmark_times.json"
     if cache.exists():
-        return json.loads(cache.read_text())
-    out = [float(pencilmark.rate(r["puzzle"])["time"])
-           for r in tqdm(rows, desc="pencilmark", unit="puzzle")]
-    cache.write_text(json.dumps(out))
-    return out
+        out = json.loads(cache.read_text())
+    else:
+        out = []
+        pool = mp.get_context("spawn").Pool(1)
+        for r in tqdm(rows, desc="pencilmark", unit="puzzle"):
+            job = pool.apply_async(_pencilmark_time, (r["puzzle"],))
+            try:
+                out.append(job.get(timeout=PENCILMARK_TIMEOUT_S))
+            except mp.TimeoutError:
+                out.append(None)
+                pool.terminate()
+                pool = mp.get_context("spawn").Pool(1)
+        pool.terminate()
+        cache.write_text(json.dumps(out))
+    longest = max(t for t in out if t is not None)
+    gave_up = sum(t is None for t in out)
+    if gave_up:
+        print(f"pencilmark gave no time for {gave_up} puzzles within "
+              f"{PENCILMARK_TIMEOUT_S} s; they count as its longest, {longest:.0f}")
+    return [longest if t is None else t for t in out]
 
 
 def cv_predict(features, rows, seconds, periods=None, folds=10, seed=0):
