@@ -43,6 +43,11 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
     metrics = [{"refutation_sum": float(rng.gamma(0.6, 8.0)), "serate": float(rng.integers(0, 4)),
                 "lone_single_steps": float(rng.integers(0, 12)),
                 "mean_options": float(rng.uniform(2.5, 14.0))} for _ in range(n_puzzles)]
+    # the technique model's metrics (and givens) of the puzzle every row shares, so the
+    # stored models hold what the calibration reads, as analysed puzzles do
+    from fairgrid.analytics.puzzle_model import complete_metrics
+    shared = complete_metrics(EASY, {}, cal.metrics_needed)
+    metrics = [{**shared, **m} for m in metrics]
     prior = np.array([cal.expected_log_time(m) for m in metrics])
     mu, delta = -1.2, rng.normal(0, 0.25, n_puzzles)
     true_d = mu + prior + delta
