@@ -69,7 +69,7 @@ def main() -> int:
         m = np.ones(levels.size, bool) if lvl == "all" else levels == lvl
         a, b = tq[m], quick[m]
         print(f"{lvl:<11} {m.sum():>4} {np.median(a):8.1f} {np.percentile(a, 90):6.1f} "
-              f"{a.max():6.0f} {np.median(b):8.1f} {np.percentile(b, 90):6.1f} {b.max():6.0f}")
+              f"{a.max():6.1f} {np.median(b):8.1f} {np.percentile(b, 90):6.1f} {b.max():6.1f}")
     print(f"\nquick rating median {np.median(quick):.1f} ms (target <= 100 ms); "
           f"{args.puzzles} puzzles in {quick.sum() / 1000:.1f} s on one core")
     print(f"reference, every metric (`fairgrid rate`), first {full.size} puzzles: median "
