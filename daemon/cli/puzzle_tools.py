@@ -4,6 +4,7 @@ import neither aiohttp nor DuckDB."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -18,9 +19,6 @@ from .common import PUZZLE_HELP, CliError, positive, positive_float, progress_ba
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    if getattr(args, "type", "sudoku") == "nurikabe":
-        from . import nurikabe_tools
-        return nurikabe_tools.cmd_solve(args)
     from fairgrid.solvers.annealing import solve_sa
     from fairgrid.solvers.backtracking import solve_backtracking
 
@@ -75,9 +73,6 @@ def _cluster(args):
 
 
 def cmd_predict_order(args: argparse.Namespace) -> int:
-    if getattr(args, "type", "sudoku") == "nurikabe":
-        from . import nurikabe_tools
-        return nurikabe_tools.cmd_predict_order(args)
     from fairgrid.solvers.fill_order import predict_fill_order
 
     puzzle = load_puzzle(args.puzzle)
@@ -118,9 +113,6 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
 
 
 def cmd_count(args: argparse.Namespace) -> int:
-    if getattr(args, "type", "sudoku") == "nurikabe":
-        from . import nurikabe_tools
-        return nurikabe_tools.cmd_count(args)
     from fairgrid.solvers.backtracking import count_solutions
 
     puzzle = load_puzzle(args.puzzle)
@@ -193,9 +185,6 @@ def _minutes(seconds: float) -> str:
 
 
 def cmd_rate(args: argparse.Namespace) -> int:
-    if getattr(args, "type", "sudoku") == "nurikabe":
-        from . import nurikabe_tools
-        return nurikabe_tools.cmd_rate(args)
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.solvers.rate import families_for, rate, rate_many, rating_seed
 
@@ -267,9 +256,6 @@ def cmd_rate(args: argparse.Namespace) -> int:
 
 
 def cmd_generate(args: argparse.Namespace) -> int:
-    if getattr(args, "type", "sudoku") == "nurikabe":
-        from . import nurikabe_tools
-        return nurikabe_tools.cmd_generate(args)
     from fairgrid.solvers.generator import random_puzzle, tournament_puzzle
 
     if not 0 <= args.p <= 1:
@@ -304,6 +290,25 @@ def cmd_generate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_for_type(sudoku, args: argparse.Namespace) -> int:
+    """The command for ``--type``: ``sudoku`` itself, or its namesake in
+    :mod:`.nurikabe_tools`."""
+    if args.type == "sudoku":
+        return sudoku(args)
+    from . import nurikabe_tools
+    return getattr(nurikabe_tools, sudoku.__name__)(args)
+
+
+def _by_type(p, sudoku) -> None:
+    """``--type`` on a puzzle command, and the command run for each type."""
+    from fairgrid.solvers.puzzle_types import TYPES
+
+    p.add_argument("--type", choices=TYPES, default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
+    p.set_defaults(func=functools.partial(_run_for_type, sudoku))
+
+
 def add_commands(sub) -> None:
     from fairgrid.solvers.annealing import DEFAULT_MAX_STEPS as SA_MAX
     from fairgrid.solvers.backtracking import DEFAULT_MAX_STEPS as BF_MAX
@@ -322,10 +327,7 @@ def add_commands(sub) -> None:
     p.add_argument("--max-steps", type=positive, default=None,
                    help=f"step cap (default: {SA_MAX:,} for sa, {BF_MAX:,} for bf)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
-                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
-                   "docs/puzzles.md)")
-    p.set_defaults(func=cmd_solve)
+    _by_type(p, cmd_solve)
 
     p = sub.add_parser("predict-order", help="predict the order humans fill the cells",
                        description="Predict the fill order of a puzzle: the median rank of "
@@ -348,10 +350,7 @@ def add_commands(sub) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
                    "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")
-    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
-                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
-                   "docs/puzzles.md)")
-    p.set_defaults(func=cmd_predict_order)
+    _by_type(p, cmd_predict_order)
 
     p = sub.add_parser("count", help="count solutions (uniqueness check)",
                        description="Count a puzzle's solutions up to --limit. Exit 0 when "
@@ -359,10 +358,7 @@ def add_commands(sub) -> None:
     p.add_argument("puzzle", help=PUZZLE_HELP)
     p.add_argument("--limit", type=positive, default=2)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
-                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
-                   "docs/puzzles.md)")
-    p.set_defaults(func=cmd_count)
+    _by_type(p, cmd_count)
 
     p = sub.add_parser("rate", help="rate difficulty: every metric, level, expected time",
                        description="Rate a puzzle with every difficulty metric (human-like "
@@ -389,10 +385,7 @@ def add_commands(sub) -> None:
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
                    "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")
-    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
-                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
-                   "docs/puzzles.md)")
-    p.set_defaults(func=cmd_rate)
+    _by_type(p, cmd_rate)
 
     p = sub.add_parser("generate", help="generate puzzles (Lewis 2007 instances)",
                        description="Generate puzzles: a random solution grid (root grid, "
@@ -410,8 +403,5 @@ def add_commands(sub) -> None:
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--rows", type=positive, default=7, help="Nurikabe: rows (default 7)")
     p.add_argument("--cols", type=positive, default=7, help="Nurikabe: columns (default 7)")
-    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
-                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
-                   "docs/puzzles.md)")
-    p.set_defaults(func=cmd_generate)
+    _by_type(p, cmd_generate)
 
