@@ -113,15 +113,7 @@ def _nurikabe() -> PuzzleType:
 
     def order(p, sol):
         river = (np.asarray(sol).reshape(-1) == RIVER).astype(np.int8)
-        run = nk.propagate(p, solution=river)
-        rank = np.full(p.ncells, -1, dtype=float)
-        n = 0
-        for step in run.steps:
-            for c in step.cells:
-                if rank[c] < 0:
-                    rank[c] = n
-                    n += 1
-        return rank
+        return nk.propagate(p, solution=river).order().astype(float)
 
     def replay_(givens, shape, cells, sol):
         p = NurikabePuzzle(shape[0], shape[1], np.asarray(givens, dtype=np.int64))

@@ -34,6 +34,12 @@ def load(arg: str):
         raise CliError(str(exc)) from None
 
 
+def _clue(puzzle, cell: int) -> str:
+    """A clue as the text format writes it (base 36), '' for none."""
+    clue = int(puzzle.clues[cell])
+    return np.base_repr(clue, 36).lower() if clue else ""
+
+
 def _board(puzzle, grid=None) -> str:
     """The grid as rows: clues in base 36, '#' river, 'o' island, '.' unknown."""
     out = []
@@ -41,9 +47,8 @@ def _board(puzzle, grid=None) -> str:
         row = []
         for c in range(puzzle.cols):
             k = r * puzzle.cols + c
-            clue = int(puzzle.clues[k])
-            if clue:
-                row.append(np.base_repr(clue, 36).lower())
+            if _clue(puzzle, k):
+                row.append(_clue(puzzle, k))
             elif grid is None:
                 row.append(".")
             else:
@@ -111,15 +116,10 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
         run = propagate(puzzle, solution=solution)
     except NurikabeError as exc:
         raise CliError(str(exc)) from None
-    rank = np.full(puzzle.rows * puzzle.cols, -1, dtype=int)
-    n = 0
-    for step in run.steps:
-        for c in step.cells:
-            if rank[c] < 0:
-                n += 1
-                rank[c] = n
+    rank = run.order() + 1  # 1 = decided first, 0 = never (clues)
+    n = int(rank.max())
     if args.json:
-        print(json.dumps({"type": "nurikabe", "rank": [None if r < 0 else int(r)
+        print(json.dumps({"type": "nurikabe", "rank": [int(r) if r else None
                                                        for r in rank],
                           "steps": len(run.steps), "hints": run.hints}))
         return 0
@@ -129,8 +129,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
         cells = []
         for c in range(puzzle.cols):
             k = r * puzzle.cols + c
-            clue = int(puzzle.clues[k])
-            cells.append(f"[{np.base_repr(clue, 36).lower()}]" if clue
+            cells.append(f"[{_clue(puzzle, k)}]" if _clue(puzzle, k)
                          else str(rank[k]).rjust(width))
         print(" ".join(x.rjust(width + 2) for x in cells))
     print(f"\nsteps: {len(run.steps)}  hints where the rules stalled: {run.hints}")

@@ -566,6 +566,18 @@ class PropagationResult:
         """The highest rule id used (7 when a hint was needed; -1 for no step)."""
         return max((RULES.index(s.rule) for s in self.steps), default=-1)
 
+    def order(self) -> np.ndarray:
+        """The 0-based rank at which each cell was decided (-1: never, clues included):
+        the model's fill order."""
+        rank = np.full(self.state.size, -1, dtype=np.int64)
+        n = 0
+        for step in self.steps:
+            for c in step.cells:
+                if rank[c] < 0:
+                    rank[c] = n
+                    n += 1
+        return rank
+
 
 def as_state(puzzle: NurikabePuzzle, state) -> np.ndarray:
     """``state`` (-1 unknown, 0 white, 1 black; flat or (rows, cols)) as a flat int8 copy
