@@ -84,7 +84,8 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
 
     puzzle = parse(givens)
     cal = load_default()
-    ratings = rate(puzzle, rng=seed, only=families_for(("serate",) + cal.metrics_needed))
+    ratings = rate(puzzle, rng=seed,
+                   only=tuple(sorted({"human", *families_for(cal.metrics_needed)})))
     described = cal.describe(ratings.metrics)
     expected_log_s = float(np.log(described["expected_time_s"]))
     facts = PuzzleFacts(puzzle.givens, puzzle.order, cells_of(solution),

@@ -82,11 +82,10 @@ def _fit_job(args):
     return fit_ratings(*args[:5], lambda_puzzle=args[5], lambda_player=args[6])
 
 
-def current_calibration(db: JobDB) -> Calibration:
+def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
     """The metrics → log-time model in force: the last run's recalibration, else the
-    shipped one; also the shipped one when it reads other features than the last run's
-    (a new fairgrid ships a new model: a portal starts again from it)."""
-    shipped = load_default()
+    ``shipped`` one; also the shipped one when it reads other features than the last
+    run's (a new fairgrid ships a new model: a portal starts again from it)."""
     text = db.read(sql.current_calibration)
     if not text:
         return shipped
@@ -125,7 +124,8 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
 
 def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     progress("load")
-    cal = current_calibration(db)
+    shipped = load_default()
+    cal = current_calibration(db, shipped)
     puzzles = db.read(sql.rated_puzzles)
     ids = [pid for pid, _, _ in puzzles]
     # a puzzle analysed before the calibration in force read a metric gets it rated now,
@@ -155,7 +155,7 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     counts, medians = recalibration.puzzle_medians(log_t, j, len(ids))
     recal = recalibration.recalibrate(cal, metrics, fit.difficulty, counts, medians,
                                       min_solves=s.nightly_min_solves,
-                                      source=f"nightly run {run_id}", prior=load_default())
+                                      source=f"nightly run {run_id}", prior=shipped)
 
     progress("consensus")
     consensus_of = _consensus_orders(db, s.nightly_min_solves, tasks)
