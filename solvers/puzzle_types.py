@@ -48,6 +48,7 @@ class PuzzleType:
     max_value: Callable[[Any], int]                     # move values are 0..max_value
     givens: Callable[[Any], np.ndarray]                 # per cell, 0 where moves go
     solution: Callable[[Any], np.ndarray | None]        # unique solution in move values
+    count: Callable[[Any, int], int]                    # solutions, counted up to a limit
     check: Callable[[Any, np.ndarray], list[str]]       # what a final grid breaks ([] ok)
     rate: Callable[[Any, int], dict[str, float]]        # the quick metrics, seeded
     model_order: Callable[[Any, np.ndarray], np.ndarray]  # human-like model's rank/cell
@@ -61,6 +62,7 @@ class PuzzleType:
 
 def _sudoku() -> PuzzleType:
     from . import grid
+    from .backtracking import count_solutions
     from .propagation import human_model, replay, solution_of
     from .rate import rate
 
@@ -88,8 +90,8 @@ def _sudoku() -> PuzzleType:
     return PuzzleType(
         "sudoku", "digits 1..size; 0 erases", grid.parse,
         lambda p: grid.format_line(p.givens, p.order), lambda p: (p.size, p.size),
-        lambda p: p.size, lambda p: p.givens.astype(np.int64), solution, check, quick,
-        order, replay_)
+        lambda p: p.size, lambda p: p.givens.astype(np.int64), solution, count_solutions,
+        check, quick, order, replay_)
 
 
 # ---------------------------------------------------------------------------- nurikabe
@@ -135,8 +137,14 @@ def _nurikabe() -> PuzzleType:
     return PuzzleType(
         "nurikabe", "1 river (shade), 2 island (dot); 0 clears", nk.parse_nurikabe,
         nk.format_nurikabe, lambda p: (p.rows, p.cols), lambda p: ISLAND,
-        lambda p: p.clues.astype(np.int64), solution, check,
+        lambda p: p.clues.astype(np.int64), solution, nk.count_solutions, check,
         lambda p, seed: nk.rate_nurikabe(p, seed, runs=3), order, replay_)
+
+
+def values_text(values) -> str:
+    """Per-cell values (a solution in move values) as text: one base-36 symbol a cell."""
+    return "".join(np.base_repr(int(v), 36).lower() if v else "." for v in
+                   np.asarray(values).reshape(-1))
 
 
 _FACTORIES = {"sudoku": _sudoku, "nurikabe": _nurikabe}
