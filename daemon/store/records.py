@@ -38,11 +38,12 @@ class SubmissionRecord:
     note: np.ndarray  # bool: a pencil mark, not a placement
     complete: bool
     raw: str  # the body as received (same_content() on two of them: identical resubmission)
-    new_puzzle: tuple[str, int, str] | None = None  # (givens, order, solution) to register
+    # (givens, order, solution, puzzle type) of a puzzle to register with the solve
+    new_puzzle: tuple[str, int, str, str] | None = None
 
     @classmethod
     def of(cls, event, webhook_id: str, received_at: datetime, complete: bool, raw: str,
-           new_puzzle: tuple[str, int, str] | None = None) -> SubmissionRecord:
+           new_puzzle: tuple[str, int, str, str] | None = None) -> SubmissionRecord:
         """The record of a solve parsed by ``ingest.parse_body`` (its portal checked
         against the signature), as the webhook stores it."""
         return cls(event.portal, event.submission_id, webhook_id, event.tournament_id,

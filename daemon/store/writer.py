@@ -368,8 +368,8 @@ class Writer:
                 new_puzzles.setdefault(r.puzzle_id, r.new_puzzle)
         if new_puzzles:  # rare: a puzzle first seen in a webhook
             con.execute("BEGIN TRANSACTION")
-            for pid, (givens, order, solution) in new_puzzles.items():
-                sql.insert_puzzle(con, pid, givens, order, solution, now)
+            for pid, (givens, order, solution, kind) in new_puzzles.items():
+                sql.insert_puzzle(con, pid, givens, order, solution, now, kind)
         obj = lambda values: np.array(values, dtype=object)  # noqa: E731
         keys = np.arange(self._next_key, self._next_key + len(records), dtype=np.int64)
         # Times go as epoch microseconds: datetime objects are converted one by one under

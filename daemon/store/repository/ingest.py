@@ -38,11 +38,12 @@ def already_stored(con, portal: str, webhook_ids: list[str], hooks_since: dateti
 
 
 def insert_puzzle(con, puzzle_id: str, givens: str, order: int, solution: str,
-                  now: datetime) -> None:
+                  now: datetime, puzzle_type: str = "sudoku") -> None:
     """Register a puzzle as ``pending`` unless the id is already known."""
     con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
-                "registered_at) VALUES (?, ?, ?, ?, 'pending', ?) ON CONFLICT DO NOTHING",
-                [puzzle_id, givens, order, solution, now])
+                "registered_at, puzzle_type) VALUES (?, ?, ?, ?, 'pending', ?, ?) "
+                "ON CONFLICT DO NOTHING",
+                [puzzle_id, givens, order, solution, now, puzzle_type])
 
 
 def insert_submissions(con, new_subs: dict[str, np.ndarray], committed_us: int,

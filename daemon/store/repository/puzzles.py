@@ -12,24 +12,28 @@ def ping(cur) -> None:
     cur.execute("SELECT 1").fetchall()
 
 
-def puzzle_texts(cur, puzzle_id: str) -> tuple[str, int, str] | None:
-    """(givens, order, solution) of a registered puzzle, or None."""
-    return cur.execute("SELECT givens, puzzle_order, solution FROM puzzles WHERE id = ?",
-                       [puzzle_id]).fetchone()
+def puzzle_texts(cur, puzzle_id: str) -> tuple[str, int, str, str] | None:
+    """(givens, order, solution, puzzle type) of a registered puzzle, or None."""
+    return cur.execute("SELECT givens, puzzle_order, solution, puzzle_type FROM puzzles "
+                       "WHERE id = ?", [puzzle_id]).fetchone()
 
 
-def register_many(con, rows: list[tuple[str, str, int, str]], now: datetime) -> list[str]:
-    """Register puzzles (id, givens, order, solution) all or none: the ids already
-    registered with other givens (and nothing written), or [] once every new id is in."""
+def register_many(con, rows: list[tuple[str, str, int, str, str]],
+                  now: datetime) -> list[str]:
+    """Register puzzles (id, givens, order, solution, puzzle type) all or none: the ids
+    already registered with other givens or type (and nothing written), or [] once every
+    new id is in."""
     ids = [r[0] for r in rows]
-    known = dict(con.execute("SELECT id, givens FROM puzzles WHERE id IN "
-                             "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall())
-    clash = [pid for pid, givens, _, _ in rows if pid in known and known[pid] != givens]
+    known = {pid: (givens, kind) for pid, givens, kind in con.execute(
+        "SELECT id, givens, puzzle_type FROM puzzles WHERE id IN "
+        "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
+    clash = [pid for pid, givens, _, _, kind in rows
+             if pid in known and known[pid] != (givens, kind)]
     if clash:
         return clash
-    for pid, givens, order, solution in rows:
+    for pid, givens, order, solution, kind in rows:
         if pid not in known:
-            insert_puzzle(con, pid, givens, order, solution, now)
+            insert_puzzle(con, pid, givens, order, solution, now, kind)
     return []
 
 
@@ -42,10 +46,10 @@ def pending_ids(cur, limit: int, large: bool, large_order: int) -> list[str]:
         "ORDER BY registered_at LIMIT ?", [large_order, limit]).fetchall()]
 
 
-def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str] | None:
-    """(givens, status, solution) of a puzzle, or None."""
-    return cur.execute("SELECT givens, status, solution FROM puzzles WHERE id = ?",
-                       [puzzle_id]).fetchone()
+def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str, str] | None:
+    """(givens, status, solution, puzzle type) of a puzzle, or None."""
+    return cur.execute("SELECT givens, status, solution, puzzle_type FROM puzzles "
+                       "WHERE id = ?", [puzzle_id]).fetchone()
 
 
 def save_analysis(con, puzzle_id: str, result: dict, now: datetime) -> None:

@@ -1,0 +1,45 @@
+"""A database made by an earlier fairgrid opens with its rows kept and the new columns
+filled as the rows were (the migrations run in order, once)."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import duckdb
+
+from fairgrid.daemon.store.connection import connect, migrations
+
+from ...fixtures import EASY, EASY_SOLUTION
+
+
+def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = duckdb.connect(path)
+    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                "applied_at TIMESTAMPTZ NOT NULL)")
+    for version, script in migrations():
+        if version >= 11:
+            break
+        con.execute(script)
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+    con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                "registered_at) VALUES ('p', ?, 3, ?, 'ready', ?)",
+                [EASY, EASY_SOLUTION, now])
+    con.execute("INSERT INTO rating_runs (run_id, finished_at, solves, puzzles, players) "
+                "VALUES ('r', ?, 1, 1, 1)", [now])
+    con.execute("INSERT INTO player_ratings VALUES ('r', 'demo', 'u', 0.25, 7)")
+    con.close()
+
+    con = connect(path)
+    assert con.execute("SELECT puzzle_type FROM puzzles").fetchall() == [("sudoku",)]
+    assert con.execute("SELECT run_id, portal, player_id, skill, solves, puzzle_type "
+                       "FROM player_ratings").fetchall() == [("r", "demo", "u", 0.25, 7,
+                                                               "sudoku")]
+    assert con.execute("SELECT by_type FROM rating_runs").fetchall() == [(None,)]
+    # a skill per type now: the same player may have one for Nurikabe too
+    con.execute("INSERT INTO player_ratings VALUES ('r', 'demo', 'u', -0.5, 3, 'nurikabe')")
+    versions = [v for (v,) in con.execute("SELECT version FROM schema_version "
+                                          "ORDER BY version").fetchall()]
+    assert versions == [v for v, _ in migrations()]
+    con.close()
