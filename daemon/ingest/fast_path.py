@@ -14,13 +14,14 @@ import msgspec
 import numpy as np
 from numba import njit
 
-from .solve import (MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES, SolveEvent,
-                    ValidationError, parse_time, well_formed)
+from .solve import (MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES, PUZZLE_TYPES,
+                    SolveEvent, ValidationError, parse_time, well_formed)
 
 
 class _Puzzle(msgspec.Struct, forbid_unknown_fields=True):
     id: str
     givens: str | None = None
+    puzzle_type: str | None = None
 
 
 class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
@@ -63,7 +64,8 @@ def parse_fast(body: bytes) -> SolveEvent | None:
             or not _id_ok(puzzle.id)
             or not (env.tournament_id is None or _id_ok(env.tournament_id))
             or not (env.outcome is None or env.outcome in OUTCOMES)
-            or not (puzzle.givens is None or len(puzzle.givens) <= MAX_GIVENS_LENGTH)):
+            or not (puzzle.givens is None or len(puzzle.givens) <= MAX_GIVENS_LENGTH)
+            or not (puzzle.puzzle_type is None or puzzle.puzzle_type in PUZZLE_TYPES)):
         return None
     try:
         started_at = parse_time(env.started_at, "started_at")
@@ -79,7 +81,8 @@ def parse_fast(body: bytes) -> SolveEvent | None:
     if not well_formed(t_ms, cell, digit):
         return None
     return SolveEvent(env.portal, env.submission_id, env.tournament_id, env.player_id,
-                      puzzle.id, puzzle.givens, started_at, t_ms, cell, digit, note[:n])
+                      puzzle.id, puzzle.givens, started_at, t_ms, cell, digit, note[:n],
+                      puzzle.puzzle_type)
 
 
 # the bytes the move scanner looks for

@@ -12,7 +12,8 @@ _OK, _BAD_CELL, _BAD_DIGIT, _ON_GIVEN = 0, 1, 2, 3
 
 def check_and_replay(event: SolveEvent, givens: np.ndarray, solution: np.ndarray,
                      size: int) -> bool:
-    """Check the moves against the puzzle (cell and digit ranges, no move on a given;
+    """Check the moves against the puzzle (cells in the grid, values 0..``size`` (the
+    type's largest move value), no move on a given;
     ValidationError names the first bad move) and say whether replaying the placements
     and erasures (notes ignored) ends in ``solution``."""
     problem, i, complete = _replay(event.cell, event.digit, event.note, givens, solution, size)
@@ -23,6 +24,7 @@ def check_and_replay(event: SolveEvent, givens: np.ndarray, solution: np.ndarray
         raise ValidationError(f"moves[{i}].cell", f"must be 0..{givens.size - 1}, got {c}")
     if problem == _BAD_DIGIT:
         raise ValidationError(f"moves[{i}].digit", f"must be 0..{size} (0 erases), got {d}")
+    # a given of Sudoku, a clue of Nurikabe: fixed cells take no moves
     raise ValidationError(f"moves[{i}].cell", f"cell {c} is a given")
 
 
@@ -42,4 +44,7 @@ def _replay(cell, digit, note, givens, solution, size):
             return _ON_GIVEN, i, False
         if not note[i]:
             grid[c] = digit[i]
-    return _OK, -1, (grid == solution).all()
+    for c in range(ncells):  # the free cells (a Nurikabe clue is not its solution value)
+        if givens[c] == 0 and grid[c] != solution[c]:
+            return _OK, -1, False
+    return _OK, -1, True

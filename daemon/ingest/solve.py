@@ -5,13 +5,15 @@ The body of ``POST /v1/webhooks/solves`` (see docs/openapi.yaml)::
     {"type": "solve.completed", "portal": "demo", "submission_id": "s-000123",
      "tournament_id": "gp-2026-r7",                      (optional)
      "player_id": "p-42",
-     "puzzle": {"id": "gp7-3", "givens": "..."},         (givens optional if registered)
+     "puzzle": {"id": "gp7-3", "givens": "...",          (givens optional if registered)
+                "puzzle_type": "sudoku"},                (optional: sudoku, nurikabe)
      "started_at": "2026-11-21T10:00:00Z",
      "outcome": "finished",                              (optional: abandoned, timed_out)
      "moves": [{"t_ms": 5230, "cell": 12, "digit": 4}, ...]}
 
 ``t_ms`` is milliseconds since ``started_at`` and never decreases; ``cell`` is 0-based
-row-major; ``digit`` is 1..size, or 0 for an erase; a move may carry ``"kind": "note"``
+row-major; ``digit`` is the move's value in the puzzle's type: 1..size for Sudoku, 1
+(river) or 2 (island) for Nurikabe, 0 erasing; a move may carry ``"kind": "note"``
 (pencil marks: stored, ignored by scoring). Unknown fields are kept in the raw payload.
 
 This module is the checked path: orjson, then move by move, for the error that names the
@@ -29,11 +31,14 @@ import numpy as np
 import orjson
 from numba import njit
 
+from fairgrid.solvers.puzzle_types import TYPES
+
 MAX_ID_LENGTH = 200
 MAX_GIVENS_LENGTH = 5000  # puzzle text; both the fast and the checked path hold to it
 MAX_T_MS = 10 ** 12
 MOVE_KINDS = ("place", "note")
 OUTCOMES = ("finished", "abandoned", "timed_out")  # what the portal may report
+PUZZLE_TYPES = TYPES  # puzzle.puzzle_type, when given
 _KINDS = frozenset(MOVE_KINDS)
 
 
@@ -59,6 +64,7 @@ class SolveEvent:
     cell: np.ndarray  # int64
     digit: np.ndarray  # int64
     note: np.ndarray  # bool: kind "note" (a pencil mark), not a placement
+    puzzle_type: str | None = None  # as sent (None: not said; the puzzle's own, or Sudoku)
 
 
 def parse_json(body: bytes) -> dict:
@@ -207,6 +213,10 @@ def parse_solve(data: dict) -> SolveEvent:
     if givens is not None and (not isinstance(givens, str)
                                or len(givens) > MAX_GIVENS_LENGTH):
         raise ValidationError("puzzle.givens", "must be puzzle text (see docs/puzzles.md)")
+    kind = puzzle.get("puzzle_type")
+    if kind is not None and (not isinstance(kind, str) or kind not in PUZZLE_TYPES):
+        raise ValidationError("puzzle.puzzle_type",
+                              f"must be one of {', '.join(PUZZLE_TYPES)}, got {kind!r}")
     started_at = parse_time(data.get("started_at"), "started_at")
     outcome = data.get("outcome")
     if outcome is not None and outcome not in OUTCOMES:
@@ -216,7 +226,7 @@ def parse_solve(data: dict) -> SolveEvent:
         raise ValidationError("moves", "must be a list")
     columns = _moves_fast(moves) or _moves_checked(moves)
     return SolveEvent(portal, submission_id, tournament_id, player_id, puzzle_id, givens,
-                      started_at, *columns)
+                      started_at, *columns, kind)
 
 
 

@@ -5,13 +5,15 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..ingest import ValidationError, parse_json
+from ..ingest.puzzles import check_type
 from ..store.repository import puzzles as sql
 from .. import documents
 from .context import CTX, error, json_response, known_query, read, require_token
 
 
 async def post_puzzles(request: web.Request) -> web.Response:
-    """Register one puzzle ``{"id", "givens"}`` or many ``{"puzzles": [...]}``."""
+    """Register one puzzle ``{"id", "givens", "puzzle_type"?}`` or many
+    ``{"puzzles": [...]}``; ``puzzle_type`` is ``sudoku`` unless said."""
     require_token(request, admin=True)
     known_query(request)
     data = parse_json(await request.read())
@@ -29,11 +31,12 @@ async def post_puzzles(request: web.Request) -> web.Response:
             raise ValidationError(where + "id", "must be a string of 1..200 characters")
         if not isinstance(givens, str):
             raise ValidationError(where + "givens", "must be puzzle text")
-        checked.append((where, pid, givens))
+        kind = check_type(item.get("puzzle_type"), where + "puzzle_type")
+        checked.append((where, pid, givens, kind))
     # all or none: a bad puzzle anywhere in a batch registers nothing
     created = await request.app[CTX].puzzles.register_many(checked)
     results = [{"id": pid, "status": "registered" if new else "known"}
-               for (_, pid, _), new in zip(checked, created)]
+               for (_, pid, _, _), new in zip(checked, created)]
     status = 201 if any(created) else 200
     return json_response({"puzzles": results} if many else results[0], status=status)
 

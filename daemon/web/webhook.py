@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from aiohttp import web
 
 from ..ingest import ValidationError, check_and_replay, parse_body
-from ..ingest.puzzles import PuzzleInfo, check_puzzle
+from ..ingest.puzzles import SUDOKU, PuzzleInfo, check_puzzle
 from ..ingest.signatures import SignatureError
 from ..store import SubmissionRecord
 from .context import CTX, json_response
@@ -65,17 +65,23 @@ async def handle_solve(request: web.Request) -> web.Response:
             if event.givens is None:
                 raise ValidationError("puzzle.givens",
                                       "unknown puzzle: register it or send its givens")
-            new_puzzle = await asyncio.to_thread(check_puzzle, event.givens, "puzzle.givens")
+            kind = event.puzzle_type or SUDOKU
+            new_puzzle = (*await asyncio.to_thread(check_puzzle, event.givens,
+                                                   "puzzle.givens", kind), kind)
             info = PuzzleInfo(event.puzzle_id, *new_puzzle)
-        elif event.givens is not None and event.givens not in info.matching_texts:
-            givens, _order, _solution = await asyncio.to_thread(check_puzzle, event.givens,
-                                                                "puzzle.givens")
-            if givens != info.givens:
-                raise ValidationError("puzzle.givens",
-                                      "givens disagree with the registered puzzle")
-            info.matching_texts.add(event.givens)
+        else:
+            if event.puzzle_type not in (None, info.puzzle_type):
+                raise ValidationError("puzzle.puzzle_type",
+                                      f"the registered puzzle is {info.puzzle_type}")
+            if event.givens is not None and event.givens not in info.matching_texts:
+                givens, _order, _solution = await asyncio.to_thread(
+                    check_puzzle, event.givens, "puzzle.givens", info.puzzle_type)
+                if givens != info.givens:
+                    raise ValidationError("puzzle.givens",
+                                          "givens disagree with the registered puzzle")
+                info.matching_texts.add(event.givens)
         complete = check_and_replay(event, info.givens_array, info.solution_array,
-                                    info.order * info.order)
+                                    info.max_value)
     except (ValidationError, SignatureError) as exc:
         outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
