@@ -96,6 +96,54 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
                        {k: tuple(v) for k, v in null.items()}, NULL_SOLVES)
 
 
+def _type_prior(kind: str, metrics: Mapping[str, float]) -> tuple[float, float]:
+    """(expected log-seconds, its sd) before any human data, for a type other than
+    Sudoku (whose prior is the shipped calibration)."""
+    if kind == "nurikabe":
+        from .nurikabe import PRIOR_SD_LOG, expected_log_time
+        return expected_log_time(metrics), PRIOR_SD_LOG
+    raise ValueError(f"no expected-time prior for puzzle type {kind!r}")
+
+
+def grid_facts(kind: str, givens: str) -> tuple[np.ndarray, tuple[int, int] | None]:
+    """A stored puzzle's givens as move values and its grid shape (None: Sudoku's)."""
+    if kind == "sudoku":
+        return cells_of(givens), None
+    from fairgrid.solvers.puzzle_types import puzzle_type
+    t = puzzle_type(kind)
+    puzzle = t.parse(givens)
+    return t.givens(puzzle), t.shape(puzzle)
+
+
+def build_typed(kind: str, givens: str, solution: str, seed: int
+                ) -> tuple[PuzzleModel, list]:
+    """The model of a puzzle of a type other than Sudoku, and its predicted fill rank
+    per cell (1-based, None for fixed cells): the type's quick rating, the expected
+    time from its prior (wide: the nightly job learns it from the portal's players), the
+    level on the calibration's time bands, the order the type's human-like model decides
+    the cells in, and the nulls from that type's simulated honest solves."""
+    from fairgrid.solvers.puzzle_types import puzzle_type
+
+    from .calibration import honest_null
+    from .expected_time import LEVEL_NAMES, load_default
+
+    t = puzzle_type(kind)
+    puzzle = t.parse(givens)
+    sol = cells_of(solution)
+    metrics = t.rate(puzzle, seed)
+    expected_log_s, sd_log = _type_prior(kind, metrics)
+    rank = t.model_order(puzzle, sol)
+    median = [None if r < 0 else float(r) + 1 for r in rank.tolist()]
+    facts = PuzzleFacts(t.givens(puzzle), 0, sol, per_cell(median), expected_log_s,
+                        sd_log, None, kind, t.shape(puzzle))
+    null = honest_null(facts, rng=seed, n=NULL_SOLVES)
+    expected_s = float(np.exp(expected_log_s))
+    level = load_default().level(expected_s)
+    return PuzzleModel(metrics, expected_s, expected_log_s, sd_log, level,
+                       LEVEL_NAMES[level - 1], {k: tuple(v) for k, v in null.items()},
+                       NULL_SOLVES), median
+
+
 def complete_metrics(givens: str, metrics: Mapping[str, float], needed) -> dict:
     """``metrics`` with every metric of ``needed`` present: a puzzle analysed before a
     calibration read a new metric family gets that family rated now (the technique
@@ -109,14 +157,34 @@ def complete_metrics(givens: str, metrics: Mapping[str, float], needed) -> dict:
     return {**extra, **metrics}
 
 
+def level_key(puzzle_type: str, level) -> str:
+    """The key of a level's nulls in a rating run: the level for Sudoku, ``type:level``
+    for other types (their solves make nulls of their own)."""
+    return str(level) if puzzle_type == "sudoku" else f"{puzzle_type}:{level}"
+
+
 @dataclass(frozen=True)
 class RatingRun:
-    """What scoring reads of a nightly rating run."""
+    """What scoring reads of a nightly rating run. ``mu``, ``residual_sd`` and
+    ``skill_sd`` are of its Sudoku fit; ``by_type`` holds each type's own fit
+    (``{"mu", "residual_sd", "skill_sd"}``), for runs that fitted more than Sudoku."""
 
     mu: float                 # this portal's offset from the calibration
     residual_sd: float        # of the fit, in log-seconds
     skill_sd: float           # spread of the players' fitted skills
     level_nulls: Mapping[str, Mapping[str, tuple[float, float]]]  # level -> signal -> null
+    by_type: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
+
+    def for_type(self, puzzle_type: str) -> RatingRun | None:
+        """This run as a ``puzzle_type`` solve reads it; None when it fitted no solve of
+        that type (a run from before types is all Sudoku's)."""
+        if puzzle_type == "sudoku":  # the run's own figures are Sudoku's
+            return self if not self.by_type or "sudoku" in self.by_type else None
+        fit = self.by_type.get(puzzle_type)
+        if fit is None:
+            return None
+        return dataclasses.replace(self, mu=fit["mu"], residual_sd=fit["residual_sd"],
+                                   skill_sd=fit["skill_sd"])
 
 
 @dataclass(frozen=True)
@@ -145,7 +213,8 @@ SIMULATED = "simulated honest players"
 
 def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: list,
                    model: PuzzleModel, run: RatingRun | None = None,
-                   rating: PuzzleRating | None = None) -> ScoringInputs:
+                   rating: PuzzleRating | None = None,
+                   puzzle_type: str = "sudoku") -> ScoringInputs:
     """Before any rating run: the calibrated expected time and the simulated nulls. With
     one: the fitted difficulty (or the prior shifted by the portal's offset), the fit's
     residual sd, the consensus order with its null when the puzzle has one, and the
@@ -154,6 +223,8 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
     residual sd and, for a player without a fitted skill, the skill prior's spread."""
     from .calibration import SKILL_PRIOR_SD, complete
 
+    if run is not None:  # the run's fit of this type (None: no solves of it were fitted)
+        run = run.for_type(puzzle_type)
     null = dict(model.null)
     sources = {name: SIMULATED for name in null}
     expected, consensus = model.expected_log_s, None
@@ -165,7 +236,8 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
                     else expected + run.mu)
         sd = float(run.residual_sd)  # a rated player's skill adds its own uncertainty
         unrated_sd = float(np.hypot(run.residual_sd, max(run.skill_sd, SKILL_PRIOR_SD)))
-        for name, value in (run.level_nulls.get(str(rating.level)) or {}).items():
+        key = level_key(puzzle_type, rating.level)
+        for name, value in (run.level_nulls.get(key) or {}).items():
             null[name] = tuple(value)
             sources[name] = f"this portal's solves of level-{rating.level} puzzles"
         if rating.consensus_fill_rank is not None and rating.consensus_null:
@@ -180,8 +252,9 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
         predicted = np.full(predicted.size, np.nan)
         null.pop("order_sa", None)
         sources.pop("order_sa", None)
-    facts = PuzzleFacts(cells_of(givens), order, cells_of(solution), predicted, expected, sd,
-                        consensus)
+    cells, shape = grid_facts(puzzle_type, givens)
+    facts = PuzzleFacts(cells, order, cells_of(solution), predicted, expected, sd,
+                        consensus, puzzle_type, shape)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
     without = dataclasses.replace(facts, sd_log=unrated_sd)

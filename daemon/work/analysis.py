@@ -70,9 +70,14 @@ def lane_of(order: int) -> Lane:
 
 def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
             executor: Executor | None, cancel: threading.Event | None = None,
-            solution: str | None = None, batch: int | None = None) -> dict:
+            solution: str | None = None, batch: int | None = None,
+            puzzle_type: str = "sudoku") -> dict:
     """The analysis of one puzzle (blocking; called from a worker thread): the SA fill
-    order, then the puzzle model scoring needs (in the pool)."""
+    order, then the puzzle model scoring needs (in the pool). Another type than Sudoku
+    takes its fill order from its human-like model (deterministic: one run), and its
+    model from ``puzzle_model.build_typed``, in one pool task."""
+    if puzzle_type != "sudoku":
+        return _analyse_typed(puzzle_type, givens, solution, seed, executor)
     puzzle = parse(givens)
     started = time.perf_counter()
     pred = predict_fill_order(puzzle, seed=seed, runs=runs, budget_s=budget_s,
@@ -90,6 +95,21 @@ def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
             "fill_rank_median": median, "fill_rank_spread": _rounded(pred.spread),
             "sa_median_steps": pred.median_steps, "sa_capped_runs": pred.capped_runs,
             "fill_basis_runs": pred.basis_runs, "seconds": time.perf_counter() - started}
+
+
+def _analyse_typed(kind: str, givens: str, solution: str | None, seed: int,
+                   executor: Executor | None) -> dict:
+    if solution is None:
+        raise ValueError(f"a {kind} puzzle is analysed with its solution")
+    started = time.perf_counter()
+    args = (kind, givens, solution, seed)
+    model, median = (executor.submit(puzzle_model.build_typed, *args).result()
+                     if executor is not None else puzzle_model.build_typed(*args))
+    return {"model": model, "predicted_fill_order": [int(r or 0) for r in median],
+            "fill_rank_median": median, "fill_rank_spread": [None] * len(median),
+            "sa_median_steps": float(model.metrics.get("sa_steps", float("nan"))),
+            "sa_capped_runs": 0, "fill_basis_runs": 1,
+            "seconds": time.perf_counter() - started}
 
 
 class PuzzleRegistry:
@@ -154,26 +174,28 @@ class PuzzleRegistry:
     def remember(self, info: PuzzleInfo) -> None:
         self._cache[info.id] = info
 
-    async def register_many(self, items: list[tuple[str, str, str]]) -> list[bool]:
-        """Register puzzles ``(where, id, givens)`` all or none: whether each was new.
-        ValidationError naming ``where`` for the first bad puzzle, PuzzleConflict for an
-        id registered (or listed twice) with other givens; nothing is written then."""
-        rows: dict[str, tuple[str, str, int, str]] = {}
-        for where, pid, text in items:
+    async def register_many(self, items: list[tuple[str, str, str, str]]) -> list[bool]:
+        """Register puzzles ``(where, id, givens, puzzle type)`` all or none: whether each
+        was new. ValidationError naming ``where`` for the first bad puzzle, PuzzleConflict
+        for an id registered (or listed twice) with other givens or another type; nothing
+        is written then."""
+        rows: dict[str, tuple[str, str, int, str, str]] = {}
+        for where, pid, text, kind in items:
             try:
-                givens, order, solution = await asyncio.to_thread(check_puzzle, text)
+                givens, order, solution = await asyncio.to_thread(check_puzzle, text,
+                                                                  "givens", kind)
             except ValidationError as exc:
                 exc.field = where + (exc.field or "givens")
                 raise
-            if pid in rows and rows[pid][1] != givens:
+            if pid in rows and rows[pid][1::3] != (givens, kind):
                 raise PuzzleConflict(f"puzzle {pid!r} is listed twice with other givens")
-            rows[pid] = (pid, givens, order, solution)
+            rows[pid] = (pid, givens, order, solution, kind)
         new = []
         for pid, row in rows.items():
             known = await self.lookup(pid)
             if known is None:
                 new.append(row)
-            elif known.givens != row[1]:
+            elif (known.givens, known.puzzle_type) != row[1::3]:
                 raise PuzzleConflict(f"puzzle {pid!r} is registered with other givens")
         if any(self._queues[lane_of(row[2])].full() for row in new):
             raise QueueFull("the analysis queue is full")
@@ -182,12 +204,12 @@ class PuzzleRegistry:
                                                                 utc_now()))
             if clash:  # lost a race with another registration
                 raise PuzzleConflict(f"puzzle {clash[0]!r} is registered with other givens")
-        for pid, givens, order, solution in new:
-            self.remember(PuzzleInfo(pid, givens, order, solution))
+        for pid, givens, order, solution, kind in new:
+            self.remember(PuzzleInfo(pid, givens, order, solution, kind))
             self.schedule(pid, order)
         fresh = {row[0] for row in new}
         created = []
-        for _, pid, _ in items:
+        for _, pid, _, _ in items:
             created.append(pid in fresh)
             fresh.discard(pid)  # an id listed twice is new once
         return created
@@ -225,7 +247,7 @@ class PuzzleRegistry:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)
         if row is None or row[1] != "pending":
             return
-        givens, _status, solution = row
+        givens, _status, solution, kind = row
         s = self._settings
         executor = self._pool and self._pool.lane(lane)
         if isinstance(executor, ClusterLane):
@@ -237,7 +259,8 @@ class PuzzleRegistry:
                                              seed=s.analysis_seed,
                                              executor=executor,
                                              cancel=self._cancel, solution=solution,
-                                             batch=1 if lane == Lane.LARGE_PUZZLES else None)
+                                             batch=1 if lane == Lane.LARGE_PUZZLES else None,
+                                             puzzle_type=kind)
         except Exception as exc:
             if isinstance(executor, ClusterLane) and Cluster.lost(exc):
                 # the scheduler or every worker went away mid-analysis: wait for it

@@ -67,8 +67,9 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]
 
 
 def _rating_run(row: tuple) -> RatingRun:
-    mu, residual_sd, skill_sd, level_nulls = row
-    return RatingRun(mu, residual_sd, skill_sd, json.loads(level_nulls) if level_nulls else {})
+    mu, residual_sd, skill_sd, level_nulls, by_type = row
+    return RatingRun(mu, residual_sd, skill_sd, json.loads(level_nulls) if level_nulls else {},
+                     json.loads(by_type) if by_type else {})
 
 
 def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:
@@ -81,7 +82,8 @@ def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:
                               extra.get("null"))
     return scoring_inputs(row["givens"], row["puzzle_order"], row["solution"],
                           json.loads(row["fill_rank_median"]),
-                          PuzzleModel.from_json(json.loads(row["ratings"])), run, rating)
+                          PuzzleModel.from_json(json.loads(row["ratings"])), run, rating,
+                          row["puzzle_type"])
 
 
 class Scorer:

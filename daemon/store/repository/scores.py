@@ -66,12 +66,15 @@ def _dicts(cur) -> list[dict]:
 
 def submissions_to_score(cur, sub_keys) -> list[dict]:
     """Each submission's identity, raw body, status, the rating run in force and the
-    player's skill in it with the solves it was fitted on."""
+    player's skill in it at the puzzle's type with the solves it was fitted on."""
     cur.execute(
         "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, s.status, "
-        "c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s LEFT JOIN current_rating c ON c.id = 1 "
+        "c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s "
+        "LEFT JOIN puzzles p ON p.id = s.puzzle_id "
+        "LEFT JOIN current_rating c ON c.id = 1 "
         "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
-        f"AND pl.player_id = s.player_id WHERE {these_keys('s.sub_key', sub_keys)}")
+        "AND pl.player_id = s.player_id AND pl.puzzle_type = p.puzzle_type "
+        f"WHERE {these_keys('s.sub_key', sub_keys)}")
     return _dicts(cur)
 
 
@@ -86,7 +89,8 @@ def moves_of(cur, sub_keys) -> dict[str, np.ndarray]:
 def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
     """A puzzle's stored analysis with its rating under ``run_id`` (None: none)."""
     cur.execute(
-        "SELECT p.status, p.givens, p.puzzle_order, p.solution, p.fill_rank_median, "
+        "SELECT p.status, p.givens, p.puzzle_order, p.solution, p.puzzle_type, "
+        "p.fill_rank_median, "
         "p.ratings, pr.difficulty, pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
         "FROM puzzles p LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
         "WHERE p.id = ?", [run_id, puzzle_id])
@@ -95,11 +99,13 @@ def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
 
 
 def rating_run(cur, run_id: str) -> tuple:
-    """(mu, residual_sd, sd of player skills, band_nulls JSON) of a rating run."""
+    """(mu, residual_sd, sd of Sudoku player skills, band_nulls JSON, by_type JSON) of a
+    rating run."""
     return cur.execute(
         "SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
-        "FROM player_ratings WHERE run_id = r.run_id), r.band_nulls "
-        "FROM rating_runs r WHERE r.run_id = ?", [run_id]).fetchone()
+        "FROM player_ratings WHERE run_id = r.run_id AND puzzle_type = 'sudoku'), "
+        "r.band_nulls, r.by_type FROM rating_runs r WHERE r.run_id = ?",
+        [run_id]).fetchone()
 
 
 def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
