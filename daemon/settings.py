@@ -127,7 +127,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("nightly.rescore_days", int, 7,
             "Submissions committed within this many days are re-scored after a run."),
     Setting("nightly.lambda_puzzle", float, 5.0,
-            "Prior weight of a puzzle's metric-based difficulty, in solves (shrinkage)."),
+            "Prior weight of a Sudoku puzzle's metric-based difficulty, in solves "
+            "(shrinkage); another type's prior, k times as wide, gets 1/k² of it."),
     Setting("nightly.lambda_player", float, 3.0,
             "Prior weight of a player's average skill, in solves (shrinkage)."),
     Setting("nightly.misfire_grace_s", int, 21600,

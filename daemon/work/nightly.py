@@ -38,7 +38,8 @@ import numpy as np
 from fairgrid.analytics import recalibration
 from fairgrid.analytics.consensus import Consensus, consensus
 from fairgrid.analytics.expected_time import Calibration, load_default
-from fairgrid.analytics.puzzle_model import cells_of, complete_metrics, per_cell
+from fairgrid.analytics.puzzle_model import (cells_of, complete_metrics, grid_facts,
+                                             level_key, per_cell)
 from fairgrid.analytics.signals import PuzzleFacts
 
 from ..store.connection import in_transaction
@@ -49,6 +50,7 @@ log = logging.getLogger("fairgrid.jobs")
 
 STAGES = ("load", "fit", "recalibrate", "consensus", "write", "retention", "rescore")
 JOB = "nightly"
+SUDOKU = "sudoku"
 LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level honest nulls
 LEVEL_SAMPLE_SEED = 7
 CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
@@ -93,6 +95,51 @@ def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
     return last if last.features == shipped.features else shipped
 
 
+def _fit_by_type(kinds, player_kinds, log_t, j, i, prior, prior_sd, sudoku_sd, s,
+                 executor) -> dict:
+    """One fit per puzzle type (Sudoku's always, if empty), each on its own puzzles and
+    players, so that a player's skill at one type says nothing of another. A type's
+    puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
+    ``nightly.lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it."""
+    fits = {}
+    for kind in [SUDOKU] + sorted(set(kinds.tolist()) - {SUDOKU}):
+        pz = np.flatnonzero(kinds == kind)
+        pl = np.flatnonzero(player_kinds == kind)
+        mine = np.isin(j, pz)
+        local_j = np.searchsorted(pz, j[mine])
+        local_i = np.searchsorted(pl, i[mine])
+        lam = s.nightly_lambda_puzzle
+        if kind != SUDOKU and pz.size:
+            lam *= (sudoku_sd / float(np.median(prior_sd[pz]))) ** 2
+        args = (log_t[mine], local_j, local_i, prior[pz], pl.size, lam,
+                s.nightly_lambda_player)
+        fits[kind] = (executor.submit(_fit_job, args).result() if executor is not None
+                      else _fit_job(args))
+    return fits
+
+
+def _join_fits(fits: dict, kinds, players, prior) -> tuple[np.ndarray, np.ndarray]:
+    """Every puzzle's fitted difficulty and every (player, type)'s skill, in the
+    order of the puzzles and players read."""
+    difficulty = prior.astype(float)
+    skill = np.zeros(len(players))
+    player_kinds = np.array([p[2] for p in players], dtype=object)
+    for kind, fit in fits.items():
+        difficulty[kinds == kind] = fit.difficulty
+        skill[player_kinds == kind] = fit.skill
+    return difficulty, skill
+
+
+def _levels(cal: Calibration, fits: dict, kinds, difficulty) -> np.ndarray:
+    """Each puzzle's level: Sudoku's on the calibration's cut points shifted by the
+    portal's offset; another type's on the same time bands, unshifted (its offset is
+    its prior's error as much as the players' speed)."""
+    sudoku = kinds == SUDOKU
+    levels = recalibration.levels(cal, difficulty, 0.0)
+    levels[sudoku] = recalibration.levels(cal, difficulty[sudoku], float(fits[SUDOKU].mu))
+    return levels
+
+
 def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
                 = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
@@ -127,20 +174,28 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     shipped = load_default()
     cal = current_calibration(db, shipped)
     puzzles = db.read(sql.rated_puzzles)
-    ids = [pid for pid, _, _ in puzzles]
-    # a puzzle analysed before the calibration in force read a metric gets it rated now,
-    # and kept, so that it is rated once
-    metrics, completed = [], []
-    for pid, model, givens in puzzles:
+    ids = [pid for pid, _, _, _ in puzzles]
+    kinds = np.array([kind for _, _, _, kind in puzzles], dtype=object)
+    # a Sudoku puzzle analysed before the calibration in force read a metric gets it
+    # rated now, and kept, so that it is rated once; other types keep their own prior
+    metrics, completed, prior, prior_sd = [], [], [], []
+    for pid, model, givens, kind in puzzles:
         doc = json.loads(model)
         have = doc["metrics"]
+        if kind != SUDOKU:
+            metrics.append(have)
+            prior.append(doc["expected_log_s"])
+            prior_sd.append(doc["sd_log"])
+            continue
         full = complete_metrics(givens, have, cal.metrics_needed)
         metrics.append(full)
+        prior.append(cal.expected_log_time(full))
+        prior_sd.append(cal.residual_sd)
         if len(full) != len(have):
             completed.append((json.dumps({**doc, "metrics": full}), pid))
     if completed:
         db.write(sql.save_puzzle_metrics, completed)
-    prior = np.array([cal.expected_log_time(m) for m in metrics], dtype=float)
+    prior = np.array(prior, dtype=float)
     solves = db.read(sql.eligible_solves)
     players = db.read(sql.eligible_players)
     j = np.asarray(solves["j"], dtype=np.int64)
@@ -148,20 +203,24 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     log_t = np.log(np.asarray(solves["duration_ms"], dtype=float) / 1000.0)
 
     progress("fit")
-    args = (log_t, j, i, prior, len(players), s.nightly_lambda_puzzle, s.nightly_lambda_player)
-    fit = executor.submit(_fit_job, args).result() if executor is not None else _fit_job(args)
+    fits = _fit_by_type(kinds, np.array([p[2] for p in players], dtype=object), log_t, j, i,
+                        prior, np.array(prior_sd, dtype=float), cal.residual_sd, s, executor)
+    fit = fits[SUDOKU]
+    difficulty, skill = _join_fits(fits, kinds, players, prior)
 
     progress("recalibrate")
     counts, medians = recalibration.puzzle_medians(log_t, j, len(ids))
-    recal = recalibration.recalibrate(cal, metrics, fit.difficulty, counts, medians,
+    sudoku = kinds == SUDOKU  # the calibration is Sudoku's: other types keep their prior
+    recal = recalibration.recalibrate(cal, [m for m, k in zip(metrics, sudoku) if k],
+                                      fit.difficulty, counts[sudoku], medians[sudoku],
                                       min_solves=s.nightly_min_solves,
                                       source=f"nightly run {run_id}", prior=shipped)
 
     progress("consensus")
     consensus_of = _consensus_orders(db, s.nightly_min_solves, tasks)
-    levels = recalibration.levels(cal, fit.difficulty, float(fit.mu))
-    samples = list(_sample_solves(db, {pid: str(lvl) for pid, lvl in
-                                       zip(ids, levels.tolist())}))
+    levels = _levels(cal, fits, kinds, difficulty)
+    samples = list(_sample_solves(db, {pid: level_key(kind, lvl) for pid, kind, lvl in
+                                       zip(ids, kinds, levels.tolist())}))
     parts = _in_tasks(tasks, recalibration.level_values,
                     [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)])
     level_nulls = recalibration.fit_level_nulls(recalibration.join_level_values(parts))
@@ -172,9 +231,9 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     puzzle_rows = {
         "run_id": np.array([run_id] * len(ids), dtype=object),
         "puzzle_id": np.array(ids, dtype=object),
-        "difficulty": fit.difficulty.astype(float),
-        "prior": prior + float(fit.mu),
-        "expected_time_s": np.exp(fit.difficulty),
+        "difficulty": difficulty,
+        "prior": prior + np.array([float(fits[k].mu) for k in kinds]),
+        "expected_time_s": np.exp(difficulty),
         "level": levels.astype(np.int64),
         "solves": counts.astype(np.int64),
         "median_log_t": medians,
@@ -189,12 +248,17 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
         "run_id": np.array([run_id] * len(players), dtype=object),
         "portal": np.array([p[0] for p in players], dtype=object),
         "player_id": np.array([p[1] for p in players], dtype=object),
-        "skill": np.asarray(fit.skill, dtype=float),
+        "skill": skill,
         "solves": np.bincount(i, minlength=len(players)).astype(np.int64),
+        "puzzle_type": np.array([p[2] for p in players], dtype=object),
     }
+    by_type = {kind: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
+                      "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
+                      "solves": int(f.puzzle_solves.sum())}
+               for kind, f in fits.items() if f.puzzle_solves.sum() > 0}
     run = (run_id, now, int(log_t.size), len(ids), len(players), fit.mu, fit.residual_sd,
            recal.calibration.to_json(), json.dumps(recal.correlations),
-           json.dumps(level_nulls))
+           json.dumps(level_nulls), json.dumps(by_type))
     db.write(sql.write_rating_run, run, puzzle_rows, player_rows, run_id)
 
     retained = 0
@@ -208,7 +272,7 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     return {"solves": int(log_t.size), "puzzles": len(ids), "players": len(players),
             "move_logs_dropped": retained,
             "recalibrated_on": recal.puzzles, "consensus_puzzles": len(consensus_of),
-            "mu": fit.mu, "band_null_levels": sorted(level_nulls),
+            "mu": fit.mu, "band_null_levels": sorted(level_nulls), "by_type": by_type,
             "residual_sd": fit.residual_sd, "correlations": recal.correlations,
             "rescore": rescore}
 
@@ -227,7 +291,7 @@ def _compact(rows: dict) -> dict:
     task's transfer."""
     runs = list(_runs(rows["puzzle_id"]))
     return {"pids": [rows["puzzle_id"][a] for a, _ in runs],
-            "ncells": [int(rows["puzzle_order"][a]) ** 4 for a, _ in runs],
+            "ncells": [int(rows["ncells"][a]) for a, _ in runs],
             "bounds": np.array([a for a, _ in runs] + [len(rows["puzzle_id"])], np.int64),
             "sub_key": np.asarray(rows["sub_key"]), "cell": np.asarray(rows["cell"]),
             "r": np.asarray(rows["r"])}
@@ -290,11 +354,13 @@ def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:
     if not len(moves["sub_key"]):
         return
     facts = {}
-    for pid, givens, solution, order, median in db.read(
+    for pid, givens, solution, order, median, kind in db.read(
             sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist()))):
         if median is not None:
-            facts[pid] = PuzzleFacts(cells_of(givens), order, cells_of(solution),
-                                     per_cell(json.loads(median)), 0.0, 1.0)
+            cells, shape = grid_facts(kind, givens)
+            facts[pid] = PuzzleFacts(cells, order, cells_of(solution),
+                                     per_cell(json.loads(median)), 0.0, 1.0, None, kind,
+                                     shape)
     for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:

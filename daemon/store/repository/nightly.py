@@ -13,7 +13,7 @@ from . import needs_moves, outbox
 # the solves the ratings learn from: complete, timed, of analysed puzzles, without an
 # open or confirmed flag
 ELIGIBLE = """
-    SELECT s.sub_key, s.puzzle_id, s.portal, s.player_id, s.duration_ms
+    SELECT s.sub_key, s.puzzle_id, s.portal, s.player_id, s.duration_ms, p.puzzle_type
     FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id
     WHERE s.complete AND s.duration_ms > 0 AND p.status = 'ready' AND p.ratings IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal
@@ -52,10 +52,10 @@ def current_calibration(cur) -> str | None:
     return row[0] if row else None
 
 
-def rated_puzzles(cur) -> list[tuple[str, str, str]]:
-    """(id, model JSON, givens) of every analysed puzzle, by id."""
-    return cur.execute("SELECT id, ratings, givens FROM puzzles WHERE status = 'ready' "
-                       "AND ratings IS NOT NULL ORDER BY id").fetchall()
+def rated_puzzles(cur) -> list[tuple[str, str, str, str]]:
+    """(id, model JSON, givens, puzzle type) of every analysed puzzle, by id."""
+    return cur.execute("SELECT id, ratings, givens, puzzle_type FROM puzzles "
+                       "WHERE status = 'ready' AND ratings IS NOT NULL ORDER BY id").fetchall()
 
 
 def save_puzzle_metrics(cur, rows: list[tuple[str, str]]) -> None:
@@ -65,19 +65,23 @@ def save_puzzle_metrics(cur, rows: list[tuple[str, str]]) -> None:
 
 def eligible_solves(cur) -> dict[str, np.ndarray]:
     """Every eligible solve as columns j (puzzle index in :func:`rated_puzzles` order),
-    i (player index in :func:`eligible_players` order) and duration_ms."""
+    i (player index in :func:`eligible_players` order: a player of each puzzle type
+    they solved) and duration_ms."""
     return cur.execute(
         f"WITH e AS ({ELIGIBLE}), pz AS (SELECT id, row_number() OVER (ORDER BY id) - 1 AS j "
         "FROM puzzles WHERE status = 'ready' AND ratings IS NOT NULL), "
-        "pl AS (SELECT portal, player_id, row_number() OVER (ORDER BY portal, player_id) - 1 "
-        "AS i FROM (SELECT DISTINCT portal, player_id FROM e)) "
+        "pl AS (SELECT portal, player_id, puzzle_type, row_number() OVER "
+        "(ORDER BY portal, player_id, puzzle_type) - 1 AS i "
+        "FROM (SELECT DISTINCT portal, player_id, puzzle_type FROM e)) "
         "SELECT pz.j, pl.i, e.duration_ms FROM e JOIN pz ON pz.id = e.puzzle_id "
-        "JOIN pl ON pl.portal = e.portal AND pl.player_id = e.player_id").fetchnumpy()
+        "JOIN pl ON pl.portal = e.portal AND pl.player_id = e.player_id "
+        "AND pl.puzzle_type = e.puzzle_type").fetchnumpy()
 
 
-def eligible_players(cur) -> list[tuple[str, str]]:
-    return cur.execute(f"WITH e AS ({ELIGIBLE}) SELECT DISTINCT portal, player_id FROM e "
-                       "ORDER BY portal, player_id").fetchall()
+def eligible_players(cur) -> list[tuple[str, str, str]]:
+    """(portal, player id, puzzle type) of each player and type with an eligible solve."""
+    return cur.execute(f"WITH e AS ({ELIGIBLE}) SELECT DISTINCT portal, player_id, "
+                       "puzzle_type FROM e ORDER BY portal, player_id, puzzle_type").fetchall()
 
 
 def consensus_candidates(cur, min_solves: int) -> list[tuple[str, int]]:
@@ -93,7 +97,8 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
     ``min_solves`` of them: one row per filled cell per solve, with the rank at which the
     solve filled it. For a complete solve the last move on each cell places its final,
     correct digit, so the fill order is the order of each cell's last move (ties by
-    sequence). Columns puzzle_id, sub_key, cell, r, puzzle_order, sorted by puzzle."""
+    sequence). Columns puzzle_id, sub_key, cell, r, ncells (the puzzle's cells: its
+    solution has one symbol a cell), sorted by puzzle."""
     return cur.execute(
         f"WITH e AS ({ELIGIBLE} AND s.puzzle_id BETWEEN ? AND ?), "
         "big AS (SELECT puzzle_id FROM e GROUP BY puzzle_id HAVING count(*) >= ?), "
@@ -101,7 +106,8 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
         "last AS (SELECT m.sub_key, m.cell, max(m.seq) AS seq, arg_max(m.t_ms, m.seq) AS t "
         "FROM moves m JOIN es USING (sub_key) WHERE NOT m.note GROUP BY m.sub_key, m.cell) "
         "SELECT es.puzzle_id, l.sub_key, l.cell, "
-        "rank() OVER (PARTITION BY l.sub_key ORDER BY l.t, l.seq) AS r, p.puzzle_order "
+        "rank() OVER (PARTITION BY l.sub_key ORDER BY l.t, l.seq) AS r, "
+        "length(p.solution) AS ncells "
         "FROM last l JOIN es USING (sub_key) JOIN puzzles p ON p.id = es.puzzle_id "
         "ORDER BY es.puzzle_id, l.sub_key, l.cell", [first, last, min_solves]).fetchnumpy()
 
@@ -117,18 +123,18 @@ def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
         "JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq").fetchnumpy()
 
 
-def puzzle_texts(cur, ids: list[str]) -> list[tuple[str, str, str, int, str | None]]:
-    """(id, givens, solution, order, SA median fill rank JSON) of puzzles ``ids``."""
+def puzzle_texts(cur, ids: list[str]) -> list[tuple[str, str, str, int, str | None, str]]:
+    """(id, givens, solution, order, median fill rank JSON, puzzle type) of ``ids``."""
     return cur.execute(
-        "SELECT id, givens, solution, puzzle_order, fill_rank_median FROM puzzles "
-        "WHERE list_contains(?, id)", [ids]).fetchall()
+        "SELECT id, givens, solution, puzzle_order, fill_rank_median, puzzle_type "
+        "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()
 
 
 def write_rating_run(con, run: tuple, puzzle_rows: dict, player_rows: dict,
                      run_id: str) -> None:
     """Store a rating run (its ``rating_runs`` row ``run``, its puzzles' and players'
     rows as columns) and put it in force: one transaction (the writer's)."""
-    con.execute("INSERT INTO rating_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(run))
+    con.execute("INSERT INTO rating_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(run))
     if len(puzzle_rows["puzzle_id"]):
         con.register("new_puzzle_ratings", puzzle_rows)
         con.execute("INSERT INTO puzzle_ratings SELECT * FROM new_puzzle_ratings")

@@ -15,7 +15,7 @@ from fairgrid.analytics.puzzle_model import complete_metrics
 from fairgrid.daemon.work.nightly import direct_db, run_nightly
 from fairgrid.daemon.store import connect
 
-from ...fixtures import EASY, EASY_SOLUTION
+from ...fixtures import EASY, EASY_SOLUTION, NURIKABE_8
 from ..helpers import make_settings
 
 EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
@@ -116,6 +116,75 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
     assert kept["metrics"]["serate"] == METRICS["serate"] and kept["level"] == 3
     assert con.execute("SELECT status FROM job_runs").fetchone()[0] == "success"
     assert len(summary["rescore"]) == truth["n"]
+
+
+def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
+    """Ready Nurikabe puzzles (NURIKABE_8's grid) solved by ``skill_of``'s players, whose
+    times follow log t = prior + 0.5 - skill; returns the solves added."""
+    from fairgrid.solvers.puzzle_types import puzzle_type, values_text
+    kind = puzzle_type("nurikabe")
+    p = kind.parse(NURIKABE_8)
+    solution = kind.solution(p)
+    free = np.flatnonzero(kind.givens(p) == 0)
+    now = datetime.now(timezone.utc)
+    ratings = json.dumps({"metrics": {"cells": 64.0}, "expected_log_s": prior, "sd_log": 1.0,
+                          "null": {}, "level": 3})
+    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchone()[0]
+    n = 0
+    for j in range(puzzles):
+        con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                    "registered_at, ratings, fill_rank_median, puzzle_type) VALUES "
+                    "(?, ?, 0, ?, 'ready', ?, ?, ?, 'nurikabe')",
+                    [f"nk{j}", NURIKABE_8, values_text(solution), now, ratings,
+                     json.dumps([None] * 64)])
+        for player, skill in skill_of.items():
+            dur = int(1000 * np.exp(prior + 0.5 - skill + rng.normal(0, 0.1)))
+            t = np.linspace(dur / free.size, dur, free.size).astype(int)
+            con.execute("INSERT INTO submissions VALUES (?, 'demo', ?, ?, 't', ?, ?, ?, ?, ?, "
+                        "?, ?, true, 'scored', '{}')",
+                        [key, f"n{key}", f"wn{key}", player, f"nk{j}", now, now,
+                         now - timedelta(days=1), free.size, int(t[-1])])
+            con.executemany("INSERT INTO moves VALUES (?, ?, ?, ?, ?, false)",
+                            [[key, q, int(t[q]), int(c), int(solution[c])]
+                             for q, c in enumerate(free)])
+            key += 1
+            n += 1
+    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
+    return n
+
+
+def test_each_puzzle_type_gets_its_own_fit_and_skills(tmp_path):
+    """The same people solve Sudoku and Nurikabe: the fast Sudoku solvers are the slow
+    Nurikabe ones here, and each type's skills say so; Sudoku's fit is what it is alone."""
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    con, truth = build(tmp_path / "alone.duckdb")
+    alone = run_nightly(direct_db(con), settings)
+    d_alone, s_alone = _ratings(con, alone["run_id"])
+    con, truth = build(tmp_path / "both.duckdb")  # the same solves, and Nurikabe ones
+    players = [f"u{i:03d}" for i in range(20)]
+    added = _add_nurikabe(con, {u: -truth["skill"][i] for i, u in enumerate(players)},
+                          np.random.default_rng(1))
+    both = run_nightly(direct_db(con), settings)
+    assert both["solves"] == truth["n"] + added
+    assert both["by_type"]["nurikabe"]["solves"] == added
+    assert both["by_type"]["nurikabe"]["mu"] == pytest.approx(0.5, abs=0.15)
+    assert both["mu"] == pytest.approx(alone["mu"])  # the top-level figures are Sudoku's
+    rows = con.execute("SELECT player_id, puzzle_type, skill FROM player_ratings WHERE "
+                       "run_id = ?", [both["run_id"]]).fetchall()
+    skill = {(u, k): v for u, k, v in rows}
+    nk = np.array([skill[(u, "nurikabe")] for u in players])
+    sd = np.array([skill[(u, "sudoku")] for u in players])
+    assert np.corrcoef(nk, -truth["skill"][:20])[0, 1] > 0.9
+    assert np.corrcoef(sd, nk)[0, 1] < -0.8
+    assert all(skill[(u, "sudoku")] == pytest.approx(s_alone[u]) for u in s_alone)
+    d_both = dict(con.execute("SELECT puzzle_id, difficulty FROM puzzle_ratings WHERE "
+                              "run_id = ?", [both["run_id"]]).fetchall())
+    assert all(d_both[p] == pytest.approx(d_alone[p]) for p in d_alone)
+    # Nurikabe's levels have nulls of their own
+    bands = json.loads(con.execute("SELECT band_nulls FROM rating_runs WHERE run_id = ?",
+                                   [both["run_id"]]).fetchone()[0])
+    assert any(k.startswith("nurikabe:") for k in bands)
+    assert any(not k.startswith("nurikabe:") for k in bands)
 
 
 def test_flagged_solves_are_left_out(tmp_path):
