@@ -239,6 +239,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                    "erasures": fill.erasures, "overwrites": fill.overwrites,
                    "notes": fill.notes, "complete": fill.complete},
         "givens": [int(g) for g in facts.givens],
+        "puzzle_type": facts.puzzle_type,
         # both orders as 1-based ranks over the empty cells; predicted ranks come from
         # the median over SA runs, so cells with equal medians share the lowest rank
         "predicted_order": _grid(_ranks_1(facts.predicted_rank), shape),

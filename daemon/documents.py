@@ -46,19 +46,32 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
     }
 
 
+def puzzle_shape(kind: str, givens: str, order: int) -> tuple[int, int]:
+    """(rows, cols) of a stored puzzle."""
+    if kind == "sudoku":
+        return order * order, order * order
+    from fairgrid.solvers.puzzle_types import puzzle_type
+    t = puzzle_type(kind)
+    return t.shape(t.parse(givens))
+
+
 def puzzle(row: dict) -> dict:
     """A puzzle's status, solution, ratings and predicted fill order (a row of
     ``repository.puzzles.puzzle_document``). The fill-order keys keep the names of the
     published contract (``predicted_order``, ``order_median``, ``order_spread``,
-    ``order_basis_runs``: "order" there is the fill order); ``order`` is the block side."""
-    size = row["puzzle_order"] ** 2
+    ``order_basis_runs``: "order" there is the fill order); ``order`` is the block side
+    (null for a type without blocks). Per-cell grids are ``rows`` lists of ``cols``."""
+    kind = row.get("puzzle_type") or "sudoku"
+    rows, cols = puzzle_shape(kind, row["givens"], row["puzzle_order"])
 
     def grid(values):
-        return None if values is None else [values[r * size:(r + 1) * size] for r in range(size)]
+        return None if values is None else [values[r * cols:(r + 1) * cols] for r in range(rows)]
 
     return {
-        "id": row["id"], "status": row["status"], "givens": row["givens"],
-        "order": row["puzzle_order"], "solution": row["solution"], "error": row["error"],
+        "id": row["id"], "puzzle_type": kind, "status": row["status"],
+        "givens": row["givens"], "rows": rows, "cols": cols,
+        "order": row["puzzle_order"] if kind == "sudoku" else None,
+        "solution": row["solution"], "error": row["error"],
         "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),
         "level": row["level"], "ratings": loads(row["ratings"]),
         "sa_median_steps": row["sa_median_steps"], "sa_capped_runs": row["sa_capped_runs"],

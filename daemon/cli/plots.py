@@ -15,19 +15,21 @@ def _pyplot():
     return matplotlib, plt
 
 
-def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str):
+def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str,
+               shape: tuple[int, int] | None = None):
     """One grid: each free cell coloured by its rank (light = early) with the rank written
-    in it; givens as digits on grey; block borders. ``ranks`` is flat, NaN for no rank."""
+    in it; givens as digits on grey; block borders (Sudoku, block side ``order``) or the
+    ``shape`` (rows, cols) of a type without blocks. ``ranks`` is flat, NaN for no rank."""
     matplotlib, _ = _pyplot()
-    size = order * order
-    grid = np.asarray(ranks, dtype=float).reshape(size, size)
-    cmap = matplotlib.colormaps["Blues"].copy()
-    cmap.set_bad("#dddddd")  # givens: grey, so early (light) cells stand apart from them
+    rows, cols = shape or (order * order, order * order)
+    grid = np.asarray(ranks, dtype=float).reshape(rows, cols)
+    # givens grey, so that early (light) cells stand apart from them
+    cmap = matplotlib.colormaps["Blues"].with_extremes(bad="#dddddd")
     top = max(1.0, float(np.nanmax(grid))) if np.isfinite(grid).any() else 1.0
     image = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, vmin=1, vmax=top)
-    for r in range(size):
-        for c in range(size):
-            given = int(givens[r * size + c])
+    for r in range(rows):
+        for c in range(cols):
+            given = int(givens[r * cols + c])
             if given:
                 ax.text(c, r, str(given), ha="center", va="center", fontsize=11,
                         fontweight="bold", color="black")
@@ -35,10 +37,13 @@ def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str
                 value = int(grid[r, c])
                 ax.text(c, r, str(value), ha="center", va="center", fontsize=8,
                         color="white" if value > 0.6 * top else "#123")
-    for k in range(size + 1):
-        width = 2.0 if k % order == 0 else 0.4
-        ax.axhline(k - 0.5, color="black", linewidth=width)
-        ax.axvline(k - 0.5, color="black", linewidth=width)
+    block = order if shape is None else max(rows, cols)
+    for k in range(rows + 1):
+        ax.axhline(k - 0.5, color="black", linewidth=2.0 if k % block == 0 or k == rows
+                   else 0.4)
+    for k in range(cols + 1):
+        ax.axvline(k - 0.5, color="black", linewidth=2.0 if k % block == 0 or k == cols
+                   else 0.4)
     ax.set_xticks([])
     ax.set_yticks([])
     ax.set_title(title, fontsize=9)
@@ -62,13 +67,16 @@ def order_heatmap(pred: FillOrderPrediction, path: str) -> None:
     plt.close(fig)
 
 
-def orders_side_by_side(predicted, actual, givens, order: int, title: str, path: str) -> None:
-    """Write a PNG with the predicted and the player's fill order next to each other."""
+def orders_side_by_side(predicted, actual, givens, order: int, title: str, path: str,
+                        shape: tuple[int, int] | None = None) -> None:
+    """Write a PNG with the predicted and the player's fill order next to each other
+    (``shape``: the rows and cols of a type without blocks)."""
     _, plt = _pyplot()
-    size = order * order
-    fig, axes = plt.subplots(1, 2, figsize=(1.1 * size + 2.5, 0.55 * size + 1.3))
-    draw_ranks(axes[0], predicted, givens, order, "predicted (SA median rank)")
-    image = draw_ranks(axes[1], actual, givens, order, "this solve (fill rank)")
+    rows, cols = shape or (order * order, order * order)
+    fig, axes = plt.subplots(1, 2, figsize=(1.1 * cols + 2.5, 0.55 * rows + 1.3))
+    draw_ranks(axes[0], predicted, givens, order, "predicted (SA median rank)" if shape is None
+               else "predicted (propagation model)", shape)
+    image = draw_ranks(axes[1], actual, givens, order, "this solve (fill rank)", shape)
     fig.colorbar(image, ax=axes, fraction=0.025, pad=0.02, label="rank (1 = filled first)")
     fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=110, bbox_inches="tight")

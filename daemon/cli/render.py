@@ -4,9 +4,12 @@ explanations, and the predicted and actual fill orders side by side."""
 from __future__ import annotations
 
 
-def _rank_text(grid_rows, cell_width: int) -> list[str]:
-    """A rank grid as text lines: ranks 1-based, givens as '·'."""
+def _rank_text(grid_rows, cell_width: int, blocks: bool = True) -> list[str]:
+    """A rank grid as text lines: ranks 1-based, givens as '·'; Sudoku's blocks apart."""
     size = len(grid_rows)
+    if not blocks:
+        return [" ".join("·".rjust(cell_width) if v is None else str(v).rjust(cell_width)
+                         for v in row) for row in grid_rows]
     order = int(round(size ** 0.5))
     lines = []
     for r, row in enumerate(grid_rows):
@@ -44,9 +47,11 @@ def print_report(doc: dict, png: str | None = None) -> None:
         pred = [[None if v is None else int(v) + 1 for v in row] for row in pred]
         actual = [[None if v is None else v + 1 for v in row] for row in actual]
     width = max(2, len(str(len(score["timeline"]))))
-    left, right = _rank_text(pred, width), _rank_text(actual, width)
+    sudoku = score.get("puzzle_type", "sudoku") == "sudoku"
+    left, right = _rank_text(pred, width, sudoku), _rank_text(actual, width, sudoku)
     pad = max(len(x) for x in left)
-    print(f"\n{'predicted order (SA), 1 = first':<{pad}}    this solve")
+    model = "SA" if sudoku else "propagation model"
+    print(f"\n{f'predicted order ({model}), 1 = first':<{pad}}    this solve")
     for a, b in zip(left, right):
         print(f"{a:<{pad}}    {b}")
     if png:
@@ -57,8 +62,9 @@ def print_report(doc: dict, png: str | None = None) -> None:
         flat_p = [np.nan if v is None else v for row in pred for v in row]
         flat_a = [np.nan if v is None else v for row in actual for v in row]
         givens = np.array(score["givens"])
-        size = len(actual)
+        rows, cols = len(actual), len(actual[0])
         orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
-                            givens, int(round(size ** 0.5)),
+                            givens, int(round(rows ** 0.5)) if sudoku else 0,
                             f"{doc['portal']}/{doc['submission_id']}: {verdict}, "
-                            f"anomaly {score['anomaly']:.1f}", png)
+                            f"anomaly {score['anomaly']:.1f}", png,
+                            None if sudoku else (rows, cols))

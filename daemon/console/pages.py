@@ -20,6 +20,7 @@ from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import RULES
+from fairgrid.analytics.puzzle_model import grid_facts
 
 from .. import documents
 from ..ingest import ValidationError
@@ -259,6 +260,21 @@ def _expected(ratings: dict) -> str | None:
     return _mmss(1000 * seconds) if seconds else None
 
 
+# how the replay shows a move's value, per type (None: the value's base-36 digit)
+VALUE_SYMBOLS = {"sudoku": None, "nurikabe": ["", "\u25a0", "\u00b7"]}  # river ■, island ·
+
+
+def _grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | None, int, int]:
+    """(order, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
+    the Sudoku grid of ``ncells`` cells."""
+    if puzzle is None:
+        order = int(round(ncells ** 0.25)) or 3
+        return order, None, order * order, order * order
+    if puzzle["puzzle_type"] == "sudoku":
+        return puzzle["order"], None, puzzle["rows"], puzzle["cols"]
+    return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
+
+
 def _flat(grid) -> list:
     return [v for row in grid for v in row] if grid else []
 
@@ -277,16 +293,18 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
     givens = evidence.get("givens") or []
-    order = puzzle["order"] if puzzle else int(round(len(givens) ** 0.25)) or 3
+    order, shape, rows, cols = _grid_of(puzzle, len(givens))
     predicted, actual = _flat(evidence.get("predicted_order")), _flat(evidence.get("actual_order"))
     free = sum(1 for g in givens if not g)
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
     if givens and predicted and actual:
         boards = {"predicted": svg.board(order, givens, predicted, max_rank=max_rank,
-                                         title="Predicted fill order", id_prefix="pred"),
+                                         title="Predicted fill order", id_prefix="pred",
+                                         shape=shape),
                   "actual": svg.board(order, givens, actual, max_rank=max_rank,
-                                      title="This solve's fill order", id_prefix="act"),
+                                      title="This solve's fill order", id_prefix="act",
+                                      shape=shape),
                   "legend": svg.legend(max_rank, id_prefix="legend")}
     timeline = evidence.get("timeline") or []
     seconds, last = [], 0
@@ -299,12 +317,12 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
     needed = evidence.get("hardest_needed")
     if needed and needed.get("technique") not in SINGLE_NAMES:
-        size = order * order
-        needed = {**needed, "where": f"r{needed['cell'] // size + 1}c{needed['cell'] % size + 1}"}
+        needed = {**needed, "where": f"r{needed['cell'] // cols + 1}c{needed['cell'] % cols + 1}"}
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
-    replay = {"order": order, "givens": givens,
+    replay = {"order": order, "rows": rows, "cols": cols, "givens": givens,
+              "values": VALUE_SYMBOLS.get((puzzle or {}).get("puzzle_type") or "sudoku"),
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
     decisions = [(s, DECISIONS[s]) for s in REVIEW_STATES if s != row["state"]
                  and not (s == "open" and row["state"] == "withdrawn")]
@@ -317,7 +335,7 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
         "puzzle": puzzle, "level": ratings.get("level_name"),
         "expected": _expected(ratings), "duration": _mmss(row["duration_ms"]), "mmss": _mmss,
         "when": _when,
-        "replay_json": json.dumps(replay).replace("</", "<\\/"), "size": order * order})
+        "replay_json": json.dumps(replay).replace("</", "<\\/"), "size": cols})
 
 
 @page
@@ -363,17 +381,17 @@ async def puzzle_page(request: web.Request, who: Principal) -> web.Response:
     if row is None:
         raise NotFound(f"There is no puzzle {pid!r}.")
     doc = documents.puzzle(row)
-    size = doc["order"] ** 2
-    givens = [0 if ch in ".0" else int(ch, 36) for ch in doc["givens"]]
+    order, shape, _, _ = _grid_of(doc, 0)
+    givens = grid_facts(doc["puzzle_type"], doc["givens"])[0].tolist()
     board = None
     if doc["predicted_order"]:
         ranks = [r or None for r in _flat(doc["predicted_order"])]
-        board = svg.board(doc["order"], givens, ranks, max_rank=max(1, sum(1 for g in givens
-                                                                            if not g)),
-                          title="Predicted fill order", id_prefix="pz")
+        board = svg.board(order, givens, ranks, max_rank=max(1, sum(1 for g in givens
+                                                                   if not g)),
+                          title="Predicted fill order", id_prefix="pz", shape=shape)
     ratings = doc["ratings"] or {}
     return _render(request, "puzzle.html", {
-        "title": f"Puzzle {pid}", "p": doc, "board": board, "size": size,
+        "title": f"Puzzle {pid}", "p": doc, "board": board,
         "level": ratings.get("level_name"),
         "expected": _expected(ratings), "when": _when})
 

@@ -101,35 +101,46 @@ def board(
     title: str,
     id_prefix: str,
     highlight: int | None = None,
+    shape: tuple[int, int] | None = None,
 ) -> str:
-    """A Sudoku grid: givens in grey, free cells coloured and numbered by fill order."""
-    if not 2 <= order <= 5:
-        raise ValueError(f"order must be 2..5, got {order}")
-    size = order * order
-    cells = size * size
+    """A puzzle grid: givens in grey, free cells coloured and numbered by fill order.
+    A Sudoku grid of block side ``order`` has its blocks drawn; a grid of another type
+    (``order`` 0) names its ``shape`` (rows, cols), and its givens are clue numbers."""
+    if shape is None:
+        if not 2 <= order <= 5:
+            raise ValueError(f"order must be 2..5, got {order}")
+        rows = cols = order * order
+    else:
+        rows, cols = shape
+        if not (1 <= rows <= 64 and 1 <= cols <= 64):
+            raise ValueError(f"shape must be 1..64 by 1..64, got {rows}x{cols}")
+    cells = rows * cols
+    top = order * order if shape is None else cells  # the largest given
     if len(givens) != cells or len(ranks) != cells:
         raise ValueError(f"need {cells} givens and ranks, got {len(givens)} and {len(ranks)}")
     if highlight is not None and not 0 <= highlight < cells:
-        raise ValueError(f"highlight {highlight} is not a cell of a {size}x{size} grid")
+        raise ValueError(f"highlight {highlight} is not a cell of a {rows}x{cols} grid")
 
     cell, pad = 40, 2  # pad: half the thick border stays inside the viewBox
-    side = size * cell + 2 * pad
+    width, height = cols * cell + 2 * pad, rows * cell + 2 * pad
     n_given = sum(1 for g in givens if g)
     n_ranked = sum(1 for g, r in zip(givens, ranks) if not g and r is not None)
+    kind = "given" if shape is None else "clue"
     desc = (
-        f"{size} by {size} grid: {n_given} given cells in grey, {n_ranked} free cells "
+        f"{rows} by {cols} grid: {n_given} {kind} cells in grey, {n_ranked} free cells "
         f"coloured and numbered by fill order (1 to {max_rank}), light to dark."
     )
-    out = [_open(id_prefix, side, side, title, desc, "board")]
+    out = [_open(id_prefix, width, height, title, desc, "board")]
     for c, (given, rank) in enumerate(zip(givens, ranks)):
-        row, col = divmod(c, size)
+        row, col = divmod(c, cols)
         x, y = pad + col * cell, pad + row * cell
         name = f"r{row + 1}c{col + 1}"
         if given:
-            if not 1 <= given <= size:
-                raise ValueError(f"{name}: given {given} is outside 1..{size}")
-            cls, fill, ink, text, font = "given", _GIVEN_FILL, "#000000", _symbol(given), 22
-            tip = f"{name}: given {_symbol(given)}"
+            if not 1 <= given <= top:
+                raise ValueError(f"{name}: given {given} is outside 1..{top}")
+            text = _symbol(given) if shape is None else str(given)
+            cls, fill, ink, font = "given", _GIVEN_FILL, "#000000", 22 if given < 100 else 15
+            tip = f"{name}: {kind} {text}"
         elif rank is not None:
             fill = rank_colour(rank, max_rank)
             cls, ink, text, font = "rank", _text_colour(fill), str(rank), 15 if rank < 100 else 12
@@ -144,22 +155,23 @@ def board(
             f' text-anchor="middle" dominant-baseline="central">{_esc(text)}</text></g>'
         )
 
-    end = pad + size * cell
-    thin = "".join(
-        f"M{pad + i * cell} {pad}V{end}M{pad} {pad + i * cell}H{end}"
-        for i in range(1, size) if i % order
-    )
-    thick = "".join(
-        f"M{pad + i * cell} {pad}V{end}M{pad} {pad + i * cell}H{end}"
-        for i in range(0, size + 1, order)
-    )
+    right, bottom = pad + cols * cell, pad + rows * cell
+    if shape is None:  # thin lines inside blocks, thick ones around them
+        thin = "".join(f"M{pad + i * cell} {pad}V{bottom}M{pad} {pad + i * cell}H{right}"
+                       for i in range(1, rows) if i % order)
+        thick = "".join(f"M{pad + i * cell} {pad}V{bottom}M{pad} {pad + i * cell}H{right}"
+                        for i in range(0, rows + 1, order))
+    else:  # no blocks: thin lines inside, the border thick
+        thin = "".join(f"M{pad + i * cell} {pad}V{bottom}" for i in range(1, cols))
+        thin += "".join(f"M{pad} {pad + i * cell}H{right}" for i in range(1, rows))
+        thick = f"M{pad} {pad}H{right}V{bottom}H{pad}Z"
     out.append(
         f'<path class="grid-thin" d="{thin}" stroke="#9a9a9a" stroke-width="1" fill="none"/>'
         f'<path class="grid-block" d="{thick}" stroke="#222222" stroke-width="3"'
         ' fill="none" stroke-linecap="square"/>'
     )
     if highlight is not None:
-        row, col = divmod(highlight, size)
+        row, col = divmod(highlight, cols)
         out.append(
             f'<rect class="highlight" x="{pad + col * cell + 2}" y="{pad + row * cell + 2}"'
             f' width="{cell - 4}" height="{cell - 4}" fill="none"'

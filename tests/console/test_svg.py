@@ -269,3 +269,26 @@ def test_numbers_are_short() -> None:
     markup = svg.pace_chart([1.234567] * 13, hard=[True] * 13, title="t", id_prefix="p",
                             expected=[3.3333333] * 13)
     assert not re.search(r"\d\.\d{3,}", markup)
+
+
+def test_a_board_without_blocks_has_its_own_shape_and_clue_numbers():
+    # a 3x4 Nurikabe: clues 10 and 1, the rest ranked
+    givens = [10] + [0] * 10 + [1]
+    ranks = [None] + list(range(1, 11)) + [None]
+    root = parse(svg.board(0, givens, ranks, max_rank=10, title="t", id_prefix="nk",
+                           shape=(3, 4)))
+    assert root.get("viewBox") == "0 0 164 124"
+    assert own_text(root, "desc").startswith("3 by 4 grid: 2 clue cells")
+    clues = [own_text(g, "text") for g in with_class(root, "given")]
+    assert clues == ["10", "1"]  # numbers, not Sudoku's base-36 digits
+    assert [own_text(g, "text") for g in with_class(root, "rank")] == [
+        str(r) for r in range(1, 11)]
+    # the border is the only thick line; thin ones part every row and column
+    assert with_class(root, "grid-block")[0].get("d") == "M2 2H162V122H2Z"
+    assert with_class(root, "grid-thin")[0].get("d").count("M") == 3 + 2
+    with pytest.raises(ValueError, match="need 12 givens"):
+        svg.board(0, givens[:11], ranks, max_rank=10, title="t", id_prefix="nk",
+                  shape=(3, 4))
+    with pytest.raises(ValueError, match="outside 1..12"):
+        svg.board(0, [13] + givens[1:], ranks, max_rank=10, title="t", id_prefix="nk",
+                  shape=(3, 4))

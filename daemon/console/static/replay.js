@@ -6,22 +6,27 @@
   var data = document.getElementById("replay-data");
   if (!root || !data) { return; }
   var d = JSON.parse(data.textContent);
-  var order = d.order, size = order * order, moves = d.moves;
+  // order: Sudoku's block side (0: no blocks); values: how a type shows a move's value
+  var order = d.order, rows = d.rows, cols = d.cols, moves = d.moves;
   var boardEl = document.getElementById("replay-board");
   var step = document.getElementById("rp-step");
   var status = document.getElementById("rp-status");
   var playBtn = document.getElementById("rp-play");
   var cells = [], timer = null, at = 0;
   var DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  function sym(v) { return d.values ? d.values[v] : DIGITS[v]; }
 
-  boardEl.style.gridTemplateColumns = "repeat(" + size + ", 1fr)";
-  for (var c = 0; c < size * size; c++) {
+  boardEl.style.gridTemplateColumns = "repeat(" + cols + ", 1fr)";
+  for (var c = 0; c < rows * cols; c++) {
     var el = document.createElement("div");
-    var r = Math.floor(c / size), k = c % size;
+    var r = Math.floor(c / cols), k = c % cols;
     el.setAttribute("role", "gridcell");
-    if (k % order === 0 && k) { el.classList.add("bl"); }
-    if (r % order === 0 && r) { el.classList.add("bt"); }
-    if (d.givens[c]) { el.classList.add("given"); el.textContent = DIGITS[d.givens[c]]; }
+    if (order && k % order === 0 && k) { el.classList.add("bl"); }
+    if (order && r % order === 0 && r) { el.classList.add("bt"); }
+    if (d.givens[c]) {  // a Sudoku given, a Nurikabe clue: both as numbers
+      el.classList.add("given");
+      el.textContent = d.values ? String(d.givens[c]) : DIGITS[d.givens[c]];
+    }
     boardEl.appendChild(el);
     cells.push(el);
   }
@@ -41,7 +46,7 @@
     }
     for (var c = 0; c < cells.length; c++) {
       if (d.givens[c]) { continue; }
-      cells[c].textContent = grid[c] ? DIGITS[grid[c]] : "";
+      cells[c].textContent = grid[c] ? sym(grid[c]) : "";
       cells[c].classList.remove("last");
     }
     step.value = String(at);
@@ -51,9 +56,9 @@
     }
     var last = moves[at - 1];
     cells[last[1]].classList.add("last");
-    var rc = "r" + (Math.floor(last[1] / size) + 1) + "c" + (last[1] % size + 1);
+    var rc = "r" + (Math.floor(last[1] / cols) + 1) + "c" + (last[1] % cols + 1);
     status.textContent = "Move " + at + " of " + moves.length + " at " + clock(last[0]) +
-      ": " + rc + (last[3] ? " pencil mark " : " ← ") + (last[2] ? DIGITS[last[2]] : "erased");
+      ": " + rc + (last[3] ? " pencil mark " : " ← ") + (last[2] ? sym(last[2]) : "erased");
   }
 
   function stop() {
