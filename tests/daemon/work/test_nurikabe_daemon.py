@@ -72,6 +72,16 @@ async def test_registration_checks_the_type_and_the_text(client):
     clash = await client.post("/v1/puzzles", headers=bearer(ADMIN),
                               json={"id": "nk", "givens": EASY})
     assert clash.status == 409
+    # the first solve of an unknown puzzle registers it, with its type
+    half = [{"t_ms": 1000 * (k + 1), "cell": int(c), "digit": int(SOLUTION[c])}
+            for k, c in enumerate(FREE[:10])]
+    resp = await _post(client, "first", half, pid="nk-2", givens=NURIKABE_8,
+                       puzzle_type="nurikabe")
+    assert resp.status == 202, await resp.text()
+    doc = await wait_ready(client, "nk-2")
+    assert doc["puzzle_type"] == "nurikabe" and doc["status"] == "ready"
+    scored = await wait_scored(client, "first")
+    assert scored["score"]["outcome"] == "unfinished"
 
 
 async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
