@@ -37,7 +37,8 @@ What the snapshot holds:
 Canonical form: wall-clock values are dropped (every ``*_at`` timestamp but the solves'
 ``started_at``, which echoes the webhook body; the job's ``started_at``; ``seconds`` of
 jobs; run ids; flag ids, which number flags in the order scoring batches happened to write
-them; pagination cursors, which hold both); floats are rounded to 9 significant digits;
+them; pagination cursors, which hold both; the random run token in the ids of
+``fairgrid simulate``'s solves, ``PREFIX-RUN-NNNNN``); floats are rounded to 9 significant digits;
 the flag list (newest first by creation time, which depends on how the scoring batches
 formed) becomes a map keyed by ``portal/submission_id``, and the Benjamini-Hochberg
 rejections (ordered by p-value, ties arbitrary) are sorted by submission. Ports and paths
@@ -63,6 +64,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import signal
 import socket
 import subprocess
@@ -394,9 +396,16 @@ def _flag_map(flags: list) -> dict:
     return out
 
 
+# ``fairgrid simulate`` names its solves PREFIX-RUN-NNNNN with a random RUN per call (so
+# that a second call adds solves rather than duplicates): the token says nothing of the code
+_RUN_TOKEN = re.compile(r"\b([A-Za-z0-9_]+)-[0-9a-f]{6}-(\d{5})\b")
+
+
 def normalise(snap: dict) -> dict:
-    """Structural fixes before the canonical form: flags keyed by submission, flag ids
-    out of submission documents, BH rejections sorted."""
+    """Structural fixes before the canonical form: simulate's run tokens out of ids,
+    flags keyed by submission, flag ids out of submission documents, BH rejections
+    sorted."""
+    snap = json.loads(_RUN_TOKEN.sub(r"\1-RUN-\2", json.dumps(snap)))
     d = snap.get("daemon", {})
     if d.get("nightly"):
         d["nightly"].pop("started_at", None)  # the job's: wall clock (solves' are input)
@@ -436,8 +445,9 @@ def _walk(a, b, path: str, out: list) -> None:
 
 
 def compare(path_a: str, path_b: str) -> int:
-    a = json.loads(Path(path_a).read_text())
-    b = json.loads(Path(path_b).read_text())
+    # snapshots written before the run token was taken out of ids compare all the same
+    a = json.loads(_RUN_TOKEN.sub(r"\1-RUN-\2", Path(path_a).read_text()))
+    b = json.loads(_RUN_TOKEN.sub(r"\1-RUN-\2", Path(path_b).read_text()))
     diffs: list[str] = []
     _walk(a, b, "", diffs)
     for line in diffs[:50]:
