@@ -123,28 +123,36 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not key:
         raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
                        "base64 (as `fairgrid portal add` prints)")
-    puzzle = load_puzzle(args.puzzle)
-    solution = solution_of(puzzle)
-    cal = load_default()
-    metrics = rate(puzzle, rng=args.seed, only=families_for(cal.metrics_needed)).metrics
-    expected_log_s = float(np.log(cal.expected_time_s(metrics)))
+    if getattr(args, "type", "sudoku") == "nurikabe":
+        text, cheats, make = _nurikabe_simulator(args)
+        puzzle_fields = {"givens": text, "puzzle_type": "nurikabe"}
+    else:
+        puzzle = load_puzzle(args.puzzle)
+        solution = solution_of(puzzle)
+        cal = load_default()
+        metrics = rate(puzzle, rng=args.seed, only=families_for(cal.metrics_needed)).metrics
+        expected_log_s = float(np.log(cal.expected_time_s(metrics)))
+        text, cheats = format_line(puzzle.givens, puzzle.order), CHEATS
+        puzzle_fields = {"givens": text}
+
+        def make(kind, rng):
+            return simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
+                            sd_log=cal.residual_sd)
     rng = np.random.default_rng(args.seed)
-    kinds = ["honest"] * args.players + [CHEATS[i % len(CHEATS)] for i in range(args.cheaters)]
+    kinds = ["honest"] * args.players + [cheats[i % len(cheats)] for i in range(args.cheaters)]
     rng.shuffle(kinds)
     client = DaemonClient(args.url)
-    puzzle_id = args.puzzle_id or f"sim-{format_line(puzzle.givens, puzzle.order)[:12]}"
+    puzzle_id = args.puzzle_id or f"sim-{text[:12]}"
     sent = {}
     kind_of = {}
     run = uuid.uuid4().hex[:6]  # ids unique per run: a second run adds solves, not duplicates
     for i, kind in enumerate(kinds):
-        sim = simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
-                       sd_log=cal.residual_sd)
+        sim = make(kind, rng)
         sid = f"{args.prefix}-{run}-{i:05d}"
         body = json.dumps({"type": "solve.completed", "portal": args.portal,
                            "submission_id": sid, "tournament_id": args.tournament,
                            "player_id": f"{args.prefix}-player-{i:05d}",
-                           "puzzle": {"id": puzzle_id,
-                                      "givens": format_line(puzzle.givens, puzzle.order)},
+                           "puzzle": {"id": puzzle_id, **puzzle_fields},
                            "started_at": "2026-11-21T10:00:00Z",
                            "moves": sim.moves()}).encode()
         headers = sign(args.secret, f"{sid}-msg", int(time.time()), body)
@@ -162,6 +170,31 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.wait > 0:
         _report_flags(args, kind_of)
     return 0
+
+
+def _nurikabe_simulator(args: argparse.Namespace):
+    """(puzzle text, cheat kinds, make(kind, rng)) for ``simulate --type nurikabe``:
+    honest solves by the propagation model at its prior expected time, copies in row
+    and random order (``analytics.nurikabe.simulate_nurikabe``)."""
+    from fairgrid.analytics.nurikabe import PRIOR_SD_LOG, expected_log_time, simulate_nurikabe
+    from fairgrid.solvers.puzzle_types import puzzle_type
+
+    from .nurikabe_tools import load
+
+    kind_ = puzzle_type("nurikabe")
+    puzzle = load(args.puzzle)
+    solution = kind_.solution(puzzle)
+    if solution is None:
+        raise CliError("the Nurikabe puzzle has no unique solution")
+    expected_log_s = expected_log_time(kind_.rate(puzzle, args.seed))
+    givens, shape = kind_.givens(puzzle), kind_.shape(puzzle)
+
+    def make(kind, rng):
+        # honest people around the prior: it is wide on purpose, they are not
+        return simulate_nurikabe(givens, shape, solution, kind, rng=rng,
+                                 expected_log_s=expected_log_s,
+                                 sd_log=min(0.3, PRIOR_SD_LOG))
+    return kind_.format(puzzle), ("row", "random"), make
 
 
 def _report_flags(args: argparse.Namespace, kind_of: dict[str, str]) -> None:
@@ -250,6 +283,9 @@ def add_commands(sub) -> None:
                    "(0: do not wait; default 300)")
     p.add_argument("--token", help="organiser token to read the scores with (default: "
                    "FAIRGRID_TOKEN, else the config's)")
+    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+                   help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
+                   "docs/puzzles.md)")
     p.add_argument("--config", help=CONFIG_HELP)
     p.set_defaults(func=cmd_simulate)
 

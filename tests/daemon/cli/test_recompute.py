@@ -121,3 +121,26 @@ def test_recompute_without_daemon_or_database_is_a_clean_error(tmp_path):
                    f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
     res = run("recompute", "--config", str(cfg))
     assert res.returncode == 2 and "no database" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: F811
+    from ...fixtures import NURIKABE_8
+
+    proc, base, db, tmp_path = daemon
+    cfg = str(tmp_path / "fairgrid.toml")
+    sim = run("simulate", NURIKABE_8, "--type", "nurikabe", "--url", base, "--secret",
+              SECRET_A, "--players", "3", "--cheaters", "2", "--puzzle-id", "nk",
+              "--config", cfg, timeout=300)
+    assert sim.returncode == 0, sim.stderr
+    lines = [json.loads(x) for x in sim.stdout.splitlines()]
+    assert sorted(x["kind"] for x in lines) == ["honest"] * 3 + ["random", "row"]
+    assert all(x["status"] == 202 for x in lines)
+    puzzle = request(base + "/v1/puzzles/nk", headers=bearer(ADMIN))[1]
+    assert puzzle["puzzle_type"] == "nurikabe" and puzzle["status"] == "ready"
+    summary = [x for x in sim.stderr.splitlines() if x.startswith("flagged: ")]
+    assert summary and "row 1 of 1" in summary[0] and "random 1 of 1" in summary[0]
+    # Sudoku text under --type nurikabe: exit 2 and one line
+    bad = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+              "800203009005010300", "--type", "nurikabe", "--url", base, "--secret", SECRET_A)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1
