@@ -86,12 +86,18 @@ def check_puzzle(text: str, field: str = "givens",
 
 
 def _check_other(text: str, field: str, kind: str) -> tuple[str, int, str]:
+    from fairgrid.solvers.nurikabe import SearchLimitError
+
     t = puzzle_type(kind)
     try:
         puzzle = t.parse(text)
         solution = t.solution(puzzle)
         n = 1 if solution is not None else t.count(puzzle, 2)
-    except ValueError as exc:  # a parse error, or a search that met its step cap
+    except SearchLimitError:
+        raise ValidationError(field, f"the uniqueness check could not settle whether this "
+                              f"{kind} puzzle has exactly one solution (its exact search "
+                              f"met its step cap); fairgrid cannot take it") from None
+    except ValueError as exc:  # a parse error
         raise ValidationError(field, str(exc)) from None
     if solution is None:
         raise ValidationError(field, "the puzzle has no solution" if n == 0

@@ -212,6 +212,26 @@ def test_counts_agree_with_enumeration():
     assert not result.solved and result.message == "the puzzle has no solution"
 
 
+def test_counts_from_the_propagated_state_are_exact():
+    """The count starts from what the propagation rules deduce; on random clue layouts,
+    with none, one or many solutions, it is what trying every colouring finds (so no
+    rule claims what some solution does not have)."""
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(120):
+        rows, cols = [(3, 3), (3, 4), (2, 6), (4, 3)][rng.integers(4)]
+        clues = np.zeros(rows * cols, np.int64)
+        for c in rng.choice(rows * cols, rng.integers(1, 4), replace=False):
+            clues[c] = rng.integers(1, 5)
+        if clues.sum() > rows * cols:
+            continue
+        puzzle = NurikabePuzzle(rows, cols, clues)
+        truth = len(enumerate_solutions(puzzle))
+        assert count_solutions(puzzle, limit=100) == truth, format_nurikabe(puzzle)
+        seen.add(min(truth, 2))
+    assert seen == {0, 1, 2}  # layouts of every kind were met
+
+
 def test_adjacent_clues_have_no_solution():
     assert count_solutions(parse_nurikabe("2x3:12....")) == 0
 
