@@ -17,6 +17,16 @@ from typing import Mapping
 SECONDS_PER_CELL = 3.0
 SECONDS_PER_STALL = 30.0
 PRIOR_SD_LOG = 1.0
+# levels 1-5 cut the prior expected time at its 20/40/60/80 % quantiles over the public
+# collection (553 janko.at puzzles; experiments/nurikabe.py prints them), as Sudoku's cut
+# its calibration's: level 3 is the collection's middle fifth
+LEVEL_BOUNDS_S = (261.0, 327.0, 496.0, 702.0)
+
+
+def level(expected_s: float, mu: float = 0.0) -> int:
+    """The level 1-5 of an expected time; ``mu`` shifts the cut points by a portal's
+    fitted offset (log-seconds), as the nightly job does."""
+    return 1 + sum(math.log(b) + mu <= math.log(expected_s) for b in LEVEL_BOUNDS_S)
 
 
 def expected_log_time(metrics: Mapping[str, float]) -> float:

@@ -105,6 +105,15 @@ def _type_prior(kind: str, metrics: Mapping[str, float]) -> tuple[float, float]:
     raise ValueError(f"no expected-time prior for puzzle type {kind!r}")
 
 
+def type_level(kind: str, expected_s: float, mu: float = 0.0) -> int:
+    """The level 1-5 of an expected time of a type other than Sudoku, on that type's own
+    cut points (shifted by a portal's fitted offset ``mu``)."""
+    if kind == "nurikabe":
+        from .nurikabe import level
+        return level(expected_s, mu)
+    raise ValueError(f"no levels for puzzle type {kind!r}")
+
+
 def grid_facts(kind: str, givens: str) -> tuple[np.ndarray, tuple[int, int] | None]:
     """A stored puzzle's givens as move values and its grid shape (None: Sudoku's)."""
     if kind == "sudoku":
@@ -120,12 +129,12 @@ def build_typed(kind: str, givens: str, solution: str, seed: int
     """The model of a puzzle of a type other than Sudoku, and its predicted fill rank
     per cell (1-based, None for fixed cells): the type's quick rating, the expected
     time from its prior (wide: the nightly job learns it from the portal's players), the
-    level on the calibration's time bands, the order the type's human-like model decides
+    level on the type's own cut points, the order the type's human-like model decides
     the cells in, and the nulls from that type's simulated honest solves."""
     from fairgrid.solvers.puzzle_types import puzzle_type
 
     from .calibration import honest_null
-    from .expected_time import LEVEL_NAMES, load_default
+    from .expected_time import LEVEL_NAMES
 
     t = puzzle_type(kind)
     puzzle = t.parse(givens)
@@ -138,7 +147,7 @@ def build_typed(kind: str, givens: str, solution: str, seed: int
                         sd_log, None, kind, t.shape(puzzle))
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
     expected_s = float(np.exp(expected_log_s))
-    level = load_default().level(expected_s)
+    level = type_level(kind, expected_s)
     return PuzzleModel(metrics, expected_s, expected_log_s, sd_log, level,
                        LEVEL_NAMES[level - 1], {k: tuple(v) for k, v in null.items()},
                        NULL_SOLVES), median

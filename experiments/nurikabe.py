@@ -20,7 +20,10 @@ metrics correlate with each other and with puzzle size (Křivánek 2011, §4.2).
    it), with the brute force, with the best static metric (cells in several islands)
    and with the propagation model's hints. There are no human times for these puzzles:
    the hints of the human-like model stand in as a proxy, which the thesis did not have.
-3. Draws the Spearman matrices (all puzzles; 10×10 only) to docs/img/nurikabe_metrics.png.
+3. Prints the cut points of the service's Nurikabe levels: the 20/40/60/80 % quantiles of
+   the prior expected time (``analytics.nurikabe``) over the collection, beside the
+   shipped ``LEVEL_BOUNDS_S``.
+4. Draws the Spearman matrices (all puzzles; 10×10 only) to docs/img/nurikabe_metrics.png.
 
 Capped runs count with their cap, so SA medians at the cap are lower bounds (the
 ``solved`` column says how often runs finished).
@@ -38,6 +41,7 @@ import numpy as np
 from scipy.stats import spearmanr
 
 from _common import BUILD, DOCS_IMG, SHARED, need_shared  # noqa: E402
+from fairgrid.analytics.nurikabe import LEVEL_BOUNDS_S, expected_log_time
 
 DATA = "nurikabe/janko_nurikabe.tsv"
 # Table 4.3: correlation with human median solving time (30 puzzles, Tutor system)
@@ -195,6 +199,11 @@ def main() -> int:
               f"{_rho(X10[:, j], X10[:, col['prop_hints']]):9.2f}")
     print("\n(solved: share of runs that reached a solution within the cap; medians over "
           "all puzzles)")
+    prior = np.exp([expected_log_time(data[r["id"]]) for r in rows])
+    cuts = np.quantile(prior, [0.2, 0.4, 0.6, 0.8])
+    print("\nlevel cut points: the prior expected time's 20/40/60/80 % quantiles, "
+          f"{', '.join(f'{c:.0f}' for c in cuts)} s (shipped: "
+          f"{', '.join(f'{c:.0f}' for c in LEVEL_BOUNDS_S)} s)")
     DOCS_IMG.mkdir(parents=True, exist_ok=True)
     path = DOCS_IMG / "nurikabe_metrics.png"
     _picture(names, labels, X, X10, path)

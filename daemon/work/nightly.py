@@ -39,7 +39,7 @@ from fairgrid.analytics import recalibration
 from fairgrid.analytics.consensus import Consensus, consensus
 from fairgrid.analytics.expected_time import Calibration, load_default
 from fairgrid.analytics.puzzle_model import (cells_of, complete_metrics, grid_facts,
-                                             level_key, per_cell)
+                                             level_key, per_cell, type_level)
 from fairgrid.analytics.signals import PuzzleFacts
 
 from ..store.connection import in_transaction
@@ -131,12 +131,15 @@ def _join_fits(fits: dict, kinds, players, prior) -> tuple[np.ndarray, np.ndarra
 
 
 def _levels(cal: Calibration, fits: dict, kinds, difficulty) -> np.ndarray:
-    """Each puzzle's level: Sudoku's on the calibration's cut points shifted by the
-    portal's offset; another type's on the same time bands, unshifted (its offset is
-    its prior's error as much as the players' speed)."""
+    """Each puzzle's level on its type's cut points (Sudoku's: the calibration's)
+    shifted by the type's fitted offset, so that a level keeps its quantile meaning
+    whatever the portal's players' speed."""
     sudoku = kinds == SUDOKU
-    levels = recalibration.levels(cal, difficulty, 0.0)
+    levels = np.zeros(len(kinds), dtype=np.int64)
     levels[sudoku] = recalibration.levels(cal, difficulty[sudoku], float(fits[SUDOKU].mu))
+    for k in np.flatnonzero(~sudoku):
+        levels[k] = type_level(kinds[k], float(np.exp(difficulty[k])),
+                               float(fits[kinds[k]].mu))
     return levels
 
 

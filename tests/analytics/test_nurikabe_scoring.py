@@ -7,7 +7,8 @@ import numpy as np
 from fairgrid.analytics.calibration import honest_null, score
 from fairgrid.analytics.evidence import score_solve
 from fairgrid.analytics.fill_order import fill_order
-from fairgrid.analytics.nurikabe import PRIOR_SD_LOG, expected_log_time, simulate_nurikabe
+from fairgrid.analytics.nurikabe import (LEVEL_BOUNDS_S, PRIOR_SD_LOG, expected_log_time, level,
+                                        simulate_nurikabe)
 from fairgrid.analytics.signals import PuzzleFacts, compute
 from fairgrid.solvers.nurikabe import generate_nurikabe, static_metrics
 from fairgrid.solvers.puzzle_types import puzzle_type
@@ -52,3 +53,11 @@ def test_the_simulator_is_seeded():
     b = simulate_nurikabe(facts.givens, facts.shape, facts.solution, "honest", rng=3,
                           expected_log_s=5.0)
     assert np.array_equal(a.t_ms, b.t_ms) and np.array_equal(a.cell, b.cell)
+
+
+def test_levels_cut_the_expected_time_at_the_collections_quintiles():
+    lo, _, mid, hi = LEVEL_BOUNDS_S
+    assert [level(t) for t in (lo / 2, lo, (mid + hi) / 2, hi * 3)] == [1, 2, 4, 5]
+    # a portal whose players take twice as long: its cut points move with them
+    assert level(2 * (mid + hi) / 2, mu=np.log(2)) == 4
+    assert level(2 * (mid + hi) / 2) == 5
