@@ -139,7 +139,7 @@ def build_typed(kind: str, givens: str, solution: str, seed: int
     t = puzzle_type(kind)
     puzzle = t.parse(givens)
     sol = cells_of(solution)
-    metrics = t.rate(puzzle, seed)
+    metrics = t.rate(puzzle, seed, solution=sol)
     expected_log_s, sd_log = _type_prior(kind, metrics)
     rank = t.model_order(puzzle, sol)
     median = [None if r < 0 else float(r) + 1 for r in rank.tolist()]
@@ -176,19 +176,22 @@ def level_key(puzzle_type: str, level) -> str:
 class RatingRun:
     """What scoring reads of a nightly rating run. ``mu``, ``residual_sd`` and
     ``skill_sd`` are of its Sudoku fit; ``by_type`` holds each type's own fit
-    (``{"mu", "residual_sd", "skill_sd"}``), for runs that fitted more than Sudoku."""
+    (``{"mu", "residual_sd", "skill_sd", "solves"}``) of the types it had solves of, None
+    for a run from before types (all Sudoku)."""
 
     mu: float                 # this portal's offset from the calibration
     residual_sd: float        # of the fit, in log-seconds
     skill_sd: float           # spread of the players' fitted skills
     level_nulls: Mapping[str, Mapping[str, tuple[float, float]]]  # level -> signal -> null
-    by_type: Mapping[str, Mapping[str, float]] = dataclasses.field(default_factory=dict)
+    by_type: Mapping[str, Mapping[str, float]] | None = None
 
     def for_type(self, puzzle_type: str) -> RatingRun | None:
         """This run as a ``puzzle_type`` solve reads it; None when it fitted no solve of
         that type (a run from before types is all Sudoku's)."""
+        if self.by_type is None:
+            return self if puzzle_type == "sudoku" else None
         if puzzle_type == "sudoku":  # the run's own figures are Sudoku's
-            return self if not self.by_type or "sudoku" in self.by_type else None
+            return self if "sudoku" in self.by_type else None
         fit = self.by_type.get(puzzle_type)
         if fit is None:
             return None

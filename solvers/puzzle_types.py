@@ -50,7 +50,8 @@ class PuzzleType:
     solution: Callable[[Any], np.ndarray | None]        # unique solution in move values
     count: Callable[[Any, int], int]                    # solutions, counted up to a limit
     check: Callable[[Any, np.ndarray], list[str]]       # what a final grid breaks ([] ok)
-    rate: Callable[[Any, int], dict[str, float]]        # the quick metrics, seeded
+    # the quick metrics, seeded (``solution``: the known one, in move values, saves a search)
+    rate: Callable[..., dict[str, float]]
     model_order: Callable[[Any, np.ndarray], np.ndarray]  # human-like model's rank/cell
     # (givens, shape, placed cells in order, solution) -> per placement: technique (0/1
     # deducible, NOT_DEDUCIBLE not), deductions on offer, values the board still allowed
@@ -76,7 +77,7 @@ def _sudoku() -> PuzzleType:
         g = np.asarray(g).reshape(-1)
         return [] if grid.solves(p, g) else ["not a valid completion of the givens"]
 
-    def quick(p, seed):  # what the shipped calibration reads
+    def quick(p, seed, solution=None):  # what the shipped calibration reads
         return rate(p, rng=seed, only=("human", "techniques")).metrics
 
     def order(p, sol):
@@ -113,6 +114,11 @@ def _nurikabe() -> PuzzleType:
             return ["every cell must be river (1) or island (2)"]
         return nk.check(p, (values == RIVER).astype(np.int8))
 
+    def rate(p, seed, solution=None):
+        river = (None if solution is None else
+                 (np.asarray(solution).reshape(p.shape) == RIVER).astype(np.int8))
+        return nk.rate_nurikabe(p, seed, runs=3, solution=river)
+
     def order(p, sol):
         river = (np.asarray(sol).reshape(-1) == RIVER).astype(np.int8)
         return nk.propagate(p, solution=river).order().astype(float)
@@ -138,7 +144,7 @@ def _nurikabe() -> PuzzleType:
         "nurikabe", "1 river (shade), 2 island (dot); 0 clears", nk.parse_nurikabe,
         nk.format_nurikabe, lambda p: (p.rows, p.cols), lambda p: ISLAND,
         lambda p: p.clues.astype(np.int64), solution, nk.count_solutions, check,
-        lambda p, seed: nk.rate_nurikabe(p, seed, runs=3), order, replay_)
+        rate, order, replay_)
 
 
 def values_text(values) -> str:

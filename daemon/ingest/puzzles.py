@@ -66,6 +66,19 @@ def check_type(value, field: str = "puzzle_type") -> str:
     return value
 
 
+def canonical_text(text: str, field: str, kind: str) -> str:
+    """The canonical text of puzzle ``text`` of type ``kind`` (parsed, not solved: a
+    known puzzle sent in another layout is recognised without a search);
+    ValidationError(422) when it does not parse."""
+    try:
+        if kind == SUDOKU:
+            return format_line(parse(text).givens)
+        t = puzzle_type(kind)
+        return t.format(t.parse(text))
+    except ValueError as exc:
+        raise ValidationError(field, str(exc)) from None
+
+
 def check_puzzle(text: str, field: str = "givens",
                  kind: str = SUDOKU) -> tuple[str, int, str]:
     """Parse and check a puzzle of type ``kind``: (canonical text, order, solution text);

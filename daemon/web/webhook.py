@@ -9,7 +9,7 @@ from datetime import datetime, timedelta, timezone
 from aiohttp import web
 
 from ..ingest import ValidationError, check_and_replay, parse_body
-from ..ingest.puzzles import SUDOKU, PuzzleInfo, check_puzzle
+from ..ingest.puzzles import SUDOKU, PuzzleInfo, canonical_text, check_puzzle
 from ..ingest.signatures import SignatureError
 from ..store import SubmissionRecord
 from .context import CTX, json_response
@@ -74,8 +74,7 @@ async def handle_solve(request: web.Request) -> web.Response:
                 raise ValidationError("puzzle.puzzle_type",
                                       f"the registered puzzle is {info.puzzle_type}")
             if event.givens is not None and event.givens not in info.matching_texts:
-                givens, _order, _solution = await asyncio.to_thread(
-                    check_puzzle, event.givens, "puzzle.givens", info.puzzle_type)
+                givens = canonical_text(event.givens, "puzzle.givens", info.puzzle_type)
                 if givens != info.givens:
                     raise ValidationError("puzzle.givens",
                                           "givens disagree with the registered puzzle")
@@ -100,8 +99,9 @@ async def handle_solve(request: web.Request) -> web.Response:
         portal, "conflict" if result.outcome == "hook_conflict" else result.outcome).inc()
     if result.outcome == "accepted":
         if new_puzzle is not None:
-            ctx.puzzles.remember(info)
-            ctx.puzzles.schedule(event.puzzle_id, info.order)
+            # not remembered from this request: another registration of the id may have
+            # won the race, and the next lookup reads what the database holds
+            ctx.puzzles.schedule(event.puzzle_id, len(info.solution))
         else:
             ctx.scorer.schedule(result.sub_key)
         return web.Response(body=_ACCEPTED, status=202, content_type="application/json",

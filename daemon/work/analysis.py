@@ -8,8 +8,9 @@ builds the puzzle model scoring reads (``analytics.puzzle_model``) and marks it
 ``ready``. Puzzles left ``pending`` by a full queue or a restart are found again by the
 queue's sweep, so no puzzle stays pending for good.
 
-Puzzles go in two lanes, each with its own queue and task: up to 9x9 (about a second of
-analysis) and from 16x16 up (minutes). The lanes share the process pool, where the small
+Puzzles go in two lanes, each with its own queue and task: below 256 cells (a 9x9
+Sudoku: about a second of analysis; a Nurikabe of up to 15x15: seconds) and from 256 up
+(a 16x16 Sudoku: minutes; a large Nurikabe). The lanes share the process pool, where the small
 lane's tasks go first and the large lane sends one SA run per task (``work.pool``), so
 a 9x9 puzzle registered behind a 16x16 one is ready in seconds.
 """
@@ -51,7 +52,7 @@ def _rounded(values) -> list:
     return [None if np.isnan(v) else round(float(v), 2) for v in values]
 
 
-LARGE_ORDER = 4  # 16x16 and up go in the large lane
+LARGE_CELLS = 256  # 16x16 Sudoku and up, and Nurikabe of as many cells, go in the large lane
 
 
 def analysis_budget(settings) -> float:
@@ -64,8 +65,8 @@ def analysis_budget(settings) -> float:
     return settings.analysis_order_budget_s * cores / REFERENCE_CORES
 
 
-def lane_of(order: int) -> Lane:
-    return Lane.LARGE_PUZZLES if order >= LARGE_ORDER else Lane.SMALL_PUZZLES
+def lane_of(ncells: int) -> Lane:
+    return Lane.LARGE_PUZZLES if ncells >= LARGE_CELLS else Lane.SMALL_PUZZLES
 
 
 def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
@@ -153,7 +154,7 @@ class PuzzleRegistry:
     async def _pending(self, lane: Lane) -> list[str]:
         ids = await asyncio.to_thread(self._store.read, sql.pending_ids,
                                       self._settings.analysis_queue_size,
-                                      lane == Lane.LARGE_PUZZLES, LARGE_ORDER)
+                                      lane == Lane.LARGE_PUZZLES, LARGE_CELLS)
         now = time.monotonic()
         for pid in ids:  # found by the sweep (after a restart, say): waiting from now
             self._queued_at.setdefault(pid, now)
@@ -187,17 +188,19 @@ class PuzzleRegistry:
             except ValidationError as exc:
                 exc.field = where + (exc.field or "givens")
                 raise
-            if pid in rows and rows[pid][1::3] != (givens, kind):
-                raise PuzzleConflict(f"puzzle {pid!r} is listed twice with other givens")
+            if pid in rows and (rows[pid][1], rows[pid][4]) != (givens, kind):
+                raise PuzzleConflict(f"puzzle {pid!r} is listed twice with other givens "
+                                     f"or another type")
             rows[pid] = (pid, givens, order, solution, kind)
         new = []
         for pid, row in rows.items():
             known = await self.lookup(pid)
             if known is None:
                 new.append(row)
-            elif (known.givens, known.puzzle_type) != row[1::3]:
-                raise PuzzleConflict(f"puzzle {pid!r} is registered with other givens")
-        if any(self._queues[lane_of(row[2])].full() for row in new):
+            elif (known.givens, known.puzzle_type) != (row[1], row[4]):
+                raise PuzzleConflict(f"puzzle {pid!r} is registered with other givens "
+                                     f"or as another type")
+        if any(self._queues[lane_of(len(row[3]))].full() for row in new):
             raise QueueFull("the analysis queue is full")
         if new:
             clash = await asyncio.wrap_future(self._store.write(sql.register_many, new,
@@ -206,7 +209,7 @@ class PuzzleRegistry:
                 raise PuzzleConflict(f"puzzle {clash[0]!r} is registered with other givens")
         for pid, givens, order, solution, kind in new:
             self.remember(PuzzleInfo(pid, givens, order, solution, kind))
-            self.schedule(pid, order)
+            self.schedule(pid, len(solution))
         fresh = {row[0] for row in new}
         created = []
         for _, pid, _, _ in items:
@@ -214,10 +217,10 @@ class PuzzleRegistry:
             fresh.discard(pid)  # an id listed twice is new once
         return created
 
-    def schedule(self, puzzle_id: str, order: int) -> None:
-        """Queue a pending puzzle of ``order`` for analysis."""
+    def schedule(self, puzzle_id: str, ncells: int) -> None:
+        """Queue a pending puzzle of ``ncells`` cells for analysis."""
         self._queued_at.setdefault(puzzle_id, time.monotonic())
-        self._queues[lane_of(order)].schedule(puzzle_id)
+        self._queues[lane_of(ncells)].schedule(puzzle_id)
 
     async def _worker(self, lane: Lane) -> None:
         queue = self._queues[lane]
@@ -241,7 +244,7 @@ class PuzzleRegistry:
                 # why) and is tried again after a pause
                 self._metrics.compute_up.set(0)
                 await asyncio.sleep(self._settings.compute_retry_s)
-                self.schedule(pid, LARGE_ORDER if lane == Lane.LARGE_PUZZLES else 3)
+                self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
 
     async def _analyse(self, pid: str, lane: Lane, waited: float = 0.0) -> None:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)

@@ -207,7 +207,8 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
 
     progress("fit")
     fits = _fit_by_type(kinds, np.array([p[2] for p in players], dtype=object), log_t, j, i,
-                        prior, np.array(prior_sd, dtype=float), cal.residual_sd, s, executor)
+                        prior, np.array(prior_sd, dtype=float), shipped.residual_sd, s,
+                        executor)
     fit = fits[SUDOKU]
     difficulty, skill = _join_fits(fits, kinds, players, prior)
 

@@ -69,7 +69,7 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]
 def _rating_run(row: tuple) -> RatingRun:
     mu, residual_sd, skill_sd, level_nulls, by_type = row
     return RatingRun(mu, residual_sd, skill_sd, json.loads(level_nulls) if level_nulls else {},
-                     json.loads(by_type) if by_type else {})
+                     json.loads(by_type) if by_type is not None else None)
 
 
 def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:

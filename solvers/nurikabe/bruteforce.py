@@ -80,7 +80,7 @@ def _offer(c, lv, hi, st, owner, seen, ustack, nbr):
     return hi
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _prunings_hold(lv, w0, st, owner, icell, ik, wall, nwall, nbr, cell_blocks, blocks,
                    queue, mark, ctr):
     """The thesis' prunings 2-4 after island ``lv`` was walled (walls at wall[w0:nwall])."""
@@ -132,7 +132,7 @@ def _prunings_hold(lv, w0, st, owner, icell, ik, wall, nwall, nbr, cell_blocks, 
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _final(st, nbr, blocks, nblack, queue, mark, ctr, limit, sol, isle):
     """Every island placed: the undecided cells become river; count a solution if no
     cell known to be island (``isle``) is left out and the river is one area without
@@ -195,7 +195,7 @@ def _frame(frames, depth, lv, size, lo, hi):
     frames[depth, F_PHASE] = 0
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def island_search(icell, ik, nbr, blocks, cell_blocks, limit, max_steps, sol, known):
     """The search over islands ``icell`` (clue cells, in expansion order) with clues
     ``ik``; returns (solutions found up to ``limit``, steps, stop code). ``known`` holds

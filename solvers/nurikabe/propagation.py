@@ -64,7 +64,7 @@ NRULES = 9  # the deductions proper; HINT is no deduction
 
 # ------------------------------------------------------------------------------- kernels
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _label(state, clue, nbr, want, comp, csize, cval, cnclue, ccells, cstart, stack):
     """Components of the cells whose state is ``want``: ``comp[cell]`` (-1 elsewhere),
     sizes, clue count and value, and the cells of component k at
@@ -130,7 +130,7 @@ def _usable(x, k, state, nbr, comp, cncl):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _island_region(k, skip, stamp, state, nbr, comp, cncl, ccells, cstart, mark, stack):
     """The cells outside island ``k`` it could grow into, ``skip`` left out: their
     number, and the cells at ``stack[:number]`` (white cells of other areas count one
@@ -161,7 +161,7 @@ def _island_region(k, skip, stamp, state, nbr, comp, cncl, ccells, cstart, mark,
     return top
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _river_necks(state, nbr, first, dec, rule_of, rule):
     """Unknown cells that separate river cells in the graph of non-white cells (Tarjan's
     articulation points, iterative): each is river. Returns the cells decided."""
@@ -230,7 +230,7 @@ def _river_necks(state, nbr, first, dec, rule_of, rule):
     return got
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _rules(state, clue, nbr, blocks, black_total, first, dec, rule_of, only):
     """Apply the rules to ``state``: every instance of every rule (``first`` false), or
     the first instance of the simplest rule that applies (``first`` true). Decisions go
@@ -438,7 +438,7 @@ def _rules(state, clue, nbr, blocks, black_total, first, dec, rule_of, only):
     return total
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def _solved(state, clue, nbr, blocks, black_total):
     """Whether a state without unknown cells follows every rule."""
     n = state.shape[0]
@@ -466,7 +466,7 @@ def _solved(state, clue, nbr, blocks, black_total):
     return True
 
 
-@njit(cache=True)
+@njit(cache=True, nogil=True)
 def propagate_kernel(state, clue, nbr, blocks, black_total, solution, use_hints,
                      out_rule, out_colour, out_cells, out_start):
     """Run the model from ``state`` (changed in place). Step ``s`` applied rule

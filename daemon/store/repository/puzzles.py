@@ -37,13 +37,13 @@ def register_many(con, rows: list[tuple[str, str, int, str, str]],
     return []
 
 
-def pending_ids(cur, limit: int, large: bool, large_order: int) -> list[str]:
-    """Puzzles of one analysis lane waiting for analysis (of order ``large_order`` and up,
-    or below it), oldest first."""
+def pending_ids(cur, limit: int, large: bool, large_cells: int) -> list[str]:
+    """Puzzles of one analysis lane waiting for analysis (of ``large_cells`` cells and
+    up, or fewer: the solution has one symbol a cell), oldest first."""
     op = ">=" if large else "<"
     return [pid for (pid,) in cur.execute(
-        f"SELECT id FROM puzzles WHERE status = 'pending' AND puzzle_order {op} ? "
-        "ORDER BY registered_at LIMIT ?", [large_order, limit]).fetchall()]
+        f"SELECT id FROM puzzles WHERE status = 'pending' AND length(solution) {op} ? "
+        "ORDER BY registered_at LIMIT ?", [large_cells, limit]).fetchall()]
 
 
 def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str, str] | None:

@@ -19,6 +19,6 @@ INSERT INTO player_ratings_typed
 DROP TABLE player_ratings;
 ALTER TABLE player_ratings_typed RENAME TO player_ratings;
 
--- per type: {"sudoku": {"mu", "residual_sd", "solves", "players"}, ...}; mu and
--- residual_sd above stay Sudoku's
+-- per type with solves: {"sudoku": {"mu", "residual_sd", "skill_sd", "solves"}, ...}
+-- (NULL: a run from before types); mu and residual_sd above stay Sudoku's
 ALTER TABLE rating_runs ADD COLUMN by_type VARCHAR;
