@@ -280,7 +280,7 @@ def honest_null(facts, *, rng, n: int = 120) -> dict[str, tuple[float, float]]:
     for _ in range(n):
         sim = one()
         fill = fill_order(sim.t_ms, sim.cell, sim.digit, sim.note, facts.givens,
-                          facts.solution)
+                          facts.solution, facts.blank)
         for k, v in compute(facts, fill, sim.duration_ms).items():
             samples.setdefault(k, []).append(v)
     return fit_null(samples)

@@ -124,7 +124,8 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
 
 def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
     """(outcome, cells filled right, cells wrong) of a log: ``finished`` when the final
-    board is the solution, ``wrong`` when every empty cell holds a digit but some
+    board is the solution (a cell left empty counting as ``facts.blank``: Nurikabe's
+    undotted cells are island), ``wrong`` when every empty cell holds a value but some
     differ, ``unfinished`` otherwise."""
     board = np.asarray(facts.givens, dtype=np.int64).copy()
     for c, d, n in zip(np.asarray(cell).tolist(), np.asarray(digit).tolist(),
@@ -134,7 +135,8 @@ def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
     empty = np.asarray(facts.givens) == 0
     right = int(np.sum(empty & (board == facts.solution)))
     wrong = int(np.sum(empty & (board != 0) & (board != facts.solution)))
-    if right == int(empty.sum()):
+    final = np.where(board == 0, facts.blank, board)
+    if np.all(final[empty] == np.asarray(facts.solution)[empty]):
         return "finished", right, 0
     return ("wrong" if right + wrong == int(empty.sum()) else "unfinished"), right, wrong
 
@@ -188,7 +190,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                 sources: dict | None = None, history: bool = False,
                 skill_sd: float = 0.0, reported: str | None = None) -> dict:
     """Score one solve and assemble its evidence (see the module docstring)."""
-    fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
+    fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution, facts.blank)
     rep = replay_solve(facts, fill)
     t_ms = np.asarray(t_ms)
     duration_ms = int(t_ms[-1]) if t_ms.size else 0

@@ -37,8 +37,10 @@ class FillOrder:
         return int(self.cells.size)
 
 
-def fill_order(t_ms, cell, digit, note, givens, solution) -> FillOrder:
-    """Extract the fill order from a move log (arrays of equal length; ``note`` boolean)."""
+def fill_order(t_ms, cell, digit, note, givens, solution, blank: int = 0) -> FillOrder:
+    """Extract the fill order from a move log (arrays of equal length; ``note`` boolean).
+    ``blank``: what a free cell left empty counts as at the end (Nurikabe: island, so a
+    solve that shades the river right is complete without a dot in every island)."""
     t_ms = np.asarray(t_ms, dtype=np.int64)
     cell = np.asarray(cell, dtype=np.int64)
     digit = np.asarray(digit, dtype=np.int64)
@@ -76,6 +78,7 @@ def fill_order(t_ms, cell, digit, note, givens, solution) -> FillOrder:
     order = done[np.lexsort((fill_seq[done], fill_ms[done]))]
     rank = np.full(n, -1, dtype=np.int64)
     rank[order] = np.arange(order.size)
-    complete = bool(np.all(board[~is_given] == solution[~is_given]))
+    final = np.where(board == 0, blank, board)
+    complete = bool(np.all(final[~is_given] == solution[~is_given]))
     return FillOrder(rank, fill_ms, order, fill_ms[order], mistakes, erasures, overwrites,
                      int(note.sum()), complete)

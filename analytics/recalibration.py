@@ -95,7 +95,8 @@ def level_values(solves) -> dict:
     joined with :func:`join_level_values` in their order)."""
     samples: dict = {}
     for level, facts, t_ms, cell, digit, note in solves:
-        fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution)
+        fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution,
+                          facts.blank)
         values = compute(facts, fill, int(t_ms[-1]))
         band = samples.setdefault(level, {})
         for name in LEVEL_NULL_SIGNALS:

@@ -115,6 +115,13 @@ class PuzzleFacts:
     shape: tuple[int, int] | None = None
 
     @property
+    def blank(self) -> int:
+        """What a free cell left empty counts as at the end of a solve (see
+        ``solvers.puzzle_types``: Nurikabe's undotted cells are island)."""
+        from fairgrid.solvers.puzzle_types import puzzle_type
+        return puzzle_type(self.puzzle_type).blank if self.puzzle_type != "sudoku" else 0
+
+    @property
     def grid_shape(self) -> tuple[int, int]:
         if self.shape is not None:
             return self.shape

@@ -57,6 +57,7 @@ class PuzzleType:
     # deducible, NOT_DEDUCIBLE not), deductions on offer, values the board still allowed
     replay: Callable[[np.ndarray, tuple[int, int], np.ndarray, np.ndarray],
                      tuple[np.ndarray, np.ndarray, np.ndarray]]
+    blank: int = 0  # what a free cell left empty counts as in a finished grid
 
 
 # ------------------------------------------------------------------------------ sudoku
@@ -144,7 +145,7 @@ def _nurikabe() -> PuzzleType:
         "nurikabe", "1 river (shade), 2 island (dot); 0 clears", nk.parse_nurikabe,
         nk.format_nurikabe, lambda p: (p.rows, p.cols), lambda p: ISLAND,
         lambda p: p.clues.astype(np.int64), solution, nk.count_solutions, check,
-        rate, order, replay_)
+        rate, order, replay_, blank=ISLAND)
 
 
 def values_text(values) -> str:

@@ -33,7 +33,7 @@ def warm_up() -> None:
                 np.empty(4, dtype=np.bool_))
     well_formed(*[np.zeros(1, dtype=np.int64)] * 3)
     _replay(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=bool),
-            np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int64), 4)
+            np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int64), 4, 0)
 
 
 __all__ = ["SolveEvent", "ValidationError", "parse_body", "parse_json", "parse_time",

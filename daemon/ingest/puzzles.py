@@ -52,6 +52,11 @@ class PuzzleInfo:
         return kind.max_value(kind.parse(self.givens))
 
     @functools.cached_property
+    def blank(self) -> int:
+        """What a free cell left empty counts as in a finished grid."""
+        return 0 if self.puzzle_type == SUDOKU else puzzle_type(self.puzzle_type).blank
+
+    @functools.cached_property
     def matching_texts(self) -> set[str]:
         """Givens texts already found to be this puzzle (saves re-parsing per webhook)."""
         return {self.givens}

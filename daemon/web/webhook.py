@@ -80,7 +80,7 @@ async def handle_solve(request: web.Request) -> web.Response:
                                           "givens disagree with the registered puzzle")
                 info.matching_texts.add(event.givens)
         complete = check_and_replay(event, info.givens_array, info.solution_array,
-                                    info.max_value)
+                                    info.max_value, info.blank)
     except (ValidationError, SignatureError) as exc:
         outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
