@@ -146,6 +146,10 @@ def build_typed(kind: str, givens: str, solution: str, seed: int
     facts = PuzzleFacts(t.givens(puzzle), 0, sol, per_cell(median), expected_log_s,
                         sd_log, None, kind, t.shape(puzzle))
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
+    if kind == "nurikabe":  # see COLD_ORDER_SCALE
+        from .nurikabe import COLD_ORDER_SCALE
+        centre, scale = null["order_sa"]
+        null["order_sa"] = (centre, max(scale, COLD_ORDER_SCALE))
     expected_s = float(np.exp(expected_log_s))
     level = type_level(kind, expected_s)
     return PuzzleModel(metrics, expected_s, expected_log_s, sd_log, level,
