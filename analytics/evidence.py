@@ -48,6 +48,24 @@ WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzl
         "paste": "paste events reported by the portal's client"}
 
 
+# the words a type other than Sudoku puts in place of Sudoku's (digits, singles, SA)
+TYPE_WORDS = {"nurikabe": {
+    "unforced_name": "cells the rules did not yet force",
+    "unforced_what": "cells decided before the rules forced them",
+    "techniques": ("forced by a rule", "forced by a rule", "not deducible"),
+    "order_note": ("1 = filled first; predicted ranks are the order in which the "
+                   "propagation model (the simple rules people use) decides the cells"),
+}}
+
+
+def _name(name: str, kind: str) -> str:
+    return TYPE_WORDS.get(kind, {}).get(f"{name}_name", NAMES[name])
+
+
+def _what(name: str, kind: str) -> str:
+    return TYPE_WORDS.get(kind, {}).get(f"{name}_what", WHAT[name])
+
+
 def rarity(p: float) -> str:
     """How often honest solves are at least this unusual, at the precision the nulls
     support: two significant figures down to 1 in 10,000, bounds beyond."""
@@ -82,6 +100,10 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
         if n == 0:
             return ("every placement was forced by the board at that moment, or made "
                     "where nothing was")
+        if facts.puzzle_type != "sudoku":
+            return (f"{n} cell{'s' if n != 1 else ''} decided before the rules forced "
+                    f"{'them' if n != 1 else 'it'} while a forced cell was on offer "
+                    f"elsewhere (honest solves are allowed about {centre:.0f} on average)")
         hard = extra.get("hardest_needed")
         note = ""
         if hard and hard["technique"] not in ("naked single", "hidden single box",
@@ -150,21 +172,21 @@ def _outcome_words(outcome: str, right: int, wrong: int, total: int) -> str:
     return ""
 
 
-def verdict_line(verdict, extra: dict) -> str:
+def verdict_line(verdict, extra: dict, kind: str = "sudoku") -> str:
     """The verdict in one sentence (after the outcome, when the solve did not finish)."""
-    return extra.get("outcome_words", "") + _verdict(verdict)
+    return extra.get("outcome_words", "") + _verdict(verdict, kind)
 
 
-def _verdict(verdict) -> str:
+def _verdict(verdict, kind: str = "sudoku") -> str:
     if verdict.flagged:
-        what = "; ".join(dict.fromkeys(WHAT[r] for r in verdict.reasons))
+        what = "; ".join(dict.fromkeys(_what(r, kind) for r in verdict.reasons))
         return f"Flagged for review: {what} ({RULES[verdict.rule]})."
     if not verdict.signals:
         return "Not scored: too few placements to judge."
     strongest = min(verdict.signals, key=lambda s: s.p)
     if strongest.p >= 0.01:
         return "Not flagged: nothing unusual for an honest solve."
-    return (f"Not flagged: the most unusual sign is {WHAT[strongest.name]} "
+    return (f"Not flagged: the most unusual sign is {_what(strongest.name, kind)} "
             f"({rarity(strongest.p)}), but this kind of evidence alone does not flag a "
             f"solve.")
 
@@ -220,12 +242,13 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         "flagged": verdict.flagged,
         "reasons": list(verdict.reasons),
         "rule": verdict.rule,
-        "verdict": verdict_line(verdict, extra),
+        "verdict": verdict_line(verdict, extra, facts.puzzle_type),
         "unusual": rarity(verdict.p_value),
         "outcome": outcome,
         "reported_outcome": reported,
         "history": history,
-        "signals": [{"name": s.name, "what": NAMES[s.name], "family": FAMILY[s.name],
+        "signals": [{"name": s.name, "what": _name(s.name, facts.puzzle_type),
+                     "family": FAMILY[s.name],
                      "value": round(s.value, 4), "z": round(s.z, 3),
                      "percentile": round(100 * (1 - s.p), 2), "p": s.p,
                      "unusual": rarity(s.p),
@@ -246,9 +269,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         # the median over SA runs, so cells with equal medians share the lowest rank
         "predicted_order": _grid(_ranks_1(facts.predicted_rank), shape),
         "actual_order": _grid([None if r < 0 else int(r) + 1 for r in fill.rank], shape),
-        "order_note": ("1 = filled first; predicted ranks are the median over simulated "
-                       "annealing runs, cells with equal medians share a rank"),
-        "timeline": [{"t_ms": int(t), "cell": int(c), "technique": TECHNIQUE_NAMES[int(k)],
+        "order_note": TYPE_WORDS.get(facts.puzzle_type, {}).get(
+            "order_note", "1 = filled first; predicted ranks are the median over simulated "
+                          "annealing runs, cells with equal medians share a rank"),
+        "timeline": [{"t_ms": int(t), "cell": int(c), "technique": TYPE_WORDS.get(
+                          facts.puzzle_type, {}).get("techniques", TECHNIQUE_NAMES)[int(k)],
                       "singles_on_offer": int(o), "difficulty": round(float(d), 3),
                       "needed": needed[i][0] if i in needed else None}
                      for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells,

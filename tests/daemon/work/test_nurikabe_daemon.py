@@ -147,6 +147,9 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     assert len(score["actual_order"]) == 8 and len(score["actual_order"][0]) == 8
     assert score["actual_order"][0][0] == 1  # r1c1 first
     assert len(score["timeline"]) == FREE.size and score["flag"]["state"] == "open"
+    # in Nurikabe's words, not Sudoku's
+    assert {t["technique"] for t in score["timeline"]} <= {"forced by a rule", "not deducible"}
+    assert "propagation model" in score["order_note"] and "digit" not in score["verdict"]
     fid = score["flag"]["id"]
 
     # the CLI's report: the orders as 8 text rows without Sudoku's blocks, and a picture
