@@ -92,3 +92,14 @@ def org_uk_rows() -> list[dict]:
         raise SystemExit(f"error: the reference data {path} is missing")
     with open(path, newline="") as fh:
         return list(csv.DictReader(fh, delimiter="\t"))
+
+
+def auc(pos, neg) -> float:
+    """ROC AUC by the Mann-Whitney statistic (ties count half)."""
+    import numpy as np
+    from scipy.stats import rankdata
+    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
+    if not pos.size or not neg.size:
+        return float("nan")
+    r = rankdata(np.concatenate([pos, neg]))
+    return float((r[:pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))

@@ -40,7 +40,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import DOCS_IMG, machine, org_uk_rows
+from _common import auc, DOCS_IMG, machine, org_uk_rows
 
 MODELS = ("fairgrid", "scanner", "pencilmark")
 SPEEDS = (0.3, 1.0, 3.0, 6.0)
@@ -118,16 +118,6 @@ def _rescore(args):
     inputs = scoring_inputs(text, 3, solution, median, PuzzleModel.from_json(model_doc),
                             run, rating)
     return j, _score(inputs, logs, skills)
-
-
-def auc(pos, neg):
-    """ROC AUC by the Mann-Whitney statistic (ties count half)."""
-    from scipy.stats import rankdata
-    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
-    if not pos.size or not neg.size:
-        return float("nan")
-    r = rankdata(np.concatenate([pos, neg]))
-    return float((r[:pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))
 
 
 def _nightly(puzzles, solves, cold, fitted_puzzles):

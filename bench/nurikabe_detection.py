@@ -61,7 +61,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from _common import BENCH, SHARED_DATA, machine
+from _common import auc, BENCH, SHARED_DATA, machine
 
 MODELS = ("fairgrid", "islander", "nurisolver")
 SPEEDS = (0.3, 1.0, 3.0, 6.0)
@@ -527,16 +527,6 @@ def load_puzzles(n: int, max_cells: int, rng) -> tuple[list[dict], str]:
         out.append({"id": f"gen-{k}", "text": format_nurikabe(puzzle),
                     "solution": values_text(kind.solution(puzzle)), "shape": (rr, cc)})
     return out, f"the project's generator ({DATA} is missing)"
-
-
-def auc(pos, neg):
-    """ROC AUC by the Mann-Whitney statistic (ties count half)."""
-    from scipy.stats import rankdata
-    pos, neg = np.asarray(pos, float), np.asarray(neg, float)
-    if not pos.size or not neg.size:
-        return float("nan")
-    r = rankdata(np.concatenate([pos, neg]))
-    return float((r[:pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))
 
 
 def _progress(what, done, total, t0):
