@@ -50,9 +50,8 @@ def puzzle_shape(kind: str, givens: str, order: int) -> tuple[int, int]:
     """(rows, cols) of a stored puzzle."""
     if kind == "sudoku":
         return order * order, order * order
-    from fairgrid.solvers.puzzle_types import puzzle_type
-    t = puzzle_type(kind)
-    return t.shape(t.parse(givens))
+    from fairgrid.analytics.puzzle_model import grid_facts
+    return grid_facts(kind, givens)[1]
 
 
 def puzzle(row: dict) -> dict:
