@@ -40,8 +40,9 @@ cap) is left out and named.
 
 Prints the honest flagged rate per model and speed, the signals the flagged honest solves
 were flagged for (with examples against the puzzle's null), how far each signal sits from
-its null per model, and per cheat kind the catch rate and the ROC AUC of ``anomaly``
-against all honest solves. ``--out`` writes the figures as JSON. The default run takes
+its null per model, per cheat kind the catch rate and the ROC AUC of ``anomaly``
+against all honest solves, and the players flagged over their season as the service
+judges a player (``scoring.player_z``, ``scoring.player_flags``). ``--out`` writes the figures as JSON. The default run takes
 about 3 minutes with ``--jobs 2`` on 2 cores; same arguments, same figures.
 """
 
@@ -782,8 +783,39 @@ def _report(puzzles, players, solves, info, models, args, fpr, source, failed, s
                                   "auc_by_model": {m: round(v, 4) for m, v in per.items()}}
         print(f"{kind:<9}{_pct(f, len(sel)):>26}{a:9.3f}"
               + "".join(f"{per[m]:16.3f}" for m in models))
+    _season(players, solves, models, report)
     print(f"\n{seconds:.0f} s on {machine()}")
     return report
+
+
+def _season(players, solves, models, report) -> None:
+    """Players flagged over their season, as the service judges a player: the
+    accumulated evidence (``calibration.player_z`` over the solves' combined p) at or
+    above ``scoring.player_z``, or ``scoring.player_flags`` flagged solves."""
+    from fairgrid.analytics.calibration import player_z
+    from fairgrid.daemon.settings import Settings
+
+    fields = {f.name: f.default for f in dataclasses.fields(Settings)}
+    threshold, count = float(fields["scoring_player_z"]), int(fields["scoring_player_flags"])
+    ps, flags = {}, {}
+    for s in solves:
+        ps.setdefault(s["player"], []).append(s["p"])
+        flags[s["player"]] = flags.get(s["player"], 0) + int(s["flagged"])
+
+    def flagged(pl) -> bool:
+        mine = ps.get(pl["id"], [])
+        return bool(mine) and (player_z(mine) >= threshold or flags[pl["id"]] >= count)
+    groups = [(m, [pl for pl in players if pl["cheat"] is None and pl["model"] == m])
+              for m in models] + [(c, [pl for pl in players if pl["cheat"] == c])
+                                  for c in CHEATS]
+    report["players"] = {"threshold_z": threshold, "flags": count}
+    print(f"\n== players flagged over their season (up to {max(map(len, ps.values()))} "
+          f"solves each; z >= {threshold:g} or {count} flagged solves)")
+    for name, group in groups:
+        group = [pl for pl in group if pl["id"] in ps]
+        f = sum(flagged(pl) for pl in group)
+        report["players"][name] = [int(f), len(group)]
+        print(f"{name:<11}{_pct(f, len(group)):>26}")
 
 
 if __name__ == "__main__":

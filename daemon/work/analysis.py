@@ -78,6 +78,8 @@ def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
     takes its fill order from its human-like model (deterministic: one run), and its
     model from ``puzzle_model.build_typed``, in one pool task."""
     if puzzle_type != "sudoku":
+        if cancel is not None and cancel.is_set():
+            raise PredictionCancelled("the daemon is stopping")
         return _analyse_typed(puzzle_type, givens, solution, seed, executor)
     puzzle = parse(givens)
     started = time.perf_counter()
