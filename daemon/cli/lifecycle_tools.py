@@ -61,6 +61,10 @@ def cmd_erase(args: argparse.Namespace) -> int:
     rows = doc["erased"]
     print(f"erased {args.portal}/{args.player}: " + ", ".join(
         f"{n} {table}" for table, n in rows.items() if n))
+    if not doc.get("file_rewritten", True):
+        print("the database file could not be rewritten yet (the daemon's log says why): "
+              "their deleted rows' bytes stay in it until the daemon's next start",
+              file=sys.stderr)
     return 0
 
 
@@ -139,17 +143,23 @@ def cmd_backup(args: argparse.Namespace) -> int:
     else:  # no daemon: the file is ours
         from datetime import datetime, timezone
 
+        from fairgrid.daemon.store import StoreError
+        from fairgrid.daemon.store.backups import write_backup
         from fairgrid.daemon.store.connection import connect as open_db
-        from fairgrid.daemon.store.repository import lifecycle
         from fairgrid.daemon.web.lifecycle import backup_dir
 
         folder = folder or backup_dir(settings)
         folder.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         target = folder / f"fairgrid-{stamp}.duckdb"
-        con = open_db(settings.storage_path)
         try:
-            rows = lifecycle.backup_to(con.cursor(), str(target))
+            con = open_db(settings.storage_path)
+        except StoreError as exc:
+            raise CliError(str(exc)) from None
+        try:
+            rows = write_backup(con.cursor(), target)
+        except StoreError as exc:
+            raise CliError(str(exc).splitlines()[0]) from None
         finally:
             con.close()
         doc = {"path": str(target), "bytes": os.path.getsize(target), "rows": rows}
@@ -160,21 +170,35 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 
 def cmd_restore(args: argparse.Namespace) -> int:
-    """Put a backup in place of the database file (the daemon must be stopped)."""
+    """Put a backup in place of the database file (the daemon must be stopped): only a
+    whole one (no WAL beside it, not a ``.partial``), and only once the copy is checked
+    to hold every row of the backup."""
     import os
     import shutil
 
     import duckdb
 
+    from fairgrid.daemon.store import files
+    from fairgrid.daemon.store.erasure import list_path, read_list
+    from fairgrid.daemon.store.repository import lifecycle
+
     from .common import settings_of
 
     source = Path(args.backup)
     target = Path(args.to) if args.to else Path(settings_of(args.config).storage_path)
+    if source.name.endswith(files.PARTIAL):
+        raise CliError(f"{source} is a backup a stop cut short, not a backup")
+    if files.wal_of(source).exists():
+        raise CliError(f"{source} has a write-ahead log beside it ({files.wal_of(source).name}"
+                       "): a backup cut short or a database still open, not a backup")
     try:
         con = duckdb.connect(str(source), read_only=True)
-        version = con.execute("SELECT max(version) FROM schema_version").fetchone()[0]
-        subs = con.execute("SELECT count(*) FROM submissions").fetchone()[0]
-        con.close()
+        try:
+            version = lifecycle.schema_version(con)
+            counts = lifecycle.table_counts(con)
+            erased = lifecycle.erased_digests(con) if "erased_players" in counts else set()
+        finally:
+            con.close()
     except duckdb.Error as exc:
         raise CliError(f"{source} is not a fairgrid backup: {exc}".splitlines()[0]) from None
     if target.exists():
@@ -185,13 +209,42 @@ def cmd_restore(args: argparse.Namespace) -> int:
         if not args.force:
             raise CliError(f"{target} exists: add --force to replace it (keep a copy first)")
     tmp = target.with_name(target.name + ".restoring")
+    files.remove_database(tmp)
     shutil.copyfile(source, tmp)
     os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
-    # the old file's WAL must not be replayed onto the restored one
-    Path(str(target) + ".wal").unlink(missing_ok=True)
-    os.replace(tmp, target)
-    print(f"restored {target} from {source}: schema version {version}, {subs} submissions")
+    try:
+        _check_copy(tmp, counts)
+        files.publish(tmp, target)  # the old file's WAL goes: not replayed onto this one
+    finally:
+        files.remove_database(tmp)
+    print(f"restored {target} from {source}: schema version {version}, "
+          f"{counts.get('submissions', 0)} submissions (every table's rows checked)")
+    later = len(read_list(list_path(str(target))) - erased)
+    if later:
+        print(f"{later} player(s) erased after this backup was taken are erased again "
+              "when the daemon starts", file=sys.stderr)
     return 0
+
+
+def _check_copy(copy: Path, counts: dict[str, int]) -> None:
+    """CliError unless the file ``copy`` holds ``counts`` rows in every table."""
+    import duckdb
+
+    from fairgrid.daemon.store.repository import lifecycle
+
+    try:
+        con = duckdb.connect(str(copy), read_only=True)
+        try:
+            got = lifecycle.table_counts(con)
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise CliError(f"the copy {copy} does not open: {exc}".splitlines()[0]) from None
+    wrong = [f"{t}: {n} rows in the backup, {got.get(t, 'no table')} in the copy"
+             for t, n in counts.items() if got.get(t) != n]
+    if wrong:
+        raise CliError(f"the copy does not match the backup ({'; '.join(wrong[:3])}); "
+                       "nothing was replaced")
 
 
 def add_commands(sub) -> None:
@@ -218,7 +271,10 @@ def add_commands(sub) -> None:
     p = sub.add_parser("erase", help="forget a player (every solve, score, flag, review)",
                        description="Remove a person's solves, moves, scores, flags, reviews, "
                        "notifications and skill ratings, in one transaction, through the "
-                       "running daemon. The erasure is recorded without naming them.")
+                       "running daemon, which then rewrites its database file so that none "
+                       "of their bytes remain. Their solves are refused from then on (410). "
+                       "The erasure is recorded without naming them; backups taken before "
+                       "still hold them (docs/operations.md).")
     p.add_argument("portal")
     p.add_argument("player")
     p.add_argument("--yes", action="store_true", help="yes, for good")
@@ -246,8 +302,10 @@ def add_commands(sub) -> None:
     p.set_defaults(func=cmd_backup)
 
     p = sub.add_parser("restore", help="put a backup in place (the daemon stopped)",
-                       description="Check a backup opens and copy it over the database "
-                       "file (the config's storage.path, or --to). The daemon must be "
+                       description="Check a backup is whole (no WAL beside it, not a "
+                       ".partial) and opens, copy it beside the database file (the "
+                       "config's storage.path, or --to), check the copy holds every "
+                       "table's rows, and rename it over the file. The daemon must be "
                        "stopped; an existing file needs --force.")
     p.add_argument("backup")
     p.add_argument("--to", help="the database file to write (default: the config's)")

@@ -1,21 +1,64 @@
-"""The database as the daemon holds it: the writer thread and reads on cursors."""
+"""The database as the daemon holds it: the writer thread, reads on cursors, erased
+people kept out, and rewrites of the file that leave no deleted bytes behind."""
 
 from __future__ import annotations
 
 import concurrent.futures
 import contextlib
 import logging
+import threading
+from pathlib import Path
 from typing import Any, Callable
 
 import duckdb
 
+from . import files
 from .connection import connect
+from .erasure import ErasedPlayers
 from .errors import StoreError
 from .moves import MOVES_IDLE_S, MOVES_MAX_AGE_S
+from .records import utc_now
+from .repository import lifecycle as lifecycle_sql
 from .writer import Writer
 
 log = logging.getLogger("fairgrid.store")
 SYNC_TIMEOUT_S = 60.0    # a read that needs the moves waits at most this long for them
+REAPPLIED_BY = "fairgrid (an erasure a restore had undone)"
+
+
+class _Gate:
+    """Reads share the connection; a rewrite of the file takes it alone, once the reads
+    under way end (reads that come meanwhile wait for it)."""
+
+    def __init__(self):
+        self._cond = threading.Condition()
+        self._readers = 0
+        self._closed = False   # a rewrite holds it (or waits for the readers to leave)
+
+    @contextlib.contextmanager
+    def shared(self):
+        with self._cond:
+            self._cond.wait_for(lambda: not self._closed)
+            self._readers += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._readers -= 1
+                self._cond.notify_all()
+
+    @contextlib.contextmanager
+    def exclusive(self):
+        with self._cond:
+            self._cond.wait_for(lambda: not self._closed)
+            self._closed = True
+            self._cond.wait_for(lambda: self._readers == 0)
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._closed = False
+                self._cond.notify_all()
 
 
 class Store:
@@ -31,12 +74,97 @@ class Store:
                  moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S):
         self.path = path
         self._threads = threads
-        self._con = connect(path, checkpoint_mb, memory_limit_mb, threads)
+        self._open_args = (checkpoint_mb, memory_limit_mb, threads)
+        self._gate = _Gate()
+        files.remove_leftovers(Path(path).resolve().parent,
+                               Path(path).name + files.REWRITING)
+        self._con = self._open()
+        try:
+            self.erased = ErasedPlayers.open(path, lifecycle_sql.erased_digests(self._con))
+            self._erase_again()
+            if lifecycle_sql.needs_rewrite(self._con):
+                log.info("rewriting %s: an erasure's deleted rows may still lie in it", path)
+                self._swap_file()
+        except duckdb.Error as exc:
+            self._con.close()
+            raise StoreError(f"cannot open the database {path}: {exc}") from exc
+        except BaseException:
+            self._con.close()
+            raise
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
                              dedupe_days=dedupe_days, on_batch=on_batch,
                              moves_idle_s=moves_idle_s, moves_max_age_s=moves_max_age_s)
         self.writer.start()
+
+    def _open(self) -> duckdb.DuckDBPyConnection:
+        con = connect(self.path, *self._open_args)
+        for path in (self.path, files.wal_of(self.path)):
+            files.make_private(path)  # one an older fairgrid made 0644
+        return con
+
+    def _erase_again(self) -> None:
+        """Erase anyone the list file names and the database still holds (a backup from
+        before their erasure was restored over it), and list in the database whom only
+        the file lists."""
+        missing = self.erased.only_in_file
+        if not missing:
+            return
+        con, now = self._con, utc_now()
+        again = [(portal, player) for portal, player in lifecycle_sql.players(con)
+                 if self.erased.digest(portal, player) in missing]
+        con.execute("BEGIN TRANSACTION")
+        try:
+            for portal, player in again:
+                lifecycle_sql.erase_player(con, portal, player, REAPPLIED_BY, now,
+                                           self.erased.digest(portal, player))
+            lifecycle_sql.remember_erased(con, sorted(missing), now)
+            con.execute("COMMIT")
+        except BaseException:
+            con.execute("ROLLBACK")
+            raise
+        if again:
+            log.warning("erased %d player(s) again: the database held them although they "
+                        "had been erased (a backup from before was restored)", len(again))
+
+    def rewrite(self) -> None:
+        """Rewrite the database file from its live rows, so that no deleted row's bytes
+        remain in it (DuckDB reuses, but does not clear, the space of deleted rows): a
+        copy, durably renamed over the file, and the file reopened. Writes and reads
+        wait for its length, that of a backup; StoreError when it fails (the old file
+        stays in use, and the rewrite is done again at the next start)."""
+        self.writer.exclusive(self._rewrite).result()
+
+    def _rewrite(self) -> None:  # on the writer thread
+        with self._gate.exclusive():
+            self.writer.wait_filter_loaded()  # its load reads on a cursor of its own
+            self._swap_file(self.writer)
+
+    def _swap_file(self, writer: Writer | None = None) -> None:
+        """Copy the database into ``<path>.rewriting``, close every connection, rename
+        the copy over the file, reopen (and hand ``writer`` its new cursor). No other
+        cursor may be open: DuckDB would keep the old file's instance alive."""
+        target = Path(self.path + files.REWRITING)
+        cur = self._con.cursor()
+        try:
+            lifecycle_sql.copy_database(cur, str(target), utc_now())
+        except BaseException:
+            files.remove_database(target)
+            raise
+        finally:
+            cur.close()
+        if writer is not None:
+            writer.detach()
+        self._con.close()
+        try:
+            files.publish(target, self.path)
+        finally:  # the copy in place, or on failure the old file again
+            files.remove_database(target)
+            self._con = self._open()
+            if writer is not None:
+                writer.attach(self._con.cursor())
+        if lifecycle_sql.needs_rewrite(self._con):
+            raise StoreError(f"{self.path} was rewritten, but the old file is still open")
 
     def close(self, timeout: float = 30.0) -> None:
         self.writer.stop(timeout)
@@ -54,16 +182,24 @@ class Store:
             yield
             return
         try:
-            self._con.cursor().execute("RESET GLOBAL threads")
+            self._setting("RESET GLOBAL threads")
         except duckdb.Error as exc:
             raise StoreError(f"cannot set DuckDB's threads: {exc}") from exc
         try:
             yield
         finally:
             try:
-                self._con.cursor().execute(f"SET GLOBAL threads = {int(self._threads)}")
+                self._setting(f"SET GLOBAL threads = {int(self._threads)}")
             except duckdb.Error as exc:
                 log.error("cannot set DuckDB's threads back to %d: %s", self._threads, exc)
+
+    def _setting(self, statement: str) -> None:
+        with self._gate.shared():
+            cur = self._con.cursor()
+            try:
+                cur.execute(statement)
+            finally:
+                cur.close()
 
     def read(self, fn: Callable[..., Any], *args, **kwargs) -> Any:
         """``fn(cursor, *args, **kwargs)`` on a fresh cursor (a repository read);
@@ -76,11 +212,12 @@ class Store:
                 raise StoreError("the moves of the last submissions are not stored yet; "
                                  "retry") from None
         try:
-            cur = self._con.cursor()
-            try:
-                return fn(cur, *args, **kwargs)
-            finally:
-                cur.close()
+            with self._gate.shared():
+                cur = self._con.cursor()
+                try:
+                    return fn(cur, *args, **kwargs)
+                finally:
+                    cur.close()
         except duckdb.Error as exc:
             raise StoreError(f"database read failed: {exc}") from exc
 

@@ -47,6 +47,15 @@ class Dedupe:
         """Whether duplicates are screened by the in-memory filter yet."""
         return self._seen is not None
 
+    def wait_loaded(self) -> None:
+        """Return once the background load no longer holds a cursor."""
+        if self._loader.is_alive():
+            self._loader.join()
+
+    def rebind(self, con) -> None:
+        """Use ``con`` from now on (the database file was rewritten and reopened)."""
+        self._con = con
+
     def hooks_since(self) -> datetime:
         return utc_now() - self._window
 

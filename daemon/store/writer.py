@@ -144,6 +144,29 @@ class Writer:
         self._queue.put_nowait(("call", (fn, args, kwargs), fut))
         return fut
 
+    def exclusive(self, fn: Callable[[], Any]) -> concurrent.futures.Future:
+        """Run ``fn()`` on the writer thread, outside any transaction, once the moves of
+        every submission accepted so far are stored: nothing writes meanwhile (a
+        rewrite of the database file, :meth:`Store.rewrite`)."""
+        fut: concurrent.futures.Future = concurrent.futures.Future()
+        self._queue.put_nowait(("exclusive", fn, fut))
+        return fut
+
+    def wait_filter_loaded(self) -> None:
+        self._dedupe.wait_loaded()
+
+    def detach(self) -> None:
+        """Close the writer's cursor (only from :meth:`exclusive`'s ``fn``)."""
+        try:
+            self._con.close()
+        except duckdb.Error:
+            pass
+
+    def attach(self, con: duckdb.DuckDBPyConnection) -> None:
+        """Write through ``con`` from now on (only from :meth:`exclusive`'s ``fn``)."""
+        self._con = con
+        self._dedupe.rebind(con)
+
     def moves_pending(self) -> bool:
         """Whether some accepted submission's moves are not in the moves table yet."""
         return self._next_key - 1 > self._through
@@ -236,6 +259,8 @@ class Writer:
         """Run a queued item that is not a submission; True for "stop"."""
         if kind == "call":
             self._run_call(payload, fut)
+        elif kind == "exclusive":
+            self._run_exclusive(payload, fut)
         elif kind == "sync":
             self._run_sync(fut)
         else:  # stop
@@ -298,6 +323,15 @@ class Writer:
             self._con.execute("COMMIT")
         except Exception as exc:  # noqa: BLE001 - handed to the caller's future
             self._rollback()
+            _settle_call(fut, StoreError(str(exc)) if isinstance(exc, duckdb.Error) else exc)
+        else:
+            _settle_call(fut, None, result)
+
+    def _run_exclusive(self, fn, fut) -> None:
+        try:
+            self._store_moves()
+            result = fn()
+        except Exception as exc:  # noqa: BLE001 - handed to the caller's future
             _settle_call(fut, StoreError(str(exc)) if isinstance(exc, duckdb.Error) else exc)
         else:
             _settle_call(fut, None, result)

@@ -9,6 +9,7 @@ write queue, commits and closes.
 from __future__ import annotations
 
 import asyncio
+import logging
 
 from aiohttp import web
 from prometheus_client import CollectorRegistry
@@ -18,6 +19,7 @@ from ..ingest.signatures import Verifier
 from ..metrics import Metrics
 from ..settings import Settings
 from ..store import Store
+from ..store.backups import remove_partials
 from ..store.repository import organiser as organiser_sql
 from ..work.analysis import PuzzleRegistry
 from ..work.compute import PRIORITY, Cluster
@@ -32,6 +34,8 @@ from .context import CTX, Context
 from .middleware import errors_middleware, metrics_middleware
 from .webhook import handle_solve
 
+log = logging.getLogger("fairgrid.web")
+
 
 async def _resources(app: web.Application):
     ctx = app[CTX]
@@ -42,6 +46,8 @@ async def _resources(app: web.Application):
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
         memory_limit_mb=s.storage_memory_limit_mb, threads=s.storage_threads,
         on_batch=ctx.metrics.batch_size.observe)
+    for path in await asyncio.to_thread(remove_partials, lifecycle.backup_dir(s)):
+        log.warning("removed %s: a backup a stop cut short", path)
     ctx.accounts = Accounts(ctx.store, s)
     await asyncio.to_thread(ctx.accounts.load)
     ctx.notifier = Notifier(ctx.store, s, ctx.metrics)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import re
 import tempfile
@@ -12,26 +13,42 @@ from pathlib import Path
 from aiohttp import web
 
 from ..ingest import ValidationError, parse_json
+from ..store import StoreError, backups
 from ..store.records import utc_now
 from ..store.repository import lifecycle as sql
 from ..store.repository import needs_moves
 from .context import CTX, error, json_response, known_query, read, require_token, write
 
 CHUNK = 1 << 20
+log = logging.getLogger("fairgrid.web")
 
 
 async def post_erase(request: web.Request) -> web.Response:
     """Forget a person: every solve, move, score, flag, review, notification and skill
-    rating of theirs, in one transaction. The erasure itself is recorded (when, by whom,
-    how many rows), not whom it was about."""
+    rating of theirs, in one transaction, then rewrite the database file so that their
+    bytes are gone from it. They are listed as erased first (a keyed hash, not their
+    id): their solves are refused from then on, after restarts and restores too. The
+    erasure itself is recorded (when, by whom, how many rows), not whom it was about."""
     who = require_token(request, admin=True)
     known_query(request)
     portal, player = request.match_info["portal"], request.match_info["player_id"]
-    rows = await write(request, sql.erase_player, portal, player, who.name, utc_now())
-    if rows is None:
+    ctx = request.app[CTX]
+    if not await read(request, sql.player_known, portal, player):
         return error(404, f"no player {player!r} of portal {portal!r}")
-    request.app[CTX].scorer.forget_all()
-    return json_response({"portal": portal, "erased": rows})
+    digest = ctx.store.erased.digest(portal, player)
+    await asyncio.to_thread(ctx.store.erased.remember, digest)
+    rows = await write(request, sql.erase_player, portal, player, who.name, utc_now(),
+                       digest)
+    if rows is None:  # another erasure of them came first
+        return error(404, f"no player {player!r} of portal {portal!r}")
+    ctx.scorer.forget_all()
+    try:
+        await asyncio.to_thread(ctx.store.rewrite)
+        rewritten = True
+    except StoreError as exc:  # erased all the same; the next start rewrites the file
+        log.error("the database file was not rewritten after an erasure: %s", exc)
+        rewritten = False
+    return json_response({"portal": portal, "erased": rows, "file_rewritten": rewritten})
 
 
 async def get_export(request: web.Request) -> web.StreamResponse:
@@ -65,14 +82,14 @@ async def get_export(request: web.Request) -> web.StreamResponse:
 
 
 @needs_moves
-def _backup(cur, target: str) -> dict:
-    return sql.backup_to(cur, target)
+def _backup(cur, target: Path) -> dict:
+    return backups.write_backup(cur, target)
 
 
 async def post_backup(request: web.Request) -> web.Response:
     """A consistent copy of the database, taken while the daemon serves, as a new DuckDB
     file in ``storage.backup_dir`` on the daemon's machine (a folder the operator chose:
-    the API never writes anywhere else)."""
+    the API never writes anywhere else), under its final name only once it is whole."""
     require_token(request, admin=True)
     known_query(request)
     body = parse_json(await request.read() or b"{}")
@@ -88,11 +105,7 @@ async def post_backup(request: web.Request) -> web.Response:
                               422) from None
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     target = folder / f"fairgrid-{stamp}.duckdb"
-    try:
-        counts = await read(request, _backup, str(target))
-    except Exception:
-        target.unlink(missing_ok=True)
-        raise
+    counts = await read(request, _backup, target)
     return json_response({"path": str(target), "bytes": target.stat().st_size,
                           "rows": counts}, status=201)
 

@@ -85,6 +85,7 @@ async def handle_solve(request: web.Request) -> web.Response:
         outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
         raise
+    ctx.store.erased.check(event.portal, event.player_id)  # 410; no await before submit
     record = SubmissionRecord.of(event, webhook_id, received_at, complete,
                                  body.decode("utf-8"), new_puzzle)
     try:

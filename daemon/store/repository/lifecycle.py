@@ -27,15 +27,27 @@ FORMATS = {"csv": "(FORMAT csv, HEADER true)", "parquet": "(FORMAT parquet)"}
 
 
 def _count(con, sql: str, params) -> int:
-    row = con.execute(sql, params).fetchone()
-    return int(row[0]) if row else 0
+    # fetchall, not fetchone: a result left unread keeps its transaction open, and an
+    # open transaction on the store's connection stops every CHECKPOINT
+    rows = con.execute(sql, params).fetchall()
+    return int(rows[0][0]) if rows else 0
 
 
-def erase_player(con, portal: str, player: str, actor: str, now: datetime) -> dict | None:
+def player_known(cur, portal: str, player: str) -> bool:
+    """Whether any solve or skill rating of the person is stored."""
+    return _count(cur, "SELECT (SELECT count(*) FROM submissions WHERE portal = ? AND "
+                  "player_id = ?) + (SELECT count(*) FROM player_ratings WHERE portal = ? "
+                  "AND player_id = ?)", [portal, player, portal, player]) > 0
+
+
+def erase_player(con, portal: str, player: str, actor: str, now: datetime,
+                 digest: str) -> dict | None:
     """Remove a person's solves (their webhook-ids with them), moves, scores, flags and
-    their history, notifications about them and their skill ratings; record that an erasure happened
-    (when, by whom, how many rows) without naming them. None when nothing is known of
-    them. Puzzle ratings (aggregates over everyone) stay."""
+    their history, notifications about them and their skill ratings; list them as
+    erased by ``digest`` (their keyed hash, ``store.erasure``); record that an erasure
+    happened (when, by whom, how many rows) without naming them. None when nothing is
+    known of them. Puzzle ratings (aggregates over everyone) stay. The deleted rows'
+    bytes stay in the file until it is rewritten (``rewritten_at``)."""
     subs = con.execute("SELECT sub_key, submission_id FROM submissions WHERE portal = ? "
                        "AND player_id = ?", [portal, player]).fetchall()
     keys, sids = [k for k, _ in subs], [s for _, s in subs]
@@ -61,9 +73,32 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime) -> di
             ("submissions", "DELETE FROM submissions WHERE portal = ? AND player_id = ?",
              [portal, player])):
         rows[table] = _count(con, sql, params)
-    con.execute("INSERT INTO erasures VALUES (?, ?, ?, ?)",
+    remember_erased(con, [digest], now)
+    con.execute("INSERT INTO erasures (erased_at, portal, actor, rows) VALUES (?, ?, ?, ?)",
                 [now, portal, actor, json.dumps(rows)])
     return rows
+
+
+def remember_erased(con, digests: list[str], now: datetime) -> None:
+    """List ``digests`` in ``erased_players`` (those already there stay as they are)."""
+    if digests:
+        con.execute("INSERT INTO erased_players SELECT unnest(?), ? ON CONFLICT DO NOTHING",
+                    [digests, now])
+
+
+def erased_digests(cur) -> set[str]:
+    return {d for (d,) in cur.execute("SELECT digest FROM erased_players").fetchall()}
+
+
+def players(cur) -> list[tuple[str, str]]:
+    """Every (portal, player id) with a solve or a skill rating stored."""
+    return cur.execute("SELECT portal, player_id FROM submissions UNION "
+                       "SELECT portal, player_id FROM player_ratings").fetchall()
+
+
+def needs_rewrite(cur) -> bool:
+    """Whether an erasure's deleted rows may still lie in the file's bytes."""
+    return _count(cur, "SELECT count(*) FROM erasures WHERE rewritten_at IS NULL", []) > 0
 
 
 def erasures(cur) -> list[tuple]:
@@ -87,22 +122,42 @@ def apply_retention(con, before: datetime) -> int:
     return n
 
 
-def backup_to(cur, target: str) -> dict:
-    """Copy the whole database, as of one moment, into a new DuckDB file ``target`` (run on
-    a read cursor while the daemon serves: DuckDB's COPY FROM DATABASE reads one
-    snapshot). Counts of the main tables in the copy."""
+# the tables whose counts a backup reports
+COUNTED = ("submissions", "moves", "scores", "flags")
+
+
+def copy_database(cur, target: str, now: datetime) -> dict:
+    """Copy the whole database, as of one moment, into the new DuckDB file ``target``
+    (DuckDB's COPY FROM DATABASE reads one snapshot: a read cursor while the daemon
+    serves will do), and close it checkpointed: no WAL beside it. Only live rows are
+    copied, so the copy holds none of the bytes an erasure deleted: its erasures are
+    marked rewritten. Counts of the main tables in the copy."""
     import uuid
 
     main = cur.execute("SELECT current_database()").fetchone()[0]
-    alias = f"fairgrid_backup_{uuid.uuid4().hex}"  # attach names are per database: unique
+    alias = f"fairgrid_copy_{uuid.uuid4().hex}"  # attach names are per database: unique
     cur.execute(f"ATTACH '{_quoted(target)}' AS {alias}")
     try:
         cur.execute(f'COPY FROM DATABASE "{main}" TO {alias}')
+        cur.execute(f"UPDATE {alias}.erasures SET rewritten_at = ? WHERE rewritten_at IS NULL",
+                    [now])
         counts = {t: cur.execute(f"SELECT count(*) FROM {alias}.{t}").fetchone()[0]
-                  for t in ("submissions", "moves", "scores", "flags")}
+                  for t in COUNTED}
     finally:
-        cur.execute(f"DETACH {alias}")
+        cur.execute(f"DETACH {alias}")  # checkpoints the copy and closes it
     return counts
+
+
+def table_counts(cur) -> dict[str, int]:
+    """Rows of every table of the database (what a restore checks it copied)."""
+    tables = [t for (t,) in cur.execute(
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+        "AND schema_name = 'main' ORDER BY table_name").fetchall()]
+    return {t: _count(cur, f'SELECT count(*) FROM "{t}"', []) for t in tables}
+
+
+def schema_version(cur) -> int | None:
+    return cur.execute("SELECT max(version) FROM schema_version").fetchone()[0]
 
 
 def export_to(cur, tournament: str, table: str, fmt: str, target: str) -> int:

@@ -23,8 +23,10 @@ ELIGIBLE = """
 
 
 def start_run(con, run_id: str, job: str, started: datetime) -> None:
-    con.execute("INSERT INTO job_runs VALUES (?, ?, ?, NULL, 'running', NULL)",
-                [run_id, job, started])
+    """The run's ``running`` row (once: the daemon writes it before the run starts,
+    and the run itself again)."""
+    con.execute("INSERT INTO job_runs VALUES (?, ?, ?, NULL, 'running', NULL) "
+                "ON CONFLICT (id) DO NOTHING", [run_id, job, started])
 
 
 def finish_run(con, run_id: str, status: str, finished: datetime, rows: dict) -> None:

@@ -7,6 +7,7 @@ import json
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import duckdb
 import numpy as np
@@ -99,13 +100,15 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(clien
     assert resp.status == 403
     resp = await client.post("/v1/players/demo/erase-me/erase", headers=bearer(ADMIN))
     assert resp.status == 200
-    rows = (await resp.json())["erased"]
+    doc = await resp.json()
+    rows = doc["erased"]
+    assert doc["file_rewritten"] is True
     assert rows["submissions"] == 2 and rows["moves"] == 2 * 49 and rows["flags"] >= 1
     assert rows["player_ratings"] >= 1 and rows["scores"] == 2
     assert _mentions(store, ["erase-me", "gone-1", "gone-2"]) == {}
     # the erasure is on record, without whom it was about
-    (at, portal, actor, counted), = query(store, "SELECT * FROM erasures")
-    assert portal == "demo" and actor == "service token 1 (admin)"
+    (at, portal, actor, counted, rewritten), = query(store, "SELECT * FROM erasures")
+    assert portal == "demo" and actor == "service token 1 (admin)" and rewritten >= at
     assert json.loads(counted) == rows
     assert (await client.post("/v1/players/demo/erase-me/erase",
                               headers=bearer(ADMIN))).status == 404
@@ -241,3 +244,139 @@ async def test_a_score_or_rating_computed_before_an_erasure_does_not_bring_it_ba
     await asyncio.wrap_future(store.write(nightly.write_rating_run, run, puzzles, players,
                                           "late-run"))
     assert _mentions(store, ["erase-me", "gone"]) == {}
+
+
+def _bytes_of(db: Path, needle: str) -> int:
+    """Occurrences of ``needle`` in the database file and its WAL, as bytes on disk."""
+    return sum(p.read_bytes().count(needle.encode())
+               for p in (db, Path(str(db) + ".wal")) if p.exists())
+
+
+async def _erasable(client, player: str, sids: list[str]):
+    """``player``'s solves stored, scored, flagged, with a pending flag.raised event
+    (its payload names them): every place a person's id lives."""
+    await client.put("/v1/portals/demo/notify", json={"url": "http://127.0.0.1:9/h"},
+                     headers=bearer(ADMIN))
+    sent = []
+    for sid in sids:
+        body = solve_body(submission_id=sid, moves=ROW_COPY, tournament_id="cup",
+                          player_id=player)
+        raw, headers = signed(body, msg_id=f"hook-{sid}")
+        resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+        assert resp.status == 202, await resp.text()
+        sent.append((raw, headers))
+    await _all_scored(client, sids)
+    store = client.server.app[CTX].store
+    await until(lambda: _rows_at_least(store, "SELECT count(*) FROM outbox", len(sids)))
+    return sent
+
+
+async def _rows_at_least(store, sql, n):
+    return query(store, sql)[0][0] >= n
+
+
+async def test_an_erased_persons_bytes_leave_the_file_and_their_webhooks_are_refused(
+        client, tmp_path):
+    db = tmp_path / "fairgrid.duckdb"
+    who = "erase-me-5d1c9a"  # a string found nowhere else in the file
+    sent = await _erasable(client, who, ["e-1", "e-2"])
+    await _post(client, "stays", "keep-me")
+    store = client.server.app[CTX].store
+    assert _bytes_of(db, who) > 0  # raw bodies, outbox payloads: on disk before
+    resp = await client.post(f"/v1/players/demo/{who}/erase", headers=bearer(ADMIN))
+    assert resp.status == 200, await resp.text()
+    assert _bytes_of(db, who) == 0
+    assert (await resp.json())["file_rewritten"] is True
+    # the portal retries the very same signed webhook: refused, and nothing stored
+    for raw, headers in sent:
+        again = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+        assert again.status == 410, await again.text()
+        doc = await again.json()
+        assert doc["field"] == "player_id" and "erased" in doc["error"]
+    fresh = solve_body(submission_id="e-3", player_id=who)
+    raw, headers = signed(fresh, msg_id="hook-e-3")
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 410
+    await _post(client, "other", "keep-me")  # everyone else is served as before
+    assert (await client.get(f"/v1/players/demo/{who}", headers=bearer(ORGANISER))
+            ).status == 404
+    assert query(store, "SELECT count(*) FROM erased_players")[0][0] == 1
+    await client.close()  # a checkpoint and close: still nothing of them
+    assert _bytes_of(db, who) == 0
+    assert (tmp_path / "fairgrid.duckdb.erasure-key").stat().st_mode & 0o777 == 0o600
+
+
+async def test_a_backup_from_before_an_erasure_restored_does_not_bring_the_person_back(
+        aiohttp_client, tmp_path):
+    db = tmp_path / "fairgrid.duckdb"
+    who = "erase-me-83b0e2"
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    sent = await _erasable(client, who, ["r-1"])
+    await _post(client, "stays", "keep-me")
+    backup = await client.post("/v1/backups", headers=bearer(ADMIN))
+    assert backup.status == 201
+    old = (await backup.json())["path"]
+    assert _bytes_of(Path(old), who) > 0  # the backup holds them: erasure cannot reach it
+    assert (await client.post(f"/v1/players/demo/{who}/erase", headers=bearer(ADMIN))
+            ).status == 200
+    await client.close()
+    out = subprocess.run([sys.executable, "-m", "fairgrid.daemon.cli", "restore", old,
+                          "--to", str(db), "--force"], capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "1 player(s) erased after this backup" in out.stderr
+    assert _bytes_of(db, who) > 0  # the old file is back in place, the person with it
+
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    store = client.server.app[CTX].store
+    assert _bytes_of(db, who) == 0  # erased again, and the file rewritten, at the start
+    assert _mentions(store, [who, "r-1"]) == {}
+    assert (await client.get("/v1/submissions/demo/stays", headers=bearer(ORGANISER))
+            ).status == 200
+    # the backup predates the erasure's record; the start records its own
+    actors = [a for (a,) in query(store, "SELECT actor FROM erasures")]
+    assert actors == ["fairgrid (an erasure a restore had undone)"]
+    raw, headers = sent[0]
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 410
+
+
+async def test_without_its_key_the_erased_list_is_refused_at_start(aiohttp_client, tmp_path):
+    from fairgrid.daemon.store import Store, StoreError
+
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    await _post(client, "gone", "erase-me")
+    assert (await client.post("/v1/players/demo/erase-me/erase", headers=bearer(ADMIN))
+            ).status == 200
+    await client.close()
+    (tmp_path / "fairgrid.duckdb.erasure-key").unlink()
+    with pytest.raises(StoreError, match="erasure key .* is missing"):
+        Store(str(tmp_path / "fairgrid.duckdb"))
+
+
+async def test_the_rewrite_after_an_erasure_loses_nothing_under_load(client):
+    await _post(client, "gone", "erase-me")
+    acked: list[str] = []
+    stop = asyncio.Event()
+
+    async def load():
+        k = 0
+        while not stop.is_set():
+            await _post(client, f"load-{k}", f"p-{k % 7}")
+            acked.append(f"load-{k}")
+            k += 1
+
+    async def reads():  # organiser reads go on through the rewrite too
+        while not stop.is_set():
+            resp = await client.get("/v1/flags", headers=bearer(ORGANISER))
+            assert resp.status == 200
+    tasks = [asyncio.create_task(load()), asyncio.create_task(reads())]
+    await until(lambda: _at_least(acked, 20))
+    resp = await client.post("/v1/players/demo/erase-me/erase", headers=bearer(ADMIN))
+    during = len(acked)
+    await until(lambda: _at_least(acked, during + 20))
+    stop.set()
+    await asyncio.gather(*tasks)
+    assert resp.status == 200 and (await resp.json())["file_rewritten"] is True
+    store = client.server.app[CTX].store
+    stored = {s for (s,) in query(store, "SELECT submission_id FROM submissions")}
+    assert stored == set(acked)
+    assert query(store, "SELECT count(*) FROM moves", needs_moves=True)[0][0] == 49 * len(acked)

@@ -1,0 +1,154 @@
+"""Who was erased, remembered without naming them, so that their solves are refused.
+
+An erased person is an HMAC-SHA256 of portal and player id under a key of the daemon's,
+generated at the first start into ``<database>.erasure-key`` (mode 0600) and never
+written into the database or a backup: whoever holds the file cannot test candidate ids
+against the list. The digests live in two places:
+
+* the table ``erased_players``, written in the erasure's own transaction (so a backup
+  carries the erasures made before it);
+* the file ``<database>.erased`` beside the database, appended and fsynced before the
+  erasure's transaction: a backup restored over the database does not carry the
+  erasures made after it, and this file, which a restore leaves alone, does.
+
+At start the two are merged (:meth:`ErasedPlayers.open`), and the store erases again
+any listed person the database still holds (``Store``). The webhook asks
+:meth:`ErasedPlayers.check` before it queues a solve: a set lookup, and one HMAC while
+the set is not empty.
+"""
+
+from __future__ import annotations
+
+import hmac
+import os
+import secrets
+import stat
+import threading
+from pathlib import Path
+
+from fairgrid.daemon.ingest import ValidationError
+
+from .errors import StoreError
+from .files import fsync_dir, make_private
+
+KEY_SUFFIX = ".erasure-key"
+LIST_SUFFIX = ".erased"
+GONE = 410
+
+
+def key_path(db_path: str) -> Path:
+    return Path(db_path + KEY_SUFFIX)
+
+
+def list_path(db_path: str) -> Path:
+    return Path(db_path + LIST_SUFFIX)
+
+
+class ErasedPlayers:
+    """The erased people of one database: their digests in memory and in the list file."""
+
+    def __init__(self, key: bytes, digests: set[str], path: Path):
+        self._key = key
+        self._digests = set(digests)
+        self._path = path
+        self._lock = threading.Lock()  # appends to the list file, one at a time
+        # listed in the file but not in the database: erasures a restore took back
+        self.only_in_file: set[str] = set()
+
+    @classmethod
+    def open(cls, db_path: str, in_database: set[str]) -> "ErasedPlayers":
+        """The key (made on first use) and every digest of the list file and of
+        ``in_database``; the file is brought up to the union. StoreError when digests
+        exist but the key does not: without it no one would match them, and an erased
+        person's solves would be accepted again."""
+        kpath, lpath = key_path(db_path), list_path(db_path)
+        in_file = read_list(lpath)
+        if not kpath.exists():
+            if in_file or in_database:
+                raise StoreError(
+                    f"the erasure key {kpath} is missing, but {len(in_file | in_database)} "
+                    f"erased player(s) are remembered: put the key back from where the "
+                    f"database came from (without it their solves would be accepted again)")
+            _create_key(kpath)
+        make_private(kpath)
+        make_private(lpath)
+        key = _read_key(kpath)
+        out = cls(key, in_file | in_database, lpath)
+        missing = sorted(in_database - in_file)
+        if missing:
+            out._append(missing)
+        out.only_in_file = in_file - in_database
+        return out
+
+    def digest(self, portal: str, player_id: str) -> str:
+        return hmac.digest(self._key, f"{portal}\x1f{player_id}".encode(), "sha256").hex()
+
+    def __len__(self) -> int:
+        return len(self._digests)
+
+    def __contains__(self, digest: str) -> bool:
+        return digest in self._digests
+
+    def check(self, portal: str, player_id: str) -> None:
+        """Refuse (410, field ``player_id``) a solve of an erased person."""
+        if self._digests and self.digest(portal, player_id) in self._digests:
+            raise ValidationError("player_id", "this player was erased from fairgrid at "
+                                  "the portal's request: their solves are no longer "
+                                  "accepted", GONE)
+
+    def remember(self, digest: str) -> None:
+        """List ``digest`` durably (the file, fsynced), then in memory: from here on the
+        person's solves are refused, here and after any restart or restore."""
+        if digest not in self._digests:
+            self._append([digest])
+        self._digests.add(digest)
+
+    def _append(self, digests: list[str]) -> None:
+        with self._lock:
+            new = not self._path.exists()
+            fd = os.open(self._path, os.O_RDWR | os.O_APPEND | os.O_CREAT,
+                         stat.S_IRUSR | stat.S_IWUSR)
+            try:
+                size = os.fstat(fd).st_size
+                # a line a crash tore stays a line of its own, not the start of this one
+                torn = size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+                os.write(fd, ("\n" if torn else "").encode()
+                         + "".join(d + "\n" for d in digests).encode())
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if new:
+                fsync_dir(self._path.parent)
+
+
+def _create_key(path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+    try:
+        os.write(fd, (secrets.token_hex(32) + "\n").encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    fsync_dir(path.parent)
+
+
+def _read_key(path: Path) -> bytes:
+    text = path.read_text(encoding="ascii", errors="replace").strip()
+    try:
+        key = bytes.fromhex(text)
+    except ValueError:
+        key = b""
+    if len(key) < 32:
+        raise StoreError(f"the erasure key {path} is not 64 hexadecimal digits")
+    return key
+
+
+def read_list(path: Path) -> set[str]:
+    """The digests of the list file; a torn last line (a crash mid-append) is skipped:
+    its erasure was never committed."""
+    try:
+        lines = path.read_text(encoding="ascii", errors="replace").splitlines()
+    except FileNotFoundError:
+        return set()
+    return {line for line in lines if len(line) == 64
+            and all(c in "0123456789abcdef" for c in line)}
