@@ -18,7 +18,7 @@ async def post_nightly(request: web.Request) -> web.Response:
     require_token(request, admin=True)
     known_query(request)
     try:
-        run_id = request.app[CTX].jobs.trigger()
+        run_id = await request.app[CTX].jobs.run_now()
     except JobBusy as exc:
         return error(409, str(exc))
     return json_response({"run_id": run_id, "status": "running"}, status=202)

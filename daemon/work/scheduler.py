@@ -7,7 +7,7 @@ import asyncio
 import json
 import logging
 import time
-from datetime import timezone
+from datetime import datetime, timezone
 
 from ..store.repository import nightly as sql
 from .compute import ComputeUnavailable
@@ -34,6 +34,7 @@ class NightlyRunner:
         self._scorer = scorer
         self._scheduler = None
         self._task = None
+        self._recorded: asyncio.Future | None = None  # the current run's row is written
         self._cancel = False
         self.state: dict = {"run_id": None, "stage": None}
 
@@ -73,16 +74,26 @@ class NightlyRunner:
             log.info("nightly run skipped: one is already running")
 
     def trigger(self) -> str:
-        """Start a run now; its id. JobBusy while one runs."""
+        """Start a run now; its id. JobBusy while one runs. Its ``job_runs`` row is the
+        run's first write: :meth:`run_now` waits for it."""
         if self._task is not None and not self._task.done():
             raise JobBusy(f"run {self.state['run_id']} is in progress")
         run_id = new_run_id()
         self.state = {"run_id": run_id, "stage": "starting"}
+        self._recorded = asyncio.get_running_loop().create_future()
         self._task = asyncio.create_task(self._run(run_id), name="fairgrid-nightly")
         return run_id
 
+    async def run_now(self) -> str:
+        """Start a run and return its id once its ``job_runs`` row is committed: a
+        daemon killed from then on, even while the run is starting, shows the run as
+        ``abandoned`` after its restart, never as unknown."""
+        run_id = self.trigger()
+        await asyncio.shield(self._recorded)
+        return run_id
+
     async def trigger_and_wait(self) -> dict:
-        self.trigger()
+        await self.run_now()
         return await self._task
 
     def _progress(self, stage: str) -> None:
@@ -90,8 +101,27 @@ class NightlyRunner:
             raise JobCancelled("the daemon is shutting down")
         self.state["stage"] = stage
 
+    async def _record(self, run_id: str) -> None:
+        """Write the run's ``running`` row, and tell :meth:`run_now`."""
+        try:
+            await asyncio.wrap_future(self._store.write(
+                sql.start_run, run_id, JOB, datetime.now(timezone.utc)))
+        except asyncio.CancelledError:
+            self._recorded.cancel()
+            raise
+        except Exception as exc:
+            self._recorded.set_exception(exc)
+            raise
+        self._recorded.set_result(None)
+
     async def _run(self, run_id: str) -> dict:
         started = time.perf_counter()
+        try:
+            await self._record(run_id)
+        except Exception:
+            self.state["stage"] = "failed"
+            log.exception("nightly run %s could not start", run_id)
+            raise
         try:
             summary = await asyncio.to_thread(self._run_all_cores, run_id)
         except JobCancelled:
