@@ -83,9 +83,11 @@ def write_config(path: Path, port: int, db: Path) -> None:
                     f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["adm"]\n')
 
 
-def start(cfg: Path, base: str, timeout: float = 60) -> subprocess.Popen:
+def start(cfg: Path, base: str, timeout: float = 60, **popen) -> subprocess.Popen:
+    """``fairgrid serve --config cfg``, once it answers /healthz at ``base`` (``popen``:
+    more Popen arguments, e.g. ``umask``)."""
     proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, **popen)
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         try:

@@ -26,6 +26,12 @@ from .common import EXIT_USAGE, CliError
 
 __all__ = ["main", "build_parser", "CliError"]
 
+# commands that write the database, its WAL, backups, exports or secrets: what they create
+# is the owner's only, whatever umask the shell or the container gave (systemd's UMask
+# is not everywhere); the daemon's files are listed in daemon/store/files.py
+WRITES_DATA = frozenset({"serve", "backup", "restore", "export", "recompute", "portal"})
+PRIVATE_UMASK = 0o077
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -41,6 +47,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if args.command in WRITES_DATA:
+        os.umask(PRIVATE_UMASK)
     try:
         return args.func(args)
     except (PuzzleError, CliError) as exc:
