@@ -65,6 +65,32 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
         # the writer's inserts read local dicts of numpy arrays by name (DuckDB's default,
         # stated here because the writer depends on it)
         con.execute("SET python_enable_replacements = true")
+    except duckdb.Error as exc:
+        con.close()
+        raise StoreError(f"cannot set up the database {path}: {exc}") from exc
+    # Migrations and recovery read on a cursor that is closed afterwards: a result left
+    # unread on a connection keeps its transaction open, and while one is open DuckDB
+    # skips every automatic checkpoint whose commit updates a row (all of the writer's
+    # moves inserts do), so the WAL grew past checkpoint_mb without bound.
+    cur = con.cursor()
+    try:
+        _migrate(cur, path)
+        recovered = _recover(cur, path)
+    except StoreError:
+        cur.close()
+        con.close()
+        raise
+    cur.close()
+    if recovered:
+        log.warning("stored the moves of %d submission(s) acknowledged before the last "
+                    "stop but not yet written to the moves table (re-read from their raw "
+                    "bodies)", recovered)
+    return con
+
+
+def _migrate(con, path: str) -> None:
+    """Apply the migrations the database has not had yet, each in its own transaction."""
+    try:
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
@@ -76,18 +102,15 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
             con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, utc_now()])
             con.execute("COMMIT")
     except duckdb.Error as exc:
-        con.close()
         raise StoreError(f"cannot migrate the database {path}: {exc}") from exc
+
+
+def _recover(con, path: str) -> int:
+    """:func:`recover_moves`, its failure a StoreError."""
     try:
-        recovered = recover_moves(con)
+        return recover_moves(con)
     except duckdb.Error as exc:
-        con.close()
         raise StoreError(f"cannot store the moves of {path}'s last submissions: {exc}") from exc
-    if recovered:
-        log.warning("stored the moves of %d submission(s) acknowledged before the last "
-                    "stop but not yet written to the moves table (re-read from their raw "
-                    "bodies)", recovered)
-    return con
 
 
 def recover_moves(con) -> int:

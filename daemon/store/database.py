@@ -94,7 +94,8 @@ class Store:
         self.writer = Writer(self._con.cursor(), queue_size=queue_size,
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
                              dedupe_days=dedupe_days, on_batch=on_batch,
-                             moves_idle_s=moves_idle_s, moves_max_age_s=moves_max_age_s)
+                             moves_idle_s=moves_idle_s, moves_max_age_s=moves_max_age_s,
+                             wal_path=f"{path}.wal", checkpoint_bytes=checkpoint_mb * 10**6)
         self.writer.start()
 
     def _open(self) -> duckdb.DuckDBPyConnection:

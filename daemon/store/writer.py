@@ -6,7 +6,9 @@ writes them all in one transaction as column batches (``INSERT ... SELECT`` from
 arrays), commits, and only then resolves each submission's future; the web layer answers
 202 after that. Their moves rows follow (:mod:`.moves`). Other writes (a finished
 analysis, a batch of scores, a review, the nightly run) are functions run in one
-transaction on the same thread (:meth:`Writer.call`).
+transaction on the same thread (:meth:`Writer.call`). Between items the writer
+checkpoints the WAL itself when DuckDB skipped its automatic checkpoint
+(:meth:`Writer._checkpoint_if_due`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import logging
+import os
 import queue
 import threading
 import time
@@ -32,6 +35,8 @@ from .repository import ingest as sql
 from .threads import name_os_thread
 
 log = logging.getLogger("fairgrid.store")
+CHECKPOINT_RETRY_S = 1.0   # an idle writer tries again when a read put a checkpoint off
+CHECKPOINT_PAUSE_S = 30.0  # ...and when one failed otherwise
 
 
 def _resolve(batch, results) -> None:
@@ -78,7 +83,8 @@ class Writer:
                  group_commit_ms: float, max_batch: int, dedupe_days: int,
                  on_batch: Callable[[int], None] | None = None,
                  moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S,
-                 moves_max_rows: int = MOVES_MAX_ROWS):
+                 moves_max_rows: int = MOVES_MAX_ROWS, wal_path: str | None = None,
+                 checkpoint_bytes: int = 0):
         self._con = con
         # Unbounded queue; the bound applies to submissions only (ad-hoc writes such as a
         # finished analysis must never be dropped, nor block the event loop).
@@ -99,6 +105,10 @@ class Writer:
         self._pending = PendingMoves(moves_max_age_s, moves_max_rows)
         self._moves_idle_s = moves_idle_s
         self._dedupe = Dedupe(con, dedupe_days, self._next_key)
+        self._wal_path = wal_path
+        self._checkpoint_bytes = checkpoint_bytes  # 0: DuckDB's automatic checkpoints only
+        self._checkpoint_after = 0.0  # time.monotonic() before which none is tried again
+        self._put_off = False  # the last one failed because a read held an old snapshot
 
     def filter_ready(self) -> bool:
         """Whether duplicates are screened by the in-memory filter yet."""
@@ -233,17 +243,66 @@ class Writer:
 
     def _next(self):
         """The next queued item. While none is, pending moves are stored once the writer
-        was idle for ``moves_idle_s``; the time spent waiting counts as idle."""
+        was idle for ``moves_idle_s``, then the WAL is checkpointed if DuckDB did not
+        (:meth:`_checkpoint_if_due`); the time spent waiting counts as idle."""
         try:
-            return self._queue.get_nowait()
+            item = self._queue.get_nowait()
         except queue.Empty:
             pass
+        else:
+            self._checkpoint_if_due(busy=True)
+            return item
         if self.moves_pending():
             item = self._wait(self._moves_idle_s)
             if item is not None:
                 return item
             self._store_moves_quietly()
+        while self._checkpoint_if_due(busy=False):  # a read put it off: try again soon
+            item = self._wait(CHECKPOINT_RETRY_S)
+            if item is not None:
+                return item
         return self._wait(None)
+
+    def _checkpoint_if_due(self, busy: bool) -> bool:
+        """CHECKPOINT if the WAL has outgrown ``checkpoint_bytes`` (twice that while work
+        is queued: an idle moment is preferred, but a writer that is never idle must not
+        let the WAL grow without bound); True while one is owed because a read put it off.
+
+        DuckDB checkpoints by itself at a commit past the threshold, but not while
+        another connection holds a transaction open across the writer's updates (every
+        moves insert and score write updates rows); CHECKPOINT fails then too, and FORCE
+        CHECKPOINT would wait for the read with every acknowledgement behind it. So a
+        long read (an export) puts the checkpoint off until it ends, and the writer makes
+        it then, without waiting for another commit. Runs after the last batch's futures
+        resolved; not due, it costs one ``os.stat``."""
+        now = time.monotonic()
+        if now < self._checkpoint_after:
+            return self._put_off
+        self._put_off = False
+        if self._wal_size() <= self._checkpoint_bytes * (2 if busy else 1):
+            return False
+        try:
+            self._con.execute("CHECKPOINT")
+        except duckdb.TransactionException:  # a read holds an older snapshot
+            self._put_off = True
+            self._checkpoint_after = now + CHECKPOINT_RETRY_S
+            return True
+        except duckdb.Error as exc:
+            log.warning("checkpoint failed: %s (retried in %.0f s)", exc, CHECKPOINT_PAUSE_S)
+            self._checkpoint_after = now + CHECKPOINT_PAUSE_S
+            return False
+        log.info("checkpointed the WAL in %.2f s (DuckDB had put it off)",
+                 time.monotonic() - now)
+        return False
+
+    def _wal_size(self) -> int:
+        """Bytes in the WAL file (0: none, or the writer leaves checkpoints to DuckDB)."""
+        if not self._checkpoint_bytes or self._wal_path is None:
+            return 0
+        try:
+            return os.stat(self._wal_path).st_size
+        except OSError:  # none: nothing written since the last checkpoint
+            return 0
 
     def _wait(self, timeout: float | None):
         self._idle_since = since = time.perf_counter()
