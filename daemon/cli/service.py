@@ -90,19 +90,34 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
             portals[args.name]["secrets"].append(secret)
         else:
             portals[args.name] = {"secrets": [secret]}
-        path.write_text(dump_secrets(table))
+        _replace(path, dump_secrets(table))
         n = len(portals[args.name]["secrets"])
         if n > 1:
             print(f"portal {args.name!r} now has {n} secrets: a rotation. Both are accepted; "
                   f"remove the old one from {path} once the portal signs with the new one.",
                   file=sys.stderr)
-        print(f"added to {path}; a running daemon picks it up at the next webhook it "
-              f"cannot otherwise verify (no restart)", file=sys.stderr)
+        print(f"added to {path}; a running daemon takes it up at once (no restart)",
+              file=sys.stderr)
     else:
-        print(f"add to your config, then restart the daemon:\n\n[portals.{args.name}]\n"
-              f"secrets = [\"{secret}\"]\n", file=sys.stderr)
+        print(f"add to your config (a running daemon takes it up at once, no restart):"
+              f"\n\n[portals.{args.name}]\nsecrets = [\"{secret}\"]\n", file=sys.stderr)
     print(secret)
     return 0
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` in one step (a new file renamed over it, mode 0600): a
+    running daemon that reads it meanwhile sees the old file or the new, never half."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:

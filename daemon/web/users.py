@@ -45,9 +45,12 @@ def _checked(request: web.Request, body: dict) -> dict:
         out["role"] = body["role"]
     if "portals" in body:
         portals = body["portals"]
-        known = request.app[CTX].settings.portals
+        ctx = request.app[CTX]
         if not isinstance(portals, list) or not all(isinstance(p, str) for p in portals):
             raise ValidationError("portals", "must be a list of portal names", 422)
+        if not set(portals) <= set(ctx.settings.portals):
+            ctx.reload_portals()  # a portal added since the last look is known at once
+        known = ctx.settings.portals
         for p in portals:
             if p not in known:
                 raise ValidationError("portals", f"no portal {p!r} (known: "
