@@ -12,6 +12,7 @@ import hmac
 import io
 import json
 import secrets
+import unicodedata
 import urllib.parse
 from datetime import datetime, timezone
 
@@ -29,7 +30,7 @@ from ..store.repository import organiser as organiser_sql
 from ..store.repository import outbox as outbox_sql
 from ..store.repository import puzzles as puzzle_sql
 from ..web.auth import Principal
-from ..web.context import CTX, read, write
+from ..web.context import CTX, attachment, read, write
 from ..web.organiser import REVIEW_STATES, record_review
 from . import svg
 from .sessions import COOKIE, LoginThrottle, Sessions
@@ -404,15 +405,32 @@ async def search(request: web.Request, who: Principal) -> web.Response:
                                             "mmss": _mmss, "when": _when})
 
 
+# OWASP's CSV injection guidance: a cell a spreadsheet could read as a formula starts
+# with one of these (or their fullwidth forms, which spreadsheets take for them) once
+# leading blanks are skipped
+FORMULA_START = frozenset("=+-@|\uff1d\uff0b\uff0d\uff20\uff5c")
+
+
+def _blank(ch: str) -> bool:
+    """Spaces of every kind, line breaks, controls and invisible format characters."""
+    return ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+
+
 def _cell(value) -> str:
-    """A CSV cell a spreadsheet will not run: text starting like a formula gets a '."""
+    """A CSV cell a spreadsheet will not run: text whose first character after any
+    blanks could start a formula, or that starts with a tab or a line break, gets a
+    leading ' (numbers and times are left as they are)."""
     if value is None:
         return ""
     if isinstance(value, datetime):
         return value.isoformat()
     text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and \
-        not isinstance(value, (int, float)) else text
+    if isinstance(value, (int, float)):
+        return text
+    first = next((ch for ch in text if not _blank(ch)), "")
+    if first in FORMULA_START or text[:1] in ("\t", "\r", "\n"):
+        return "'" + text
+    return text
 
 
 @page
@@ -427,9 +445,8 @@ async def export_csv(request: web.Request, who: Principal) -> web.StreamResponse
     writer.writerow(columns)
     for r in rows:
         writer.writerow([_cell(r[c]) for c in columns])
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in tournament)
     return web.Response(text=out.getvalue(), content_type="text/csv", headers={
-        "Content-Disposition": f'attachment; filename="flags-{name}.csv"'})
+        "Content-Disposition": attachment(f"flags-{tournament}", ".csv")})
 
 
 @page

@@ -8,6 +8,8 @@ import json
 import logging
 import math
 import threading
+import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -142,6 +144,18 @@ async def read(request: web.Request, fn, *args, **kwargs):
 async def write(request: web.Request, fn, *args):
     """A repository write in one transaction of the single writer."""
     return await asyncio.wrap_future(request.app[CTX].store.write(fn, *args))
+
+
+def attachment(stem: str, suffix: str) -> str:
+    """The ``Content-Disposition`` of a download named after ``stem`` (a tournament's
+    name, say): letters and digits of any script kept, anything else '_'; the exact
+    name as RFC 6266 ``filename*=UTF-8''…``, which browsers prefer, and an ASCII
+    ``filename=`` for the others (accents dropped, other letters '_')."""
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) + suffix
+    ascii_ = "".join(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+                     or "_" for ch in name)
+    return (f'attachment; filename="{ascii_}"; '
+            f"filename*=UTF-8''{urllib.parse.quote(name, safe='')}")
 
 
 def known_query(request: web.Request, known: frozenset = frozenset()) -> None:

@@ -19,8 +19,8 @@ from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer, 
 PASSWORD = "a long password"
 
 
-async def _flagged(client, portal, sid, secret):
-    body = solve_body(submission_id=sid, portal=portal, moves=ROW_COPY)
+async def _flagged(client, portal, sid, secret, **extra):
+    body = solve_body(submission_id=sid, portal=portal, moves=ROW_COPY, **extra)
     raw, headers = signed(body, secret=secret, msg_id=sid)
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
     deadline = asyncio.get_running_loop().time() + 120
