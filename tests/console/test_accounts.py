@@ -115,6 +115,40 @@ async def test_portal_scope_and_reviews_name_the_person(client):
     assert (await resp.json())["history"][-1]["actor"] == "service token 1 (admin) for carol"
 
 
+async def test_an_organiser_sees_no_portal_until_granted(client):
+    raw, headers = signed(solve_body())
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+    nobody = await _user(client, "nobody", portals=())
+    me = await (await client.get("/v1/me", headers=bearer(nobody))).json()
+    assert me["portals"] == []
+    assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 404
+    # every portal only when asked for, and not together with a list
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": "both", "role": "organiser", "portals": ["demo"], "all_portals": True})
+    assert resp.status == 422 and (await resp.json())["field"] == "all_portals"
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": "every", "role": "organiser", "all_portals": True})
+    assert resp.status == 201 and (await resp.json())["all_portals"]
+    # granting and narrowing: a list replaces "every portal", and the other way round
+    resp = await client.patch("/v1/users/nobody", json={"all_portals": True},
+                              headers=bearer(ADMIN))
+    assert (await resp.json())["all_portals"]
+    assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 200
+    resp = await client.patch("/v1/users/nobody", json={"portals": ["other"]},
+                              headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert doc["portals"] == ["other"] and not doc["all_portals"]
+    assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 404
+    # an admin made an organiser keeps no portal of their admin days
+    root = await _user(client, "root", role="admin", portals=())
+    assert (await client.get("/v1/me", headers=bearer(root))).status == 200
+    resp = await client.patch("/v1/users/root", json={"role": "organiser"},
+                              headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert (doc["role"], doc["portals"], doc["all_portals"]) == ("organiser", [], False)
+    assert (await (await client.get("/v1/me", headers=bearer(root))).json())["portals"] == []
+
+
 async def _login_token(client) -> str:
     html = await (await client.get("/ui/login")).text()
     return re.search(r'name="csrf" value="([^"]+)"', html).group(1)

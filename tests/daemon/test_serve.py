@@ -236,6 +236,16 @@ def test_user_commands_manage_people_through_the_daemon(daemon):
         out = cli(*args, stdin=stdin)
         assert out.returncode == 2 and words in out.stderr, (args, out.stderr)
         assert "Traceback" not in out.stderr and len(out.stderr.splitlines()) == 1
+    # an organiser added without --portal sees no portal until granted some
+    out = cli("add", "dave", "--role", "organiser", "--password-stdin",
+              stdin="a good long password\n")
+    assert out.returncode == 0 and "dave\torganiser\tno portal\tactive" in out.stdout
+    assert "sees no portal until granted" in out.stderr
+    out = cli("scope", "dave", "--all-portals")
+    assert out.returncode == 0 and "dave\torganiser\tevery portal" in out.stdout
+    out = cli("add", "erin", "--role", "organiser", "--all-portals", "--password-stdin",
+              stdin="a good long password\n")
+    assert out.returncode == 0 and "erin\torganiser\tevery portal" in out.stdout
     out = cli("token", "alice", "--label", "laptop")
     token = out.stdout.strip()
     assert out.returncode == 0 and token.startswith("fgu_") and "shown this once" in out.stderr
@@ -247,7 +257,9 @@ def test_user_commands_manage_people_through_the_daemon(daemon):
     assert request(base + "/v1/me", headers=bearer(token))[0] == 401
     out = cli("list")
     assert out.stdout.splitlines() == ["name\trole\tportals\tstate",
-                                       "alice\tadmin\tevery portal\tdisabled"]
+                                       "alice\tadmin\tevery portal\tdisabled",
+                                       "dave\torganiser\tevery portal\tactive",
+                                       "erin\torganiser\tevery portal\tactive"]
 
 
 def test_lifecycle_commands_through_the_daemon(daemon):
