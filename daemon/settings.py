@@ -20,6 +20,7 @@ next to the database (mode 0600), reused by later starts.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import secrets as _secrets
 import stat
@@ -150,6 +151,11 @@ SETTINGS: tuple[Setting, ...] = (
             "for console.lockout_s."),
     Setting("console.lockout_s", int, 300,
             "How long sign-in stays refused after too many failures, in seconds."),
+    # access: who is behind a proxy, who may read /metrics
+    Setting("console.trusted_proxies", str, "",
+            "Reverse proxies (addresses or networks, comma-separated) whose "
+            "X-Forwarded-For names the client, for the sign-in throttle's per-address "
+            "count; empty: the connection's own address is the client's."),
 )
 
 
@@ -200,12 +206,27 @@ class Settings:
     console_session_hours: int = 12
     console_login_failures: int = 5
     console_lockout_s: int = 300
+    console_trusted_proxies: str = ""
     portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     organiser_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()
     source: str = "defaults"  # where the settings came from, for the start-up log
     # the environment's portal and token variables, to read them again (load_secrets)
     secret_env: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+def proxy_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """``console.trusted_proxies`` as networks (an address is a network of one)."""
+    try:
+        return tuple(ipaddress.ip_network(part.strip(), strict=False)
+                     for part in text.split(",") if part.strip())
+    except ValueError as exc:
+        raise SettingsError(f"console.trusted_proxies: {exc}") from None
+
+
+def _check_access(values: Mapping[str, Any]) -> None:
+    """The access settings are usable (a bad one stops the start, naming it)."""
+    proxy_networks(values.get("console_trusted_proxies", ""))
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
@@ -381,6 +402,7 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
         for name in sect:  # a typo must not be silently ignored
             if f"{section}.{name}" not in known:
                 raise SettingsError(f"{origin}: unknown setting {section}.{name}")
+    _check_access(values)
     db_path = values.get("storage_path", Settings.storage_path)
     portals, organiser, admin, created = _secret_tables(table, env, db_path, origin, generate)
     secret_env = {k: v for k, v in env.items()

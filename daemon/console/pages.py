@@ -25,6 +25,7 @@ from fairgrid.analytics.puzzle_model import grid_facts
 
 from .. import documents
 from ..ingest import ValidationError
+from ..settings import proxy_networks
 from ..store.repository import console as sql
 from ..store.repository import organiser as organiser_sql
 from ..store.repository import outbox as outbox_sql
@@ -33,7 +34,7 @@ from ..web.auth import Principal
 from ..web.context import CTX, attachment, read, write
 from ..web.organiser import REVIEW_STATES, record_review
 from . import svg
-from .sessions import COOKIE, LoginThrottle, Sessions
+from .sessions import COOKIE, LoginThrottle, Sessions, client_address
 
 LOGIN_COOKIE = "fairgrid_login"  # the sign-in form's CSRF token, before any session
 PAGE_SIZE = 50
@@ -54,6 +55,7 @@ class Console:
                                  settings.console_session_hours * 3600.0)
         self.throttle = LoginThrottle(settings.console_login_failures,
                                       float(settings.console_lockout_s))
+        self.proxies = proxy_networks(settings.console_trusted_proxies)
 
 
 CONSOLE = web.AppKey("fairgrid_console", Console)
@@ -140,7 +142,9 @@ async def login(request: web.Request) -> web.Response:
                                 403)
     name, password = str(form.get("name", "")).strip(), str(form.get("password", ""))
     console = request.app[CONSOLE]
-    keys = (f"name:{name.lower()}", f"addr:{request.remote}")
+    address = client_address(request.remote, request.headers.getall("X-Forwarded-For", []),
+                             console.proxies)
+    keys = (f"name:{name.lower()}", f"addr:{address}")
     if console.throttle.locked(*keys):
         minutes = max(1, round(console.throttle.lockout_s / 60))
         return await login_form(request, "Too many failed sign-ins. Try again in "

@@ -212,6 +212,54 @@ async def test_sign_in_is_throttled_and_never_redirects_elsewhere(client):
     assert resp.status == 403
 
 
+async def test_behind_a_trusted_proxy_the_throttle_counts_each_client(aiohttp_client,
+                                                                     tmp_path):
+    client = await aiohttp_client(create_app(make_settings(
+        tmp_path, console_trusted_proxies="10.0.0.0/8, 127.0.0.1")))
+    await _user(client, "alice")
+    await _user(client, "bob")
+
+    def via(*hops):  # what the proxy sends: the addresses it and those before it saw
+        return {"X-Forwarded-For": ", ".join(hops)}
+    for _ in range(5):
+        resp = await _sign_in(client, "alice", "not the password", headers=via("203.0.113.5"))
+        assert resp.status == 401
+    # that client is refused, and so is alice's name from anywhere ...
+    assert (await _sign_in(client, "bob", headers=via("203.0.113.5"))).status == 429
+    assert (await _sign_in(client, "alice", headers=via("198.51.100.7"))).status == 429
+    # ... but not everyone else behind the same proxy
+    assert (await _sign_in(client, "bob", headers=via("198.51.100.7"))).status == 303
+    # an address the client put in front is not believed; proxies in a chain are skipped
+    forged = via("198.51.100.9", "203.0.113.5", "10.1.2.3")
+    assert (await _sign_in(client, "bob", headers=forged)).status == 429
+
+
+async def test_without_a_trusted_proxy_forwarded_for_is_ignored(client):
+    await _user(client, "alice")
+    await _user(client, "bob")
+    for k in range(5):
+        resp = await _sign_in(client, f"guess-{k}", "not the password",
+                              headers={"X-Forwarded-For": f"203.0.113.{k}"})
+        assert resp.status == 401
+    resp = await _sign_in(client, "bob", headers={"X-Forwarded-For": "198.51.100.7"})
+    assert resp.status == 429
+
+
+def test_the_client_address_behind_proxies():
+    from fairgrid.daemon.console.sessions import client_address
+    from fairgrid.daemon.settings import SettingsError, proxy_networks
+
+    trusted = proxy_networks("10.0.0.0/8, ::1")
+    assert client_address("10.0.0.2", ["203.0.113.5"], trusted) == "203.0.113.5"
+    assert client_address("::1", ["2001:db8::7, 10.9.9.9"], trusted) == "2001:db8::7"
+    assert client_address("192.0.2.1", ["203.0.113.5"], trusted) == "192.0.2.1"
+    assert client_address("10.0.0.2", [], trusted) == "10.0.0.2"
+    assert client_address("10.0.0.2", ["junk, 10.0.0.3"], trusted) == "10.0.0.3"
+    assert client_address("10.0.0.2", ["a, b", "203.0.113.5"], ()) == "10.0.0.2"
+    with pytest.raises(SettingsError, match="console.trusted_proxies"):
+        proxy_networks("10.0.0.0/8, proxy.example")
+
+
 async def test_next_is_only_a_console_path(aiohttp_client, tmp_path):
     client = await aiohttp_client(create_app(make_settings(tmp_path)))
     await _user(client, "alice")
