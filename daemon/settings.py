@@ -156,6 +156,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Reverse proxies (addresses or networks, comma-separated) whose "
             "X-Forwarded-For names the client, for the sign-in throttle's per-address "
             "count; empty: the connection's own address is the client's."),
+    Setting("metrics.token_file", str, "",
+            "A file holding the bearer token GET /metrics requires (Prometheus reads the "
+            "same token with authorization.credentials_file); empty: /metrics is open to "
+            "whoever reaches server.host."),
 )
 
 
@@ -207,6 +211,7 @@ class Settings:
     console_login_failures: int = 5
     console_lockout_s: int = 300
     console_trusted_proxies: str = ""
+    metrics_token_file: str = ""
     portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     organiser_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()
@@ -224,9 +229,24 @@ def proxy_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Net
         raise SettingsError(f"console.trusted_proxies: {exc}") from None
 
 
+def metrics_token(path: str) -> str:
+    """The token in ``metrics.token_file`` (surrounding blanks dropped); SettingsError
+    when the file cannot be read or holds none."""
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError) as exc:
+        raise SettingsError(f"metrics.token_file: cannot read {path}: "
+                            f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not token:
+        raise SettingsError(f"metrics.token_file: {path} holds no token")
+    return token
+
+
 def _check_access(values: Mapping[str, Any]) -> None:
     """The access settings are usable (a bad one stops the start, naming it)."""
     proxy_networks(values.get("console_trusted_proxies", ""))
+    if values.get("metrics_token_file"):
+        metrics_token(values["metrics_token_file"])
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:

@@ -54,6 +54,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         secrets_path = where.parent / SECRETS_FILE
         print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600; "
               f"read them there)", file=sys.stderr)
+    if not settings.metrics_token_file and not _loopback(settings.server_host):
+        print(f"fairgrid: /metrics is open to whoever reaches {settings.server_host}:"
+              f"{settings.server_port} (it names portals); set metrics.token_file "
+              f"(docs/operations.md)", file=sys.stderr)
     loop = _event_loop(settings.server_uvloop)
     url = f"http://{settings.server_host}:{settings.server_port}"
 
@@ -70,6 +74,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {settings.server_host}:{settings.server_port}: "
                        f"{exc.strerror}") from None
     return 0
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def cmd_portal_add(args: argparse.Namespace) -> int:

@@ -29,11 +29,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_config(path, port, db):
+def write_config(path, port, db, extra=""):
     path.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n[storage]\npath = "{db}"\n'
                     f'[analysis]\nworkers = 1\norder_runs = 4\norder_budget_s = 1.0\n'
                     f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
-                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n')
+                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n' + extra)
 
 
 def request(url, data=None, headers=None):
@@ -48,10 +48,16 @@ def request(url, data=None, headers=None):
 
 @pytest.fixture
 def daemon(tmp_path):
+    yield from start_daemon(tmp_path)
+
+
+def start_daemon(tmp_path, extra=""):
+    """A `fairgrid serve` on a free port (``extra``: more of its config), until the
+    generator is closed: (process, base URL, database, tmp_path)."""
     port = free_port()
     db = tmp_path / "fg.duckdb"
     cfg = tmp_path / "fairgrid.toml"
-    write_config(cfg, port, db)
+    write_config(cfg, port, db, extra)
     proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"

@@ -50,6 +50,7 @@ def test_toml_and_environment(tmp_path):
     ("port = \n", {}, "f.toml"),
     ("", {"FAIRGRID_SERVER_PORT": "-1"}, "FAIRGRID_SERVER_PORT: server.port must be >= 0"),
     ("[console]\ntrusted_proxies = '10.0.0.0/8, proxy'\n", {}, "console.trusted_proxies"),
+    ("[metrics]\ntoken_file = '/nonexistent/token'\n", {}, "metrics.token_file: cannot read"),
 ])
 def test_bad_settings_name_the_problem(tmp_path, text, env, words):
     cfg = tmp_path / "f.toml"

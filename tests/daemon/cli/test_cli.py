@@ -220,7 +220,8 @@ def test_report_of_evidence_stored_before_version_2_shows_1_based_orders(capsys)
     assert first_row.split("    ")[-1].startswith(" 1  2  ·")
 
 
-def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_path):
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_path, host):
     import os
     import socket
     import time
@@ -228,7 +229,7 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "FAIRGRID_SERVER_PORT": str(port)}
+    env = {**os.environ, "FAIRGRID_SERVER_PORT": str(port), "FAIRGRID_SERVER_HOST": host}
     env.pop("FAIRGRID_CONFIG", None)
     proc = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve"],
                             cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
@@ -246,7 +247,9 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
         proc.terminate()
         rest = proc.communicate(timeout=60)[1]
     out = "".join(lines) + rest
-    assert f"fairgrid: listening on http://127.0.0.1:{port}" in out
+    assert f"fairgrid: listening on http://{host}:{port}" in out
+    # reachable from elsewhere without a metrics token: the operator is told
+    assert ("/metrics is open to whoever reaches" in out) == (host == "0.0.0.0")
     secrets = (tmp_path / "fairgrid.secrets.toml").read_text()
     assert "whsec_" in secrets and "whsec_" not in out
     assert "fairgrid.secrets.toml" in out  # the path, for the operator to read
