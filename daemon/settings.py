@@ -470,8 +470,8 @@ def load_secrets(settings: Settings) -> tuple[dict, tuple[str, ...], tuple[str, 
     naming the problem."""
     config = settings.source != "defaults"
     table = _read_toml(Path(settings.source)) if config else {}
-    portals, organiser, admin, _ = _secret_tables(table, settings.secret_env, settings.storage_path,
-                                            settings.source, False)
+    portals, organiser, admin, _ = _secret_tables(
+        table, settings.secret_env, settings.storage_path, settings.source, False)
     return portals, organiser, admin
 
 

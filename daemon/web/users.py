@@ -1,9 +1,9 @@
 """People and their tokens (admin routes; ``fairgrid user`` calls them).
 
 ``GET /v1/users``, ``POST /v1/users`` ``{"name", "role", "portals", "all_portals",
-"password"}``, ``PATCH /v1/users/{name}`` (role, portals, all_portals, password, disabled), ``POST
-/v1/users/{name}/tokens`` ``{"label"}`` (the token is in the answer, once), and ``GET
-/v1/me`` (any caller: who the server takes you for).
+"password"}``, ``PATCH /v1/users/{name}`` (role, portals, all_portals, password,
+disabled), ``POST /v1/users/{name}/tokens`` ``{"label"}`` (the token is in the answer,
+once), and ``GET /v1/me`` (any caller: who the server takes you for).
 """
 
 from __future__ import annotations
