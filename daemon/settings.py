@@ -20,6 +20,7 @@ next to the database (mode 0600), reused by later starts.
 from __future__ import annotations
 
 import base64
+import ipaddress
 import os
 import secrets as _secrets
 import stat
@@ -150,6 +151,15 @@ SETTINGS: tuple[Setting, ...] = (
             "for console.lockout_s."),
     Setting("console.lockout_s", int, 300,
             "How long sign-in stays refused after too many failures, in seconds."),
+    # access: who is behind a proxy, who may read /metrics
+    Setting("console.trusted_proxies", str, "",
+            "Reverse proxies (addresses or networks, comma-separated) whose "
+            "X-Forwarded-For names the client, for the sign-in throttle's per-address "
+            "count; empty: the connection's own address is the client's."),
+    Setting("metrics.token_file", str, "",
+            "A file holding the bearer token GET /metrics requires (Prometheus reads the "
+            "same token with authorization.credentials_file); empty: /metrics is open to "
+            "whoever reaches server.host."),
 )
 
 
@@ -200,10 +210,43 @@ class Settings:
     console_session_hours: int = 12
     console_login_failures: int = 5
     console_lockout_s: int = 300
+    console_trusted_proxies: str = ""
+    metrics_token_file: str = ""
     portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     organiser_tokens: tuple[str, ...] = ()
     admin_tokens: tuple[str, ...] = ()
     source: str = "defaults"  # where the settings came from, for the start-up log
+    # the environment's portal and token variables, to read them again (load_secrets)
+    secret_env: Mapping[str, str] = field(default_factory=dict, repr=False)
+
+
+def proxy_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
+    """``console.trusted_proxies`` as networks (an address is a network of one)."""
+    try:
+        return tuple(ipaddress.ip_network(part.strip(), strict=False)
+                     for part in text.split(",") if part.strip())
+    except ValueError as exc:
+        raise SettingsError(f"console.trusted_proxies: {exc}") from None
+
+
+def metrics_token(path: str) -> str:
+    """The token in ``metrics.token_file`` (surrounding blanks dropped); SettingsError
+    when the file cannot be read or holds none."""
+    try:
+        token = Path(path).read_text(encoding="utf-8").strip()
+    except (OSError, UnicodeError) as exc:
+        raise SettingsError(f"metrics.token_file: cannot read {path}: "
+                            f"{getattr(exc, 'strerror', None) or exc}") from None
+    if not token:
+        raise SettingsError(f"metrics.token_file: {path} holds no token")
+    return token
+
+
+def _check_access(values: Mapping[str, Any]) -> None:
+    """The access settings are usable (a bad one stops the start, naming it)."""
+    proxy_networks(values.get("console_trusted_proxies", ""))
+    if values.get("metrics_token_file"):
+        metrics_token(values["metrics_token_file"])
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
@@ -344,11 +387,6 @@ def portals_of(table: Mapping, origin: str) -> dict[str, tuple[str, ...]]:
     return portals
 
 
-def read_portals(path: Path) -> dict[str, tuple[str, ...]]:
-    """The portals of one config or secrets file (SettingsError naming the problem)."""
-    return portals_of(_read_toml(path), str(path))
-
-
 def load_settings(config: str | None = None, env: Mapping[str, str] | None = None,
                   *, generate: bool = True) -> tuple[Settings, bool]:
     """Settings from ``config`` (or ``$FAIRGRID_CONFIG``), then ``FAIRGRID_*`` overrides.
@@ -384,10 +422,26 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
         for name in sect:  # a typo must not be silently ignored
             if f"{section}.{name}" not in known:
                 raise SettingsError(f"{origin}: unknown setting {section}.{name}")
+    _check_access(values)
+    db_path = values.get("storage_path", Settings.storage_path)
+    portals, organiser, admin, created = _secret_tables(table, env, db_path, origin, generate)
+    secret_env = {k: v for k, v in env.items()
+                  if k in SECRET_ENV or k.removesuffix("_FILE") in SECRET_ENV}
+    settings = Settings(**values, portals=portals, organiser_tokens=organiser,
+                        admin_tokens=admin, source=origin, secret_env=secret_env)
+    return settings, created
+
+
+def _secret_tables(table: Mapping, env: Mapping[str, str], db_path: str, origin: str,
+             generate: bool) -> tuple[dict, tuple[str, ...], tuple[str, ...], bool]:
+    """(portals, organiser tokens, admin tokens, embedded file just generated) from a
+    config's tables, the environment, else the embedded secrets file."""
     table = {**table, **_secrets_from_env(env)}
+    for section in ("portals", "auth"):
+        if not isinstance(table.get(section, {}), dict):
+            raise SettingsError(f"{origin}: [{section}] must be a table")
     created = False
     if "portals" not in table and "auth" not in table:
-        db_path = values.get("storage_path", Settings.storage_path)
         secrets_path = Path(db_path).resolve().parent / SECRETS_FILE
         if generate or secrets_path.exists():
             secrets_table, created = _embedded_secrets(db_path)
@@ -396,9 +450,29 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
     auth = table.get("auth", {})
     organiser = _string_list(auth.get("organiser_tokens", []), "auth.organiser_tokens")
     admin = _string_list(auth.get("admin_tokens", []), "auth.admin_tokens")
-    settings = Settings(**values, portals=portals, organiser_tokens=organiser,
-                        admin_tokens=admin, source=origin)
-    return settings, created
+    return portals, organiser, admin, created
+
+
+def secret_files(settings: Settings) -> list[Path]:
+    """Every file the portals and service tokens may come from: the config file, the
+    embedded secrets file, and the files ``FAIRGRID_…_FILE`` variables name (whether or
+    not they exist now)."""
+    files = [] if settings.source == "defaults" else [Path(settings.source)]
+    files.append(Path(settings.storage_path).resolve().parent / SECRETS_FILE)
+    files += [Path(v) for k, v in settings.secret_env.items() if k.endswith("_FILE")]
+    return files
+
+
+def load_secrets(settings: Settings) -> tuple[dict, tuple[str, ...], tuple[str, ...]]:
+    """(portals, organiser tokens, admin tokens) as their sources hold them now, read
+    exactly as :func:`load_settings` read them (never generating a secrets file): what a
+    running daemon takes up when one of :func:`secret_files` changed. SettingsError
+    naming the problem."""
+    config = settings.source != "defaults"
+    table = _read_toml(Path(settings.source)) if config else {}
+    portals, organiser, admin, _ = _secret_tables(
+        table, settings.secret_env, settings.storage_path, settings.source, False)
+    return portals, organiser, admin
 
 
 def setting_names() -> list[str]:

@@ -54,6 +54,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
         secrets_path = where.parent / SECRETS_FILE
         print(f"fairgrid: generated a portal 'demo' and tokens in {secrets_path} (mode 0600; "
               f"read them there)", file=sys.stderr)
+    if not settings.metrics_token_file and not _loopback(settings.server_host):
+        print(f"fairgrid: /metrics is open to whoever reaches {settings.server_host}:"
+              f"{settings.server_port} (it names portals); set metrics.token_file "
+              f"(docs/operations.md)", file=sys.stderr)
     loop = _event_loop(settings.server_uvloop)
     url = f"http://{settings.server_host}:{settings.server_port}"
 
@@ -70,6 +74,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise CliError(f"cannot listen on {settings.server_host}:{settings.server_port}: "
                        f"{exc.strerror}") from None
     return 0
+
+
+def _loopback(host: str) -> bool:
+    """Whether ``host`` is reachable from this machine only."""
+    import ipaddress
+
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return host == "localhost"
 
 
 def cmd_portal_add(args: argparse.Namespace) -> int:
@@ -90,19 +104,34 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
             portals[args.name]["secrets"].append(secret)
         else:
             portals[args.name] = {"secrets": [secret]}
-        path.write_text(dump_secrets(table))
+        _replace(path, dump_secrets(table))
         n = len(portals[args.name]["secrets"])
         if n > 1:
             print(f"portal {args.name!r} now has {n} secrets: a rotation. Both are accepted; "
                   f"remove the old one from {path} once the portal signs with the new one.",
                   file=sys.stderr)
-        print(f"added to {path}; a running daemon picks it up at the next webhook it "
-              f"cannot otherwise verify (no restart)", file=sys.stderr)
+        print(f"added to {path}; a running daemon takes it up at once (no restart)",
+              file=sys.stderr)
     else:
-        print(f"add to your config, then restart the daemon:\n\n[portals.{args.name}]\n"
-              f"secrets = [\"{secret}\"]\n", file=sys.stderr)
+        print(f"add to your config (a running daemon takes it up at once, no restart):"
+              f"\n\n[portals.{args.name}]\nsecrets = [\"{secret}\"]\n", file=sys.stderr)
     print(secret)
     return 0
+
+
+def _replace(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` in one step (a new file renamed over it, mode 0600): a
+    running daemon that reads it meanwhile sees the old file or the new, never half."""
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
 
 
 def cmd_simulate(args: argparse.Namespace) -> int:
@@ -141,7 +170,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     rng = np.random.default_rng(args.seed)
     kinds = ["honest"] * args.players + [cheats[i % len(cheats)] for i in range(args.cheaters)]
     rng.shuffle(kinds)
-    client = DaemonClient(args.url)
+    url, settings = _simulate_target(args)
+    client = DaemonClient(url)
     puzzle_id = args.puzzle_id or f"sim-{text[:12]}"
     sent = {}
     kind_of = {}
@@ -168,8 +198,45 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
                                                            sorted(sent.items())), file=sys.stderr)
     if args.wait > 0:
-        _report_flags(args, kind_of)
+        _report_flags(args, url, settings, kind_of)
     return 0
+
+
+def _simulate_target(args: argparse.Namespace):
+    """(daemon URL, settings or None): ``--url``/``FAIRGRID_URL``, else the config's own
+    address (its host and port); the settings come with the config's address only."""
+    from .common import settings_of
+
+    url = args.url or os.environ.get("FAIRGRID_URL")
+    if url:
+        return url, None
+    settings = settings_of(args.config)
+    return f"http://{settings.server_host}:{settings.server_port}", settings
+
+
+def _scores_token(args: argparse.Namespace, url: str, settings) -> str:
+    """The token to read the scores with: ``--token``/``FAIRGRID_TOKEN``, else the
+    config's, only when ``url`` is the config's own daemon (its tokens never go to
+    another host, the rule of the organiser commands); CliError otherwise."""
+    import urllib.parse
+
+    token = args.token or os.environ.get("FAIRGRID_TOKEN")
+    if token:
+        return token
+    if settings is None:
+        from .common import settings_of
+        settings = settings_of(args.config)
+        parts = urllib.parse.urlsplit(url)
+        try:
+            port = parts.port or 80
+        except ValueError:
+            port = None
+        if (parts.scheme, parts.hostname, port) != ("http", settings.server_host,
+                                                     settings.server_port):
+            raise CliError(f"{url} is not the config's daemon: pass --token (or "
+                           f"FAIRGRID_TOKEN) to read the scores there; the config's "
+                           f"tokens are only sent to the config's own daemon")
+    return DaemonClient.from_settings(settings).token
 
 
 def _nurikabe_simulator(args: argparse.Namespace):
@@ -197,24 +264,18 @@ def _nurikabe_simulator(args: argparse.Namespace):
     return kind_.format(puzzle), ("row", "random"), make
 
 
-def _report_flags(args: argparse.Namespace, kind_of: dict[str, str]) -> None:
+def _report_flags(args: argparse.Namespace, url: str, settings,
+                  kind_of: dict[str, str]) -> None:
     """Wait until the daemon has scored the solves (the first analysis of a puzzle
     compiles for half a minute), then say what was flagged, by kind."""
     from .client import quote
     from .common import progress_bar
-    from .organiser_tools import connect
 
-    # the webhook went to --url; the scores are read there too, with an organiser token
+    # the webhooks went to url; the scores are read there too, with an organiser token
     try:
-        token = args.token or os.environ.get("FAIRGRID_TOKEN")
-        if token:
-            client = DaemonClient(args.url, token)
-        else:
-            client, _ = connect(argparse.Namespace(url=None, token=None, config=args.config))
-            client = DaemonClient(args.url, client.token)
-    except CliError:
-        print("no organiser token (--token, FAIRGRID_TOKEN or a config): not waiting for "
-              "the scores", file=sys.stderr)
+        client = DaemonClient(url, _scores_token(args, url, settings))
+    except CliError as exc:
+        print(f"not waiting for the scores: {exc}", file=sys.stderr)
         return
     bar = progress_bar(len(kind_of), "scored", unit="solve")
     scored: dict[str, bool] = {}
@@ -269,7 +330,8 @@ def add_commands(sub) -> None:
                        "line per solve with its kind, then waits for the scores and says what "
                        "was flagged, by kind.")
     p.add_argument("puzzle", help=PUZZLE_HELP)
-    p.add_argument("--url", default="http://127.0.0.1:8080")
+    p.add_argument("--url", help="the daemon (default: FAIRGRID_URL, else the config's "
+                   "server.host and server.port)")
     p.add_argument("--portal", default="demo")
     p.add_argument("--secret", required=True, help="the portal's whsec_ secret")
     p.add_argument("--players", type=seed, default=20, help="honest players (default 20)")
@@ -282,7 +344,8 @@ def add_commands(sub) -> None:
                    help="seconds to wait for the scores before saying what was flagged "
                    "(0: do not wait; default 300)")
     p.add_argument("--token", help="organiser token to read the scores with (default: "
-                   "FAIRGRID_TOKEN, else the config's)")
+                   "FAIRGRID_TOKEN, else the config's, which is sent only to the config's "
+                   "own daemon)")
     p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
                    help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
                    "docs/puzzles.md)")

@@ -32,16 +32,22 @@ def _password(args) -> str:
 
 
 def _line(u: dict) -> str:
-    scope = ", ".join(u["portals"]) if u["portals"] else "every portal"
+    scope = ("every portal" if u["all_portals"]
+             else ", ".join(u["portals"]) if u["portals"] else "no portal")
     state = "disabled" if u["disabled"] else "active"
     return f"{u['name']}\t{u['role']}\t{scope}\t{state}"
 
 
 def cmd_user_add(args: argparse.Namespace) -> int:
+    if args.portal and args.all_portals:
+        raise CliError("--portal and --all-portals contradict each other")
     body = {"name": args.name, "role": args.role, "portals": args.portal or [],
-            "password": _password(args)}
+            "all_portals": args.all_portals, "password": _password(args)}
     doc = call(args, "POST", "/v1/users", body)
     print(f"added {_line(doc)}")
+    if not doc["portals"] and not doc["all_portals"]:
+        print(f"{args.name} sees no portal until granted some: fairgrid user scope "
+              f"{args.name} --portal P (or --all-portals)", file=sys.stderr)
     return 0
 
 
@@ -79,8 +85,10 @@ def cmd_user_scope(args):
     changes = {}
     if args.portal and args.all_portals:
         raise CliError("--portal and --all-portals contradict each other")
-    if args.portal or args.all_portals:
-        changes["portals"] = args.portal or []
+    if args.portal:
+        changes["portals"] = args.portal
+    elif args.all_portals:
+        changes["all_portals"] = True
     if args.role:
         changes["role"] = args.role
     if not changes:
@@ -118,7 +126,10 @@ def add_commands(sub) -> None:
     q = action("add", cmd_user_add, "add a person (asks for the password)", password=True)
     q.add_argument("--role", required=True, choices=("organiser", "admin"))
     q.add_argument("--portal", action="append", metavar="P",
-                   help="an organiser's portals (repeat; default: every portal)")
+                   help="an organiser's portals (repeat; without it or --all-portals an "
+                   "organiser sees no portal)")
+    q.add_argument("--all-portals", action="store_true",
+                   help="an organiser who sees every portal, present and future")
     q = action("list", cmd_user_list, "list everyone")
     q.add_argument("--json", action="store_true", help="one JSON object a line")
     action("disable", cmd_user_disable, "disable a person: signed out, tokens revoked")

@@ -12,6 +12,7 @@ import hmac
 import io
 import json
 import secrets
+import unicodedata
 import urllib.parse
 from datetime import datetime, timezone
 
@@ -24,15 +25,16 @@ from fairgrid.analytics.puzzle_model import grid_facts
 
 from .. import documents
 from ..ingest import ValidationError
+from ..settings import proxy_networks
 from ..store.repository import console as sql
 from ..store.repository import organiser as organiser_sql
 from ..store.repository import outbox as outbox_sql
 from ..store.repository import puzzles as puzzle_sql
 from ..web.auth import Principal
-from ..web.context import CTX, read, write
+from ..web.context import CTX, attachment, read, write
 from ..web.organiser import REVIEW_STATES, record_review
 from . import svg
-from .sessions import COOKIE, LoginThrottle, Sessions
+from .sessions import COOKIE, LoginThrottle, Sessions, client_address
 
 LOGIN_COOKIE = "fairgrid_login"  # the sign-in form's CSRF token, before any session
 PAGE_SIZE = 50
@@ -53,6 +55,7 @@ class Console:
                                  settings.console_session_hours * 3600.0)
         self.throttle = LoginThrottle(settings.console_login_failures,
                                       float(settings.console_lockout_s))
+        self.proxies = proxy_networks(settings.console_trusted_proxies)
 
 
 CONSOLE = web.AppKey("fairgrid_console", Console)
@@ -139,7 +142,9 @@ async def login(request: web.Request) -> web.Response:
                                 403)
     name, password = str(form.get("name", "")).strip(), str(form.get("password", ""))
     console = request.app[CONSOLE]
-    keys = (f"name:{name.lower()}", f"addr:{request.remote}")
+    address = client_address(request.remote, request.headers.getall("X-Forwarded-For", []),
+                             console.proxies)
+    keys = (f"name:{name.lower()}", f"addr:{address}")
     if console.throttle.locked(*keys):
         minutes = max(1, round(console.throttle.lockout_s / 60))
         return await login_form(request, "Too many failed sign-ins. Try again in "
@@ -404,15 +409,32 @@ async def search(request: web.Request, who: Principal) -> web.Response:
                                             "mmss": _mmss, "when": _when})
 
 
+# OWASP's CSV injection guidance: a cell a spreadsheet could read as a formula starts
+# with one of these (or their fullwidth forms, which spreadsheets take for them) once
+# leading blanks are skipped
+FORMULA_START = frozenset("=+-@|\uff1d\uff0b\uff0d\uff20\uff5c")
+
+
+def _blank(ch: str) -> bool:
+    """Spaces of every kind, line breaks, controls and invisible format characters."""
+    return ch.isspace() or unicodedata.category(ch) in ("Cc", "Cf", "Zs", "Zl", "Zp")
+
+
 def _cell(value) -> str:
-    """A CSV cell a spreadsheet will not run: text starting like a formula gets a '."""
+    """A CSV cell a spreadsheet will not run: text whose first character after any
+    blanks could start a formula, or that starts with a tab or a line break, gets a
+    leading ' (numbers and times are left as they are)."""
     if value is None:
         return ""
     if isinstance(value, datetime):
         return value.isoformat()
     text = str(value)
-    return "'" + text if text[:1] in ("=", "+", "-", "@", "\t", "\r") and \
-        not isinstance(value, (int, float)) else text
+    if isinstance(value, (int, float)):
+        return text
+    first = next((ch for ch in text if not _blank(ch)), "")
+    if first in FORMULA_START or text[:1] in ("\t", "\r", "\n"):
+        return "'" + text
+    return text
 
 
 @page
@@ -427,9 +449,8 @@ async def export_csv(request: web.Request, who: Principal) -> web.StreamResponse
     writer.writerow(columns)
     for r in rows:
         writer.writerow([_cell(r[c]) for c in columns])
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in tournament)
     return web.Response(text=out.getvalue(), content_type="text/csv", headers={
-        "Content-Disposition": f'attachment; filename="flags-{name}.csv"'})
+        "Content-Disposition": attachment(f"flags-{tournament}", ".csv")})
 
 
 @page

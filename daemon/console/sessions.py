@@ -5,12 +5,14 @@ request came over TLS, directly or through a proxy that says so) and a CSRF toke
 every form carries. Sessions end on sign-out, after ``console.idle_minutes`` without a
 request, after ``console.session_hours``, and when the person is disabled. Sign-in is
 refused for ``console.lockout_s`` after ``console.login_failures`` failures, counted
-per name and per client address.
+per name and per client address: the connection's, or behind a reverse proxy listed in
+``console.trusted_proxies`` the one its ``X-Forwarded-For`` names (:func:`client_address`).
 """
 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -112,3 +114,29 @@ class LoginThrottle:
         for k in others:
             if self._seen.get(k):
                 self._seen[k].pop()
+
+
+def client_address(peer: str | None, forwarded_for: list[str], trusted: tuple) -> str:
+    """Who sent a request: ``peer`` (the connection's address), or when it is one of the
+    ``trusted`` proxy networks, the rightmost address of ``X-Forwarded-For`` that is
+    not (each proxy appends the address it saw; anything left of that is the client's
+    to invent)."""
+    def proxy(text: str) -> bool | None:  # None: not an address
+        try:
+            ip = ipaddress.ip_address(text)
+        except ValueError:
+            return None
+        return any(ip in net for net in trusted)
+
+    address = peer or "unknown"
+    if not trusted or not proxy(address):
+        return address
+    hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
+    for hop in reversed(hops):
+        kind = proxy(hop)
+        if kind is None:
+            break
+        address = hop
+        if not kind:
+            break
+    return address

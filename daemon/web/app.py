@@ -30,7 +30,7 @@ from ..work.scoring import Scorer
 from . import health, jobs, lifecycle, notifications, organiser, puzzles, users
 from .. import console
 from .auth import Accounts
-from .context import CTX, Context
+from .context import CTX, Context, watch_secrets
 from .middleware import errors_middleware, metrics_middleware
 from .webhook import handle_solve
 
@@ -78,6 +78,13 @@ async def _resources(app: web.Application):
         await asyncio.to_thread(ctx.store.close, s.server_shutdown_timeout_s)
 
 
+async def _secrets_watch(app: web.Application):
+    task = asyncio.create_task(watch_secrets(app[CTX]), name="fairgrid-secrets-watch")
+    yield
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+
+
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
     """The fairgrid web application (resources open when the app starts)."""
     app = web.Application(middlewares=[metrics_middleware, errors_middleware],
@@ -85,8 +92,9 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     metrics_ = Metrics(registry or CollectorRegistry())
     app[CTX] = Context(settings, metrics_,
                        Verifier.from_portals(settings.portals, settings.webhooks_tolerance_s))
-    app[CTX].reload_portals()  # note the secrets file as it is now
+    app[CTX].reload_portals()  # note the portals' and tokens' files as they are now
     app.cleanup_ctx.append(_resources)
+    app.cleanup_ctx.append(_secrets_watch)
     r = app.router
     r.add_post("/v1/webhooks/solves", handle_solve)
     r.add_post("/v1/puzzles", puzzles.post_puzzles)

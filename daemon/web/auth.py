@@ -3,8 +3,9 @@
 A request resolves to a :class:`Principal`: a person (a row of ``users``, through a
 personal API token or a console session) or a service token from the config
 (``auth.organiser_tokens`` / ``auth.admin_tokens``, for API clients; the review history
-names them as service tokens). Organisers may be scoped to some portals: anything of
-another portal answers 404, as if it did not exist. Reviews need a person (organiser or
+names them as service tokens). An organiser sees the portals granted to them, or every
+portal when granted so explicitly, and no portal otherwise: anything of another portal
+answers 404, as if it did not exist. Reviews need a person (organiser or
 admin) or an admin service token.
 """
 
@@ -96,9 +97,10 @@ class Accounts:
         user = self._users.get(name)
         if user is None or user["disabled"]:
             return None
-        # admins see every portal (admin routes are not scoped)
-        portals = (frozenset(user["portals"]) if user["portals"] and user["role"] != "admin"
-                   else None)
+        # admins see every portal (admin routes are not scoped); an organiser sees the
+        # portals listed, or every one when granted so: none by default (fail closed)
+        every = user["role"] == "admin" or user["all_portals"]
+        portals = None if every else frozenset(user["portals"])
         return Principal(name, user["role"], portals, True)
 
     def from_token(self, token: str, settings) -> Principal | None:
@@ -136,10 +138,11 @@ class Accounts:
             return None
         return self.principal_of(name)
 
-    async def add(self, name: str, role: str, portals: list[str], password: str | None) -> bool:
+    async def add(self, name: str, role: str, portals: list[str], all_portals: bool,
+                  password: str | None) -> bool:
         digest = None if password is None else await asyncio.to_thread(_hasher.hash, password)
         ok = await asyncio.wrap_future(self._store.write(sql.add_user, name, role, portals,
-                                                         digest, utc_now()))
+                                                         all_portals, digest, utc_now()))
         await asyncio.to_thread(self.load)
         return ok
 

@@ -7,6 +7,9 @@ import dataclasses
 import json
 import logging
 import math
+import threading
+import unicodedata
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,6 +22,8 @@ from ..metrics import Metrics
 from ..settings import Settings
 from ..store import Store
 from .auth import Accounts, AuthError, Principal  # noqa: F401 - AuthError re-exported
+
+RELOAD_S = 1.0  # how often the portals' and tokens' files are looked at
 
 if TYPE_CHECKING:
     from ..work.analysis import PuzzleRegistry
@@ -38,53 +43,63 @@ class Context:
     jobs: "NightlyRunner | None" = None
     accounts: Accounts | None = None
     notifier: "Notifier | None" = None
-    secrets_file: Path | None = None   # where the portals come from (found at start-up)
-    secrets_mtime: int | None = None   # its modification time when last read
-
-    def _portals_file(self) -> Path:
-        """Where the portals' secrets live: the config file when it names portals or
-        tokens, else the embedded secrets file next to the database."""
-        import tomllib
-
-        from ..settings import SECRETS_FILE
-        if self.settings.source != "defaults":
-            config = Path(self.settings.source)
-            try:
-                table = tomllib.loads(config.read_text())
-            except (OSError, ValueError):
-                table = {"portals": {}}
-            if "portals" in table or "auth" in table:
-                return config
-        return Path(self.settings.storage_path).resolve().parent / SECRETS_FILE
+    # each file the portals and tokens may come from -> its (mtime, size, inode) or None
+    secret_stamps: dict | None = None
+    _reloading: threading.Lock = dataclasses.field(default_factory=threading.Lock)
 
     def reload_portals(self) -> bool:
-        """Re-read the portals when their file changed since the last look (one stat:
-        cheap beside the HMACs a bad signature already cost): ``fairgrid portal add``
-        takes effect without a restart. True when the verifier changed. The first call,
-        at start-up, only notes the file and its time."""
-        def mtime(path: Path) -> int | None:
-            return path.stat().st_mtime_ns if path.exists() else None
+        """Re-read the portals and the service tokens when a file they come from changed
+        since the last look (a stat of each: cheap beside the HMACs a bad signature
+        already cost), so ``fairgrid portal add`` and a new or withdrawn token take
+        effect without a restart. True when they changed. The first call, at start-up,
+        only notes the files as they are."""
+        from ..settings import SettingsError, load_secrets, secret_files
 
-        if self.secrets_file is None:
-            self.secrets_file = self._portals_file()
-            self.secrets_mtime = mtime(self.secrets_file)
-            return False
-        now = mtime(self.secrets_file)
-        if now == self.secrets_mtime:
-            return False
-        self.secrets_mtime = now
-        from ..settings import SettingsError, read_portals
+        with self._reloading:
+            stamps = {path: _stamp(path) for path in secret_files(self.settings)}
+            if self.secret_stamps is None or stamps == self.secret_stamps:
+                self.secret_stamps = stamps
+                return False
+            self.secret_stamps = stamps
+            try:
+                portals, organiser, admin = load_secrets(self.settings)
+            except (SettingsError, OSError) as exc:
+                log.error("portals and tokens not reloaded: %s", exc)
+                return False
+            if not portals:  # most likely a file caught half-written: keep what works
+                log.error("portals and tokens not reloaded: no portal found")
+                return False
+            s = self.settings
+            if (portals, organiser, admin) == (s.portals, s.organiser_tokens, s.admin_tokens):
+                return False
+            if portals != s.portals:
+                self.verifier = Verifier.from_portals(portals, s.webhooks_tolerance_s)
+            self.settings = dataclasses.replace(s, portals=portals, organiser_tokens=organiser,
+                                                admin_tokens=admin)
+            log.info("portals and tokens reloaded: portals %s; %d organiser and %d admin "
+                     "tokens", ", ".join(sorted(portals)), len(organiser), len(admin))
+            return True
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file's change: its modification time, size and inode."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st.st_mtime_ns, st.st_size, st.st_ino
+
+
+async def watch_secrets(ctx: Context, every_s: float = RELOAD_S) -> None:
+    """Look at the portals' and tokens' files every ``every_s``, so a removed secret or
+    token stops working within that time (a new one works at once: a request that
+    names one unknown looks first)."""
+    while True:
+        await asyncio.sleep(every_s)
         try:
-            portals = read_portals(self.secrets_file)
-        except (SettingsError, OSError) as exc:
-            log.error("portals not reloaded: %s", exc)
-            return False
-        if not portals or portals == self.settings.portals:
-            return False
-        self.settings = dataclasses.replace(self.settings, portals=portals)
-        self.verifier = Verifier.from_portals(portals, self.settings.webhooks_tolerance_s)
-        log.info("portals reloaded from %s: %s", self.secrets_file, ", ".join(sorted(portals)))
-        return True
+            await asyncio.to_thread(ctx.reload_portals)
+        except Exception:  # noqa: BLE001 - the watch must live on
+            log.exception("looking for changed portals and tokens failed")
 
 
 CTX = web.AppKey("fairgrid_context", Context)
@@ -131,6 +146,18 @@ async def write(request: web.Request, fn, *args):
     return await asyncio.wrap_future(request.app[CTX].store.write(fn, *args))
 
 
+def attachment(stem: str, suffix: str) -> str:
+    """The ``Content-Disposition`` of a download named after ``stem`` (a tournament's
+    name, say): letters and digits of any script kept, anything else '_'; the exact
+    name as RFC 6266 ``filename*=UTF-8''…``, which browsers prefer, and an ASCII
+    ``filename=`` for the others (accents dropped, other letters '_')."""
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) + suffix
+    ascii_ = "".join(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+                     or "_" for ch in name)
+    return (f'attachment; filename="{ascii_}"; '
+            f"filename*=UTF-8''{urllib.parse.quote(name, safe='')}")
+
+
 def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
     """400 naming query parameters the route does not know (a typo filters nothing)."""
     unknown = sorted(set(request.query) - known)
@@ -149,7 +176,12 @@ def require_token(request: web.Request, *, admin: bool) -> Principal:
     scheme, _, token = header.partition(" ")
     if scheme.lower() != "bearer" or not token.strip():
         raise AuthError("missing bearer token")
-    who = ctx.accounts.from_token(token.strip(), ctx.settings) if ctx.accounts else None
+    settings = ctx.settings
+    who = ctx.accounts.from_token(token.strip(), settings) if ctx.accounts else None
+    if who is None and ctx.accounts:  # a token added since the last look?
+        ctx.reload_portals()
+        if ctx.settings is not settings:
+            who = ctx.accounts.from_token(token.strip(), ctx.settings)
     if who is None:
         raise AuthError("unknown token")
     if admin and who.role != "admin":

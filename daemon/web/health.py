@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import asyncio
+import hmac
+import logging
+
 from aiohttp import web
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 
+from ..settings import SettingsError, metrics_token
 from ..store import StoreError
 from ..store.repository import puzzles as sql
-from .context import CTX, error, json_response, read
+from .context import CTX, AuthError, error, json_response, read
+
+log = logging.getLogger("fairgrid.web")
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -25,5 +32,18 @@ async def readyz(request: web.Request) -> web.Response:
 
 
 async def metrics(request: web.Request) -> web.Response:
+    """The exposition; with ``metrics.token_file`` set, only for its bearer token (read
+    at every scrape: a new token in the file works at once)."""
+    settings = request.app[CTX].settings
+    if settings.metrics_token_file:
+        try:
+            expected = await asyncio.to_thread(metrics_token, settings.metrics_token_file)
+        except SettingsError as exc:  # fail closed: no token to compare with, no metrics
+            log.error("/metrics refused: %s", exc)
+            return error(503, "the metrics token cannot be read (metrics.token_file)")
+        scheme, _, given = request.headers.get("Authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(
+                given.strip().encode(), expected.encode()):
+            raise AuthError("/metrics needs the metrics token (metrics.token_file)")
     data = generate_latest(request.app[CTX].metrics.registry)
     return web.Response(body=data, headers={"Content-Type": CONTENT_TYPE_LATEST})

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import re
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,7 +16,8 @@ from ..store import StoreError, backups
 from ..store.records import utc_now
 from ..store.repository import lifecycle as sql
 from ..store.repository import needs_moves
-from .context import CTX, error, json_response, known_query, read, require_token, write
+from .context import (CTX, attachment, error, json_response, known_query, read, require_token,
+                      write)
 
 CHUNK = 1 << 20
 log = logging.getLogger("fairgrid.web")
@@ -65,10 +65,9 @@ async def get_export(request: web.Request) -> web.StreamResponse:
     os.close(fd)
     try:
         rows = await read(request, sql.export_to, tournament, table, fmt, path)
-        name = re.sub(r"[^A-Za-z0-9_-]", "_", tournament) or "tournament"
         resp = web.StreamResponse(headers={
             "Content-Type": "text/csv" if fmt == "csv" else "application/vnd.apache.parquet",
-            "Content-Disposition": f'attachment; filename="{name}-{table}.{fmt}"',
+            "Content-Disposition": attachment(tournament, f"-{table}.{fmt}"),
             "X-Fairgrid-Rows": str(rows)})
         resp.content_length = os.path.getsize(path)
         await resp.prepare(request)

@@ -3,6 +3,7 @@ admin redelivers). See ``work.notify`` for delivery."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import secrets
 import urllib.parse
@@ -18,10 +19,14 @@ from .context import CTX, error, json_response, known_query, read, require_token
 STATES = ("pending", "delivered", "failed")
 
 
-def _portal(request: web.Request) -> str:
+async def _portal(request: web.Request) -> str:
     portal = request.match_info["portal"]
-    if portal not in request.app[CTX].settings.portals:
-        raise ValidationError("portal", f"no portal {portal!r}", 404)
+    ctx = request.app[CTX]
+    # a portal added since the last look (fairgrid portal add) is known at once
+    if portal not in ctx.settings.portals:
+        await asyncio.to_thread(ctx.reload_portals)
+        if portal not in ctx.settings.portals:
+            raise ValidationError("portal", f"no portal {portal!r}", 404)
     return portal
 
 
@@ -30,7 +35,7 @@ async def put_endpoint(request: web.Request) -> web.Response:
     secret (in the answer, once; a second PUT makes a new one)."""
     require_token(request, admin=True)
     known_query(request)
-    portal = _portal(request)
+    portal = await _portal(request)
     body = parse_json(await request.read())
     if not isinstance(body, dict) or set(body) - {"url"}:
         raise ValidationError("url", "the body is {\"url\": \"https://...\"}", 422)
@@ -47,7 +52,7 @@ async def put_endpoint(request: web.Request) -> web.Response:
 async def delete_endpoint(request: web.Request) -> web.Response:
     require_token(request, admin=True)
     known_query(request)
-    portal = _portal(request)
+    portal = await _portal(request)
     await write(request, sql.set_endpoint, portal, None, None, utc_now())
     return json_response({"portal": portal, "url": None})
 

@@ -1,9 +1,9 @@
 """People and their tokens (admin routes; ``fairgrid user`` calls them).
 
-``GET /v1/users``, ``POST /v1/users`` ``{"name", "role", "portals", "password"}``,
-``PATCH /v1/users/{name}`` (role, portals, password, disabled), ``POST
-/v1/users/{name}/tokens`` ``{"label"}`` (the token is in the answer, once), and ``GET
-/v1/me`` (any caller: who the server takes you for).
+``GET /v1/users``, ``POST /v1/users`` ``{"name", "role", "portals", "all_portals",
+"password"}``, ``PATCH /v1/users/{name}`` (role, portals, all_portals, password,
+disabled), ``POST /v1/users/{name}/tokens`` ``{"label"}`` (the token is in the answer,
+once), and ``GET /v1/me`` (any caller: who the server takes you for).
 """
 
 from __future__ import annotations
@@ -15,12 +15,13 @@ from ..ingest import ValidationError, parse_json
 from .auth import NAME, ROLES, check_password
 from .context import CTX, error, json_response, known_query, require_token
 
-USER_FIELDS = frozenset({"name", "role", "portals", "password"})
-CHANGE_FIELDS = frozenset({"role", "portals", "password", "disabled"})
+USER_FIELDS = frozenset({"name", "role", "portals", "all_portals", "password"})
+CHANGE_FIELDS = frozenset({"role", "portals", "all_portals", "password", "disabled"})
 
 
 def _user_doc(user: dict) -> dict:
     return {"name": user["name"], "role": user["role"], "portals": user["portals"],
+            "all_portals": user["role"] == "admin" or user["all_portals"],
             "disabled": user["disabled"], "has_password": bool(user["password_hash"]),
             "created_at": iso(user["created_at"]), "changed_at": iso(user["changed_at"])}
 
@@ -45,14 +46,24 @@ def _checked(request: web.Request, body: dict) -> dict:
         out["role"] = body["role"]
     if "portals" in body:
         portals = body["portals"]
-        known = request.app[CTX].settings.portals
+        ctx = request.app[CTX]
         if not isinstance(portals, list) or not all(isinstance(p, str) for p in portals):
             raise ValidationError("portals", "must be a list of portal names", 422)
+        if not set(portals) <= set(ctx.settings.portals):
+            ctx.reload_portals()  # a portal added since the last look is known at once
+        known = ctx.settings.portals
         for p in portals:
             if p not in known:
                 raise ValidationError("portals", f"no portal {p!r} (known: "
                                       f"{', '.join(sorted(known)) or 'none'})", 422)
         out["portals"] = sorted(set(portals))
+    if "all_portals" in body:
+        if not isinstance(body["all_portals"], bool):
+            raise ValidationError("all_portals", "must be true or false", 422)
+        if body["all_portals"] and out.get("portals"):
+            raise ValidationError("all_portals", "every portal, or the portals listed: "
+                                  "not both", 422)
+        out["all_portals"] = body["all_portals"]
     if "password" in body:
         try:
             out["password"] = check_password(body["password"])
@@ -65,10 +76,25 @@ def _checked(request: web.Request, body: dict) -> dict:
     return out
 
 
-def _no_scoped_admin(role: str, portals: list[str]) -> None:
-    if role == "admin" and portals:
-        raise ValidationError("portals", "an admin sees every portal; scope organisers "
-                              "instead", 422)
+def _scope(fields: dict, current: dict | None) -> dict:
+    """``fields`` with the portals the person will see settled. A body that names
+    ``portals`` or ``all_portals`` sets the scope as a whole (the list, or every portal);
+    otherwise an organiser keeps theirs, a new organiser and an admin made an organiser
+    see no portal until granted some (fail closed), and an admin sees every portal."""
+    role = fields.get("role") or current["role"]
+    if fields.keys() & {"portals", "all_portals"}:
+        every = fields.get("all_portals", False)
+        portals = [] if every else fields.get("portals", [])
+    elif current is not None and current["role"] == role:
+        portals, every = current["portals"], current["all_portals"]
+    else:
+        portals, every = [], False
+    if role == "admin":
+        if portals:
+            raise ValidationError("portals", "an admin sees every portal; scope organisers "
+                                  "instead", 422)
+        every = True
+    return {**fields, "portals": portals, "all_portals": every}
 
 
 async def get_users(request: web.Request) -> web.Response:
@@ -87,10 +113,9 @@ async def post_user(request: web.Request) -> web.Response:
                               "'-', starting with a letter or digit", 422)
     if "role" not in body:
         raise ValidationError("role", f"is required (one of {', '.join(ROLES)})", 422)
-    fields = _checked(request, body)
-    _no_scoped_admin(fields["role"], fields.get("portals", []))
+    fields = _scope(_checked(request, body), None)
     accounts = request.app[CTX].accounts
-    if not await accounts.add(name, fields["role"], fields.get("portals", []),
+    if not await accounts.add(name, fields["role"], fields["portals"], fields["all_portals"],
                               fields.get("password")):
         return error(409, f"user {name!r} exists", "name")
     return json_response(_user_doc(accounts.user(name)), status=201)
@@ -103,12 +128,8 @@ async def patch_user(request: web.Request) -> web.Response:
     fields = _checked(request, await _body(request, CHANGE_FIELDS))
     accounts = request.app[CTX].accounts
     current = accounts.user(name)
-    if current is not None:
-        role = fields.get("role", current["role"])
-        portals = fields.get("portals", current["portals"])
-        if role == "admin" and "portals" not in fields:
-            fields["portals"] = portals = []  # becoming an admin: every portal
-        _no_scoped_admin(role, portals)
+    if current is not None and fields.keys() & {"role", "portals", "all_portals"}:
+        fields = _scope(fields, current)
     if not await accounts.change(name, fields):
         return error(404, f"no user {name!r}")
     if fields.get("disabled") or "password" in fields:

@@ -40,12 +40,14 @@ async def handle_solve(request: web.Request) -> web.Response:
     received_at = datetime.now(timezone.utc)
     body = await request.read()  # 413 past server.max_body_bytes
     try:
+        verifier = ctx.verifier
         try:
-            portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
+            portal, webhook_id = verifier.verify(request.headers, body, time.time())
         except SignatureError as exc:
             # a portal added (or a secret rotated) since the start: look at the file again
-            if exc.reason != "bad_signature" or not await asyncio.to_thread(
-                    ctx.reload_portals):
+            # (or another request already did: the verifier is then a new one)
+            if exc.reason != "bad_signature" or not (
+                    await asyncio.to_thread(ctx.reload_portals) or ctx.verifier is not verifier):
                 raise
             portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
     except SignatureError as exc:

@@ -4,12 +4,19 @@ Events (``flag.raised``, ``flag.reviewed``, ``ratings.updated``) are written to 
 outbox in the transaction that makes them happen, so none is lost over a restart or a
 kill. This task sends what is due to the portal's endpoint, signed as Standard Webhooks
 prescribe (the event id is the ``webhook-id``: receivers deduplicate on it), and records
-each attempt. A 2xx is delivered; anything else is retried with exponential backoff and
-jitter (``notify.backoff_s`` doubling up to ``notify.backoff_max_s``) until
-``notify.give_up_hours`` after the event, when it is marked failed (visible in the API,
-the CLI and the console, and redeliverable). Delivery runs on the event loop with
-bounded concurrency and a timeout per attempt: a slow or absent receiver never holds up
-ingestion, which shares only the writer, for one small transaction per batch.
+each attempt. A 2xx is delivered; anything else, a redirect included (it is never
+followed: the signed body goes to the URL the admin set and nowhere else), is retried
+with exponential backoff and jitter (``notify.backoff_s`` doubling up to
+``notify.backoff_max_s``) until ``notify.give_up_hours`` after the event, when it is
+marked failed (visible in the API, the CLI and the console, and redeliverable). Only
+the first ``ANSWER_BYTES`` of an answer are read.
+
+Each portal's endpoint is delivered to on its own: a round takes up to ``PER_PORTAL``
+due events of every portal not already being delivered to, and each portal's share
+runs as its own task (``PER_ENDPOINT`` requests at a time) that records its outcomes
+as soon as it is done. A slow or absent receiver therefore delays only its own
+portal's events, never another portal's, and never ingestion, which shares only the
+writer, for one small transaction per portal's share.
 """
 
 from __future__ import annotations
@@ -27,14 +34,25 @@ from ..ingest.signatures import sign
 from ..store.repository import outbox as sql
 
 log = logging.getLogger("fairgrid.notify")
-BATCH = 64
-CONCURRENCY = 8
+PER_PORTAL = 16      # due events of one portal taken in one round
+PER_ENDPOINT = 4     # requests in flight to one portal's endpoint
+ANSWER_BYTES = 64 * 1024  # the status is what counts: more of an answer is never read
 
 
 def backoff_s(attempts: int, base: float, cap: float, rng: random.Random) -> float:
     """The wait before attempt ``attempts + 1``: doubling from ``base`` up to ``cap``, with
     jitter (half to all of it), so receivers coming back are not hit all at once."""
     return min(cap, base * 2 ** max(0, attempts - 1)) * rng.uniform(0.5, 1.0)
+
+
+async def _read_some(resp: aiohttp.ClientResponse, limit: int) -> None:
+    """Read at most ``limit`` bytes of an answer; a longer one's connection is closed
+    on release instead of read to its end."""
+    while limit > 0:
+        chunk = await resp.content.read(limit)
+        if not chunk:
+            return
+        limit -= len(chunk)
 
 
 class Notifier:
@@ -44,19 +62,24 @@ class Notifier:
         self._metrics = metrics
         self._wake = asyncio.Event()
         self._task: asyncio.Task | None = None
+        self._portals: dict[str, asyncio.Task] = {}  # portal -> its delivery in flight
         self._session: aiohttp.ClientSession | None = None
         self._rng = random.Random()
         metrics.watch_notifications(lambda: store.read(sql.stats, datetime.now(timezone.utc)))
 
     async def start(self) -> None:
+        # no connection limit across endpoints: one portal's slow receiver must not hold
+        # the connections another portal's delivery needs (PER_ENDPOINT bounds each)
         self._session = aiohttp.ClientSession(
-            timeout=aiohttp.ClientTimeout(total=self._settings.notify_timeout_s))
+            timeout=aiohttp.ClientTimeout(total=self._settings.notify_timeout_s),
+            connector=aiohttp.TCPConnector(limit=0))
         self._task = asyncio.create_task(self._run(), name="fairgrid-notify")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            await asyncio.gather(self._task, return_exceptions=True)
+        tasks = [t for t in (self._task, *self._portals.values()) if t is not None]
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
         if self._session is not None:
             await self._session.close()
 
@@ -72,26 +95,61 @@ class Notifier:
                 pass
             self._wake.clear()
             try:
-                if await self._round() >= BATCH:
-                    self._wake.set()  # more may be due
+                await self._round()
             except asyncio.CancelledError:
                 raise
             except Exception:  # noqa: BLE001 - delivery retries; the loop must live on
                 log.exception("notification delivery failed")
 
-    async def _round(self) -> int:
+    async def _round(self) -> None:
+        """Start a delivery task for every portal with due events and none in flight."""
         now = datetime.now(timezone.utc)
-        rows = await asyncio.to_thread(self._store.read, sql.due, now, BATCH)
-        if not rows:
-            return 0
-        gate = asyncio.Semaphore(CONCURRENCY)
+        busy = sorted(p for p, t in self._portals.items() if not t.done())
+        rows = await asyncio.to_thread(self._store.read, sql.due, now, PER_PORTAL, busy)
+        by_portal: dict[str, list[dict]] = {}
+        for row in rows:
+            by_portal.setdefault(row["portal"], []).append(row)
+        for portal, mine in by_portal.items():
+            task = asyncio.create_task(self._portal(mine), name=f"fairgrid-notify-{portal}")
+            self._portals[portal] = task
+            task.add_done_callback(self._done)
+
+    def _done(self, task: asyncio.Task) -> None:
+        for portal, mine in list(self._portals.items()):
+            if mine is task:
+                del self._portals[portal]
+
+    async def _portal(self, rows: list[dict]) -> None:
+        """Deliver one portal's due events, ``PER_ENDPOINT`` at a time, and record them."""
+        gate = asyncio.Semaphore(PER_ENDPOINT)
 
         async def one(row):
             async with gate:
                 return await self._deliver(row)
-        results = await asyncio.gather(*(one(r) for r in rows))
-        await asyncio.wrap_future(self._store.write(sql.record_attempts, results))
-        return len(rows)
+        try:
+            results = await asyncio.gather(*(one(r) for r in rows))
+            await asyncio.wrap_future(self._store.write(sql.record_attempts, results))
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001 - the events stay due and are tried again
+            log.exception("notification delivery to %s failed", rows[0]["portal"])
+            return
+        if len(rows) >= PER_PORTAL:
+            self._wake.set()  # more of this portal's may be due
+
+    async def _post(self, url: str, body: bytes, headers: dict) -> tuple[int, str | None]:
+        """(status, error or None) of one signed POST; redirects are answers, not
+        followed."""
+        async with self._session.post(url, data=body, headers=headers,
+                                      allow_redirects=False) as resp:
+            await _read_some(resp, ANSWER_BYTES)
+            if 200 <= resp.status < 300:
+                return resp.status, None
+            if 300 <= resp.status < 400:
+                target = resp.headers.get("Location", "")[:200] or "nowhere"
+                return resp.status, (f"HTTP {resp.status}: a redirect to {target}, not "
+                                     f"followed (set the endpoint to the final URL)")
+            return resp.status, f"HTTP {resp.status}"
 
     async def _deliver(self, row: dict) -> tuple:
         status, error = None, None
@@ -105,11 +163,7 @@ class Notifier:
             body = json.dumps(doc, separators=(",", ":")).encode()
             headers = sign(row["secret"], row["id"], int(time.time()), body)
             try:
-                async with self._session.post(row["url"], data=body, headers=headers) as resp:
-                    status = resp.status
-                    await resp.read()
-                    if not 200 <= status < 300:
-                        error = f"HTTP {status}"
+                status, error = await self._post(row["url"], body, headers)
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
                 error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
         now = datetime.now(timezone.utc)

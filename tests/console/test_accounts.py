@@ -19,8 +19,8 @@ from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer, 
 PASSWORD = "a long password"
 
 
-async def _flagged(client, portal, sid, secret):
-    body = solve_body(submission_id=sid, portal=portal, moves=ROW_COPY)
+async def _flagged(client, portal, sid, secret, **extra):
+    body = solve_body(submission_id=sid, portal=portal, moves=ROW_COPY, **extra)
     raw, headers = signed(body, secret=secret, msg_id=sid)
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
     deadline = asyncio.get_running_loop().time() + 120
@@ -115,6 +115,40 @@ async def test_portal_scope_and_reviews_name_the_person(client):
     assert (await resp.json())["history"][-1]["actor"] == "service token 1 (admin) for carol"
 
 
+async def test_an_organiser_sees_no_portal_until_granted(client):
+    raw, headers = signed(solve_body())
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+    nobody = await _user(client, "nobody", portals=())
+    me = await (await client.get("/v1/me", headers=bearer(nobody))).json()
+    assert me["portals"] == []
+    assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 404
+    # every portal only when asked for, and not together with a list
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": "both", "role": "organiser", "portals": ["demo"], "all_portals": True})
+    assert resp.status == 422 and (await resp.json())["field"] == "all_portals"
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": "every", "role": "organiser", "all_portals": True})
+    assert resp.status == 201 and (await resp.json())["all_portals"]
+    # granting and narrowing: a list replaces "every portal", and the other way round
+    resp = await client.patch("/v1/users/nobody", json={"all_portals": True},
+                              headers=bearer(ADMIN))
+    assert (await resp.json())["all_portals"]
+    assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 200
+    resp = await client.patch("/v1/users/nobody", json={"portals": ["other"]},
+                              headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert doc["portals"] == ["other"] and not doc["all_portals"]
+    assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 404
+    # an admin made an organiser keeps no portal of their admin days
+    root = await _user(client, "root", role="admin", portals=())
+    assert (await client.get("/v1/me", headers=bearer(root))).status == 200
+    resp = await client.patch("/v1/users/root", json={"role": "organiser"},
+                              headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert (doc["role"], doc["portals"], doc["all_portals"]) == ("organiser", [], False)
+    assert (await (await client.get("/v1/me", headers=bearer(root))).json())["portals"] == []
+
+
 async def _login_token(client) -> str:
     html = await (await client.get("/ui/login")).text()
     return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
@@ -176,6 +210,54 @@ async def test_sign_in_is_throttled_and_never_redirects_elsewhere(client):
     resp = await client.post("/ui/login", data={"name": "alice", "password": PASSWORD},
                              allow_redirects=False)
     assert resp.status == 403
+
+
+async def test_behind_a_trusted_proxy_the_throttle_counts_each_client(aiohttp_client,
+                                                                     tmp_path):
+    client = await aiohttp_client(create_app(make_settings(
+        tmp_path, console_trusted_proxies="10.0.0.0/8, 127.0.0.1")))
+    await _user(client, "alice")
+    await _user(client, "bob")
+
+    def via(*hops):  # what the proxy sends: the addresses it and those before it saw
+        return {"X-Forwarded-For": ", ".join(hops)}
+    for _ in range(5):
+        resp = await _sign_in(client, "alice", "not the password", headers=via("203.0.113.5"))
+        assert resp.status == 401
+    # that client is refused, and so is alice's name from anywhere ...
+    assert (await _sign_in(client, "bob", headers=via("203.0.113.5"))).status == 429
+    assert (await _sign_in(client, "alice", headers=via("198.51.100.7"))).status == 429
+    # ... but not everyone else behind the same proxy
+    assert (await _sign_in(client, "bob", headers=via("198.51.100.7"))).status == 303
+    # an address the client put in front is not believed; proxies in a chain are skipped
+    forged = via("198.51.100.9", "203.0.113.5", "10.1.2.3")
+    assert (await _sign_in(client, "bob", headers=forged)).status == 429
+
+
+async def test_without_a_trusted_proxy_forwarded_for_is_ignored(client):
+    await _user(client, "alice")
+    await _user(client, "bob")
+    for k in range(5):
+        resp = await _sign_in(client, f"guess-{k}", "not the password",
+                              headers={"X-Forwarded-For": f"203.0.113.{k}"})
+        assert resp.status == 401
+    resp = await _sign_in(client, "bob", headers={"X-Forwarded-For": "198.51.100.7"})
+    assert resp.status == 429
+
+
+def test_the_client_address_behind_proxies():
+    from fairgrid.daemon.console.sessions import client_address
+    from fairgrid.daemon.settings import SettingsError, proxy_networks
+
+    trusted = proxy_networks("10.0.0.0/8, ::1")
+    assert client_address("10.0.0.2", ["203.0.113.5"], trusted) == "203.0.113.5"
+    assert client_address("::1", ["2001:db8::7, 10.9.9.9"], trusted) == "2001:db8::7"
+    assert client_address("192.0.2.1", ["203.0.113.5"], trusted) == "192.0.2.1"
+    assert client_address("10.0.0.2", [], trusted) == "10.0.0.2"
+    assert client_address("10.0.0.2", ["junk, 10.0.0.3"], trusted) == "10.0.0.3"
+    assert client_address("10.0.0.2", ["a, b", "203.0.113.5"], ()) == "10.0.0.2"
+    with pytest.raises(SettingsError, match="console.trusted_proxies"):
+        proxy_networks("10.0.0.0/8, proxy.example")
 
 
 async def test_next_is_only_a_console_path(aiohttp_client, tmp_path):

@@ -29,11 +29,11 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def write_config(path, port, db):
+def write_config(path, port, db, extra=""):
     path.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n[storage]\npath = "{db}"\n'
                     f'[analysis]\nworkers = 1\norder_runs = 4\norder_budget_s = 1.0\n'
                     f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
-                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n')
+                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n' + extra)
 
 
 def request(url, data=None, headers=None):
@@ -48,10 +48,16 @@ def request(url, data=None, headers=None):
 
 @pytest.fixture
 def daemon(tmp_path):
+    yield from start_daemon(tmp_path)
+
+
+def start_daemon(tmp_path, extra=""):
+    """A `fairgrid serve` on a free port (``extra``: more of its config), until the
+    generator is closed: (process, base URL, database, tmp_path)."""
     port = free_port()
     db = tmp_path / "fg.duckdb"
     cfg = tmp_path / "fairgrid.toml"
-    write_config(cfg, port, db)
+    write_config(cfg, port, db, extra)
     proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     base = f"http://127.0.0.1:{port}"
@@ -236,6 +242,16 @@ def test_user_commands_manage_people_through_the_daemon(daemon):
         out = cli(*args, stdin=stdin)
         assert out.returncode == 2 and words in out.stderr, (args, out.stderr)
         assert "Traceback" not in out.stderr and len(out.stderr.splitlines()) == 1
+    # an organiser added without --portal sees no portal until granted some
+    out = cli("add", "dave", "--role", "organiser", "--password-stdin",
+              stdin="a good long password\n")
+    assert out.returncode == 0 and "dave\torganiser\tno portal\tactive" in out.stdout
+    assert "sees no portal until granted" in out.stderr
+    out = cli("scope", "dave", "--all-portals")
+    assert out.returncode == 0 and "dave\torganiser\tevery portal" in out.stdout
+    out = cli("add", "erin", "--role", "organiser", "--all-portals", "--password-stdin",
+              stdin="a good long password\n")
+    assert out.returncode == 0 and "erin\torganiser\tevery portal" in out.stdout
     out = cli("token", "alice", "--label", "laptop")
     token = out.stdout.strip()
     assert out.returncode == 0 and token.startswith("fgu_") and "shown this once" in out.stderr
@@ -247,7 +263,9 @@ def test_user_commands_manage_people_through_the_daemon(daemon):
     assert request(base + "/v1/me", headers=bearer(token))[0] == 401
     out = cli("list")
     assert out.stdout.splitlines() == ["name\trole\tportals\tstate",
-                                       "alice\tadmin\tevery portal\tdisabled"]
+                                       "alice\tadmin\tevery portal\tdisabled",
+                                       "dave\torganiser\tevery portal\tactive",
+                                       "erin\torganiser\tevery portal\tactive"]
 
 
 def test_lifecycle_commands_through_the_daemon(daemon):

@@ -49,6 +49,8 @@ def test_toml_and_environment(tmp_path):
     ("[portals.demo]\nsecrets = 'whsec_x'\n", {}, "portals.demo.secrets must be a list"),
     ("port = \n", {}, "f.toml"),
     ("", {"FAIRGRID_SERVER_PORT": "-1"}, "FAIRGRID_SERVER_PORT: server.port must be >= 0"),
+    ("[console]\ntrusted_proxies = '10.0.0.0/8, proxy'\n", {}, "console.trusted_proxies"),
+    ("[metrics]\ntoken_file = '/nonexistent/token'\n", {}, "metrics.token_file: cannot read"),
 ])
 def test_bad_settings_name_the_problem(tmp_path, text, env, words):
     cfg = tmp_path / "f.toml"
@@ -146,3 +148,62 @@ def test_portals_and_tokens_from_the_environment_or_files(tmp_path):
                        "cannot read")):
         with pytest.raises(SettingsError, match=word):
             load_settings(None, env=bad)
+
+
+async def test_portals_and_tokens_changed_while_the_daemon_runs_take_effect(
+        aiohttp_client, tmp_path):
+    import asyncio
+    import dataclasses
+
+    from fairgrid.daemon.web.app import create_app
+
+    from .helpers import ADMIN, bearer
+
+    async def start(cfg, env):
+        settings, _ = load_settings(str(cfg), env=env)
+        return await aiohttp_client(create_app(dataclasses.replace(
+            settings, analysis_workers=1, analysis_order_runs=4,
+            analysis_order_budget_s=1.0)))
+
+    cfg = tmp_path / "fairgrid.toml"
+
+    def config(*portals, admins=(ADMIN,)):
+        cfg.write_text(f'[storage]\npath = "{cfg.parent / "fg.duckdb"}"\n'
+                       + "".join(f'[portals.{p}]\nsecrets = ["{SECRET_A}"]\n' for p in portals)
+                       + "[auth]\nadmin_tokens = [" + ", ".join(f'"{t}"' for t in admins)
+                       + "]\n")
+    config("demo")
+    client = await start(cfg, {})
+    # a portal added to the file is known at once: to accounts and to notifications
+    config("demo", "acme")
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": "alice", "role": "organiser", "portals": ["acme"]})
+    assert resp.status == 201, await resp.text()
+    resp = await client.put("/v1/portals/acme/notify", headers=bearer(ADMIN),
+                            json={"url": "https://acme.example/events"})
+    assert resp.status == 200, await resp.text()
+    assert (await client.put("/v1/portals/nope/notify", headers=bearer(ADMIN),
+                             json={"url": "https://x.example/e"})).status == 404
+    # a new admin token works at once; one taken out stops working within a second
+    config("demo", "acme", admins=(ADMIN, "admin-2"))
+    assert (await client.get("/v1/users", headers=bearer("admin-2"))).status == 200
+    config("demo", "acme", admins=("admin-2",))
+    deadline = asyncio.get_running_loop().time() + 30
+    while (await client.get("/v1/users", headers=bearer(ADMIN))).status != 401:
+        assert asyncio.get_running_loop().time() < deadline, "the old token still works"
+        await asyncio.sleep(0.1)
+    # a file caught half-written changes nothing
+    cfg.write_text("[portals.demo\n")
+    assert (await client.get("/v1/users", headers=bearer("admin-2"))).status == 200
+    # token files (FAIRGRID_AUTH_…_FILE, container secrets) likewise
+    other = tmp_path / "other"
+    other.mkdir()
+    cfg = other / "fairgrid.toml"
+    config("demo")
+    organisers = other / "organiser-tokens"
+    organisers.write_text("org-1\n")
+    client = await start(cfg, {"FAIRGRID_AUTH_ORGANISER_TOKENS_FILE": str(organisers)})
+    assert (await client.get("/v1/me", headers=bearer("org-2"))).status == 401
+    organisers.write_text("org-1\norg-2\n")
+    me = await client.get("/v1/me", headers=bearer("org-2"))
+    assert me.status == 200 and (await me.json())["role"] == "organiser"

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ..daemon.helpers import signed, solve_body
-from ..daemon.test_serve import daemon, free_port, request  # noqa: F401 - fixture
+from ..daemon.helpers import bearer, signed, solve_body
+from ..daemon.test_serve import daemon, free_port, request, start_daemon  # noqa: F401
 
 pytestmark = pytest.mark.slow
 
@@ -45,11 +45,39 @@ def _promtool(*args):
     return res.stdout
 
 
-def test_promtool_checks_the_config_and_the_rules():
-    out = _promtool("check", "config", str(DEPLOY / "prometheus" / "prometheus.yml"))
+TOKEN = "a-metrics-token"
+
+
+def _installed(tmp_path) -> Path:
+    """deploy/prometheus as installed: with the metrics token file beside the configs
+    (promtool checks that the file they name exists)."""
+    folder = tmp_path / "prometheus"
+    shutil.copytree(DEPLOY / "prometheus", folder)
+    (folder / "fairgrid-metrics-token").write_text(TOKEN + "\n")
+    return folder
+
+
+def test_promtool_checks_the_config_and_the_rules(tmp_path):
+    folder = _installed(tmp_path)
+    out = _promtool("check", "config", str(folder / "prometheus.yml"))
     assert "SUCCESS" in out
-    _promtool("check", "config", str(DEPLOY / "prometheus" / "compose-prometheus.yml"))
-    _promtool("check", "rules", str(DEPLOY / "prometheus" / "rules.yml"))
+    _promtool("check", "config", str(folder / "compose-prometheus.yml"))
+    _promtool("check", "rules", str(folder / "rules.yml"))
+    # both configs send the token from that file
+    import yaml
+    for name in ("prometheus.yml", "compose-prometheus.yml"):
+        job = next(j for j in yaml.safe_load((folder / name).read_text())["scrape_configs"]
+                   if j["job_name"] == "fairgrid")
+        assert job["authorization"] == {"type": "Bearer",
+                                        "credentials_file": "fairgrid-metrics-token"}
+
+
+@pytest.fixture
+def metered(tmp_path):
+    """A daemon whose /metrics needs the token in metrics.token_file."""
+    token = tmp_path / "metrics-token"
+    token.write_text(TOKEN + "\n")
+    yield from start_daemon(tmp_path, f'[metrics]\ntoken_file = "{token}"\n')
 
 
 def test_promtool_unit_tests_cover_every_alert():
@@ -125,13 +153,15 @@ def _query(prom: str, q: str):
     return doc["data"]["result"]
 
 
-def test_a_real_prometheus_sees_the_traffic(daemon, tmp_path):  # noqa: F811
+def test_a_real_prometheus_sees_the_traffic(metered, tmp_path):
     _need(PROMETHEUS)
-    _proc, base, _db, _tmp = daemon
+    _proc, base, _db, _tmp = metered
+    # /metrics is the token's only: the shipped config must carry it for Prometheus to see
+    assert request(base + "/metrics")[0] == 401
+    assert request(base + "/metrics", headers=bearer("org"))[0] == 401
     port = free_port()
     target = base.removeprefix("http://")
-    cfg = tmp_path / "prometheus.yml"
-    shutil.copy(DEPLOY / "prometheus" / "rules.yml", tmp_path / "rules.yml")
+    cfg = _installed(tmp_path) / "prometheus.yml"
     cfg.write_text((DEPLOY / "prometheus" / "prometheus.yml").read_text()
                    .replace("127.0.0.1:8080", target)
                    .replace("scrape_interval: 15s", "scrape_interval: 1s")

@@ -8,11 +8,11 @@ from datetime import datetime
 
 
 def users(cur) -> list[dict]:
-    rows = cur.execute("SELECT name, role, portals, password_hash, disabled, created_at, "
-                       "changed_at FROM users ORDER BY name").fetchall()
-    return [{"name": n, "role": r, "portals": json.loads(p), "password_hash": h,
-             "disabled": d, "created_at": c, "changed_at": ch}
-            for n, r, p, h, d, c, ch in rows]
+    rows = cur.execute("SELECT name, role, portals, all_portals, password_hash, disabled, "
+                       "created_at, changed_at FROM users ORDER BY name").fetchall()
+    return [{"name": n, "role": r, "portals": json.loads(p), "all_portals": a,
+             "password_hash": h, "disabled": d, "created_at": c, "changed_at": ch}
+            for n, r, p, a, h, d, c, ch in rows]
 
 
 def tokens(cur) -> list[tuple[str, str, str | None]]:
@@ -21,22 +21,23 @@ def tokens(cur) -> list[tuple[str, str, str | None]]:
                        "WHERE revoked_at IS NULL").fetchall()
 
 
-def add_user(con, name: str, role: str, portals: list[str], password_hash: str | None,
-             now: datetime) -> bool:
+def add_user(con, name: str, role: str, portals: list[str], all_portals: bool,
+             password_hash: str | None, now: datetime) -> bool:
     """False when the name is taken."""
     if con.execute("SELECT 1 FROM users WHERE name = ?", [name]).fetchone():
         return False
-    con.execute("INSERT INTO users VALUES (?, ?, ?, ?, false, ?, ?)",
-                [name, role, json.dumps(sorted(portals)), password_hash, now, now])
+    con.execute("INSERT INTO users (name, role, portals, all_portals, password_hash, disabled, "
+                "created_at, changed_at) VALUES (?, ?, ?, ?, ?, false, ?, ?)",
+                [name, role, json.dumps(sorted(portals)), all_portals, password_hash, now, now])
     return True
 
 
 def change_user(con, name: str, changes: dict, now: datetime) -> bool:
-    """Apply ``changes`` (role, portals, password_hash, disabled); False for no such user.
-    Disabling a person also revokes their tokens."""
+    """Apply ``changes`` (role, portals, all_portals, password_hash, disabled); False for
+    no such user. Disabling a person also revokes their tokens."""
     if not con.execute("SELECT 1 FROM users WHERE name = ?", [name]).fetchone():
         return False
-    for column in ("role", "password_hash", "disabled"):
+    for column in ("role", "all_portals", "password_hash", "disabled"):
         if column in changes:
             con.execute(f"UPDATE users SET {column} = ? WHERE name = ?", [changes[column], name])
     if "portals" in changes:

@@ -63,13 +63,16 @@ def enqueue_ratings(con, run_id: str, summary: dict, now: datetime) -> None:
         [now.isoformat(), run_id, json.dumps(summary), now, now, now])
 
 
-def due(cur, now: datetime, limit: int) -> list[dict]:
-    """Pending events whose next attempt is due, oldest first, with their endpoint."""
+def due(cur, now: datetime, per_portal: int, skip: list[str] = ()) -> list[dict]:
+    """Pending events whose next attempt is due, with their endpoint: up to
+    ``per_portal`` of each portal (its oldest first), none of the portals in ``skip``."""
     rows = cur.execute(
+        "SELECT id, portal, type, payload, retry_from, attempts, url, secret FROM ("
         "SELECT o.id, o.portal, o.type, o.payload, o.retry_from, o.attempts, e.url, "
-        "e.secret FROM outbox o LEFT JOIN notify_endpoints e ON e.portal = o.portal "
-        "WHERE o.state = 'pending' AND o.next_at <= ? ORDER BY o.next_at, o.id LIMIT ?",
-        [now, limit]).fetchall()
+        "e.secret, row_number() OVER (PARTITION BY o.portal ORDER BY o.next_at, o.id) AS k "
+        "FROM outbox o LEFT JOIN notify_endpoints e ON e.portal = o.portal "
+        "WHERE o.state = 'pending' AND o.next_at <= ? AND NOT list_contains(?, o.portal)) "
+        "WHERE k <= ? ORDER BY portal, k", [now, list(skip), per_portal]).fetchall()
     names = ("id", "portal", "type", "payload", "retry_from", "attempts", "url", "secret")
     return [dict(zip(names, r)) for r in rows]
 

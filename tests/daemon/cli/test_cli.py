@@ -220,7 +220,8 @@ def test_report_of_evidence_stored_before_version_2_shows_1_based_orders(capsys)
     assert first_row.split("    ")[-1].startswith(" 1  2  ·")
 
 
-def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_path):
+@pytest.mark.parametrize("host", ["127.0.0.1", "0.0.0.0"])
+def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_path, host):
     import os
     import socket
     import time
@@ -228,7 +229,7 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = {**os.environ, "FAIRGRID_SERVER_PORT": str(port)}
+    env = {**os.environ, "FAIRGRID_SERVER_PORT": str(port), "FAIRGRID_SERVER_HOST": host}
     env.pop("FAIRGRID_CONFIG", None)
     proc = subprocess.Popen([sys.executable, "-m", "fairgrid.daemon.cli", "serve"],
                             cwd=tmp_path, env=env, stderr=subprocess.PIPE, text=True)
@@ -246,7 +247,9 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
         proc.terminate()
         rest = proc.communicate(timeout=60)[1]
     out = "".join(lines) + rest
-    assert f"fairgrid: listening on http://127.0.0.1:{port}" in out
+    assert f"fairgrid: listening on http://{host}:{port}" in out
+    # reachable from elsewhere without a metrics token: the operator is told
+    assert ("/metrics is open to whoever reaches" in out) == (host == "0.0.0.0")
     secrets = (tmp_path / "fairgrid.secrets.toml").read_text()
     assert "whsec_" in secrets and "whsec_" not in out
     assert "fairgrid.secrets.toml" in out  # the path, for the operator to read
@@ -282,3 +285,79 @@ def test_rate_names_the_bad_line_of_a_file_and_takes_long_puzzle_text(tmp_path):
     proc = run("rate", "1" * 256)
     assert proc.returncode == 2 and "File name too long" not in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+class _Recorder:
+    """A stand-in for a daemon on another host: it accepts webhooks, says every solve is
+    scored, and keeps each request's method, path and Authorization header."""
+
+    def __init__(self):
+        import http.server
+        import threading
+
+        seen = self.seen = []
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def _answer(self, status, doc):
+                body = json.dumps(doc).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                seen.append(("POST", self.path, self.headers.get("Authorization")))
+                self._answer(202, {"status": "accepted"})
+
+            def do_GET(self):
+                seen.append(("GET", self.path, self.headers.get("Authorization")))
+                self._answer(200, {"status": "scored", "score": {"flagged": False}})
+
+            def log_message(self, *args):
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+def test_simulate_sends_the_configs_token_only_to_the_configs_daemon(tmp_path):
+    import os
+
+    from ..helpers import SECRET_A
+
+    other = _Recorder()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAIRGRID_")}
+    cmd = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
+
+    def simulate(port, *args):
+        cfg = tmp_path / "fairgrid.toml"
+        cfg.write_text(f'[server]\nport = {port}\n[storage]\npath = "{tmp_path / "x.duckdb"}"\n'
+                       f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
+                       '[auth]\norganiser_tokens = ["config-token"]\n')
+        return subprocess.run([*cmd, "simulate", EASY, "--secret", SECRET_A, "--players", "1",
+                               "--cheaters", "0", "--wait", "30", "--config", str(cfg),
+                               *args], capture_output=True, text=True, timeout=300, env=env)
+    try:
+        # --url elsewhere: the solves go there, the config's token does not
+        out = simulate(1, "--url", f"http://127.0.0.1:{other.port}")
+        assert out.returncode == 0, out.stderr
+        assert [m for m, _, _ in other.seen] == ["POST"]
+        assert all(auth is None for _, _, auth in other.seen)
+        assert "not waiting for the scores" in out.stderr and "--token" in out.stderr
+        # with an explicit token it waits there
+        other.seen.clear()
+        out = simulate(1, "--url", f"http://127.0.0.1:{other.port}", "--token", "given")
+        assert out.returncode == 0 and "flagged: honest 0 of 1" in out.stderr, out.stderr
+        assert {auth for m, _, auth in other.seen if m == "GET"} == {"Bearer given"}
+        # no --url: the config's own address, its port included, and its token
+        other.seen.clear()
+        out = simulate(other.port)
+        assert out.returncode == 0, out.stderr
+        assert other.seen[0][:2] == ("POST", "/v1/webhooks/solves")
+        assert {auth for m, _, auth in other.seen if m == "GET"} == {"Bearer config-token"}
+        assert "flagged: honest 0 of 1" in out.stderr
+    finally:
+        other.server.shutdown()

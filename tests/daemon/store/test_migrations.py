@@ -43,3 +43,28 @@ def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
                                           "ORDER BY version").fetchall()]
     assert versions == [v for v, _ in migrations()]
     con.close()
+
+
+def test_people_added_before_explicit_scope_keep_what_they_saw(tmp_path):
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = duckdb.connect(path)
+    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                "applied_at TIMESTAMPTZ NOT NULL)")
+    for version, script in migrations():
+        if version >= 14:
+            break
+        con.execute(script)
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+    # an empty list meant every portal
+    for name, role, portals in (("ann", "organiser", "[]"), ("bea", "organiser", '["demo"]'),
+                                ("cid", "admin", "[]")):
+        con.execute("INSERT INTO users VALUES (?, ?, ?, NULL, false, ?, ?)",
+                    [name, role, portals, now, now])
+    con.close()
+
+    con = connect(path)
+    assert con.execute("SELECT name, portals, all_portals FROM users ORDER BY name"
+                       ).fetchall() == [("ann", "[]", True), ("bea", '["demo"]', False),
+                                        ("cid", "[]", True)]
+    con.close()

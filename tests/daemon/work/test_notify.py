@@ -17,7 +17,8 @@ from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.daemon.work.notify import backoff_s
 
-from ..helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
+from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, bearer, make_settings, signed,
+                       solve_body)
 
 FAST = dict(notify_backoff_s=0.05, notify_backoff_max_s=0.2, notify_poll_s=0.05)
 
@@ -197,3 +198,112 @@ async def test_endpoints_are_validated(aiohttp_client, tmp_path):
     assert resp.status == 200 and (await resp.json())["url"] is None
     assert (await client.get("/v1/notifications?state=bogus",
                              headers=bearer(ORGANISER))).status == 400
+
+
+async def _endpoint_of(client, portal, url):
+    resp = await client.put(f"/v1/portals/{portal}/notify", json={"url": url},
+                            headers=bearer(ADMIN))
+    assert resp.status == 200, await resp.text()
+    return (await resp.json())["secret"]
+
+
+class Endless:
+    """A receiver that accepts with a 200 and then sends an answer of up to 1 GiB, as
+    fast as the other side reads it; notes how much went out before the daemon hung up."""
+
+    def __init__(self):
+        self.sent = 0
+        self.hung_up = asyncio.Event()
+
+    async def handle(self, request: web.Request) -> web.StreamResponse:
+        await request.read()
+        resp = web.StreamResponse(status=200)
+        await resp.prepare(request)
+        chunk = b"x" * 65536
+        try:
+            while self.sent < 1 << 30:
+                await resp.write(chunk)
+                self.sent += len(chunk)
+        finally:  # the write fails, or the handler is cancelled, once the daemon hangs up
+            self.hung_up.set()
+        return resp
+
+    def app(self) -> web.Application:
+        app = web.Application()
+        app.router.add_post("/hook", self.handle)
+        return app
+
+
+async def test_a_huge_answer_is_not_read_to_its_end(aiohttp_client, aiohttp_server,
+                                                    tmp_path):
+    receiver = Endless()
+    server = await aiohttp_server(receiver.app())
+    client = await aiohttp_client(create_app(make_settings(tmp_path, **FAST,
+                                                           notify_timeout_s=30.0)))
+    await _endpoint(client, str(server.make_url("/hook")))
+    await _post(client, "copy")
+
+    async def delivered():
+        return [n["state"] for n in await _notes(client)] == ["delivered"]
+    # a 2xx is all that counts: the daemon reads the start of the answer, then hangs up
+    # (reading it all would take until notify.timeout_s and fail every attempt)
+    await until(delivered)
+    await asyncio.wait_for(receiver.hung_up.wait(), 60)
+    assert receiver.sent < 100 << 20
+    note = (await _notes(client))[0]
+    assert note["attempts"] == 1 and note["last_status"] == 200
+
+
+async def test_a_redirect_is_a_failed_attempt_and_never_followed(aiohttp_client,
+                                                                 aiohttp_server, tmp_path):
+    target = Receiver()
+    elsewhere = await aiohttp_server(target.app())
+    moved = web.Application()
+
+    async def redirect(request: web.Request) -> web.Response:
+        await request.read()
+        raise web.HTTPTemporaryRedirect(str(elsewhere.make_url("/hook")))
+    moved.router.add_post("/hook", redirect)
+    server = await aiohttp_server(moved)
+    client = await aiohttp_client(create_app(make_settings(
+        tmp_path, **FAST, notify_give_up_hours=0.5 / 3600)))
+    await _endpoint(client, str(server.make_url("/hook")))
+    await _post(client, "copy")
+
+    async def failed():
+        return [n["state"] for n in await _notes(client)] == ["failed"]
+    await until(failed)
+    note = (await _notes(client))[0]
+    # the signed POST went to the endpoint only; a 307 would have re-sent it
+    assert target.attempts == []
+    assert note["last_status"] == 307 and note["attempts"] >= 1
+    assert "redirect" in note["last_error"] and "not followed" in note["last_error"]
+    assert str(elsewhere.make_url("/hook")) in note["last_error"]
+
+
+async def test_one_portals_hanging_receiver_does_not_hold_up_another_portal(
+        aiohttp_client, aiohttp_server, tmp_path):
+    slow, fast = Receiver(hold=True), Receiver()
+    slow_server = await aiohttp_server(slow.app())
+    fast_server = await aiohttp_server(fast.app())
+    # the hanging request ends only when the test releases it, never by the timeout
+    client = await aiohttp_client(create_app(make_settings(tmp_path, **FAST,
+                                                           notify_timeout_s=600.0)))
+    await _endpoint_of(client, "demo", str(slow_server.make_url("/hook")))
+    await _endpoint_of(client, "other", str(fast_server.make_url("/hook")))
+    await _post(client, "copy")
+    await asyncio.wait_for(slow.arrived.wait(), 120)  # demo's delivery is held open
+    body = solve_body(submission_id="copy-other", portal="other", moves=ROW_COPY)
+    raw, headers = signed(body, secret=OTHER_SECRET, msg_id="copy-other")
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+
+    async def delivered(portal):
+        return [n["state"] for n in await _notes(client, portal=portal)] == ["delivered"]
+    # the other portal's event is delivered and recorded while demo's is still held
+    await until(lambda: delivered("other"))
+    assert not slow.release.is_set() and len(slow.attempts) == 1
+    assert fast.accepted[0]["data"]["portal"] == "other"
+    held = (await _notes(client, portal="demo"))[0]
+    assert held["state"] == "pending" and held["attempts"] == 0
+    slow.release.set()
+    await until(lambda: delivered("demo"))
