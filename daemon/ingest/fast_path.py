@@ -56,14 +56,18 @@ def _id_ok(value: str | None) -> bool:
 
 def _client(raw: msgspec.Raw):
     """The client block as the checked path reads it: None for none, False when the
-    checked path must decide (not an object, or nested too deep)."""
+    checked path must decide (not an object, nested too deep, or holding a number
+    orjson refuses)."""
     text = memoryview(raw)
     if text == b"null":
         return None
     array = np.frombuffer(text, dtype=np.uint8)
     if array.size == 0 or array[0] != _LBRACE or deeper_than(array, MAX_DEPTH - 1):
         return False
-    return orjson.loads(text)  # the checked path's parser: the same values
+    try:
+        return orjson.loads(text)  # the checked path's parser: the same values
+    except orjson.JSONDecodeError:
+        return False
 
 
 def parse_fast(body: bytes) -> SolveEvent | None:
