@@ -91,7 +91,10 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
             "puzzle_id": ids[puzzle_of[lo:hi]],
             "duration_ms": duration[lo:hi],
             "age_s": rng.uniform(0, 365 * 86400, k.size)})
-        con.execute("INSERT INTO submissions SELECT sub_key, portal, submission_id, "
+        con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                    "tournament_id, player_id, puzzle_id, started_at, received_at, "
+                    "committed_at, n_moves, duration_ms, complete, status, raw) "
+                    "SELECT sub_key, portal, submission_id, "
                     "'w' || submission_id, 'bench', player_id, puzzle_id, ?, ?, "
                     "?::TIMESTAMPTZ - to_seconds(age_s), 49, duration_ms, true, 'scored', "
                     "'{}' FROM subs", [now, now, now])

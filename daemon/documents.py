@@ -7,8 +7,12 @@ import json
 
 
 def iso(value):
-    """A stored time as ISO 8601 text (None stays None)."""
-    return value.isoformat() if value is not None else None
+    """A stored time as ISO 8601 text (None stays None). A time outside what Python
+    represents (a year before 1 in the session's time zone, stored before ingestion
+    bounded times) comes from DuckDB as its own text, which is served as it is."""
+    if value is None:
+        return None
+    return value.isoformat() if hasattr(value, "isoformat") else str(value)
 
 
 def loads(value):
@@ -26,7 +30,8 @@ def flag(r: dict) -> dict:
 
 
 def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
-    """A stored solve with its moves and its score (the evidence, its time and flag)."""
+    """A stored solve with its moves and its score (the evidence, its time and flag);
+    ``score_error`` says why an ``unscorable`` one could not be scored."""
     score = None
     if scored is not None:
         score = json.loads(scored["evidence"])
@@ -35,7 +40,8 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
                          {"id": scored["flag_id"], "state": scored["state"]})
     return {
         "portal": row["portal"], "submission_id": row["submission_id"],
-        "status": row["status"], "tournament_id": row["tournament_id"],
+        "status": row["status"], "score_error": row.get("score_error"),
+        "tournament_id": row["tournament_id"],
         "player_id": row["player_id"], "puzzle_id": row["puzzle_id"],
         "started_at": iso(row["started_at"]), "received_at": iso(row["received_at"]),
         "committed_at": iso(row["committed_at"]), "complete": row["complete"],

@@ -68,6 +68,11 @@ class Metrics:
             "fairgrid_submissions_rescored_total",
             "Scores replaced by a re-score (after a nightly run or an upgrade).",
             registry=registry)
+        self.submissions_unscorable = Counter(
+            "fairgrid_submissions_unscorable_total",
+            "Submissions scoring failed on (status unscorable, the reason in the "
+            "submission's score_error); each is counted once and not retried.",
+            registry=registry)
         self.scoring_duration = Histogram(
             "fairgrid_scoring_duration_seconds", "Scoring one submission (read, score, write).",
             buckets=LATENCY_BUCKETS, registry=registry)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .client import DaemonClient, quote
 from .common import CONFIG_HELP, CliError, progress_bar, settings_of
+from ..text import shown
 from .render import print_report
 
 
@@ -126,8 +127,9 @@ def cmd_flags(args: argparse.Namespace) -> int:
     for f in flags:
         score = "" if f["anomaly"] is None else f"{f['anomaly']:.2f}"
         print(f"{f['id']:>6}  {f['created_at'][:19]:<20} {f['state']:<9} {score:>7}  "
-              f"{f['tournament_id'] or '-':<12} {f['portal'] + '/' + f['submission_id']:<24} "
-              f"{f['player_id']:<12} {', '.join(f['reasons'] or [])}")
+              f"{shown(f['tournament_id']):<12} "
+              f"{shown(f['portal']) + '/' + shown(f['submission_id']):<24} "
+              f"{shown(f['player_id']):<12} {', '.join(f['reasons'] or [])}")
     return 0
 
 
@@ -177,16 +179,17 @@ def cmd_player(args: argparse.Namespace) -> int:
     agg = doc["aggregate"]
     verdict = "FLAGGED as a player" if agg["player_flagged"] else "not flagged as a player"
     z = "-" if agg["stouffer_z"] is None else f"{agg['stouffer_z']:.2f}"
-    print(f"{doc['portal']}/{doc['player_id']}: {verdict} (evidence z {z}, threshold "
-          f"{agg['player_flag_threshold']}; {agg['flagged']} flags standing, "
+    print(f"{shown(doc['portal'])}/{shown(doc['player_id'])}: {verdict} (evidence z {z}, "
+          f"threshold {agg['player_flag_threshold']}; {agg['flagged']} flags standing, "
           f"{agg['player_flag_count']} make the case)")
     print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
           f"{agg['complete']} complete")
     for sub in doc["submissions"]:
         score = "" if sub["anomaly"] is None else f"{sub['anomaly']:.2f}"
-        print(f"  {sub['started_at'][:19]}  {sub['submission_id']:<20} "
-              f"{sub['tournament_id'] or '-':<12} {sub['puzzle_id']:<14} {sub['status']:<8} "
-              f"{score:>7}{'  FLAGGED' if sub['flagged'] else ''}")
+        print(f"  {sub['started_at'][:19]}  {shown(sub['submission_id']):<20} "
+              f"{shown(sub['tournament_id']):<12} {shown(sub['puzzle_id']):<14} "
+              f"{sub['status']:<8} {score:>7}{'  FLAGGED' if sub['flagged'] else ''}"
+              + (f"  ({shown(sub['score_error'])})" if sub.get("score_error") else ""))
     return 0
 
 

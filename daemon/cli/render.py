@@ -3,6 +3,8 @@ explanations, and the predicted and actual fill orders side by side."""
 
 from __future__ import annotations
 
+from ..text import shown
+
 
 def _rank_text(grid_rows, cell_width: int, blocks: bool = True) -> list[str]:
     """A rank grid as text lines: ranks 1-based, givens as '·'; Sudoku's blocks apart."""
@@ -25,11 +27,15 @@ def print_report(doc: dict, png: str | None = None) -> None:
     """Print a submission document (``documents.submission``); draw both orders to
     ``png`` as well when given."""
     score = doc.get("score")
-    print(f"{doc['portal']}/{doc['submission_id']}  player {doc['player_id']}  puzzle "
-          f"{doc['puzzle_id']}  tournament {doc.get('tournament_id') or '-'}  "
-          f"status {doc['status']}")
+    print(f"{shown(doc['portal'])}/{shown(doc['submission_id'])}  player "
+          f"{shown(doc['player_id'])}  puzzle {shown(doc['puzzle_id'])}  tournament "
+          f"{shown(doc.get('tournament_id'))}  status {doc['status']}")
+    if doc.get("score_error"):
+        print(shown(doc["score_error"])
+              + ("" if score is None else "; its last score follows"))
     if score is None:
-        print("not scored yet (its puzzle is still being analysed)")
+        if not doc.get("score_error"):
+            print("not scored yet (its puzzle is still being analysed)")
         return
     verdict = "FLAGGED for review" if score["flagged"] else "not flagged"
     print(score.get("verdict") or verdict)
@@ -65,6 +71,7 @@ def print_report(doc: dict, png: str | None = None) -> None:
         rows, cols = len(actual), len(actual[0])
         orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
                             givens, int(round(rows ** 0.5)) if sudoku else 0,
-                            f"{doc['portal']}/{doc['submission_id']}: {verdict}, "
+                            f"{shown(doc['portal'])}/{shown(doc['submission_id'])}: "
+                            f"{verdict}, "
                             f"anomaly {score['anomaly']:.1f}", png,
                             None if sudoku else (rows, cols))

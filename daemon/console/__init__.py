@@ -36,9 +36,12 @@ def setup(app: web.Application) -> None:
     from ..web.context import CTX
     from . import pages
 
-    aiohttp_jinja2.setup(app, loader=jinja2.PackageLoader("fairgrid.daemon.console",
-                                                          "templates"),
-                         autoescape=True, undefined=jinja2.StrictUndefined)
+    from ..text import shown
+
+    env = aiohttp_jinja2.setup(app, loader=jinja2.PackageLoader("fairgrid.daemon.console",
+                                                                "templates"),
+                               autoescape=True, undefined=jinja2.StrictUndefined)
+    env.filters["shown"] = shown  # ids where no <bdi> may go (an <option>'s text)
     app[pages.CONSOLE] = pages.Console(app[CTX].settings)
     app.on_response_prepare.append(_headers)
     r = app.router

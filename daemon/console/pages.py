@@ -26,6 +26,7 @@ from fairgrid.analytics.puzzle_model import grid_facts
 from .. import documents
 from ..ingest import ValidationError
 from ..settings import proxy_networks
+from ..text import shown
 from ..store.repository import console as sql
 from ..store.repository import organiser as organiser_sql
 from ..store.repository import outbox as outbox_sql
@@ -181,7 +182,13 @@ def _mmss(ms) -> str:
 
 
 def _when(value) -> str:
-    return "–" if value is None else value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    """A stored time for people; one outside what Python represents (stored before
+    ingestion bounded times) arrives as DuckDB's text and is shown as it is."""
+    if value is None:
+        return "–"
+    if not isinstance(value, datetime):
+        return str(value)
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 @page
@@ -373,7 +380,7 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
     s = request.app[CTX].settings
     flagged = sum(1 for r in rows if r["flagged"])
     return _render(request, "player.html", {
-        "title": f"Player {player}", "portal": portal, "player": player, "rows": rows,
+        "title": f"Player {shown(player)}", "portal": portal, "player": player, "rows": rows,
         "z": z, "threshold": s.scoring_player_z, "flag_count": s.scoring_player_flags,
         "flagged": flagged, "player_flagged": (z is not None and z >= s.scoring_player_z)
         or flagged >= s.scoring_player_flags, "mmss": _mmss, "when": _when})
@@ -396,7 +403,7 @@ async def puzzle_page(request: web.Request, who: Principal) -> web.Response:
                           title="Predicted fill order", id_prefix="pz", shape=shape)
     ratings = doc["ratings"] or {}
     return _render(request, "puzzle.html", {
-        "title": f"Puzzle {pid}", "p": doc, "board": board,
+        "title": f"Puzzle {shown(pid)}", "p": doc, "board": board,
         "level": ratings.get("level_name"),
         "expected": _expected(ratings), "when": _when})
 

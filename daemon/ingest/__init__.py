@@ -15,8 +15,8 @@ import numpy as np
 
 from .fast_path import _scan_moves, parse_fast
 from .replay import _replay, check_and_replay
-from .solve import (SolveEvent, ValidationError, parse_json, parse_solve, parse_time,
-                    same_content, well_formed)
+from .solve import (SolveEvent, ValidationError, deeper_than, parse_json, parse_solve,
+                    parse_time, same_content, well_formed)
 
 
 def parse_body(body: bytes) -> SolveEvent:
@@ -32,6 +32,7 @@ def warm_up() -> None:
                               dtype=np.uint8), np.empty((3, 4), dtype=np.int64),
                 np.empty(4, dtype=np.bool_))
     well_formed(*[np.zeros(1, dtype=np.int64)] * 3)
+    deeper_than(np.frombuffer(b'{"a": ["\\"", 1]}', dtype=np.uint8), 2)
     _replay(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=bool),
             np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int64), 4, 0)
 

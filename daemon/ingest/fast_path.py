@@ -4,18 +4,23 @@ msgspec decodes the envelope into typed fields and hands over the moves as raw J
 which one compiled pass reads into arrays (~20 us a webhook, where building ~250 Python
 objects with a generic parser and reading them back took ~140 us). Anything this path is
 not sure of (an unknown field outside the moves, a float where an integer belongs, an
-escape in a key, a repeated key, a bad value) returns None, and the checked path
-(:mod:`.solve`) decides, with an error that names the field.
+escape in a key, a repeated key, a bad value, nesting past :data:`.solve.MAX_DEPTH`, an id
+with a character ids may not hold) returns None, and the checked path (:mod:`.solve`)
+decides, with an error that names the field. No exception escapes it.
 """
 
 from __future__ import annotations
 
 import msgspec
 import numpy as np
+import orjson
 from numba import njit
 
-from .solve import (MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES, PUZZLE_TYPES,
-                    SolveEvent, ValidationError, parse_time, well_formed)
+from ..text import refused_char
+from .solve import (MAX_DEPTH, MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES, PUZZLE_TYPES,
+                    SolveEvent, ValidationError, deeper_than, parse_time, well_formed)
+
+_NO_CLIENT = msgspec.Raw(b"null")  # (msgspec.Raw takes no None: absent reads as null)
 
 
 class _Puzzle(msgspec.Struct, forbid_unknown_fields=True):
@@ -37,13 +42,32 @@ class _Envelope(msgspec.Struct, forbid_unknown_fields=True):
     moves: msgspec.Raw
     tournament_id: str | None = None
     outcome: str | None = None
+    client: msgspec.Raw = _NO_CLIENT
 
 
 _ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 
 def _id_ok(value: str | None) -> bool:
-    return value is not None and 0 < len(value) <= MAX_ID_LENGTH
+    # isascii() and isprintable() run in C: an ASCII id costs no Python loop
+    return (value is not None and 0 < len(value) <= MAX_ID_LENGTH
+            and (value.isascii() and value.isprintable() or refused_char(value) is None))
+
+
+def _client(raw: msgspec.Raw):
+    """The client block as the checked path reads it: None for none, False when the
+    checked path must decide (not an object, nested too deep, or holding a number
+    orjson refuses)."""
+    text = memoryview(raw)
+    if text == b"null":
+        return None
+    array = np.frombuffer(text, dtype=np.uint8)
+    if array.size == 0 or array[0] != _LBRACE or deeper_than(array, MAX_DEPTH - 1):
+        return False
+    try:
+        return orjson.loads(text)  # the checked path's parser: the same values
+    except orjson.JSONDecodeError:
+        return False
 
 
 def parse_fast(body: bytes) -> SolveEvent | None:
@@ -51,7 +75,9 @@ def parse_fast(body: bytes) -> SolveEvent | None:
     None whenever the checked path must decide (it then finds the error, if any)."""
     try:
         env = _ENVELOPE.decode(body)
-    except (msgspec.DecodeError, ValueError):  # a ValueError: bad UTF-8 in a string
+    except (msgspec.DecodeError, ValueError, RecursionError):
+        # a ValueError: bad UTF-8 in a string; a RecursionError: nesting past msgspec's
+        # bound, which follows the interpreter's recursion limit
         return None
     if not body.isascii():  # msgspec skips over the moves' strings: make sure of UTF-8
         try:
@@ -71,6 +97,9 @@ def parse_fast(body: bytes) -> SolveEvent | None:
         started_at = parse_time(env.started_at, "started_at")
     except ValidationError:
         return None
+    client = None if env.client is _NO_CLIENT else _client(env.client)
+    if client is False:
+        return None
     text = np.frombuffer(env.moves, dtype=np.uint8)
     cols = np.empty((3, text.size // 20 + 1), dtype=np.int64)  # a move takes >= 20 bytes
     note = np.empty(cols.shape[1], dtype=np.bool_)
@@ -82,7 +111,7 @@ def parse_fast(body: bytes) -> SolveEvent | None:
         return None
     return SolveEvent(env.portal, env.submission_id, env.tournament_id, env.player_id,
                       puzzle.id, puzzle.givens, started_at, t_ms, cell, digit, note[:n],
-                      puzzle.puzzle_type)
+                      puzzle.puzzle_type, env.outcome, client)
 
 
 # the bytes the move scanner looks for
@@ -95,6 +124,7 @@ _T_MS, _CELL, _DIGIT, _KIND = (np.frombuffer(k, dtype=np.uint8).copy()
                                for k in (b"t_ms", b"cell", b"digit", b"kind"))
 _NOTE, _PLACE = (np.frombuffer(k, dtype=np.uint8).copy() for k in (b"note", b"place"))
 _UNSURE = -1
+_VALUE_LEVELS = MAX_DEPTH - 3  # a move's value sits under the body, the moves, the move
 
 
 @njit(cache=True, nogil=True)
@@ -173,7 +203,8 @@ def _end_of_number(text, i):
 @njit(cache=True, nogil=True)
 def _skip_value(text, i):
     """The index after the JSON value at ``text[i]`` (msgspec has checked the syntax);
-    -1 when it holds a number that might not fit a double (the checked path decides)."""
+    -1 when it holds a number that might not fit a double, or nests more than
+    _VALUE_LEVELS deep (the checked path decides)."""
     depth = 0
     while i < text.size:
         ch = text[i]
@@ -187,6 +218,8 @@ def _skip_value(text, i):
                 return _UNSURE
         elif ch == _LBRACKET or ch == _LBRACE:
             depth += 1
+            if depth > _VALUE_LEVELS:
+                return _UNSURE
             i += 1
         elif ch == _RBRACKET or ch == _RBRACE:
             depth -= 1

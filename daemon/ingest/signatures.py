@@ -5,7 +5,9 @@ tests sign with it): headers ``webhook-id``, ``webhook-timestamp`` (unix seconds
 ``webhook-signature``, a space-separated list of ``v1,<base64 HMAC-SHA256>`` over
 ``"{id}.{timestamp}.{raw body}"`` keyed with the base64-decoded part of a ``whsec_``
 secret. The raw bytes are verified, in constant time, before anything is parsed; the
-portal is the one whose secret verifies (portals are few: each is tried).
+portal is the one whose secret verifies (portals are few: each is tried). A webhook-id
+that no portal may send (over 200 characters, or holding control or formatting
+characters) is a malformed request (400 naming the header), not a signature failure.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 from typing import Mapping
+
+from .solve import MAX_ID_LENGTH, ValidationError, check_id
 
 
 class SignatureError(Exception):
@@ -42,7 +46,8 @@ class Verifier:
         return cls(tuple(keys), tolerance_s)
 
     def verify(self, headers: Mapping[str, str], body: bytes, now: float) -> tuple[str, str]:
-        """The (portal, webhook-id) that signed ``body``, or SignatureError."""
+        """The (portal, webhook-id) that signed ``body``; SignatureError, or
+        ValidationError (400) for a malformed webhook-id."""
         msg_id = headers.get("webhook-id")
         timestamp = headers.get("webhook-timestamp")
         signature = headers.get("webhook-signature")
@@ -50,8 +55,10 @@ class Verifier:
                             ("webhook-signature", signature)):
             if not value:
                 raise SignatureError("missing_header", f"missing {name} header")
-        if len(msg_id) > 200:
-            raise SignatureError("bad_header", "webhook-id is longer than 200 characters")
+        if len(msg_id) > MAX_ID_LENGTH:
+            raise ValidationError("webhook-id", f"must be at most {MAX_ID_LENGTH} "
+                                  f"characters", 400)
+        check_id(msg_id, "webhook-id", 400)
         try:
             ts = int(timestamp)
         except ValueError:

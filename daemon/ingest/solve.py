@@ -9,12 +9,16 @@ The body of ``POST /v1/webhooks/solves`` (see docs/openapi.yaml)::
                 "puzzle_type": "sudoku"},                (optional: sudoku, nurikabe)
      "started_at": "2026-11-21T10:00:00Z",
      "outcome": "finished",                              (optional: abandoned, timed_out)
+     "client": {"paste_count": 0},                       (optional: the portal's client)
      "moves": [{"t_ms": 5230, "cell": 12, "digit": 4}, ...]}
 
 ``t_ms`` is milliseconds since ``started_at`` and never decreases; ``cell`` is 0-based
 row-major; ``digit`` is the move's value in the puzzle's type: 1..size for Sudoku, 1
 (river) or 2 (island) for Nurikabe, 0 erasing; a move may carry ``"kind": "note"``
 (pencil marks: stored, ignored by scoring). Unknown fields are kept in the raw payload.
+Ids hold no control or formatting characters (:mod:`fairgrid.daemon.text`), and the body
+nests at most :data:`MAX_DEPTH` levels, so that whatever reads it later (scoring, the
+recovery of moves after a crash) can.
 
 This module is the checked path: orjson, then move by move, for the error that names the
 field. Well-formed bodies take the fast path first (:mod:`.fast_path`); checks that need
@@ -25,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timezone
 
 import numpy as np
 import orjson
@@ -33,7 +37,11 @@ from numba import njit
 
 from fairgrid.solvers.puzzle_types import TYPES
 
+from ..text import describe, refused_char
+
 MAX_ID_LENGTH = 200
+MAX_DEPTH = 32  # nesting levels of a JSON body, the body itself being the first
+EARLIEST_START = datetime(2000, 1, 1, tzinfo=timezone.utc)  # no solve started before it
 MAX_GIVENS_LENGTH = 5000  # puzzle text; both the fast and the checked path hold to it
 MAX_T_MS = 10 ** 12
 MOVE_KINDS = ("place", "note")
@@ -65,13 +73,17 @@ class SolveEvent:
     digit: np.ndarray  # int64
     note: np.ndarray  # bool: kind "note" (a pencil mark), not a placement
     puzzle_type: str | None = None  # as sent (None: not said; the puzzle's own, or Sudoku)
+    outcome: str | None = None  # as the portal reports it (OUTCOMES), if it does
+    client: dict | None = None  # the portal client's signals, if sent (scoring reads them)
 
 
 def parse_json(body: bytes) -> dict:
-    """The JSON object in ``body``; ValidationError(400) for anything else.
+    """The JSON object in ``body``; ValidationError(400) for anything else, (422) naming
+    the field that nests deeper than :data:`MAX_DEPTH` levels.
 
     orjson (3x faster than the standard library here, and strict: no NaN/Infinity, UTF-8
-    only, nesting depth and integers to 64 bits bounded) does the parsing.
+    only, integers to 64 bits bounded) does the parsing; its own depth bound (1,024) is
+    deeper than other readers of a stored body cope with, hence :data:`MAX_DEPTH`.
     """
     try:
         data = orjson.loads(body)
@@ -79,7 +91,67 @@ def parse_json(body: bytes) -> dict:
         raise ValidationError(None, f"body is not valid JSON: {exc}", 400) from None
     if not isinstance(data, dict):
         raise ValidationError(None, "body must be a JSON object", 400)
+    if deeper_than(np.frombuffer(body, dtype=np.uint8), MAX_DEPTH):
+        raise ValidationError(_deep_field(data), f"nests deeper than the {MAX_DEPTH} "
+                              f"levels a body may have (the body itself is the first)")
     return data
+
+
+@njit(cache=True, nogil=True)
+def deeper_than(text, levels):
+    """Whether the JSON text (bytes) nests arrays and objects more than ``levels`` deep
+    (brackets inside strings do not count)."""
+    depth, i = 0, 0
+    while i < text.size:
+        ch = text[i]
+        if ch == 34:  # a string: skip it, escapes included
+            i += 1
+            while i < text.size and text[i] != 34:
+                i += 2 if text[i] == 92 else 1
+        elif ch == 91 or ch == 123:
+            depth += 1
+            if depth > levels:
+                return True
+        elif ch == 93 or ch == 125:
+            depth -= 1
+        i += 1
+    return False
+
+
+def _nests(value, levels: int) -> bool:
+    """Whether a parsed JSON value nests more than ``levels`` levels (a scalar: none)."""
+    if not isinstance(value, (dict, list)):
+        return False
+    if levels <= 0:
+        return True
+    return any(_nests(v, levels - 1) for v in (value.values() if isinstance(value, dict)
+                                                else value))
+
+
+def _deep_field(data: dict) -> str | None:
+    """The field of a body that nests too deep: a top-level key, or a move's
+    (``moves[3].x``). Only asked of bodies that do, so its cost is theirs."""
+    for key, value in data.items():
+        if not _nests(value, MAX_DEPTH - 1):
+            continue
+        if key == "moves" and isinstance(value, list):
+            for i, move in enumerate(value):
+                for name, item in (move.items() if isinstance(move, dict) else ()):
+                    if _nests(item, MAX_DEPTH - 3):
+                        return f"moves[{i}].{name}"
+                if _nests(move, MAX_DEPTH - 2):
+                    return f"moves[{i}]"
+        return key
+    return None
+
+
+def check_id(value: str, field: str, status: int = 422) -> None:
+    """ValidationError naming ``field`` when an id holds a character ids may not hold
+    (control and formatting characters: :mod:`fairgrid.daemon.text`)."""
+    ch = refused_char(value)
+    if ch is not None:
+        raise ValidationError(field, f"must not hold control or formatting characters "
+                                     f"(it holds {describe(ch)})", status)
 
 
 def parse_time(text, field: str, status: int = 422) -> datetime:
@@ -105,6 +177,7 @@ def _string(obj: dict, key: str, where: str, required: bool = True) -> str | Non
         raise ValidationError(where + key, "must be a non-empty string")
     if len(value) > MAX_ID_LENGTH:
         raise ValidationError(where + key, f"must be at most {MAX_ID_LENGTH} characters")
+    check_id(value, where + key)
     return value
 
 
@@ -221,12 +294,27 @@ def parse_solve(data: dict) -> SolveEvent:
     outcome = data.get("outcome")
     if outcome is not None and outcome not in OUTCOMES:
         raise ValidationError("outcome", f"must be one of {', '.join(OUTCOMES)}")
+    client = data.get("client")
+    if client is not None and not isinstance(client, dict):
+        raise ValidationError("client", "must be an object (the portal client's signals)")
     moves = data.get("moves")
     if not isinstance(moves, list):
         raise ValidationError("moves", "must be a list")
     columns = _moves_fast(moves) or _moves_checked(moves)
     return SolveEvent(portal, submission_id, tournament_id, player_id, puzzle_id, givens,
-                      started_at, *columns, kind)
+                      started_at, *columns, kind, outcome, client)
+
+
+def scoring_fields(raw: str) -> tuple[dict | None, str | None]:
+    """What scoring reads of a stored body: its ``client`` block and its reported
+    ``outcome``, parsed as ingestion parses (:func:`parse_json`: the same parser, the same
+    depth bound), so a body ingestion accepted always reads. ValidationError for one
+    stored before those bounds that breaks them. A ``client`` that is not an object
+    (stored before ingestion refused those) counts as none, as scoring always took it."""
+    data = parse_json(raw.encode("utf-8"))
+    client, outcome = data.get("client"), data.get("outcome")
+    return (client if isinstance(client, dict) else None,
+            outcome if isinstance(outcome, str) and outcome in OUTCOMES else None)
 
 
 

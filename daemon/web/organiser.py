@@ -117,7 +117,8 @@ async def get_player(request: web.Request) -> web.Response:
     subs = [{"submission_id": r["submission_id"], "tournament_id": r["tournament_id"],
              "puzzle_id": r["puzzle_id"], "started_at": iso(r["started_at"]),
              "duration_ms": r["duration_ms"], "n_moves": r["n_moves"],
-             "complete": r["complete"], "status": r["status"], "anomaly": r["anomaly"],
+             "complete": r["complete"], "status": r["status"],
+             "score_error": r["score_error"], "anomaly": r["anomaly"],
              "flagged": r["flagged"]} for r in rows]
     pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
     z = player_z(pvals) if pvals else None

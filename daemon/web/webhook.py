@@ -11,6 +11,7 @@ from aiohttp import web
 from ..ingest import ValidationError, check_and_replay, parse_body
 from ..ingest.puzzles import SUDOKU, PuzzleInfo, canonical_text, check_puzzle
 from ..ingest.signatures import SignatureError
+from ..ingest.solve import EARLIEST_START
 from ..store import SubmissionRecord
 from .context import CTX, json_response
 
@@ -20,9 +21,22 @@ _ACCEPTED = b'{"status": "accepted"}'
 _DUPLICATE = b'{"status": "duplicate"}'
 
 
+def _check_content_type(request: web.Request) -> None:
+    """The body must be labelled JSON in UTF-8 (415 otherwise): a sender labelling it
+    anything else is misconfigured, and saying so is clearer than a JSON error."""
+    if request.content_type != "application/json" or (
+            request.charset not in (None, "utf-8", "utf8")):
+        raise ValidationError("content-type", "must be application/json (UTF-8), not "
+                              f"{request.headers.get('Content-Type', 'missing')[:100]!r}", 415)
+
+
 def _check_times(event, received_at: datetime, skew_s: int) -> None:
-    """A solve cannot start, or end, after it was received (beyond the clock skew)."""
+    """A solve starts within the window fairgrid stores (EARLIEST_START to its receipt
+    plus the clock skew) and cannot end after it was received (beyond the skew)."""
     latest = received_at + timedelta(seconds=skew_s)
+    if event.started_at < EARLIEST_START:
+        raise ValidationError("started_at", f"is before {EARLIEST_START.date().isoformat()}"
+                              f": {event.started_at.isoformat()}")
     if event.started_at > latest:
         raise ValidationError("started_at", f"is in the future: {event.started_at.isoformat()} "
                               f"is more than {skew_s} s after the webhook was received")
@@ -54,7 +68,11 @@ async def handle_solve(request: web.Request) -> web.Response:
         ctx.metrics.signature_failures.labels(exc.reason).inc()
         ctx.metrics.webhook_requests.labels("unknown", "unauthorized").inc()
         raise
+    except ValidationError:  # a malformed webhook-id
+        ctx.metrics.webhook_requests.labels("unknown", "invalid").inc()
+        raise
     try:
+        _check_content_type(request)
         event = parse_body(body)
         if event.portal != portal:
             ctx.metrics.signature_failures.labels("wrong_portal").inc()

@@ -6,6 +6,11 @@ with two statements, scored in a pool process (``analytics.evidence.score_solve`
 ``analytics.puzzle_model.ScoringInputs``), and written in one transaction by the single
 writer: scores, new or changed flags with their history (the state machine is in
 ``store.repository.scores``), and the submissions' ``scored`` status.
+
+A submission that cannot be scored (a stored body that no longer reads, an error in the
+analytics) fails alone: it ends ``unscorable`` with the reason, is counted, is not tried
+again, and the rest of its batch is scored. A failure of the batch itself (the database,
+the pool) leaves every submission of it for the sweep to retry.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from fairgrid.analytics.calibration import skill_uncertainty
 from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreJob,
                                              ScoringInputs, scoring_inputs)
 
+from ..ingest.solve import ValidationError, scoring_fields
 from ..metrics import Metrics
 from ..settings import Settings
 from ..store import Store
@@ -38,16 +44,17 @@ YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
 SUMMARY = ("anomaly", "p_value", "flagged", "reasons")
+MAX_REASON = 500  # characters of a failure's reason kept with the submission
 
 
-def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]]:
+def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict | None, str]]:
     """The analytics of a batch of submissions: per submission, the summary the writer
-    needs (:data:`SUMMARY`) and the whole evidence as JSON text. ``payload`` is the
-    batch's moves as columns (sorted by ``sub_key``, then ``seq``) and one job per
-    submission. Runs in a pool process, which also cuts each submission's moves out of
-    the columns, parses each raw body for the portal's optional ``client`` signals and
-    encodes the evidence: none of that per-submission work is on the event loop."""
-    from fairgrid.analytics.evidence import score_solve
+    needs (:data:`SUMMARY`) and the whole evidence as JSON text, or (None, why it could
+    not be scored). ``payload`` is the batch's moves as columns (sorted by ``sub_key``,
+    then ``seq``) and one job per submission. Runs in a pool process, which also cuts
+    each submission's moves out of the columns, reads each raw body's ``client`` and
+    ``outcome`` as ingestion read them and encodes the evidence: none of that
+    per-submission work is on the event loop."""
     moves, jobs = payload
     keys = np.asarray(moves["sub_key"])
     cols = {c: np.asarray(moves[c], dtype=np.int64) for c in ("t_ms", "cell", "digit", "note")}
@@ -55,15 +62,33 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict, str]
     for job in jobs:
         lo = np.searchsorted(keys, job.sub_key)
         hi = np.searchsorted(keys, job.sub_key, side="right")
-        body = json.loads(job.raw)
-        client = body.get("client")
-        ev = score_solve(job.facts, job.null, cols["t_ms"][lo:hi], cols["cell"][lo:hi],
-                         cols["digit"][lo:hi], cols["note"][lo:hi].astype(bool),
-                         skill=job.skill, client=client if isinstance(client, dict) else None,
-                         fpr=job.fpr, sources=job.sources, history=job.history,
-                         skill_sd=job.skill_sd, reported=body.get("outcome"))
-        out.append(({k: ev[k] for k in SUMMARY}, json.dumps(ev)))
+        try:
+            out.append(_score_one(job, {c: v[lo:hi] for c, v in cols.items()}))
+        except MemoryError:  # the process's trouble, not the submission's: fail the batch
+            raise
+        except Exception as exc:  # noqa: BLE001 - one submission must not stop the others
+            out.append((None, unscorable_reason(exc)))
     return out
+
+
+def _score_one(job: ScoreJob, moves: dict[str, np.ndarray]) -> tuple[dict, str]:
+    """(summary, evidence JSON) of one submission; raises what stops it being scored."""
+    from fairgrid.analytics.evidence import score_solve
+    client, reported = scoring_fields(job.raw)
+    ev = score_solve(job.facts, job.null, moves["t_ms"], moves["cell"], moves["digit"],
+                     moves["note"].astype(bool), skill=job.skill, client=client,
+                     fpr=job.fpr, sources=job.sources, history=job.history,
+                     skill_sd=job.skill_sd, reported=reported)
+    return {k: ev[k] for k in SUMMARY}, json.dumps(ev)
+
+
+def unscorable_reason(exc: Exception) -> str:
+    """The outcome shown for a submission scoring failed on: "could not be scored: ..."."""
+    if isinstance(exc, ValidationError):
+        what = f"{exc.field}: {exc}" if exc.field else str(exc)
+    else:
+        what = f"{type(exc).__name__}: {exc}"
+    return f"could not be scored: {what}"[:MAX_REASON]
 
 
 def _rating_run(row: tuple) -> RatingRun:
@@ -171,7 +196,7 @@ class Scorer:
 
     async def score(self, portal: str, submission_id: str) -> dict | None:
         """Score one submission now: its evidence, or None when its puzzle is not ready
-        yet (or there is no such submission)."""
+        yet (or there is no such submission, or it could not be scored)."""
         key = await asyncio.to_thread(self._store.read, sql.sub_key_of, portal, submission_id)
         if key is None:
             return None
@@ -202,12 +227,17 @@ class Scorer:
             evidence = await loop.run_in_executor(self._executor, compute_batch, (moves, jobs))
         else:
             evidence = await asyncio.to_thread(compute_batch, (moves, jobs))
-        results = {(row["portal"], row["submission_id"]): ev
-                   for (row, _), ev in zip(ready, evidence)}
-        await self._write_all(results, [int(row["sub_key"]) for row, _ in ready],
-                              rescored=any(row["status"] != "pending" for row, _ in ready))
+        scored = [(row, ev) for (row, _), ev in zip(ready, evidence) if ev[0] is not None]
+        failed = [(row, ev[1]) for (row, _), ev in zip(ready, evidence) if ev[0] is None]
+        if failed:
+            await self._mark_unscorable(failed)
+        results = {(row["portal"], row["submission_id"]): ev for row, ev in scored}
+        if not results:
+            return {}
+        await self._write_all(results, [int(row["sub_key"]) for row, _ in scored],
+                              rescored=any(row["status"] != "pending" for row, _ in scored))
         per = (time.perf_counter() - started) / len(results)
-        for row, _ in ready:
+        for row, _ in scored:
             summary, _ = results[(row["portal"], row["submission_id"])]
             self._metrics.scoring_duration.observe(per)
             if row["status"] == "pending":  # a re-score is not a new scored submission
@@ -216,6 +246,17 @@ class Scorer:
             else:
                 self._metrics.submissions_rescored.inc()
         return results
+
+    async def _mark_unscorable(self, failed: list[tuple[dict, str]]) -> None:
+        """Record why submissions could not be scored (status ``unscorable``: the sweep
+        leaves them), count and log them."""
+        await asyncio.wrap_future(self._store.write(
+            sql.mark_unscorable, [int(row["sub_key"]) for row, _ in failed],
+            [reason for _, reason in failed]))
+        self._metrics.submissions_unscorable.inc(len(failed))
+        for row, reason in failed:
+            log.warning("submission %r of portal %r: %s", row["submission_id"],
+                        row["portal"], reason)
 
     def _job(self, row: dict, inputs: ScoringInputs) -> ScoreJob:
         rated = row["skill"] is not None

@@ -30,12 +30,14 @@ def overview(cur, portals) -> list[dict]:
 
 def backlogs(cur, portals) -> dict:
     clause, params = _portal_clause("portal", portals)
-    waiting = cur.execute(f"SELECT count(*) FROM submissions WHERE status <> 'scored' AND "
-                          f"{clause}", params).fetchone()[0]
+    waiting, unscorable = cur.execute(
+        "SELECT count(*) FILTER (WHERE status IN ('pending', 'rescore')), "
+        f"count(*) FILTER (WHERE status = 'unscorable') FROM submissions WHERE {clause}",
+        params).fetchone()
     pending = cur.execute("SELECT count(*) FROM puzzles WHERE status = 'pending'").fetchone()[0]
     run = cur.execute("SELECT id, started_at, finished_at, status FROM job_runs WHERE "
                       "job = 'nightly' ORDER BY started_at DESC LIMIT 1").fetchone()
-    return {"scoring": waiting, "analysis": pending,
+    return {"scoring": waiting, "unscorable": unscorable, "analysis": pending,
             "nightly": None if run is None else dict(zip(("id", "started_at", "finished_at",
                                                           "status"), run))}
 
@@ -82,7 +84,8 @@ def flag(cur, flag_id: int, portals) -> dict | None:
     cur.execute(
         "SELECT f.id, f.portal, f.submission_id, f.created_at, f.state, s.sub_key, "
         "s.tournament_id, s.player_id, s.puzzle_id, s.started_at, s.duration_ms, "
-        "s.complete, sc.anomaly, sc.p_value, sc.evidence, sc.scored_at "
+        "s.complete, s.status, s.score_error, sc.anomaly, sc.p_value, sc.evidence, "
+        "sc.scored_at "
         f"{FROM} WHERE f.id = ? AND {clause}", [flag_id] + params)
     return _first(cur)
 
@@ -98,7 +101,8 @@ def search(cur, portals, text: str, limit: int = 50) -> list[dict]:
     like = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     cur.execute(
         "SELECT s.portal, s.submission_id, s.player_id, s.tournament_id, s.puzzle_id, "
-        "s.started_at, s.duration_ms, s.complete, s.status, sc.anomaly, f.id AS flag_id, "
+        "s.started_at, s.duration_ms, s.complete, s.status, s.score_error, sc.anomaly, "
+        "f.id AS flag_id, "
         "f.state FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
         "sc.submission_id = s.submission_id LEFT JOIN flags f ON f.portal = s.portal AND "
         "f.submission_id = s.submission_id WHERE (s.submission_id LIKE ? ESCAPE '\\' OR "

@@ -93,7 +93,7 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
     or confirmed: not cleared by a person, not withdrawn by a re-score)."""
     cur.execute(
         "SELECT s.submission_id, s.tournament_id, s.puzzle_id, s.started_at, s.duration_ms, "
-        "s.n_moves, s.complete, s.status, sc.anomaly, sc.p_value, "
+        "s.n_moves, s.complete, s.status, s.score_error, sc.anomaly, sc.p_value, "
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
         "f.submission_id = s.submission_id AND f.state IN ('open', 'confirmed')) AS flagged "
         "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "

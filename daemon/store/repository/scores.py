@@ -10,6 +10,10 @@ Scoring raises a flag ``open`` with the reasons it found; re-scoring moves it be
 ``open`` and ``withdrawn`` (never deleting it) and never overrides a human decision: a
 flag whose last change was a person's (a reopened one) stays as it is. Every change is a
 ``flag_history`` row.
+
+A submission's status: ``pending`` until scored, ``scored``, ``rescore`` while queued
+again (after a nightly run), ``unscorable`` when scoring failed on it (``score_error``
+says why; final: the sweep leaves it, and a score it had before stays).
 """
 
 from __future__ import annotations
@@ -162,7 +166,16 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         else:  # keep the reasons it was raised for
             con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
     keys = score_batch["sub_key"]
-    con.execute("UPDATE submissions SET status = 'scored' WHERE sub_key BETWEEN ? "
-                "AND ? AND sub_key IN (SELECT sub_key FROM score_batch)",
+    con.execute("UPDATE submissions SET status = 'scored', score_error = NULL WHERE "
+                "sub_key BETWEEN ? AND ? AND sub_key IN (SELECT sub_key FROM score_batch)",
                 [int(keys.min()), int(keys.max())])
     return [(portal, sid) for _, portal, sid in created]
+
+
+def mark_unscorable(con, sub_keys: list[int], reasons: list[str]) -> None:
+    """Give submissions scoring failed on the final status ``unscorable`` with the
+    reason (one statement; a submission erased meanwhile stays erased)."""
+    unscorable = {"sub_key": np.array(sub_keys, dtype=np.int64),  # noqa: F841 - by name
+                  "reason": np.array(reasons, dtype=object)}
+    con.execute("UPDATE submissions SET status = 'unscorable', score_error = u.reason "
+                "FROM unscorable u WHERE submissions.sub_key = u.sub_key")

@@ -19,7 +19,11 @@ from fairgrid.daemon.ingest.puzzles import PuzzleInfo, check_puzzle
 from fairgrid.daemon.ingest import (ValidationError, check_and_replay, parse_body,
                                     parse_json, same_content)
 from fairgrid.daemon.ingest.fast_path import parse_fast as _parse_fast
-from fairgrid.daemon.ingest.solve import _moves_checked, _moves_fast, parse_solve
+from fairgrid.daemon.ingest.signatures import Verifier, sign
+from fairgrid.daemon.ingest.solve import (MAX_DEPTH, _moves_checked, _moves_fast, parse_solve,
+                                          scoring_fields)
+from fairgrid.daemon.testing import SECRET_A
+from fairgrid.daemon.text import refused_char, shown
 
 from ...fixtures import EASY
 
@@ -183,8 +187,13 @@ def json_texts(draw):
                 pairs.append(('"kind"', '"pl\\u0061ce"'))
         draw(st.randoms()).shuffle(pairs)
         moves.append(write(pairs))
+    if draw(st.booleans()):  # nesting in a move: at the bound, past it, far past it
+        depth = draw(st.sampled_from([MAX_DEPTH - 3, MAX_DEPTH - 2, 900]))
+        moves.append('{"t_ms": 0, "cell": 2, "digit": 4, "x": ' + "[" * depth
+                     + "]" * depth + "}")
     top = [('"type"', '"solve.completed"'), ('"portal"', '"demo"'),
-           ('"submission_id"', json.dumps(draw(st.sampled_from(["s-1", "", "x" * 201, "é"])))),
+           ('"submission_id"', json.dumps(draw(st.sampled_from(
+               ["s-1", "", "x" * 201, "é", "s\u202e1", "s\x00", "s\u200b", "名前 1"])))),
            ('"player_id"', '"p-1"'), ('"puzzle"', write([('"id"', '"easy"')])),
            ('"started_at"', json.dumps(draw(st.sampled_from(
                ["2026-11-21T10:00:00Z", "2026-11-21T12:00:00+02:00", "2026-11-21", "x"])))),
@@ -193,6 +202,12 @@ def json_texts(draw):
         top.append(('"tournament_id"', json.dumps(draw(st.sampled_from(["t", None, 3])))))
     if draw(st.booleans()):
         top.append((json.dumps(draw(st.text(max_size=3))), json.dumps(draw(json_values))))
+    if draw(st.booleans()):  # the portal client's block: an object, or not, maybe deep
+        depth = draw(st.sampled_from([0, MAX_DEPTH - 2, MAX_DEPTH - 1]))
+        client = draw(st.sampled_from(['{"paste_count": 2}', "null", '"x"', "[1]", "{}",
+                                       '{"n": 1e400}', '{"n": 123456789012345678901}']))
+        top.append(('"client"', "{" + '"a": ' + "[" * depth + "]" * depth + "}"
+                    if depth else client))
     draw(st.randoms()).shuffle(top)
     return write(top).encode()
 
@@ -236,3 +251,129 @@ def test_same_content_ignores_key_order_and_white_space_only():
     assert not same_content(a, a.replace('"digit": 4', '"digit": 5'))
     assert not same_content(a, a.replace('"t_ms": 1', '"t_ms": 1.0'))
     assert not same_content(a, "not json")
+
+
+# -- one depth bound, ids, what scoring reads -------------------------------------------
+
+def _nested(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+def _with(where: str, value: str, extra: bool = False) -> bytes:
+    """An ordinary body as text with ``value`` (JSON text) as the client block or as an
+    unknown field of the first move; ``extra``: an unknown top-level field too, which
+    sends the body down the checked path."""
+    text = json.dumps(body([{"t_ms": 1, "cell": 2, "digit": 4}]))
+    if where == "client":
+        text = text[:-1] + f', "client": {value}}}'
+    else:
+        text = text.replace('"digit": 4', f'"digit": 4, "x": {value}')
+    if extra:
+        text = text[:-1] + ', "extra": 1}'
+    return text.encode()
+
+
+@pytest.mark.parametrize("where, field, levels_at_bound", [
+    ("client", "client", MAX_DEPTH - 1),   # the body, then the client's levels
+    ("move", "moves[0].x", MAX_DEPTH - 3),  # the body, the moves, the move, then the value's
+])
+@pytest.mark.parametrize("extra", [False, True], ids=["fast path", "checked path"])
+def test_one_depth_bound_holds_on_both_paths(where, field, levels_at_bound, extra):
+    """A body nesting MAX_DEPTH levels is read, one level more is 422 naming the field,
+    whichever path reads it; far deeper (past msgspec's recursion bound) too, with no
+    exception escaping the fast path."""
+    value = lambda levels: ("{" + '"a": ' + _nested(levels - 1) + "}"  # noqa: E731
+                            if where == "client" else _nested(levels))
+    at_bound = _with(where, value(levels_at_bound), extra)
+    event = parse_body(at_bound)
+    assert (_parse_fast(at_bound) is not None) == (not extra)
+    if where == "client":
+        assert event.client == json.loads(at_bound)["client"]
+    for levels in (levels_at_bound + 1, 1000):
+        deep = _with(where, value(levels), extra)
+        assert _parse_fast(deep) is None
+        with pytest.raises(ValidationError) as exc:
+            parse_body(deep)
+        assert (exc.value.field, exc.value.status) == (field, 422)
+        assert f"{MAX_DEPTH} levels" in str(exc.value)
+
+
+def test_the_client_block_is_an_object_read_alike_by_both_paths():
+    for text in ('{"paste_count": 3, "device": {"kind": "tablet"}}', "null", "{}"):
+        raw = _with("client", text)
+        fast = _parse_fast(raw)
+        assert fast is not None and _as_tuple(fast) == _as_tuple(parse_solve(parse_json(raw)))
+        assert fast.client == json.loads(text)
+    for text in ('"x"', "[1]", "3"):
+        raw = _with("client", text)
+        assert _parse_fast(raw) is None
+        with pytest.raises(ValidationError) as exc:
+            parse_body(raw)
+        assert exc.value.field == "client"
+    # a number msgspec passes and orjson refuses: the checked path says so, nothing
+    # escapes; an integer past 64 bits both read as orjson does
+    raw = _with("client", '{"n": 1e400}')
+    assert _parse_fast(raw) is None
+    with pytest.raises(ValidationError) as exc:
+        parse_body(raw)
+    assert exc.value.status == 400
+    raw = _with("client", '{"n": 123456789012345678901}')
+    assert _as_tuple(_parse_fast(raw)) == _as_tuple(parse_solve(parse_json(raw)))
+    assert parse_body(json.dumps(body([]) | {"outcome": "abandoned"}).encode()).outcome \
+        == "abandoned"
+
+
+ID_FIELDS = [(["portal"], "portal"), (["submission_id"], "submission_id"),
+             (["tournament_id"], "tournament_id"), (["player_id"], "player_id"),
+             (["puzzle", "id"], "puzzle.id")]
+
+
+@pytest.mark.parametrize("path, field", ID_FIELDS)
+@pytest.mark.parametrize("char", ["\u202e", "\u2066", "\x00", "\x1b", "\u200b", "\u2028",
+                                  "\ufeff"])
+@pytest.mark.parametrize("escaped", [True, False], ids=["\\u escape", "raw UTF-8"])
+def test_ids_with_control_or_formatting_characters_are_refused(path, field, char, escaped):
+    data = body([{"t_ms": 1, "cell": 2, "digit": 4}])
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = f"p-{char}42"
+    raw = json.dumps(data, ensure_ascii=escaped).encode()
+    assert _parse_fast(raw) is None
+    with pytest.raises(ValidationError) as exc:
+        parse_body(raw)
+    assert exc.value.field == field and exc.value.status == 422
+    assert f"U+{ord(char):04X}" in str(exc.value)
+
+
+def test_ids_in_other_scripts_and_with_spaces_are_taken():
+    for pid in ("é-1", "名前", "player one", "\u05e9\u05dc\u05d5\u05dd"):  # Hebrew: RTL text
+        data = body([{"t_ms": 1, "cell": 2, "digit": 4}]) | {"player_id": pid}
+        raw = json.dumps(data, ensure_ascii=False).encode()
+        fast = _parse_fast(raw)
+        assert fast is not None and fast.player_id == pid
+        assert _as_tuple(fast) == _as_tuple(parse_solve(parse_json(raw)))
+    assert refused_char("p-42") is None and refused_char("p\u202e") == "\u202e"
+    assert shown("p\u202e-42\x1b") == "p\\u202e-42\\u001b" and shown("名前") == "名前"
+
+
+@pytest.mark.parametrize("msg_id", ["x" * 201, "msg\u202e-1", "msg\x01"])
+def test_a_malformed_webhook_id_is_400_naming_the_header(msg_id):
+    import time
+
+    raw = json.dumps(body([])).encode()
+    headers = sign(SECRET_A, msg_id, int(time.time()), raw)
+    with pytest.raises(ValidationError) as exc:
+        Verifier.from_portals({"demo": (SECRET_A,)}).verify(headers, raw, time.time())
+    assert (exc.value.field, exc.value.status) == ("webhook-id", 400)
+
+
+def test_scoring_reads_what_ingestion_accepted_and_names_what_it_cannot():
+    raw = _with("client", '{"paste_count": 2}').decode()
+    assert scoring_fields(raw) == ({"paste_count": 2}, None)
+    # stored before ingestion refused them: a client that is not an object counts as
+    # none (as scoring always took it), a body nested too deep is named
+    assert scoring_fields(_with("client", '"x"').decode()) == (None, None)
+    with pytest.raises(ValidationError) as exc:
+        scoring_fields(_with("client", _nested(1000)).decode())
+    assert exc.value.field == "client"

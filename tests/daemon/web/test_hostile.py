@@ -79,7 +79,7 @@ def _mutate(body: dict, path: list, value):
 FIELDS = [["type"], ["portal"], ["submission_id"], ["player_id"], ["tournament_id"],
           ["puzzle"], ["puzzle", "id"], ["puzzle", "givens"], ["started_at"], ["moves"],
           ["moves", 0], ["moves", 3, "cell"], ["moves", 3, "digit"], ["moves", 3, "t_ms"],
-          ["moves", 3, "kind"]]
+          ["moves", 3, "kind"], ["client"], ["outcome"]]
 
 
 @hsettings(max_examples=150)
@@ -114,6 +114,14 @@ def test_arbitrary_bodies_never_5xx(server, raw, n):
     b'{"a": Infinity}',
     b'{"moves": [' + b",".join([b'{"t_ms": 1, "cell": 0, "digit": 1}'] * 4000) + b"]}",
     "{\"player_id\": \"\udcff\"}".encode("utf-8", "surrogatepass"),
+    # a valid solve with nesting past what later readers cope with, in the client block
+    # and in a move (the fast path's parser raised RecursionError on the second)
+    (json.dumps(solve_body("deep-client"))[:-1] + ', "client": ' + "[" * 1000 + "]" * 1000
+     + "}").encode(),
+    json.dumps(solve_body("deep-move")).replace(
+        '"digit": ', '"x": ' + "[" * 1000 + "]" * 1000 + ', "digit": ', 1).encode(),
+    # ids that reorder the text around them on a screen
+    json.dumps(solve_body("s-\u202e1"), ensure_ascii=False).encode(),
 ])
 def test_nasty_bodies(server, raw):
     base, app = server

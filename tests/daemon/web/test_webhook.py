@@ -123,6 +123,17 @@ async def test_bad_signatures_are_401_and_store_nothing(client, case):
     assert rows(client, "SELECT count(*) FROM puzzles") == [(0,)]
 
 
+DEEP = "[" * 1000 + "]" * 1000  # within orjson's bound, far past the body's (as JSON text)
+
+
+def _deep_client() -> bytes:
+    return (json.dumps(solve_body())[:-1] + f', "client": {DEEP}}}').encode()
+
+
+def _deep_move() -> bytes:
+    return json.dumps(solve_body()).replace('"digit": ', f'"x": {DEEP}, "digit": ', 1).encode()
+
+
 def _with_move(i, **change):
     moves = solve_moves()
     moves[i] = {**moves[i], **change}
@@ -148,6 +159,17 @@ def _with_move(i, **change):
     (solve_body(givens=None), 422, "puzzle.givens"),  # unknown puzzle, no givens
     (solve_body(givens="." * 81), 422, "puzzle.givens"),  # not unique
     (solve_body(givens=EASY[:80]), 422, "puzzle.givens"),
+    # stored times stay within what every reader represents
+    (solve_body(started_at="0001-01-01T00:30:00+01:00"), 422, "started_at"),
+    (solve_body(started_at="1999-12-31T23:59:59Z"), 422, "started_at"),
+    # ids that would reorder the text around them on a screen
+    (solve_body(player_id="p-\u202e42"), 422, "player_id"),
+    (solve_body(tournament_id="t\x1b[31m"), 422, "tournament_id"),
+    (solve_body(puzzle_id="easy\u2066"), 422, "puzzle.id"),
+    # one nesting bound for the whole body, named where it is broken
+    (_deep_client(), 422, "client"),
+    (_deep_move(), 422, "moves[0].x"),
+    (solve_body(client="x"), 422, "client"),
 ])
 async def test_malformed_and_invalid_bodies(client, body, status, field):
     raw, headers = signed(body)
@@ -349,3 +371,63 @@ def test_responses_never_carry_nan_or_infinity():
     from fairgrid.daemon.web.context import dumps
     text = dumps({"a": float("nan"), "b": [float("inf"), 1.5], "c": {"d": -float("inf")}})
     assert json.loads(text) == {"a": None, "b": [None, 1.5], "c": {"d": None}}
+
+
+async def test_the_webhook_contract_on_headers_numbers_and_length(client):
+    """Each rule docs/openapi.yaml states for what is not obviously right or wrong."""
+    # the body must be labelled JSON: 415 naming the header, nothing stored
+    for content_type in ("text/plain", "application/x-www-form-urlencoded",
+                         "application/json; charset=latin-1", None):
+        raw, headers = signed(solve_body())
+        if content_type is None:
+            del headers["content-type"]
+        else:
+            headers["content-type"] = content_type
+        resp = await client.post(URL, data=raw, headers=headers)
+        assert resp.status == 415, content_type
+        assert (await resp.json())["field"] == "content-type"
+    assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+    # a webhook-id no portal may send is a malformed request, not a signature failure
+    for msg_id in ("m" * 201, "m-\u202e1"):
+        raw, headers = signed(solve_body(), msg_id=msg_id)
+        resp = await client.post(URL, data=raw, headers=headers)
+        assert resp.status == 400 and (await resp.json())["field"] == "webhook-id", msg_id
+    status, _ = await post(client, solve_body("s-200"), msg_id="m" * 200)
+    assert status == 202
+    # an integral number is an integer (JSON Schema's rule): 4.0 is the digit 4
+    moves = _with_move(0, digit=4.0)
+    status, _ = await post(client, solve_body("s-float", moves=moves,
+                                              started_at="2026-11-21T10:00:00Z"),
+                           msg_id="m-float")
+    assert status == 202
+    assert rows(client, "SELECT m.digit FROM moves m JOIN submissions s USING (sub_key) "
+                        "WHERE s.submission_id = 's-float' AND m.seq = 0") == [(4,)]
+    raw, headers = signed(solve_body("s-json", moves=moves), msg_id="m-json")
+    headers["content-type"] = "application/json; charset=utf-8"
+    assert (await client.post(URL, data=raw, headers=headers)).status == 202
+    # long logs are taken whole: pencil marks and second thoughts are a solve's evidence
+    empties = [m["cell"] for m in solve_moves()]
+    marks = [{"t_ms": 10 * k, "cell": empties[k % len(empties)], "digit": 1 + k % 9,
+              "kind": "note"} for k in range(10_000 - 49)]
+    long_log = marks + [{**m, "t_ms": m["t_ms"] + 100_000} for m in solve_moves()]
+    status, _ = await post(client, solve_body("s-long", moves=long_log), msg_id="m-long")
+    assert status == 202
+    assert rows(client, "SELECT n_moves, complete FROM submissions "
+                        "WHERE submission_id = 's-long'") == [(10_000, True)]
+
+
+async def test_times_stored_outside_what_python_represents_are_served(client):
+    """A start stored before ingestion bounded it (year 1 in UTC+1: year 0 in UTC) is
+    read back as the database's text: the submission and its player answer 200."""
+    assert (await post(client, solve_body()))[0] == 202
+
+    def backdate(con):
+        con.execute("UPDATE submissions SET started_at = '0001-01-01 00:30:00+01' "
+                    "WHERE submission_id = 's-1'")
+    await asyncio.wrap_future(store(client).writer.call(backdate))
+    resp = await client.get("/v1/submissions/demo/s-1", headers=bearer(ORGANISER))
+    assert resp.status == 200, await resp.text()
+    assert "BC" in (await resp.json())["started_at"]
+    resp = await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
+    assert resp.status == 200, await resp.text()
+    assert "BC" in (await resp.json())["submissions"][0]["started_at"]

@@ -19,6 +19,8 @@ from ...fixtures import EASY, EASY_SOLUTION, NURIKABE_8
 from ..helpers import make_settings
 
 EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
+COLUMNS = ("(sub_key, portal, submission_id, webhook_id, tournament_id, player_id, puzzle_id, "
+           "started_at, received_at, committed_at, n_moves, duration_ms, complete, status, raw)")
 METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
 
 
@@ -58,8 +60,8 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
                          now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
                          "scored", "{}"))
             key += 1
-    con.executemany("INSERT INTO submissions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?)", subs)
+    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?, ?, ?, ?)", subs)
     con.register("m", {k: np.array(v) for k, v in moves.items()})
     con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
     con.unregister("m")
@@ -140,8 +142,8 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
         for player, skill in skill_of.items():
             dur = int(1000 * np.exp(prior + 0.5 - skill + rng.normal(0, 0.1)))
             t = np.linspace(dur / free.size, dur, free.size).astype(int)
-            con.execute("INSERT INTO submissions VALUES (?, 'demo', ?, ?, 't', ?, ?, ?, ?, ?, "
-                        "?, ?, true, 'scored', '{}')",
+            con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
+                        "?, ?, ?, ?, ?, ?, true, 'scored', '{}')",
                         [key, f"n{key}", f"wn{key}", player, f"nk{j}", now, now,
                          now - timedelta(days=1), free.size, int(t[-1])])
             con.executemany("INSERT INTO moves VALUES (?, ?, ?, ?, ?, false)",
@@ -190,9 +192,9 @@ def test_each_puzzle_type_gets_its_own_fit_and_skills(tmp_path):
 def test_flagged_solves_are_left_out(tmp_path):
     con, truth = build(tmp_path / "n.duckdb", puzzles=12, players=30)
     # a flagged 1-second solve by u000 must not make u000 look fast
-    con.execute("INSERT INTO submissions SELECT 99999, portal, 'cheat', 'wc', tournament_id, "
-                "'u000', puzzle_id, started_at, received_at, committed_at, n_moves, 1000, "
-                "true, 'scored', '{}' FROM submissions LIMIT 1")
+    con.execute(f"INSERT INTO submissions {COLUMNS} SELECT 99999, portal, 'cheat', 'wc', "
+                "tournament_id, 'u000', puzzle_id, started_at, received_at, committed_at, "
+                "n_moves, 1000, true, 'scored', '{}' FROM submissions LIMIT 1")
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "VALUES ('demo', 'cheat', now(), 'open', '[]')")
     settings = make_settings(tmp_path)

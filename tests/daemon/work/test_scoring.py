@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 
 import numpy as np
 import pytest
@@ -12,7 +13,8 @@ from fairgrid.daemon.web.app import create_app
 from fairgrid.solvers import parse
 
 from ...fixtures import EASY, EASY_SOLUTION
-from ..helpers import query, ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
+from ..helpers import (query, ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer,
+                      make_settings, signed, solve_body, solve_moves)
 from ..work.test_analysis import wait_ready
 
 
@@ -135,6 +137,96 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
 
     player = await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))).json()
     assert player["aggregate"]["scored"] == 2 and player["aggregate"]["stouffer_z"] is not None
+
+
+async def _status(client, portal, sid, *, until, timeout=120.0) -> dict:
+    """The submission's document once its status is one of ``until`` (or the deadline)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
+                                      headers=bearer(ADMIN))).json()
+        if doc["status"] in until or asyncio.get_running_loop().time() > deadline:
+            return doc
+        await asyncio.sleep(0.2)
+
+
+async def _console_page(client, path: str) -> str:
+    """A console page's HTML, as a signed-in admin sees it."""
+    import re
+
+    if not any(c.key == "fairgrid_session" for c in client.session.cookie_jar):
+        resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+            "name": "rev", "role": "admin", "password": "a long password"})
+        assert resp.status == 201, await resp.text()
+        html = await (await client.get("/ui/login")).text()
+        csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+        resp = await client.post("/ui/login", data={"csrf": csrf, "name": "rev",
+                                                    "password": "a long password"},
+                                 allow_redirects=False)
+        assert resp.status == 303
+    resp = await client.get(path)
+    assert resp.status == 200, path
+    return await resp.text()
+
+
+async def test_a_submission_scoring_fails_on_is_set_apart_and_its_batch_is_scored(client,
+                                                                                 capsys):
+    """The issue's case: a body stored before ingestion bounded nesting (its ``client``
+    1,000 arrays deep) shares a batch with other portals' solves. They are scored; it
+    ends ``unscorable`` with the reason (API, console, command line, a metric), and the
+    sweep does not take it up again."""
+    empties = [m["cell"] for m in solve_moves()]
+    long_log = ([{"t_ms": 10 * k, "cell": empties[k % 49], "digit": 1 + k % 9,
+                  "kind": "note"} for k in range(10_000 - 49)]
+                + [{**m, "t_ms": m["t_ms"] + 100_000} for m in solve_moves()])
+    solves = [("demo", "a-1", SECRET_A, {}), ("other", "b-1", OTHER_SECRET, {}),
+              ("other", "b-long", OTHER_SECRET, {"moves": long_log}),
+              ("demo", "poisoned", SECRET_A, {"player_id": "p-poison"})]
+    for portal, sid, secret, extra in solves:
+        raw, headers = signed({**solve_body(submission_id=sid, portal=portal), **extra},
+                              secret=secret, msg_id=sid)
+        resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+        assert resp.status == 202, await resp.text()
+    for portal, sid, _, _ in solves:
+        assert (await _status(client, portal, sid, until=("scored",)))["status"] == "scored"
+    ctx = client.app[CTX_KEY()]
+
+    deep = json.dumps(solve_body(submission_id="poisoned"))[:-1] + \
+        ', "client": ' + "[" * 1000 + "]" * 1000 + "}"
+
+    def as_stored_before(con):  # and every one of them due for a score again
+        con.execute("UPDATE submissions SET raw = ? WHERE submission_id = 'poisoned'", [deep])
+        con.execute("UPDATE submissions SET status = 'rescore'")
+        return [k for (k,) in con.execute("SELECT sub_key FROM submissions "
+                                          "ORDER BY sub_key").fetchall()]
+    keys = await asyncio.wrap_future(ctx.store.writer.call(as_stored_before))
+    done = await ctx.scorer.score_many(keys)  # one batch, as the sweep makes it
+    assert set(done) == {("demo", "a-1"), ("other", "b-1"), ("other", "b-long")}
+    for portal, sid, _, _ in solves[:3]:
+        doc = await _status(client, portal, sid, until=("scored",))
+        assert doc["status"] == "scored" and doc["score_error"] is None
+    assert len((await _status(client, "other", "b-long", until=("scored",)))["moves"]) \
+        == 10_000
+    doc = await _status(client, "demo", "poisoned", until=("unscorable",))
+    assert doc["status"] == "unscorable"
+    assert doc["score_error"].startswith("could not be scored: client: nests deeper")
+    # final: the sweep's query no longer returns it, and a re-score is not retried
+    from fairgrid.daemon.store.repository import scores as scores_sql
+    assert ctx.store.read(scores_sql.due) == []
+    metrics = await (await client.get("/metrics")).text()
+    assert "fairgrid_submissions_unscorable_total 1.0" in metrics
+    # people see it: the player's page, search, the overview; the command line too
+    html = await _console_page(client, "/ui/players/demo/p-poison")
+    assert "unscorable" in html and "could not be scored: client: nests deeper" in html
+    assert "could not be scored" in await _console_page(client, "/ui/search?q=poisoned")
+    assert "Solves that could not be scored" in await _console_page(client, "/ui/")
+    # its first score flagged it (reading order at a metronome's pace): the flag's page
+    # says the evidence shown is that score's
+    html = await _console_page(client, f"/ui/flags/{doc['score']['flag']['id']}")
+    assert "could not be scored again" in html
+    from fairgrid.daemon.cli.render import print_report
+    print_report(doc)
+    assert "could not be scored: client: nests deeper" in capsys.readouterr().out
 
 
 def CTX_KEY():

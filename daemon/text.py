@@ -1,0 +1,48 @@
+"""Which characters an id may hold, and how text holding others is shown.
+
+Ids (portal, submission, tournament, player and puzzle ids, webhook-ids) are refused at
+ingestion when they hold a control character (Unicode category Cc), a format character
+(Cf: the bidirectional overrides and isolates such as U+202E, zero-width characters, the
+byte-order mark), a line or paragraph separator (Zl, Zp) or a surrogate (Cs): those
+change how the text around them is displayed (a U+202E reverses what follows it in the
+console's queue and in a terminal) without being visible themselves. Rows stored before
+the rule are shown with such characters escaped (:func:`shown`), and the console isolates
+every id in ``<bdi>``.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+REFUSED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # Unicode general categories
+
+
+def refused_char(text: str) -> str | None:
+    """The first character of ``text`` an id may not hold, or None (ASCII text, the
+    common case, is decided in C: its only refused characters are the controls)."""
+    if text.isascii():
+        if text.isprintable():
+            return None
+        return next(ch for ch in text if not ch.isprintable())
+    for ch in text:
+        if unicodedata.category(ch) in REFUSED:
+            return ch
+    return None
+
+
+def describe(ch: str) -> str:
+    """A refused character as words for an error message: U+202E RIGHT-TO-LEFT OVERRIDE."""
+    name = unicodedata.name(ch, "")
+    return f"U+{ord(ch):04X}" + (f" {name}" if name else "")
+
+
+def shown(text) -> str:
+    """``text`` with every refused character escaped as ``\\uXXXX``, for a terminal or a
+    page title (None shows as '-')."""
+    if text is None:
+        return "-"
+    text = str(text)
+    if refused_char(text) is None:
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in REFUSED else ch
+                   for ch in text)
