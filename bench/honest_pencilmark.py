@@ -124,8 +124,13 @@ def pencilmark_steps(puzzle: str, transform_seed: int) -> tuple[np.ndarray, np.n
 
 def pencilmark_solve(puzzle: str, solution: np.ndarray, rng: np.random.Generator, *,
                      total_s: float, transform_seed: int | None = None,
-                     mistake_rate: float = 0.02) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """One honest solve as a move log (t_ms, cell, digit, note) lasting about total_s seconds."""
+                     mistake_rate: float = 0.02, notes: bool = False
+                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """One honest solve as a move log (t_ms, cell, digit, note) lasting about total_s seconds.
+
+    ``notes``: first write every candidate as a pencil mark (a tap of 0.3–1.5 s each, at
+    most half of total_s), and after each placement strike its digit from the peers'
+    marks (bench/players.py's rules: a note toggles a mark)."""
     p = _norm(puzzle)
     sol = np.array([int(ch) for ch in solution] if isinstance(solution, str) else solution, np.int64)
     if transform_seed is None:
@@ -137,9 +142,28 @@ def pencilmark_solve(puzzle: str, solution: np.ndarray, rng: np.random.Generator
     # think time ~ work since the last placement, times per-step gamma(2) noise (mean 1)
     w = cost * rng.gamma(2.0, 0.5, n)
     read = total_s * float(np.clip(0.05 * rng.gamma(4.0, 0.25), 0.01, 0.15))
+    marks = _candidates(p) if notes else {}
+    if notes:
+        taps = rng.uniform(0.3, 1.5) * rng.gamma(4.0, 0.25, sum(map(len, marks.values())))
+        taps *= min(1.0, 0.5 * total_s / taps.sum())
+        read += taps.sum()
     think = w / w.sum() * (total_s - read)
     t = read + np.cumsum(think)
     ev_t, ev_c, ev_d = list(t), list(cells), list(digits)
+    ev_n = [False] * len(ev_t)
+    if notes:
+        for (c, d), at in zip(((c, d) for c in sorted(marks) for d in marks[c]),
+                              np.cumsum(taps) - taps):
+            ev_t.append(at), ev_c.append(c), ev_d.append(d), ev_n.append(True)
+        for k, (c, d) in enumerate(zip(cells.tolist(), digits.tolist())):
+            struck = [q for q in _PEERS[c] if q != c and d in marks.get(q, ())]
+            window = 0.4 * think[k + 1] if k + 1 < n else 1.0
+            gaps = rng.uniform(0.2, 0.6, len(struck))
+            gaps *= min(1.0, window / gaps.sum()) if struck else 1.0
+            for q, at in zip(struck, t[k] + np.cumsum(gaps)):
+                marks[q].discard(d)
+                ev_t.append(at), ev_c.append(q), ev_d.append(d), ev_n.append(True)
+            marks.pop(c, None)
     board = np.array([int(ch) for ch in p]).reshape(9, 9)
     for k in np.flatnonzero(rng.random(n) < mistake_rate):
         # a slip: a digit not visibly excluded (if any), overwritten once the player sees why
@@ -153,12 +177,25 @@ def pencilmark_solve(puzzle: str, solution: np.ndarray, rng: np.random.Generator
         ev_t.append(t[k] - min(rng.uniform(1.0, 6.0), 0.5 * think[k]))
         ev_c.append(cells[k])
         ev_d.append(int(rng.choice(pool)))
+        ev_n.append(False)
     order = np.argsort(ev_t, kind="stable")
     t_ms = np.round(np.asarray(ev_t)[order] * 1000).astype(np.int64)
     ar = np.arange(len(t_ms))
     t_ms = np.maximum.accumulate(t_ms - ar) + ar    # strictly increasing milliseconds
     return (t_ms, np.asarray(ev_c, np.int64)[order], np.asarray(ev_d, np.int64)[order],
-            np.zeros(len(t_ms), bool))
+            np.asarray(ev_n, bool)[order])
+
+
+_PEERS = [sorted({r * 9 + k for k in range(9)} | {k * 9 + c for k in range(9)}
+                 | {(r // 3 * 3 + i) * 9 + c // 3 * 3 + j for i in range(3) for j in range(3)})
+          for r, c in (divmod(x, 9) for x in range(81))]
+
+
+def _candidates(p: str) -> dict[int, set[int]]:
+    """The digits no peer holds, per empty cell of the puzzle text ``p``."""
+    g = [int(ch) for ch in p]
+    return {c: set(range(1, 10)) - {g[q] for q in _PEERS[c]}
+            for c in range(81) if not g[c]}
 
 
 def _ranks(x):
