@@ -103,8 +103,8 @@ async def handle(request):
     event = parse_body(body)
     complete = check_and_replay(event, INFO.givens_array, INFO.solution_array,
                                 INFO.order * INFO.order)
-    record = SubmissionRecord.of(event, webhook_id, datetime.now(timezone.utc), complete,
-                                 body.decode())
+    record = SubmissionRecord.of(event, event.puzzle_id, webhook_id,
+                                 datetime.now(timezone.utc), complete, body.decode())
     counter[0] += 1
     fut = asyncio.get_running_loop().create_future()
     pending[counter[0]] = fut

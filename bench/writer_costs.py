@@ -47,8 +47,8 @@ def records(n: int) -> list[SubmissionRecord]:
     out = []
     for i, (body, _headers) in enumerate(make_bodies(n, "wc")):
         ev = parse_body(body)
-        out.append(SubmissionRecord.of(ev, f"hook-{i}", datetime.now(timezone.utc), True,
-                                       body.decode()))
+        out.append(SubmissionRecord.of(ev, ev.puzzle_id, f"hook-{i}",
+                                       datetime.now(timezone.utc), True, body.decode()))
     return out
 
 

@@ -73,7 +73,8 @@ def puzzle(row: dict) -> dict:
         return None if values is None else [values[r * cols:(r + 1) * cols] for r in range(rows)]
 
     return {
-        "id": row["id"], "puzzle_type": kind, "status": row["status"],
+        "id": row["id"], "owner": row.get("owner"), "puzzle_type": kind,
+        "status": row["status"],
         "givens": row["givens"], "rows": rows, "cols": cols,
         "order": row["puzzle_order"] if kind == "sudoku" else None,
         "solution": row["solution"], "error": row["error"],

@@ -390,7 +390,7 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
 async def puzzle_page(request: web.Request, who: Principal) -> web.Response:
     pid = request.match_info["id"]
     row = await read(request, puzzle_sql.puzzle_document, pid)
-    if row is None:
+    if row is None or not (row["owner"] is None or who.sees(row["owner"])):
         raise NotFound(f"There is no puzzle {pid!r}.")
     doc = documents.puzzle(row)
     order, shape, _, _ = _grid_of(doc, 0)

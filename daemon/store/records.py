@@ -29,7 +29,7 @@ class SubmissionRecord:
     webhook_id: str
     tournament_id: str | None
     player_id: str
-    puzzle_id: str
+    puzzle_id: str  # the internal id (puzzles.id); the portal's name until a claim sets it
     started_at: datetime
     received_at: datetime
     t_ms: np.ndarray  # int64
@@ -38,22 +38,29 @@ class SubmissionRecord:
     note: np.ndarray  # bool: a pencil mark, not a placement
     complete: bool
     raw: str  # the body as received (same_content() on two of them: identical resubmission)
-    # (givens, order, solution, puzzle type) of a puzzle to register with the solve
+    # (givens, order, solution, puzzle type) of a puzzle the portal knew no puzzle of
+    # that name for: the writer claims the name (``repository.ingest.claim_puzzle``)
     new_puzzle: tuple[str, int, str, str] | None = None
 
     @classmethod
-    def of(cls, event, webhook_id: str, received_at: datetime, complete: bool, raw: str,
-           new_puzzle: tuple[str, int, str, str] | None = None) -> SubmissionRecord:
+    def of(cls, event, puzzle_id: str, webhook_id: str, received_at: datetime,
+           complete: bool, raw: str, new_puzzle: tuple[str, int, str, str] | None = None
+           ) -> SubmissionRecord:
         """The record of a solve parsed by ``ingest.parse_body`` (its portal checked
-        against the signature), as the webhook stores it."""
+        against the signature), as the webhook stores it: ``puzzle_id`` is the puzzle
+        the portal's name resolved to, or that name when ``new_puzzle`` is to be
+        claimed."""
         return cls(event.portal, event.submission_id, webhook_id, event.tournament_id,
-                   event.player_id, event.puzzle_id, event.started_at, received_at,
+                   event.player_id, puzzle_id, event.started_at, received_at,
                    event.t_ms, event.cell.astype(np.int16), event.digit.astype(np.int16),
                    event.note, complete, raw, new_puzzle)
 
 
 @dataclass(frozen=True)
 class WriteResult:
-    outcome: str  # accepted | duplicate | conflict (submission id) | hook_conflict (webhook-id)
+    # accepted | duplicate | conflict (submission id) | hook_conflict (webhook-id) |
+    # puzzle_conflict (the portal's puzzle of that name has other givens)
+    outcome: str
     committed_at: float  # time.monotonic() at commit
     sub_key: int | None = None  # the stored row's key (accepted only)
+    puzzle_id: str | None = None  # the puzzle it was stored against (accepted only)

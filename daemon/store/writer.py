@@ -415,12 +415,14 @@ class Writer:
             _resolve(batch, [StoreError(f"database write failed: {exc}")] * len(batch))
             return
         done = time.monotonic()
-        _resolve(batch, [WriteResult(outcome, done, key) for outcome, key in zip(outcomes, keys)])
+        _resolve(batch, [WriteResult(outcome, done, key, r.puzzle_id if key else None)
+                         for (r, _), outcome, key in zip(batch, outcomes, keys)])
         if self._on_batch:
             self._on_batch(len(batch))
 
     def _write(self, batch) -> tuple[list[str], list[int | None]]:
         records = [r for r, _ in batch]
+        claims = self._claim_puzzles(records)  # opens a transaction when there are any
         seen_hooks, stored, filter_keys = self._dedupe.stored(self._con, records)
         outcomes: list[str] = []
         keys: list[int | None] = []  # the sub_key each accepted record gets
@@ -429,7 +431,10 @@ class Writer:
         for r, pair in zip(records, filter_keys):
             key = (r.portal, r.submission_id)
             hook = (r.portal, r.webhook_id)
-            if hook in seen_hooks:
+            if r.puzzle_id is None:  # its claim found the portal's puzzle with other givens
+                outcomes.append("puzzle_conflict")
+                keys.append(None)
+            elif hook in seen_hooks:
                 # a retry of the same message, or another message under a used id
                 outcomes.append("duplicate" if same_content(seen_hooks[hook], r.raw)
                                 else "hook_conflict")
@@ -446,23 +451,33 @@ class Writer:
                 accepted.append(r)
                 new_keys += pair
         if accepted:
-            self._insert(accepted)
+            self._insert(accepted, in_transaction=claims)
             self._dedupe.remember(new_keys)
+        elif claims:  # nothing stored: no puzzle registered either
+            self._con.execute("ROLLBACK")
         return outcomes, keys
 
-    def _insert(self, records: list[SubmissionRecord]) -> None:
-        """Store accepted records (their submission rows, raw bodies included) and commit;
-        their moves join the pending ones."""
+    def _claim_puzzles(self, records: list[SubmissionRecord]) -> bool:
+        """Resolve the puzzle names that webhooks found no puzzle for, registering the
+        puzzles they carry (``repository.ingest.claim_puzzle``), in a transaction it
+        opens (True) that the batch's insert commits; a record whose claim failed gets
+        ``puzzle_id`` None. Rare: a puzzle first seen in a webhook."""
+        new = [r for r in records if r.new_puzzle is not None]
+        if not new:
+            return False
+        self._con.execute("BEGIN TRANSACTION")
+        now = utc_now()
+        for r in new:
+            r.puzzle_id = sql.claim_puzzle(self._con, r.portal, r.puzzle_id, r.new_puzzle,
+                                           now)
+        return True
+
+    def _insert(self, records: list[SubmissionRecord], in_transaction: bool) -> None:
+        """Store accepted records (their submission rows, raw bodies included) and commit
+        (the transaction the claims opened, if any); their moves join the pending
+        ones."""
         con = self._con
         now = utc_now()
-        new_puzzles = {}
-        for r in records:
-            if r.new_puzzle is not None:
-                new_puzzles.setdefault(r.puzzle_id, r.new_puzzle)
-        if new_puzzles:  # rare: a puzzle first seen in a webhook
-            con.execute("BEGIN TRANSACTION")
-            for pid, (givens, order, solution, kind) in new_puzzles.items():
-                sql.insert_puzzle(con, pid, givens, order, solution, now, kind)
         obj = lambda values: np.array(values, dtype=object)  # noqa: E731
         keys = np.arange(self._next_key, self._next_key + len(records), dtype=np.int64)
         # Times go as epoch microseconds: datetime objects are converted one by one under
@@ -483,7 +498,7 @@ class Writer:
                                     dtype=np.int64),
             "complete": np.array([r.complete for r in records], dtype=bool),
             "raw": obj([r.raw for r in records]),
-        }, epoch_us(now), in_transaction=bool(new_puzzles))
+        }, epoch_us(now), in_transaction=in_transaction)
         self._next_key += len(records)
         self._pending.add(move_columns(keys, [(r.t_ms, r.cell, r.digit, r.note)
                                               for r in records]))

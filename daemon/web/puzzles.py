@@ -46,11 +46,12 @@ async def get_puzzle(request: web.Request) -> web.Response:
     keep the names of the published contract (``predicted_order``, ``order_median``,
     ``order_spread``, ``order_basis_runs``: "order" there is the fill order); ``order``
     is the block side."""
-    require_token(request, admin=False)
+    who = require_token(request, admin=False)
     known_query(request)
     pid = request.match_info["id"]
     row = await read(request, sql.puzzle_document, pid)
-    if row is None:
+    # a portal's own puzzle is for those who see that portal (another portal's 404s)
+    if row is None or not (row["owner"] is None or who.sees(row["owner"])):
         return error(404, f"no puzzle {pid!r}")
     doc = documents.puzzle(row)
     if doc["status"] == "pending":  # what it waits for, when it is not its turn

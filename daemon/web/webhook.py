@@ -79,7 +79,7 @@ async def handle_solve(request: web.Request) -> web.Response:
             raise SignatureError("wrong_portal",
                                  "the body's portal is not the portal that signed it")
         _check_times(event, received_at, ctx.settings.webhooks_time_skew_s)
-        info = await ctx.puzzles.lookup(event.puzzle_id)
+        info = await ctx.puzzles.lookup(portal, event.puzzle_id)
         new_puzzle = None
         if info is None:
             if event.givens is None:
@@ -106,7 +106,7 @@ async def handle_solve(request: web.Request) -> web.Response:
         ctx.metrics.webhook_requests.labels(portal, outcome).inc()
         raise
     ctx.store.erased.check(event.portal, event.player_id)  # 410; no await before submit
-    record = SubmissionRecord.of(event, webhook_id, received_at, complete,
+    record = SubmissionRecord.of(event, info.id, webhook_id, received_at, complete,
                                  body.decode("utf-8"), new_puzzle)
     try:
         fut = ctx.store.writer.submit(record, asyncio.get_running_loop())
@@ -115,22 +115,27 @@ async def handle_solve(request: web.Request) -> web.Response:
         raise
     result = await fut
     ctx.metrics.ingest_latency.observe(result.committed_at - received)
-    # both kinds of conflicting resubmission count as one outcome on the dashboard
+    # every kind of conflicting resubmission counts as one outcome on the dashboard
     ctx.metrics.webhook_requests.labels(
-        portal, "conflict" if result.outcome == "hook_conflict" else result.outcome).inc()
+        portal, "conflict" if result.outcome in ("hook_conflict", "puzzle_conflict")
+        else result.outcome).inc()
     if result.outcome == "accepted":
         if new_puzzle is not None:
-            # not remembered from this request: another registration of the id may have
-            # won the race, and the next lookup reads what the database holds
-            ctx.puzzles.schedule(event.puzzle_id, len(info.solution))
-        else:
-            ctx.scorer.schedule(result.sub_key)
+            # not remembered from this request: the writer's claim decided which puzzle
+            # the name is, and the next lookup reads it; a puzzle another solve
+            # registered first may already be ready, so the solve is queued too
+            ctx.puzzles.schedule(result.puzzle_id, len(info.solution))
+        ctx.scorer.schedule(result.sub_key)
         return web.Response(body=_ACCEPTED, status=202, content_type="application/json",
                             charset="utf-8")
     if result.outcome == "duplicate":
         ctx.metrics.duplicates.labels(portal).inc()
         return web.Response(body=_DUPLICATE, status=200, content_type="application/json",
                             charset="utf-8")
+    if result.outcome == "puzzle_conflict":
+        raise ValidationError("puzzle.givens",
+                              f"this portal's puzzle {event.puzzle_id!r} was registered "
+                              f"meanwhile with other givens or another type", 409)
     if result.outcome == "hook_conflict":
         return json_response(
             {"error": f"webhook-id {webhook_id!r} was already used for another message "

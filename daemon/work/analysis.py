@@ -124,7 +124,8 @@ class PuzzleRegistry:
         self._settings = settings
         self._metrics = metrics
         self._pool = pool
-        self._cache: dict[str, PuzzleInfo] = {}
+        self._cache: dict[str, PuzzleInfo] = {}  # by puzzle id
+        self._names: dict[tuple[str, str], PuzzleInfo] = {}  # by (portal, name)
         self._queues: dict[Lane, WorkQueue[str]] = {
             lane: WorkQueue(settings.analysis_queue_size,
                             lambda lane=lane: self._pending(lane))
@@ -162,17 +163,27 @@ class PuzzleRegistry:
             self._queued_at.setdefault(pid, now)
         return ids
 
-    async def lookup(self, puzzle_id: str) -> PuzzleInfo | None:
-        """A registered puzzle, or None."""
+    async def lookup(self, portal: str, name: str) -> PuzzleInfo | None:
+        """The puzzle ``portal`` calls ``name`` (``repository.ingest.resolve_name``), or
+        None."""
+        info = self._names.get((portal, name))
+        if info is not None:
+            return info
+        row = await asyncio.to_thread(self._store.read, sql.resolve_name, portal, name)
+        if row is None:
+            return None
+        info = self._cache.setdefault(row[0], PuzzleInfo(*row))
+        self._names[(portal, name)] = info
+        return info
+
+    async def _by_id(self, puzzle_id: str) -> PuzzleInfo | None:
         info = self._cache.get(puzzle_id)
         if info is not None:
             return info
         row = await asyncio.to_thread(self._store.read, sql.puzzle_texts, puzzle_id)
         if row is None:
             return None
-        info = PuzzleInfo(puzzle_id, *row)
-        self._cache[puzzle_id] = info
-        return info
+        return self._cache.setdefault(puzzle_id, PuzzleInfo(puzzle_id, *row))
 
     def remember(self, info: PuzzleInfo) -> None:
         self._cache[info.id] = info
@@ -196,7 +207,7 @@ class PuzzleRegistry:
             rows[pid] = (pid, givens, order, solution, kind)
         new = []
         for pid, row in rows.items():
-            known = await self.lookup(pid)
+            known = await self._by_id(pid)
             if known is None:
                 new.append(row)
             elif (known.givens, known.puzzle_type) != (row[1], row[4]):

@@ -38,12 +38,54 @@ def already_stored(con, portal: str, webhook_ids: list[str], hooks_since: dateti
 
 
 def insert_puzzle(con, puzzle_id: str, givens: str, order: int, solution: str,
-                  now: datetime, puzzle_type: str = "sudoku") -> None:
-    """Register a puzzle as ``pending`` unless the id is already known."""
+                  now: datetime, puzzle_type: str = "sudoku", owner: str | None = None
+                  ) -> None:
+    """Register a puzzle as ``pending`` unless the id is already known (``owner``: the
+    portal whose webhook registered it; None: every portal's)."""
     con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
-                "registered_at, puzzle_type) VALUES (?, ?, ?, ?, 'pending', ?, ?) "
+                "registered_at, puzzle_type, owner) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) "
                 "ON CONFLICT DO NOTHING",
-                [puzzle_id, givens, order, solution, now, puzzle_type])
+                [puzzle_id, givens, order, solution, now, puzzle_type, owner])
+
+
+_PUZZLE = "p.id, p.givens, p.puzzle_order, p.solution, p.puzzle_type"
+
+
+def resolve_name(cur, portal: str, name: str) -> tuple[str, str, int, str, str] | None:
+    """(id, givens, order, solution, puzzle type) of the puzzle a portal calls ``name``:
+    one of its names, else a shared puzzle (no owner) or its own of that id; None when it
+    knows no such puzzle (another portal's puzzle of that id is not its)."""
+    row = cur.execute(f"SELECT {_PUZZLE} FROM puzzle_names n JOIN puzzles p ON "
+                      "p.id = n.puzzle_id WHERE n.portal = ? AND n.name = ?",
+                      [portal, name]).fetchone()
+    if row is None:
+        row = cur.execute(f"SELECT {_PUZZLE} FROM puzzles p WHERE p.id = ? AND "
+                          "(p.owner IS NULL OR p.owner = ?)", [name, portal]).fetchone()
+    return row
+
+
+def claim_puzzle(con, portal: str, name: str, puzzle: tuple[str, int, str, str],
+                 now: datetime) -> str | None:
+    """The id of the puzzle ``portal`` calls ``name``, registering ``puzzle`` (givens,
+    order, solution, type) under it when the portal knows no such puzzle: as ``name``
+    when that id is free, else as ``name@portal`` (another portal uses the id). None
+    when the portal's puzzle of that name has other givens or another type (a race of
+    two first solves). Runs in the writer's transaction, so two claims never race."""
+    givens, order, solution, kind = puzzle
+    known = resolve_name(con, portal, name)
+    if known is not None:
+        pid = known[0]
+        if (known[1], known[4]) != (givens, kind):
+            return None
+    else:
+        pid, n = name, 1
+        while con.execute("SELECT 1 FROM puzzles WHERE id = ?", [pid]).fetchone():
+            n += 1
+            pid = f"{name}@{portal}" if n == 2 else f"{name}@{portal}~{n}"
+        insert_puzzle(con, pid, givens, order, solution, now, kind, owner=portal)
+    con.execute("INSERT INTO puzzle_names VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                [portal, name, pid])
+    return pid
 
 
 def insert_submissions(con, new_subs: dict[str, np.ndarray], committed_us: int,

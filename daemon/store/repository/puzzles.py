@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
-from .ingest import insert_puzzle
+from .ingest import insert_puzzle, resolve_name  # noqa: F401 - the registry reads it
 
 
 def ping(cur) -> None:

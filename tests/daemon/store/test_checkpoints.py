@@ -35,7 +35,8 @@ def _records(first: int, n: int) -> list[SubmissionRecord]:
     for k in range(first, first + n):
         raw = json.dumps(solve_body(submission_id=f"s-{k}", player_id=f"p-{k % 40}"))
         ev = parse_body(raw.encode())
-        out.append(SubmissionRecord.of(ev, f"h-{k}", ev.started_at, True, raw))
+        out.append(SubmissionRecord.of(ev, ev.puzzle_id, f"h-{k}", ev.started_at, True,
+                                       raw))
     return out
 
 

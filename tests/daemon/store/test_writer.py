@@ -88,8 +88,8 @@ def _solves(n: int) -> list[tuple[bytes, object]]:
         raw = json.dumps(solve_body(submission_id=f"r-{k}", moves=moves),
                          indent=None if k % 2 else 1).encode()
         ev = parse_body(raw)
-        out.append((raw, SubmissionRecord.of(ev, f"h-{k}", ev.started_at, False,
-                                             raw.decode())))
+        out.append((raw, SubmissionRecord.of(ev, ev.puzzle_id, f"h-{k}", ev.started_at,
+                                             False, raw.decode())))
     return out
 
 
