@@ -3,14 +3,15 @@
 A person with pencil marks removes candidates with techniques and keeps what they
 removed; a digit is *proved* when its cell is a single in what is left (one candidate,
 or the only place for the digit in a row, column or block). The engine asks, for every
-placement of a solve's fill order, how strong a set of techniques the person needed:
+placement of a solve's fill order, how strong a set of techniques the person needed
+(:data:`RUNG_TECHNIQUES` names them):
 
 ==  ========  ==============================================================
  0  single    full house, hidden single, naked single (on the bare board)
  1  locked    pointing, claiming
  2  subset    naked and hidden pairs, triples, quads
- 3  fish      x-wing, swordfish, jellyfish, finned x-wing, finned swordfish,
-              skyscraper, two-string kite, empty rectangle
+ 3  fish      x-wing, swordfish, jellyfish, finned (and sashimi) x-wing and
+              swordfish, skyscraper, two-string kite, empty rectangle
  4  wing      xy-wing, xyz-wing, w-wing, simple colouring, unique rectangle
               type 1, BUG+1
  5  chain     xy-chain of up to 8 cells
@@ -19,30 +20,43 @@ placement of a solve's fill order, how strong a set of techniques the person nee
 The **closure at rung r** of a board removes candidates with every technique of rungs
 1..r until none removes more, and never places a digit: each pass takes the lowest rung
 that removes something, applies every elimination that rung finds on the board as it
-was (all at once, so no scan order matters), and starts again from rung 1. A candidate
-state where a cell has no candidate or a unit has nowhere left for a missing digit is
+was (all at once, so no scan order matters), and starts again from rung 1. A state
+where a cell has no candidate or a unit has nowhere left for a missing digit is
 *broken*: the closure stops there and says so. The techniques are those of
-:data:`fairgrid.solvers.techniques.DEDUCTION_RUNGS` (the pure-Python reference the
-tests compare this engine with), with their degenerate forms left out: a base with one
-place, a subset cell with one candidate are singles, and a single's consequences are
-left to a placement. Unique rectangle and BUG+1 assume the puzzle has one solution.
+:data:`fairgrid.solvers.techniques.DEDUCTION_RUNGS`, the pure-Python reference the tests
+hold this engine to, without their degenerate forms: a base line with one place or a
+subset cell with one candidate is a single, and what a single implies is left to its
+placement. Unique rectangle and BUG+1 assume the puzzle has one solution.
 
-:func:`trace_placements` replays a fill order with the eliminations carried over from
-moment to moment (the closure at rung r at moment k starts from its state at the last
-moment it was needed, with the placements since applied and intersected with rung
-r-1's closure of moment k, so each rung's state is a subset of the one below it). It is
-lazy: a rung is closed only when no lower rung proves the placement; eliminations a rung
-would have made at a moment it was not needed are made later only if they still apply.
+:func:`trace_placements` replays a fill order with the eliminations carried from moment
+to moment: the closure at rung r at moment k starts from its own last state with the
+placements since applied, cut to rung r-1's closure at moment k (so each rung's state
+lies within the one below), and is closed again. It is lazy: at a moment the rungs are
+closed upwards until one proves the placement, except at a stall (no single on the bare
+board), where a stuck person hunts with everything they know and every rung is closed.
+What a rung could have removed at a moment it was not closed, it removes later only if
+the pattern is still there.
 
-Bounds: every closure pass removes a candidate or ends the closure, so a carried state
-takes at most 729 passes over a whole solve. The chain rung's search (about 0.1 ms on a
-stuck diabolical board) is the expensive one: a trace runs at most ``chain_budget``
-searches, and a placement it can no longer analyse for lack of them reports
-:data:`NOT_ANALYSED` (never :data:`UNPROVEN`, which means "no technique up to
-``max_rung`` proves it"). Techniques not covered: X-chains and other single-digit chains
-beyond skyscraper, kite and empty rectangle, remote pairs, unique rectangles beyond type
-1, ALS, sue de coq, forcing chains and nets; a cell that only those prove reports
-:data:`UNPROVEN`.
+The techniques are not monotone: a pattern vanishes when one of its lines or cells is
+down to one place or candidate (a single, which the closure does not place), so people
+who eliminate in different orders reach different states, and the engine's one can
+miss an elimination a person's path made. On the technique model's own fill order of
+300 Sudoku Exchange puzzles (SE 5.0-9.3), 21 of 15,981 placements came out unproven
+although the model had needed no more than the rungs up to chain; a single was on offer
+at each of those moments and 14 of them were proved after one layer of singles
+(``rung_d1``). Read ``rung`` together with ``rung_d1`` and ``offer``.
+
+Bounds: every closure pass removes a candidate or ends the closure, so one closure makes
+at most 730 passes, and a carried state at most 729 removing passes over a whole trace.
+The chain rung's search is the costly step (7 µs at worst on 200 diabolical boards,
+more on a board full of two-candidate cells): a trace makes at most ``chain_budget`` of
+them (:data:`DEFAULT_CHAIN_BUDGET`; in ``bench/deduction.py`` a daily puzzle's own order
+needed a median of 1 and at most 8, a random order of its cells 5 and at most 17), and
+a placement that needs the chain rung after they are spent reports
+:data:`NOT_ANALYSED`, never :data:`UNPROVEN` ("no technique up to ``max_rung`` proves
+it"). Not covered: X-chains and other single-digit chains beyond skyscraper, kite and
+empty rectangle, remote pairs, unique rectangles beyond type 1, ALS, sue de coq,
+forcing chains and nets; a cell only those prove is :data:`UNPROVEN`.
 """
 
 from __future__ import annotations
@@ -53,7 +67,8 @@ import numpy as np
 from numba import njit
 
 from .grid import PuzzleError, geometry
-from .techniques import DEDUCTION_RUNGS, SINGLES, Board, every_step, singles, technique_name
+from .techniques import (DEDUCTION_RUNGS, MAX_CHAIN, SINGLES, Board, every_step, singles,
+                         technique_name)
 
 SINGLE, LOCKED, SUBSET, FISH, WING, CHAIN = range(6)
 UNPROVEN = 6        # no technique up to max_rung proves it
@@ -63,7 +78,6 @@ RUNG_NAMES = ("single", "locked", "subset", "fish", "wing", "chain")
 # the techniques of each rung, cheapest first, by their names in techniques.WEIGHT
 RUNG_TECHNIQUES: tuple[tuple[str, ...], ...] = (SINGLES,) + tuple(
     tuple(technique_name(t) for t in rung) for rung in DEDUCTION_RUNGS)
-MAX_CHAIN = 8                 # cells of an xy-chain (as techniques.MAX_CHAIN)
 DEFAULT_CHAIN_BUDGET = 24     # chain searches per trace
 OK, BROKEN, SPENT = 0, 1, 2   # how a closure ended
 
@@ -870,25 +884,30 @@ def proves_kernel(grid, cand, cell, digit, max_rung):
 # ----------------------------------------------------------------------- the trace
 
 @njit(cache=True)
-def _one_layer(grid, cand, r, solution, cell, ws, budget, sgrid, scand, sc, sd):
+def _one_layer(grid, cand, r, solution, cell, ws, budget, sgrid, scand, sc, sd, reuse):
     """Place every single of ``cand`` (rung ``r``'s closure), close again at ``r``: is
     ``cell`` then a single for its digit? 1 yes, 0 no, -1 the state contradicted the
-    solution, -2 the chain budget ran out."""
+    solution, -2 the chain budget ran out. ``reuse``: ``cand`` is rung r-1's closure
+    too and sgrid, scand hold its layer closed at r-1 (a closure at r passes through
+    the one at r-1 first, so it goes on from there)."""
     pos = ws[0]
-    _positions(cand, pos)
-    n = _singles(cand, pos, sc, sd)
-    if n == 0:
-        return 0
-    for c in range(81):
-        sgrid[c] = grid[c]
-        scand[c] = cand[c]
-    for i in range(n):
-        if sd[i] != solution[sc[i]]:
-            return -1
-        if sgrid[sc[i]] == 0:
-            _place(sgrid, scand, sc[i], sd[i])
+    first = r
+    if not reuse:
+        first = 1
+        _positions(cand, pos)
+        n = _singles(cand, pos, sc, sd)
+        if n == 0:
+            return 0
+        for c in range(81):
+            sgrid[c] = grid[c]
+            scand[c] = cand[c]
+        for i in range(n):
+            if sd[i] != solution[sc[i]]:
+                return -1
+            if sgrid[sc[i]] == 0:
+                _place(sgrid, scand, sc[i], sd[i])
     if r > 0:
-        st = _close(sgrid, scand, r, ws, budget, 1)
+        st = _close(sgrid, scand, r, ws, budget, first)
         if st == SPENT:
             return -2
         if st == BROKEN:
@@ -965,11 +984,19 @@ def trace_kernel(givens, solution, cells, max_rung, d1_from, budget,
             offer = NOT_ANALYSED
         d1 = rung
         if rung >= d1_from:
-            for r in range(min(top + 1, rung)):
+            layered = -1  # the rung whose layer sgrid, scand hold, closed
+            for r in range(offer, min(top + 1, rung)):  # no single below offer
                 if r == CHAIN and not chain_ok:
                     break
+                reuse = r > 0 and layered == r - 1
+                if reuse:
+                    for x in range(81):
+                        if closed[r, x] != closed[r - 1, x]:
+                            reuse = False
+                            break
                 got = _one_layer(grid, closed[r], r, solution, c, ws, budget,
-                                 sgrid, scand, sc, sd)
+                                 sgrid, scand, sc, sd, reuse)
+                layered = r
                 if got == -1:
                     return k
                 if got == -2:

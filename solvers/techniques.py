@@ -54,6 +54,44 @@ are that scale's where it has the technique); :func:`technique_features` turns a
 into features and the expected-time model (:mod:`fairgrid.analytics.expected_time`)
 learns what each is worth in seconds from human solve times.
 
+The deduction engine (:mod:`fairgrid.solvers.deduction`) asks which of these a
+placement needed, with eight more techniques people use. They are not on
+:data:`LADDER` (the expected-time model was fitted on it, and its runs stay as they
+were); :data:`DEDUCTION_RUNGS` orders them with the others into the engine's rungs, and
+:func:`deduction_closure` is the reference its closures are tested against:
+
+=======================  ======  ================================================
+technique                weight  what it finds
+=======================  ======  ================================================
+finned x-wing            3.4     an x-wing whose base lines also hold the digit in
+                                 fins within one block: the cover cells of that
+                                 block lose it (sashimi included)
+finned swordfish         4.0     the same with three lines
+skyscraper               4.2     two parallel strong links with one end each on a
+                                 common cross line: a cell seeing both other ends
+                                 loses the digit (often a sashimi x-wing's too)
+empty rectangle          4.3     a block's places on one row and one column, and a
+                                 strong link from that row: the link's far end's
+                                 cross cell on the column loses the digit
+two-string kite          4.4     a row and a column strong link with an end each in
+                                 a common block: a cell seeing both far ends loses it
+w-wing                   4.4     two {x,y} cells joined by a strong link on x: a cell
+                                 seeing both loses y
+unique rectangle type 1  4.5     three corners {x,y} of a two-block rectangle: the
+                                 fourth is neither (a unique puzzle only)
+bug+1                    5.6     all cells two candidates but one with three: the
+                                 digit it would leave three times in its units is its
+                                 value (a unique puzzle only)
+=======================  ======  ================================================
+
+Sources of these weights: Sudoku Explainer 1.2.1 rates unique rectangle type 1 at 4.5
+and BUG type 1 at 5.6; SukakuExplainer (an Explainer fork that has the single-digit
+patterns) rates a skyscraper 4.2, a two-string kite 4.4 and a w-wing 4.4. Neither has
+the finned fish or the empty rectangle: HoDoKu's scores put a finned x-wing (130) by
+its x-wing (140), a finned swordfish (200) above its swordfish (150), and the empty
+rectangle (120) by its skyscraper (130) and kite (150); 3.4, 4.0 and 4.3 here are our
+placing on the Explainer scale.
+
 Deterministic: among singles the cheapest kind is taken, lowest cell first; each advanced
 technique scans units, digits and cells in a fixed order. The same puzzle gives the same
 steps everywhere. Pure Python on int bit masks: a daily puzzle takes a few milliseconds,
