@@ -54,6 +54,44 @@ are that scale's where it has the technique); :func:`technique_features` turns a
 into features and the expected-time model (:mod:`fairgrid.analytics.expected_time`)
 learns what each is worth in seconds from human solve times.
 
+The deduction engine (:mod:`fairgrid.solvers.deduction`) asks which of these a
+placement needed, with eight more techniques people use. They are not on
+:data:`LADDER` (the expected-time model was fitted on it, and its runs stay as they
+were); :data:`DEDUCTION_RUNGS` orders them with the others into the engine's rungs, and
+:func:`deduction_closure` is the reference its closures are tested against:
+
+=======================  ======  ================================================
+technique                weight  what it finds
+=======================  ======  ================================================
+finned x-wing            3.4     an x-wing whose base lines also hold the digit in
+                                 fins within one block: the cover cells of that
+                                 block lose it (sashimi included)
+finned swordfish         4.0     the same with three lines
+skyscraper               4.2     two parallel strong links with one end each on a
+                                 common cross line: a cell seeing both other ends
+                                 loses the digit (often a sashimi x-wing's too)
+empty rectangle          4.3     a block's places on one row and one column, and a
+                                 strong link from that row: the link's far end's
+                                 cross cell on the column loses the digit
+two-string kite          4.4     a row and a column strong link with an end each in
+                                 a common block: a cell seeing both far ends loses it
+w-wing                   4.4     two {x,y} cells joined by a strong link on x: a cell
+                                 seeing both loses y
+unique rectangle type 1  4.5     three corners {x,y} of a two-block rectangle: the
+                                 fourth is neither (a unique puzzle only)
+bug+1                    5.6     all cells two candidates but one with three: the
+                                 digit it would leave three times in its units is its
+                                 value (a unique puzzle only)
+=======================  ======  ================================================
+
+Sources of these weights: Sudoku Explainer 1.2.1 rates unique rectangle type 1 at 4.5
+and BUG type 1 at 5.6; SukakuExplainer (an Explainer fork that has the single-digit
+patterns) rates a skyscraper 4.2, a two-string kite 4.4 and a w-wing 4.4. Neither has
+the finned fish or the empty rectangle: HoDoKu's scores put a finned x-wing (130) by
+its x-wing (140), a finned swordfish (200) above its swordfish (150), and the empty
+rectangle (120) by its skyscraper (130) and kite (150); 3.4, 4.0 and 4.3 here are our
+placing on the Explainer scale.
+
 Deterministic: among singles the cheapest kind is taken, lowest cell first; each advanced
 technique scans units, digits and cells in a fixed order. The same puzzle gives the same
 steps everywhere. Pure Python on int bit masks: a daily puzzle takes a few milliseconds,
@@ -66,7 +104,7 @@ import functools
 import math
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -80,7 +118,11 @@ WEIGHT = {FULL_HOUSE: 1.0, HIDDEN_BOX: 1.2, HIDDEN_LINE: 1.5, NAKED_SINGLE: 2.3,
           "hidden pair": 3.4, "naked triple": 3.6, "swordfish": 3.8, "hidden triple": 4.0,
           "xy-wing": 4.2, "xyz-wing": 4.4, "naked quad": 5.0, "jellyfish": 5.2,
           "hidden quad": 5.4, "simple colouring": 5.6, "xy-chain": 6.6, "forcing": 7.5,
-          "guess": 10.0}
+          "guess": 10.0,
+          # the deduction engine's extra techniques (not on LADDER; see DEDUCTION_LADDER)
+          "finned x-wing": 3.4, "finned swordfish": 4.0, "skyscraper": 4.2,
+          "empty rectangle": 4.3, "two-string kite": 4.4, "w-wing": 4.4,
+          "unique rectangle type 1": 4.5, "bug+1": 5.6}
 # the classes the features count (a person learns a family, not each size of it)
 CLASS = {"pointing": "locked", "claiming": "locked", "naked pair": "pair",
          "hidden pair": "pair", "naked triple": "subset", "hidden triple": "subset",
@@ -261,15 +303,25 @@ def take_single(b: Board) -> Step | None:
 
 def pointing(b: Board) -> Step | None:
     """A digit whose places in a block lie on one line is not elsewhere on that line."""
+    return next(_pointings(b), None)
+
+
+def _pointings(b: Board) -> Iterator[Step]:
     return _locked(b, b.blocks, (0, 1), "pointing")
 
 
 def claiming(b: Board) -> Step | None:
     """A digit whose places in a line lie in one block is not elsewhere in that block."""
+    return next(_claimings(b), None)
+
+
+def _claimings(b: Board) -> Iterator[Step]:
     return _locked(b, b.rows + b.cols, (2,), "claiming")
 
 
-def _locked(b, bases, kinds, name):
+def _locked(b, bases, kinds, name) -> Iterator[Step]:
+    """Every locked-candidates step, in scan order (a digit with one place in a base is a
+    single's business, not this)."""
     cand, cell_units, size, units = b.cand, b.cell_units, b.size, b.units
     for base in bases:
         for d in range(1, size + 1):
@@ -284,16 +336,18 @@ def _locked(b, bases, kinds, name):
                 gone = tuple((c, d) for c in units[target]
                              if cand[c] & bit and c not in where)
                 if gone:
-                    return Step(name, eliminations=gone, because=tuple(where))
-    return None
+                    yield Step(name, eliminations=gone, because=tuple(where))
 
 
 # ------------------------------------------------------------------------------ subsets
 
-def _naked(b: Board, k: int, name: str) -> Step | None:
+def _naked(b: Board, k: int, name: str) -> Iterator[Step]:
+    """Every naked subset of ``k`` cells, in scan order; a cell with one candidate is a
+    naked single, not part of a subset (the model never meets one here: it takes singles
+    first; the deduction closure does, and must not spread a single's digit this way)."""
     cand = b.cand
     for unit in b.units:
-        open_ = [c for c in unit if cand[c] and _popcount(cand[c]) <= k]
+        open_ = [c for c in unit if 2 <= _popcount(cand[c]) <= k]
         if len(open_) < k:
             continue
         for group in combinations(open_, k):
@@ -305,8 +359,7 @@ def _naked(b: Board, k: int, name: str) -> Step | None:
             gone = tuple((c, d) for c in unit if c not in group and cand[c] & union
                          for d in _digits(cand[c] & union))
             if gone:
-                return Step(name, eliminations=gone, because=group)
-    return None
+                yield Step(name, eliminations=gone, because=group)
 
 
 def _places(cand, cells, bit: int) -> int:
@@ -318,7 +371,7 @@ def _places(cand, cells, bit: int) -> int:
     return where
 
 
-def _hidden(b: Board, k: int, name: str) -> Step | None:
+def _hidden(b: Board, k: int, name: str) -> Iterator[Step]:
     cand = b.cand
     for unit in b.units:
         places = {}
@@ -338,21 +391,26 @@ def _hidden(b: Board, k: int, name: str) -> Step | None:
             cells = [unit[i] for i in range(len(unit)) if where >> i & 1]
             gone = tuple((c, d) for c in cells for d in _digits(cand[c] & ~keep))
             if gone:
-                return Step(name, eliminations=gone, because=tuple(cells))
-    return None
+                yield Step(name, eliminations=gone, because=tuple(cells))
 
 
-def naked_pair(b): return _naked(b, 2, "naked pair")
-def naked_triple(b): return _naked(b, 3, "naked triple")
-def naked_quad(b): return _naked(b, 4, "naked quad")
-def hidden_pair(b): return _hidden(b, 2, "hidden pair")
-def hidden_triple(b): return _hidden(b, 3, "hidden triple")
-def hidden_quad(b): return _hidden(b, 4, "hidden quad")
+def _naked_pairs(b): return _naked(b, 2, "naked pair")
+def _naked_triples(b): return _naked(b, 3, "naked triple")
+def _naked_quads(b): return _naked(b, 4, "naked quad")
+def _hidden_pairs(b): return _hidden(b, 2, "hidden pair")
+def _hidden_triples(b): return _hidden(b, 3, "hidden triple")
+def _hidden_quads(b): return _hidden(b, 4, "hidden quad")
+def naked_pair(b): return next(_naked_pairs(b), None)
+def naked_triple(b): return next(_naked_triples(b), None)
+def naked_quad(b): return next(_naked_quads(b), None)
+def hidden_pair(b): return next(_hidden_pairs(b), None)
+def hidden_triple(b): return next(_hidden_triples(b), None)
+def hidden_quad(b): return next(_hidden_quads(b), None)
 
 
 # --------------------------------------------------------------------------------- fish
 
-def _fish(b: Board, k: int, name: str) -> Step | None:
+def _fish(b: Board, k: int, name: str) -> Iterator[Step]:
     cand, size = b.cand, b.size
     for d in range(1, size + 1):
         bit = 1 << (d - 1)
@@ -378,13 +436,15 @@ def _fish(b: Board, k: int, name: str) -> Step | None:
                                 gone.append((c, d))
                 if gone:
                     base_cells = tuple(c for i in chosen for c in bases[i] if cand[c] & bit)
-                    return Step(name, eliminations=tuple(gone), because=base_cells)
-    return None
+                    yield Step(name, eliminations=tuple(gone), because=base_cells)
 
 
-def x_wing(b): return _fish(b, 2, "x-wing")
-def swordfish(b): return _fish(b, 3, "swordfish")
-def jellyfish(b): return _fish(b, 4, "jellyfish")
+def _x_wings(b): return _fish(b, 2, "x-wing")
+def _swordfishes(b): return _fish(b, 3, "swordfish")
+def _jellyfishes(b): return _fish(b, 4, "jellyfish")
+def x_wing(b): return next(_x_wings(b), None)
+def swordfish(b): return next(_swordfishes(b), None)
+def jellyfish(b): return next(_jellyfishes(b), None)
 
 
 # -------------------------------------------------------------------------------- wings
@@ -392,6 +452,10 @@ def jellyfish(b): return _fish(b, 4, "jellyfish")
 def xy_wing(b: Board) -> Step | None:
     """Pivot {x,y}; pincers {x,z} and {y,z} it sees: z is in one pincer, so not in a cell
     seeing both."""
+    return next(_xy_wings(b), None)
+
+
+def _xy_wings(b: Board) -> Iterator[Step]:
     cand, peers = b.cand, b.peers
     bival = [c for c, m in enumerate(cand) if m and _popcount(m) == 2]
     for pivot in bival:
@@ -406,13 +470,16 @@ def xy_wing(b: Board) -> Step | None:
                 gone = tuple((c, z) for c in peers[a] & peers[w]
                              if c != pivot and cand[c] & za)
                 if gone:
-                    return Step("xy-wing", eliminations=tuple(sorted(gone)),
-                                because=(pivot, a, w))
-    return None
+                    yield Step("xy-wing", eliminations=tuple(sorted(gone)),
+                               because=(pivot, a, w))
 
 
 def xyz_wing(b: Board) -> Step | None:
     """Pivot {x,y,z}; pincers {x,z}, {y,z} it sees: z is in one of the three."""
+    return next(_xyz_wings(b), None)
+
+
+def _xyz_wings(b: Board) -> Iterator[Step]:
     cand, peers = b.cand, b.peers
     for pivot, pm in enumerate(cand):
         if not pm or _popcount(pm) != 3:
@@ -428,9 +495,8 @@ def xyz_wing(b: Board) -> Step | None:
                 gone = tuple((c, z) for c in peers[a] & peers[w] & peers[pivot]
                              if cand[c] & zb)
                 if gone:
-                    return Step("xyz-wing", eliminations=tuple(sorted(gone)),
-                                because=(pivot, a, w))
-    return None
+                    yield Step("xyz-wing", eliminations=tuple(sorted(gone)),
+                               because=(pivot, a, w))
 
 
 # ---------------------------------------------------------------------- colour, chains
@@ -439,6 +505,11 @@ def simple_colouring(b: Board) -> Step | None:
     """One digit's conjugate pairs (units where it has exactly two places), two-coloured
     per connected cluster: one colour is the truth. Two cells of one colour in a unit
     make that colour false (wrap); a cell seeing both colours loses the digit (trap)."""
+    return next(_colourings(b), None)
+
+
+def _colourings(b: Board) -> Iterator[Step]:
+    """Every colouring step, in scan order: per cluster its wraps, then its trap."""
     cand, peers, size = b.cand, b.peers, b.size
     for d in range(1, size + 1):
         bit = 1 << (d - 1)
@@ -467,16 +538,15 @@ def simple_colouring(b: Board) -> Step | None:
             sides = ([c for c in colour if colour[c] == 0], [c for c in colour if colour[c] == 1])
             for side in sides:
                 if any(o in peers[c] for i, c in enumerate(side) for o in side[i + 1:]):
-                    return Step("simple colouring", eliminations=tuple((c, d) for c in side),
-                                because=tuple(sorted(colour)))
+                    yield Step("simple colouring", eliminations=tuple((c, d) for c in side),
+                               because=tuple(sorted(colour)))
             s0, s1 = set(sides[0]), set(sides[1])
             gone = tuple((c, d) for c in range(len(cand))
                          if cand[c] & bit and c not in colour
                          and not peers[c].isdisjoint(s0) and not peers[c].isdisjoint(s1))
             if gone:
-                return Step("simple colouring", eliminations=gone,
-                            because=tuple(sorted(colour)))
-    return None
+                yield Step("simple colouring", eliminations=gone,
+                           because=tuple(sorted(colour)))
 
 
 def xy_chain(b: Board) -> Step | None:
@@ -524,6 +594,298 @@ def xy_chain(b: Board) -> Step | None:
     if best is None:
         return None
     return Step("xy-chain", eliminations=best[1], because=best[0])
+
+
+def _xy_chains(b: Board) -> Iterator[Step]:
+    """Every xy-chain of 3 to :data:`MAX_CHAIN` cells that removes something: the same
+    breadth-first search as :func:`xy_chain` from every start, without its shortest-first
+    cut (a state is reached once, at its shortest length)."""
+    cand, peers = b.cand, b.peers
+    bival = [c for c, m in enumerate(cand) if m and _popcount(m) == 2]
+    nbrs = {c: [o for o in bival if o in peers[c]] for c in bival}
+    for start in bival:
+        for z in _digits(cand[start]):
+            zbit = 1 << (z - 1)
+            first = (start, cand[start] & ~zbit)
+            seen = {first}
+            frontier = [first]
+            for length in range(2, MAX_CHAIN + 1):
+                nxt = []
+                for c, holds in frontier:
+                    for o in nbrs[c]:
+                        if not cand[o] & holds:
+                            continue
+                        new = (o, cand[o] & ~holds)
+                        if new in seen:
+                            continue
+                        seen.add(new)
+                        nxt.append(new)
+                        if length >= 3 and new[1] == zbit and o != start:
+                            gone = tuple(sorted((x, z) for x in peers[start] & peers[o]
+                                                if cand[x] & zbit))
+                            if gone:
+                                yield Step("xy-chain", eliminations=gone,
+                                           because=(start, o))
+                frontier = nxt
+
+
+# ------------------------------------------------- techniques of the deduction engine only
+# (not on LADDER: the expected-time model was fitted without them; see DEDUCTION_LADDER)
+
+def _block_of(b: Board, c: int) -> int:
+    return b.cell_units[c][2] - 2 * b.size
+
+
+def _common(b: Board, x: int, y: int, bit: int) -> list[int]:
+    """The cells seeing both ``x`` and ``y`` that hold the candidate ``bit``."""
+    return sorted(c for c in b.peers[x] & b.peers[y] if b.cand[c] & bit)
+
+
+def finned_x_wing(b: Board) -> Step | None:
+    """An x-wing whose base lines also hold the digit in fins, all in one block: either
+    the x-wing stands or a fin holds the digit, so a cover-line cell of the fins' block
+    (outside the base lines) loses it. Sashimi x-wings (a base line left with one cover
+    cell) are included."""
+    return next(_finned_fish(b, 2, "finned x-wing"), None)
+
+
+def finned_swordfish(b: Board) -> Step | None:
+    """The finned fish of three lines (see :func:`finned_x_wing`)."""
+    return next(_finned_fish(b, 3, "finned swordfish"), None)
+
+
+def _finned_fish(b: Board, k: int, name: str) -> Iterator[Step]:
+    """Every finned fish of ``k`` base lines, each with at least two places: covers are
+    ``k`` cross lines holding every base place outside one block column (or row) of
+    fins; a base line with one place is a single's business."""
+    cand, size, order = b.cand, b.size, b.order
+    chunk_of = (1 << order) - 1
+    for d in range(1, size + 1):
+        bit = 1 << (d - 1)
+        for bases in (b.rows, b.cols):
+            lines = {}
+            for i, line in enumerate(bases):
+                where = _places(cand, line, bit)
+                if _popcount(where) >= 2:
+                    lines[i] = where
+            for chosen in combinations(lines, k):
+                union = 0
+                for i in chosen:
+                    union |= lines[i]
+                if _popcount(union) <= k:
+                    continue  # a plain fish (or a broken board)
+                for stack in range(order):
+                    chunk = chunk_of << (order * stack)
+                    need = k - _popcount(union & ~chunk)
+                    inside = [j for j in range(size) if (union & chunk) >> j & 1]
+                    if need < 1:
+                        continue  # no cover line in the fins' block: nothing to remove
+                    for cover_in in combinations(inside, need):
+                        fins = union & chunk & ~sum(1 << j for j in cover_in)
+                        if not fins:
+                            continue
+                        bands = {i // order for i in chosen if lines[i] & fins}
+                        if len(bands) != 1:
+                            continue
+                        band = bands.pop()
+                        gone = tuple((bases[i][j], d)
+                                     for i in range(band * order, (band + 1) * order)
+                                     if i not in chosen for j in cover_in
+                                     if cand[bases[i][j]] & bit)
+                        if gone:
+                            yield Step(name, eliminations=gone, because=tuple(
+                                c for i in chosen for c in bases[i] if cand[c] & bit))
+
+
+def _conjugates(cand, bases, bit: int) -> list[tuple[int, int, int]]:
+    """(line index, first cell, second cell) of every line where the digit has exactly
+    two places (a strong link)."""
+    out = []
+    for i, line in enumerate(bases):
+        where = [c for c in line if cand[c] & bit]
+        if len(where) == 2:
+            out.append((i, where[0], where[1]))
+    return out
+
+
+def skyscraper(b: Board) -> Step | None:
+    """Two parallel lines where the digit has two places each, one end of each on a
+    common cross line: one of the two other ends holds it, so a cell seeing both loses
+    it."""
+    return next(_skyscrapers(b), None)
+
+
+def _skyscrapers(b: Board) -> Iterator[Step]:
+    cand, size = b.cand, b.size
+    for d in range(1, size + 1):
+        bit = 1 << (d - 1)
+        for bases, kind in ((b.rows, 1), (b.cols, 0)):  # kind: the cross line's unit kind
+            pairs = _conjugates(cand, bases, bit)
+            for n, (_, a1, a2) in enumerate(pairs):
+                for _, c1, c2 in pairs[n + 1:]:
+                    for base_a, top_a in ((a1, a2), (a2, a1)):
+                        for base_c, top_c in ((c1, c2), (c2, c1)):
+                            units = b.cell_units
+                            if (units[base_a][kind] != units[base_c][kind]
+                                    or units[top_a][kind] == units[top_c][kind]):
+                                continue
+                            gone = tuple((c, d) for c in _common(b, top_a, top_c, bit))
+                            if gone:
+                                yield Step("skyscraper", eliminations=gone,
+                                           because=(base_a, top_a, base_c, top_c))
+
+
+def two_string_kite(b: Board) -> Step | None:
+    """A row and a column where the digit has two places each, one end of each in a
+    common block (not the same cell): one of the two other ends holds it, so a cell
+    seeing both loses it."""
+    return next(_kites(b), None)
+
+
+def _kites(b: Board) -> Iterator[Step]:
+    cand, size = b.cand, b.size
+    for d in range(1, size + 1):
+        bit = 1 << (d - 1)
+        rows, cols = _conjugates(cand, b.rows, bit), _conjugates(cand, b.cols, bit)
+        for _, r1, r2 in rows:
+            for _, c1, c2 in cols:
+                for near_r, far_r in ((r1, r2), (r2, r1)):
+                    for near_c, far_c in ((c1, c2), (c2, c1)):
+                        if len({near_r, far_r, near_c, far_c}) < 4 \
+                                or _block_of(b, near_r) != _block_of(b, near_c):
+                            continue
+                        gone = tuple((c, d) for c in _common(b, far_r, far_c, bit))
+                        if gone:
+                            yield Step("two-string kite", eliminations=gone,
+                                       because=(far_r, near_r, near_c, far_c))
+
+
+def empty_rectangle(b: Board) -> Step | None:
+    """A block whose places for the digit lie on one of its rows and one of its columns
+    (both arms used), and a line outside it where the digit has two places, one on the
+    block's row (or column): if the cross cell of the other end and the block's column
+    (or row) held the digit, the block would have none."""
+    return next(_empty_rectangles(b), None)
+
+
+def _empty_rectangles(b: Board) -> Iterator[Step]:
+    cand, size, order = b.cand, b.size, b.order
+    for d in range(1, size + 1):
+        bit = 1 << (d - 1)
+        col_links = _conjugates(cand, b.cols, bit)
+        row_links = _conjugates(cand, b.rows, bit)
+        for k, block in enumerate(b.blocks):
+            where = [c for c in block if cand[c] & bit]
+            if len(where) < 2:
+                continue
+            band, stack = k // order, k % order
+            for r in range(band * order, (band + 1) * order):
+                for c in range(stack * order, (stack + 1) * order):
+                    rc = [(x // size, x % size) for x in where]
+                    if any(xr != r and xc != c for xr, xc in rc) \
+                            or not any(xr == r and xc != c for xr, xc in rc) \
+                            or not any(xc == c and xr != r for xr, xc in rc):
+                        continue
+                    gone = set()
+                    for line, x, y in col_links:  # a column outside the stack
+                        for near, far in ((x, y), (y, x)):
+                            if line // order != stack and near // size == r \
+                                    and far // size // order != band:
+                                target = far // size * size + c
+                                if cand[target] & bit:
+                                    gone.add((target, d))
+                    for line, x, y in row_links:  # a row outside the band
+                        for near, far in ((x, y), (y, x)):
+                            if line // order != band and near % size == c \
+                                    and far % size // order != stack:
+                                target = r * size + far % size
+                                if cand[target] & bit:
+                                    gone.add((target, d))
+                    if gone:
+                        yield Step("empty rectangle", eliminations=tuple(sorted(gone)),
+                                   because=tuple(where))
+
+
+def w_wing(b: Board) -> Step | None:
+    """Two cells {x,y} that do not see each other, and a unit where x has two places,
+    one seeing each cell: they cannot both be x, so one is y, and a cell seeing both
+    loses y."""
+    return next(_w_wings(b), None)
+
+
+def _w_wings(b: Board) -> Iterator[Step]:
+    cand, peers = b.cand, b.peers
+    bival = [c for c, m in enumerate(cand) if m and _popcount(m) == 2]
+    for i, a in enumerate(bival):
+        for w in bival[i + 1:]:
+            if cand[w] != cand[a] or w in peers[a]:
+                continue
+            for x in _digits(cand[a]):
+                xbit = 1 << (x - 1)
+                ybit = cand[a] & ~xbit
+                gone = tuple((c, ybit.bit_length()) for c in _common(b, a, w, ybit))
+                if not gone:
+                    continue
+                for unit in b.units:
+                    where = [c for c in unit if cand[c] & xbit]
+                    if len(where) != 2 or a in where or w in where:
+                        continue
+                    p, q = where
+                    if (p in peers[a] and q in peers[w]) \
+                            or (p in peers[w] and q in peers[a]):
+                        yield Step("w-wing", eliminations=gone, because=(a, w, p, q))
+
+
+def unique_rectangle(b: Board) -> Step | None:
+    """Unique rectangle type 1: four empty cells on two rows, two columns and two blocks,
+    three of them holding only {x,y}: the fourth cannot be x or y, or the four could
+    swap x and y and the puzzle would have two solutions. Sound only for a puzzle with
+    one solution (fairgrid registers only those)."""
+    return next(_unique_rectangles(b), None)
+
+
+def _unique_rectangles(b: Board) -> Iterator[Step]:
+    cand, size = b.cand, b.size
+    for r1, r2 in combinations(range(size), 2):
+        for c1, c2 in combinations(range(size), 2):
+            corners = (r1 * size + c1, r1 * size + c2, r2 * size + c1, r2 * size + c2)
+            if len({_block_of(b, c) for c in corners}) != 2:
+                continue
+            for n, fourth in enumerate(corners):
+                rest = [cand[c] for i, c in enumerate(corners) if i != n]
+                pair = rest[0]
+                if _popcount(pair) != 2 or any(m != pair for m in rest):
+                    continue
+                if cand[fourth] & pair == pair and cand[fourth] != pair:
+                    yield Step("unique rectangle type 1",
+                               eliminations=tuple((fourth, d) for d in _digits(pair)),
+                               because=corners)
+
+
+def bug_plus_one(b: Board) -> Step | None:
+    """BUG+1: every empty cell has two candidates but one, which has three. The digit of
+    that cell seen three times in its units is its value: without it every unit would
+    hold each candidate twice, a state with no or two solutions. Sound only for a puzzle
+    with one solution."""
+    return next(_bug_plus_ones(b), None)
+
+
+def _bug_plus_ones(b: Board) -> Iterator[Step]:
+    cand = b.cand
+    empty = [c for c in range(len(cand)) if not b.value[c]]
+    three = [c for c in empty if _popcount(cand[c]) == 3]
+    if len(three) != 1 or any(_popcount(cand[c]) != 2 for c in empty if c != three[0]):
+        return
+    cell = three[0]
+    counts = [[sum(1 for c in unit if cand[c] >> (d - 1) & 1) for d in range(1, b.size + 1)]
+              for unit in b.units]
+    mine = set(b.cell_units[cell])
+    for d in _digits(cand[cell]):
+        if all(counts[u][e - 1] - (u in mine and e == d) in (0, 2)
+               for u in range(len(b.units)) for e in range(1, b.size + 1)):
+            yield Step("bug+1", eliminations=tuple((cell, e) for e in _digits(cand[cell])
+                                                   if e != d), because=(cell,))
+            return
 
 
 def _propagate(b: Board, cap: int) -> int | None:
@@ -574,6 +936,74 @@ LADDER: tuple[Callable[[Board], Step | None], ...] = (
     pointing, claiming, naked_pair, x_wing, hidden_pair, naked_triple, swordfish,
     hidden_triple, xy_wing, xyz_wing, naked_quad, jellyfish, hidden_quad,
     simple_colouring, xy_chain, forcing)
+
+
+# The deduction engine's rungs (fairgrid.solvers.deduction), cheapest first: the techniques
+# of rungs 1-5 (rung 0 is the singles). LADDER without forcing, plus techniques people
+# use that the expected-time model was not fitted with.
+DEDUCTION_RUNGS: tuple[tuple[Callable[[Board], Step | None], ...], ...] = (
+    (pointing, claiming),
+    (naked_pair, hidden_pair, naked_triple, hidden_triple, naked_quad, hidden_quad),
+    (x_wing, swordfish, jellyfish, finned_x_wing, finned_swordfish, skyscraper,
+     two_string_kite, empty_rectangle),
+    (xy_wing, xyz_wing, w_wing, simple_colouring, unique_rectangle, bug_plus_one),
+    (xy_chain,),
+)
+DEDUCTION_LADDER: tuple[Callable[[Board], Step | None], ...] = tuple(
+    t for rung in DEDUCTION_RUNGS for t in rung)
+# every step of a technique (its own function returns the first of them), and its name
+_EVERY: dict[Callable, tuple[str, Callable[[Board], Iterator[Step]]]] = {
+    pointing: ("pointing", _pointings), claiming: ("claiming", _claimings),
+    naked_pair: ("naked pair", _naked_pairs), hidden_pair: ("hidden pair", _hidden_pairs),
+    naked_triple: ("naked triple", _naked_triples),
+    hidden_triple: ("hidden triple", _hidden_triples),
+    naked_quad: ("naked quad", _naked_quads), hidden_quad: ("hidden quad", _hidden_quads),
+    x_wing: ("x-wing", _x_wings), swordfish: ("swordfish", _swordfishes),
+    jellyfish: ("jellyfish", _jellyfishes),
+    finned_x_wing: ("finned x-wing", lambda b: _finned_fish(b, 2, "finned x-wing")),
+    finned_swordfish: ("finned swordfish",
+                       lambda b: _finned_fish(b, 3, "finned swordfish")),
+    skyscraper: ("skyscraper", _skyscrapers), two_string_kite: ("two-string kite", _kites),
+    empty_rectangle: ("empty rectangle", _empty_rectangles),
+    xy_wing: ("xy-wing", _xy_wings), xyz_wing: ("xyz-wing", _xyz_wings),
+    w_wing: ("w-wing", _w_wings), simple_colouring: ("simple colouring", _colourings),
+    unique_rectangle: ("unique rectangle type 1", _unique_rectangles),
+    bug_plus_one: ("bug+1", _bug_plus_ones), xy_chain: ("xy-chain", _xy_chains),
+}
+
+
+def technique_name(technique: Callable[[Board], Step | None]) -> str:
+    """The name its steps carry (a :data:`WEIGHT` key) of a technique of
+    :data:`DEDUCTION_LADDER`."""
+    return _EVERY[technique][0]
+
+
+def every_step(technique: Callable[[Board], Step | None], b: Board) -> Iterator[Step]:
+    """Every step a technique of :data:`DEDUCTION_LADDER` finds on ``b``, each found on
+    ``b`` as it is (apply none before the search ends). The technique itself returns the
+    first, except :func:`xy_chain`, which returns the shortest chain."""
+    return _EVERY[technique][1](b)
+
+
+def deduction_closure(b: Board, rung: int) -> bool:
+    """The reference for :func:`fairgrid.solvers.deduction.closure`: remove candidates
+    with the techniques of rungs 1..``rung`` of :data:`DEDUCTION_RUNGS` until none
+    removes more, never placing a digit. Each pass takes the lowest rung that removes
+    something and applies every elimination that rung's techniques find on the board as
+    it was (so the result does not depend on a scan order), then starts again from rung
+    1. False when the board is (or becomes) broken; it stops there."""
+    while True:
+        if b.broken():
+            return False
+        for techniques in DEDUCTION_RUNGS[:rung]:
+            gone = {(c, d) for t in techniques for step in every_step(t, b)
+                    for c, d in step.eliminations if b.cand[c] >> (d - 1) & 1}
+            if gone:
+                for c, d in gone:
+                    b.eliminate(c, d)
+                break
+        else:
+            return True
 
 
 def ladder_for(order: int) -> tuple[Callable[[Board], Step | None], ...]:
