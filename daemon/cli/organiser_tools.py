@@ -258,13 +258,14 @@ def cmd_recompute(args: argparse.Namespace) -> int:
 def _recompute_file(settings, progress) -> dict:
     import duckdb
 
+    from fairgrid.daemon.ingest import moves_of
     from fairgrid.daemon.store import StoreError, connect
     from fairgrid.daemon.store.repository import nightly as sql
     from fairgrid.daemon.work.nightly import direct_db, run_nightly
 
     try:
         con = connect(_database_file(settings), settings.storage_checkpoint_mb,
-                      settings.storage_memory_limit_mb)
+                      settings.storage_memory_limit_mb, moves_of=moves_of)
     except (StoreError, duckdb.Error) as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     try:

@@ -16,13 +16,20 @@ import numpy as np
 from .fast_path import _scan_moves, parse_fast
 from .replay import _replay, check_and_replay
 from .solve import (SolveEvent, ValidationError, deeper_than, parse_json, parse_solve,
-                    parse_time, same_content, well_formed)
+                    parse_time, well_formed)
 
 
 def parse_body(body: bytes) -> SolveEvent:
     """The solve in a webhook body (not yet checked against its puzzle); ValidationError
     (400 or 422) naming the field otherwise."""
     return parse_fast(body) or parse_solve(parse_json(body))
+
+
+def moves_of(body: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The moves (t_ms, cell, digit, note) of a stored webhook body, parsed as the webhook
+    parsed it (what storage re-derives the moves of a crash from)."""
+    event = parse_body(body)
+    return event.t_ms, event.cell, event.digit, event.note
 
 
 def warm_up() -> None:
@@ -38,4 +45,4 @@ def warm_up() -> None:
 
 
 __all__ = ["SolveEvent", "ValidationError", "parse_body", "parse_json", "parse_time",
-           "check_and_replay", "same_content", "warm_up"]
+           "check_and_replay", "moves_of", "warm_up"]

@@ -37,6 +37,8 @@ from numba import njit
 
 from fairgrid.solvers.puzzle_types import TYPES
 
+from ..errors import ValidationError
+
 from ..text import describe, refused_char
 
 MAX_ID_LENGTH = 200
@@ -48,15 +50,6 @@ MOVE_KINDS = ("place", "note")
 OUTCOMES = ("finished", "abandoned", "timed_out")  # what the portal may report
 PUZZLE_TYPES = TYPES  # puzzle.puzzle_type, when given
 _KINDS = frozenset(MOVE_KINDS)
-
-
-class ValidationError(ValueError):
-    """A malformed (400) or invalid (422) body; ``field`` says where, e.g. moves[17].cell."""
-
-    def __init__(self, field: str | None, message: str, status: int = 422):
-        super().__init__(message)
-        self.field = field
-        self.status = status
 
 
 @dataclass(eq=False, slots=True)  # not frozen: a frozen init costs ~10 us per webhook
@@ -315,18 +308,4 @@ def scoring_fields(raw: str) -> tuple[dict | None, str | None]:
     client, outcome = data.get("client"), data.get("outcome")
     return (client if isinstance(client, dict) else None,
             outcome if isinstance(outcome, str) and outcome in OUTCOMES else None)
-
-
-
-def same_content(a: str, b: str) -> bool:
-    """Whether two webhook bodies carry the same submission: equal as canonical JSON
-    (sorted keys, no white space), which is what an identical resubmission means. Only
-    resubmissions of a stored id ask this, so it is not on every webhook's path."""
-    if a == b:
-        return True
-    try:
-        return (orjson.dumps(orjson.loads(a), option=orjson.OPT_SORT_KEYS)
-                == orjson.dumps(orjson.loads(b), option=orjson.OPT_SORT_KEYS))
-    except orjson.JSONDecodeError:
-        return False
 

@@ -1,7 +1,8 @@
 """Storage: DuckDB on one file, one writer thread, every SQL statement in ``repository``.
 
 * :mod:`.connection` opens the file, migrates it (``schema/NNN_*.sql``) and re-derives
-  moves a crash left unstored;
+  moves a crash left unstored (with the parser it is handed: storage imports nothing of
+  ingestion);
 * :mod:`.writer` is the single writer thread (group commit of submissions, ad-hoc
   write transactions), with :mod:`.dedupe` (already-stored screen) and :mod:`.moves`
   (the moves rows that follow the acknowledgement);

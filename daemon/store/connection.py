@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import logging
 from importlib import resources
+from typing import Callable
 
 import duckdb
 import numpy as np
-
-from fairgrid.daemon.ingest import ValidationError, parse_body
 
 from .errors import StoreError, StoreLockedError
 from .moves import move_columns
@@ -29,9 +28,18 @@ def migrations() -> list[tuple[int, str]]:
     return sorted(out)
 
 
+# a raw webhook body -> its moves (t_ms, cell, digit, note), parsed exactly as the webhook
+# parsed it; ValueError when it does not parse (``ingest.moves_of``, handed in)
+MovesOf = Callable[[bytes], tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]
+
+
 def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
-            threads: int = 0) -> duckdb.DuckDBPyConnection:
-    """Open (creating) the database and bring its schema up to date.
+            threads: int = 0, moves_of: MovesOf | None = None
+            ) -> duckdb.DuckDBPyConnection:
+    """Open (creating) the database, bring its schema up to date and store the moves of
+    submissions acknowledged before a crash (:func:`recover_moves`, with ``moves_of``;
+    without it, a file that needs that is refused with StoreError rather than opened
+    with moves missing).
 
     ``memory_limit_mb`` caps DuckDB's memory (its default is 80 % of the machine); big
     queries such as the nightly job's spill to a temp directory beside the file instead.
@@ -75,7 +83,7 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
     cur = con.cursor()
     try:
         _migrate(cur, path)
-        recovered = _recover(cur, path)
+        recovered = _recover(cur, path, moves_of)
     except StoreError:
         cur.close()
         con.close()
@@ -105,34 +113,37 @@ def _migrate(con, path: str) -> None:
         raise StoreError(f"cannot migrate the database {path}: {exc}") from exc
 
 
-def _recover(con, path: str) -> int:
+def _recover(con, path: str, moves_of: MovesOf | None) -> int:
     """:func:`recover_moves`, its failure a StoreError."""
     try:
-        return recover_moves(con)
+        return recover_moves(con, moves_of)
     except duckdb.Error as exc:
         raise StoreError(f"cannot store the moves of {path}'s last submissions: {exc}") from exc
 
 
-def recover_moves(con) -> int:
+def recover_moves(con, moves_of: MovesOf | None) -> int:
     """Store the moves of submissions past ``moves_through`` (acknowledged, then a crash
-    before the writer's moves insert), parsed from their raw bodies exactly as the
-    webhook parsed them; returns how many submissions that covered. Submissions that
-    have moves rows already (a database built by other means) are left alone."""
+    before the writer's moves insert), parsed from their raw bodies by ``moves_of``;
+    returns how many submissions that covered. Submissions that have moves rows
+    already (a database built by other means) are left alone."""
     through = sql.moves_through(con)
     rows = sql.without_moves(con, through)
     last = sql.last_sub_key(con)
     if not rows and last <= through:
         return 0
+    if rows and moves_of is None:
+        raise StoreError(f"{len(rows)} submission(s) acknowledged before the last stop "
+                         "have no moves stored yet: open the database with the daemon "
+                         "(fairgrid serve), which re-derives them")
     keys, logs = [], []
     for key, raw in rows:
         try:
-            event = parse_body(raw.encode("utf-8"))
-        except (ValidationError, UnicodeError) as exc:  # stored, so it parsed once
+            logs.append(moves_of(raw.encode("utf-8")))
+        except (ValueError, UnicodeError) as exc:  # stored, so it parsed once
             log.error("submission %d: its raw body no longer parses (%s); no moves "
                       "stored for it", key, exc)
             continue
         keys.append(key)
-        logs.append((event.t_ms, event.cell, event.digit, event.note))
     sql.insert_moves(con, move_columns(np.array(keys, dtype=np.int64), logs),
                      max(last, through))
     return len(keys)

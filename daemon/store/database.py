@@ -13,7 +13,7 @@ from typing import Any, Callable
 import duckdb
 
 from . import files
-from .connection import connect
+from .connection import MovesOf, connect
 from .erasure import ErasedPlayers
 from .errors import StoreError
 from .moves import MOVES_IDLE_S, MOVES_MAX_AGE_S
@@ -71,10 +71,11 @@ class Store:
                  max_batch: int = 512, dedupe_days: int = 3, checkpoint_mb: int = 256,
                  memory_limit_mb: int = 2048, threads: int = 0,
                  on_batch: Callable[[int], None] | None = None,
-                 moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S):
+                 moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S,
+                 moves_of: MovesOf | None = None):
         self.path = path
         self._threads = threads
-        self._open_args = (checkpoint_mb, memory_limit_mb, threads)
+        self._open_args = (checkpoint_mb, memory_limit_mb, threads, moves_of)
         self._gate = _Gate()
         files.remove_leftovers(Path(path).resolve().parent,
                                Path(path).name + files.REWRITING)

@@ -15,11 +15,25 @@ from datetime import datetime, timedelta
 
 import duckdb
 import numpy as np
+import orjson
 
 from .keyfilter import KeyFilter
 from .records import SubmissionRecord, utc_now
 from .repository import ingest as sql
 from .threads import name_os_thread
+
+
+def same_content(a: str, b: str) -> bool:
+    """Whether two webhook bodies (raw, as stored) carry the same submission: equal as canonical JSON
+    (sorted keys, no white space), which is what an identical resubmission means. Only
+    resubmissions of a stored id ask this, so it is not on every webhook's path."""
+    if a == b:
+        return True
+    try:
+        return (orjson.dumps(orjson.loads(a), option=orjson.OPT_SORT_KEYS)
+                == orjson.dumps(orjson.loads(b), option=orjson.OPT_SORT_KEYS))
+    except orjson.JSONDecodeError:
+        return False
 
 
 def sub_key(portal: str, submission_id: str) -> str:

@@ -26,7 +26,7 @@ import stat
 import threading
 from pathlib import Path
 
-from fairgrid.daemon.ingest import ValidationError
+from ..errors import ValidationError
 
 from .errors import StoreError
 from .files import fsync_dir, make_private

@@ -25,9 +25,7 @@ from typing import Any, Callable
 import duckdb
 import numpy as np
 
-from fairgrid.daemon.ingest.solve import same_content
-
-from .dedupe import Dedupe
+from .dedupe import Dedupe, same_content
 from .errors import QueueFull, StoreError
 from .moves import MOVES_IDLE_S, MOVES_MAX_AGE_S, MOVES_MAX_ROWS, PendingMoves, move_columns
 from .records import SubmissionRecord, WriteResult, epoch_us, utc_now

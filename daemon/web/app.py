@@ -14,7 +14,7 @@ import logging
 from aiohttp import web
 from prometheus_client import CollectorRegistry
 
-from ..ingest import warm_up
+from ..ingest import moves_of, warm_up
 from ..ingest.signatures import Verifier
 from ..metrics import Metrics
 from ..settings import Settings
@@ -45,7 +45,7 @@ async def _resources(app: web.Application):
         group_commit_ms=s.storage_group_commit_ms, max_batch=s.storage_max_batch,
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
         memory_limit_mb=s.storage_memory_limit_mb, threads=s.storage_threads,
-        on_batch=ctx.metrics.batch_size.observe)
+        on_batch=ctx.metrics.batch_size.observe, moves_of=moves_of)
     for path in await asyncio.to_thread(remove_partials, lifecycle.backup_dir(s)):
         log.warning("removed %s: a backup a stop cut short", path)
     ctx.accounts = Accounts(ctx.store, s)

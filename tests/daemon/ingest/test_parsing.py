@@ -17,7 +17,8 @@ from hypothesis import given, settings, strategies as st
 
 from fairgrid.daemon.ingest.puzzles import PuzzleInfo, check_puzzle
 from fairgrid.daemon.ingest import (ValidationError, check_and_replay, parse_body,
-                                    parse_json, same_content)
+                                    parse_json)
+from fairgrid.daemon.store.dedupe import same_content
 from fairgrid.daemon.ingest.fast_path import parse_fast as _parse_fast
 from fairgrid.daemon.ingest.signatures import Verifier, sign
 from fairgrid.daemon.ingest.solve import (MAX_DEPTH, _moves_checked, _moves_fast, parse_solve,

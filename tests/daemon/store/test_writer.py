@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 import time
 
-from fairgrid.daemon.store import Store
+import pytest
+
+from fairgrid.daemon.store import Store, StoreError
 
 from ..helpers import query
 from .test_keyfilter import _record
@@ -167,6 +169,7 @@ def test_moves_acknowledged_before_a_crash_are_re_derived_at_the_next_start(tmp_
     import sys
     from pathlib import Path
 
+    from fairgrid.daemon.ingest import moves_of
     from fairgrid.daemon.store import connect
 
     path = str(tmp_path / "crash.duckdb")
@@ -174,13 +177,15 @@ def test_moves_acknowledged_before_a_crash_are_re_derived_at_the_next_start(tmp_
     out = subprocess.run([sys.executable, "-c", CRASH, path, "6"], cwd=root, check=True,
                          capture_output=True, text=True, timeout=120).stdout
     assert json.loads(out) == ["accepted"] * 6
-    con = connect(path)  # the next start
+    with pytest.raises(StoreError, match="fairgrid serve"):  # no parser: refused
+        connect(path)
+    con = connect(path, moves_of=moves_of)  # the next start
     try:
         assert _moves_table(con) == _expected(_solves(6))
         assert con.execute("SELECT through FROM moves_through").fetchall() == [(6,)]
     finally:
         con.close()
-    con = connect(path)  # and once stored, never again
+    con = connect(path, moves_of=moves_of)  # and once stored, never again
     try:
         assert con.execute("SELECT count(*) FROM moves").fetchone()[0] == sum(
             r.t_ms.size for _raw, r in _solves(6))

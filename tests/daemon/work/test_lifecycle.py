@@ -16,6 +16,7 @@ import pytest
 from fairgrid.analytics.simulate import simulate
 from fairgrid.solvers import parse
 
+from fairgrid.daemon.ingest import moves_of
 from fairgrid.daemon.store.connection import connect
 from fairgrid.daemon.store.repository import lifecycle
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
@@ -208,7 +209,7 @@ async def test_a_backup_under_load_holds_every_acknowledged_solve(client, tmp_pa
     assert again.returncode == 2 and "--force" in again.stderr
     # solves committed while the backup took its snapshot may have come without their
     # moves rows; the first start re-derives them from the raw bodies, as after a crash
-    con = connect(str(target))
+    con = connect(str(target), moves_of=moves_of)
     assert con.execute("SELECT count(*) FROM submissions").fetchone()[0] == len(stored)
     assert con.execute("SELECT count(*) FROM moves").fetchone()[0] == 49 * len(stored)
     con.close()
