@@ -32,7 +32,8 @@ from ..store.repository import organiser as organiser_sql
 from ..store.repository import outbox as outbox_sql
 from ..store.repository import puzzles as puzzle_sql
 from ..web.auth import Principal
-from ..web.context import CTX, attachment, read, write
+from ..web.context import CTX, read, write
+from ..web.responses import attachment
 from ..web.organiser import REVIEW_STATES, record_review
 from . import svg
 from .sessions import COOKIE, LoginThrottle, Sessions, client_address

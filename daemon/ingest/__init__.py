@@ -6,7 +6,9 @@ stores what they return.
 * :func:`parse_body` reads a body: the compiled fast path (:mod:`.fast_path`), else the
   checked path (:mod:`.solve`) whose errors name the field;
 * :mod:`.replay` checks the moves against the puzzle and says whether the solve ends in
-  the solution; :mod:`.puzzles` checks a puzzle's text (unique solution).
+  the solution; :mod:`.puzzles` checks a puzzle's text (unique solution);
+* :mod:`.catalog` is the one part with state: the registered puzzles, cached, looked up
+  by the name a portal gives them, and registration through the API.
 """
 
 from __future__ import annotations

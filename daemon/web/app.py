@@ -15,13 +15,13 @@ from aiohttp import web
 from prometheus_client import CollectorRegistry
 
 from ..ingest import moves_of, warm_up
-from ..ingest.signatures import Verifier
+from ..ingest.catalog import PuzzleCatalog
 from ..metrics import Metrics
 from ..settings import Settings
 from ..store import Store
 from ..store.backups import remove_partials
 from ..store.repository import organiser as organiser_sql
-from ..work.analysis import PuzzleRegistry
+from ..work.analysis import PuzzleAnalysis
 from ..work.compute import PRIORITY, Cluster
 from ..work.notify import Notifier
 from ..work.pool import Lane, LanePool
@@ -30,7 +30,7 @@ from ..work.scoring import Scorer
 from . import health, jobs, lifecycle, notifications, organiser, puzzles, users
 from .. import console
 from .auth import Accounts
-from .context import CTX, Context, watch_secrets
+from .context import CTX, Context, Parts
 from .middleware import errors_middleware, metrics_middleware
 from .webhook import handle_solve
 
@@ -38,9 +38,11 @@ log = logging.getLogger("fairgrid.web")
 
 
 async def _resources(app: web.Application):
+    """Open the daemon's parts in the order they depend on each other, hand them to the
+    context, and close them in the reverse order at stop."""
     ctx = app[CTX]
     s = ctx.settings
-    ctx.store = await asyncio.to_thread(
+    store = await asyncio.to_thread(
         Store, s.storage_path, queue_size=s.storage_write_queue_size,
         group_commit_ms=s.storage_group_commit_ms, max_batch=s.storage_max_batch,
         dedupe_days=s.storage_dedupe_days, checkpoint_mb=s.storage_checkpoint_mb,
@@ -48,53 +50,48 @@ async def _resources(app: web.Application):
         on_batch=ctx.metrics.batch_size.observe, moves_of=moves_of)
     for path in await asyncio.to_thread(remove_partials, lifecycle.backup_dir(s)):
         log.warning("removed %s: a backup a stop cut short", path)
-    ctx.accounts = Accounts(ctx.store, s)
-    await asyncio.to_thread(ctx.accounts.load)
-    ctx.notifier = Notifier(ctx.store, s, ctx.metrics)
+    accounts = Accounts(store, s)
+    await asyncio.to_thread(accounts.load)
+    notifier = Notifier(store, s, ctx.metrics)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     cluster = Cluster(s.compute_scheduler) if s.compute_scheduler else None
     pool = LanePool(s.analysis_workers, cluster=cluster)
-    ctx.puzzles = PuzzleRegistry(ctx.store, s, ctx.metrics, pool)
-    ctx.scorer = Scorer(ctx.store, s, ctx.metrics, pool.lane(Lane.SCORING))
-    ctx.puzzles.on_ready = ctx.scorer.puzzle_ready
-    ctx.metrics.watch_queue(ctx.store.writer.depth)
-    ctx.metrics.watch_puzzles(ctx.puzzles.counts)
-    ctx.metrics.watch_flags(lambda: ctx.store.read(organiser_sql.flag_counts))
-    ctx.jobs = NightlyRunner(ctx.store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), ctx.scorer,
-                             tasks=cluster.lane(PRIORITY[int(Lane.SMALL_PUZZLES)] - 5)
-                             if cluster else None)
-    await ctx.puzzles.start()
-    await ctx.scorer.start()
-    await ctx.jobs.start()
-    await ctx.notifier.start()
+    analysis = PuzzleAnalysis(store, s, ctx.metrics, pool)
+    scorer = Scorer(store, s, ctx.metrics, pool.lane(Lane.SCORING))
+    analysis.on_ready = scorer.puzzle_ready
+    ctx.metrics.watch_queue(store.writer.depth)
+    ctx.metrics.watch_puzzles(analysis.counts)
+    ctx.metrics.watch_flags(lambda: store.read(organiser_sql.flag_counts))
+    jobs = NightlyRunner(store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), scorer,
+                         tasks=cluster.lane(PRIORITY[int(Lane.SMALL_PUZZLES)] - 5)
+                         if cluster else None)
+    ctx.started(Parts(store, accounts, PuzzleCatalog(store), analysis, scorer, jobs,
+                      notifier))
+    await analysis.start()
+    await scorer.start()
+    await jobs.start()
+    await notifier.start()
+    watch = asyncio.create_task(ctx.secrets.watch(), name="fairgrid-secrets-watch")
     try:
         yield
     finally:
-        await ctx.notifier.stop()
-        await ctx.jobs.stop()
-        await ctx.scorer.stop()
-        await ctx.puzzles.stop()
+        watch.cancel()
+        await asyncio.gather(watch, return_exceptions=True)
+        await notifier.stop()
+        await jobs.stop()
+        await scorer.stop()
+        await analysis.stop()
         await asyncio.to_thread(pool.shutdown)  # closing a cluster's client may wait
-        await asyncio.to_thread(ctx.store.close, s.server_shutdown_timeout_s)
-
-
-async def _secrets_watch(app: web.Application):
-    task = asyncio.create_task(watch_secrets(app[CTX]), name="fairgrid-secrets-watch")
-    yield
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+        await asyncio.to_thread(store.close, s.server_shutdown_timeout_s)
+        ctx.started(None)
 
 
 def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
     """The fairgrid web application (resources open when the app starts)."""
     app = web.Application(middlewares=[metrics_middleware, errors_middleware],
                           client_max_size=settings.server_max_body_bytes)
-    metrics_ = Metrics(registry or CollectorRegistry())
-    app[CTX] = Context(settings, metrics_,
-                       Verifier.from_portals(settings.portals, settings.webhooks_tolerance_s))
-    app[CTX].reload_portals()  # note the portals' and tokens' files as they are now
+    app[CTX] = Context(settings, Metrics(registry or CollectorRegistry()))
     app.cleanup_ctx.append(_resources)
-    app.cleanup_ctx.append(_secrets_watch)
     r = app.router
     r.add_post("/v1/webhooks/solves", handle_solve)
     r.add_post("/v1/puzzles", puzzles.post_puzzles)

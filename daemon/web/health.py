@@ -12,7 +12,9 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ..settings import SettingsError, metrics_token
 from ..store import StoreError
 from ..store.repository import puzzles as sql
-from .context import CTX, AuthError, error, json_response, read
+from .auth import AuthError
+from .context import CTX, read
+from .responses import error, json_response
 
 log = logging.getLogger("fairgrid.web")
 
@@ -26,7 +28,7 @@ async def readyz(request: web.Request) -> web.Response:
         await read(request, sql.ping)
     except StoreError:
         return error(503, "database unavailable")
-    if not request.app[CTX].puzzles.running():
+    if not request.app[CTX].analysis.running():
         return error(503, "puzzle analysis is not running")
     return json_response({"status": "ready"})
 

@@ -10,7 +10,9 @@ from ..store.repository import organiser as sql
 from ..work.nightly import STAGES
 from ..work.scheduler import JobBusy
 from ..documents import iso
-from .context import CTX, error, json_response, known_query, read, require_token
+from .auth import require_token
+from .context import CTX, read
+from .responses import error, json_response, known_query
 
 
 async def post_nightly(request: web.Request) -> web.Response:

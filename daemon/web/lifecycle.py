@@ -16,8 +16,9 @@ from ..store import StoreError, backups
 from ..store.records import utc_now
 from ..store.repository import lifecycle as sql
 from ..store.repository import needs_moves
-from .context import (CTX, attachment, error, json_response, known_query, read, require_token,
-                      write)
+from .auth import require_token
+from .context import CTX, read, write
+from .responses import attachment, error, json_response, known_query
 
 CHUNK = 1 << 20
 log = logging.getLogger("fairgrid.web")

@@ -7,11 +7,12 @@ import logging
 
 from aiohttp import web
 
-from ..ingest import ValidationError
+from ..errors import Conflict, ValidationError
 from ..ingest.signatures import SignatureError
 from ..store import QueueFull, StoreError
-from ..work.analysis import PuzzleConflict
-from .context import CTX, AuthError, error
+from .auth import AuthError
+from .context import CTX
+from .responses import error
 
 log = logging.getLogger("fairgrid")
 RETRY_AFTER_S = "5"
@@ -39,6 +40,8 @@ async def errors_middleware(request: web.Request, handler):
     """Every failure becomes a JSON error; never a traceback, never a partial write."""
     try:
         return await handler(request)
+    except Conflict as exc:  # its message names what it conflicts with
+        return error(exc.status, str(exc), exc.field)
     except ValidationError as exc:
         return error(exc.status, str(exc) if exc.field is None else f"{exc.field}: {exc}",
                      exc.field)
@@ -48,8 +51,6 @@ async def errors_middleware(request: web.Request, handler):
         if exc.status == 403:
             return error(403, str(exc))
         return error(401, str(exc), headers={"WWW-Authenticate": "Bearer"})
-    except PuzzleConflict as exc:
-        return error(409, str(exc), "id")
     except QueueFull as exc:
         return error(503, f"overloaded: {exc}; retry later", headers={"Retry-After": RETRY_AFTER_S})
     except StoreError as exc:

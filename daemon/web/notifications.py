@@ -14,7 +14,9 @@ from ..documents import iso
 from ..ingest import ValidationError, parse_json
 from ..store.records import utc_now
 from ..store.repository import outbox as sql
-from .context import CTX, error, json_response, known_query, read, require_token, write
+from .auth import require_token
+from .context import CTX, read, write
+from .responses import error, json_response, known_query
 
 STATES = ("pending", "delivered", "failed")
 
@@ -24,7 +26,7 @@ async def _portal(request: web.Request) -> str:
     ctx = request.app[CTX]
     # a portal added since the last look (fairgrid portal add) is known at once
     if portal not in ctx.settings.portals:
-        await asyncio.to_thread(ctx.reload_portals)
+        await asyncio.to_thread(ctx.secrets.reload)
         if portal not in ctx.settings.portals:
             raise ValidationError("portal", f"no portal {portal!r}", 404)
     return portal

@@ -15,7 +15,9 @@ from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
 from .auth import AuthError, Principal
-from .context import CTX, error, json_response, known_query, read, require_token, write
+from .auth import require_token
+from .context import CTX, read, write
+from .responses import error, json_response, known_query
 
 MAX_LIMIT = 500
 REVIEW_STATES = ("cleared", "confirmed", "open")  # open: reopened, e.g. on appeal

@@ -8,7 +8,9 @@ from ..ingest import ValidationError, parse_json
 from ..ingest.puzzles import check_type
 from ..store.repository import puzzles as sql
 from .. import documents
-from .context import CTX, error, json_response, known_query, read, require_token
+from .auth import require_token
+from .context import CTX, read
+from .responses import error, json_response, known_query
 
 
 async def post_puzzles(request: web.Request) -> web.Response:
@@ -34,7 +36,10 @@ async def post_puzzles(request: web.Request) -> web.Response:
         kind = check_type(item.get("puzzle_type"), where + "puzzle_type")
         checked.append((where, pid, givens, kind))
     # all or none: a bad puzzle anywhere in a batch registers nothing
-    created = await request.app[CTX].puzzles.register_many(checked)
+    ctx = request.app[CTX]
+    created, new = await ctx.catalog.register_many(checked, room=ctx.analysis.has_room)
+    for info in new:
+        ctx.analysis.schedule(info.id, len(info.solution))
     results = [{"id": pid, "status": "registered" if new else "known"}
                for (_, pid, _, _), new in zip(checked, created)]
     status = 201 if any(created) else 200
@@ -55,5 +60,5 @@ async def get_puzzle(request: web.Request) -> web.Response:
         return error(404, f"no puzzle {pid!r}")
     doc = documents.puzzle(row)
     if doc["status"] == "pending":  # what it waits for, when it is not its turn
-        doc["waiting_for"] = request.app[CTX].puzzles.waiting_for()
+        doc["waiting_for"] = request.app[CTX].analysis.waiting_for()
     return json_response(doc)

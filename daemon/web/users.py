@@ -13,7 +13,9 @@ from aiohttp import web
 from ..documents import iso
 from ..ingest import ValidationError, parse_json
 from .auth import NAME, ROLES, check_password
-from .context import CTX, error, json_response, known_query, require_token
+from .auth import require_token
+from .context import CTX
+from .responses import error, json_response, known_query
 
 USER_FIELDS = frozenset({"name", "role", "portals", "all_portals", "password"})
 CHANGE_FIELDS = frozenset({"role", "portals", "all_portals", "password", "disabled"})
@@ -50,7 +52,7 @@ def _checked(request: web.Request, body: dict) -> dict:
         if not isinstance(portals, list) or not all(isinstance(p, str) for p in portals):
             raise ValidationError("portals", "must be a list of portal names", 422)
         if not set(portals) <= set(ctx.settings.portals):
-            ctx.reload_portals()  # a portal added since the last look is known at once
+            ctx.secrets.reload()  # a portal added since the last look is known at once
         known = ctx.settings.portals
         for p in portals:
             if p not in known:

@@ -1,19 +1,24 @@
-"""The solve webhook: verify -> validate -> queue the write -> 202 once committed."""
+"""The solve webhook: verify -> validate -> resolve the puzzle -> queue the write -> 202 once
+committed. Every request is counted once, by portal and outcome
+(``fairgrid_webhook_requests_total``); a failure is raised and answered by
+``middleware.errors_middleware``."""
 
 from __future__ import annotations
 
 import asyncio
 import time
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 from aiohttp import web
 
-from ..ingest import ValidationError, check_and_replay, parse_body
+from ..errors import Conflict, ValidationError
+from ..ingest import check_and_replay, parse_body
 from ..ingest.puzzles import SUDOKU, PuzzleInfo, canonical_text, check_puzzle
 from ..ingest.signatures import SignatureError
-from ..ingest.solve import EARLIEST_START
-from ..store import SubmissionRecord
-from .context import CTX, json_response
+from ..ingest.solve import EARLIEST_START, SolveEvent
+from ..store import QueueFull, StoreError, SubmissionRecord, WriteResult
+from .context import CTX
 
 
 # the two everyday answers, encoded once (json.dumps per webhook cost ~2 % of its time)
@@ -47,31 +52,23 @@ def _check_times(event, received_at: datetime, skew_s: int) -> None:
                               f"{skew_s} s after the webhook was received")
 
 
+@dataclass(frozen=True, eq=False)
+class ResolvedPuzzle:
+    """The puzzle a solve is of: a registered one, or one its givens will register."""
+
+    info: PuzzleInfo
+    new: tuple[str, int, str, str] | None = None  # (givens, order, solution, type) to claim
+
+
 async def handle_solve(request: web.Request) -> web.Response:
     """``POST /v1/webhooks/solves``: verify, validate, queue, 202 once committed."""
     ctx = request.app[CTX]
     received = time.monotonic()
     received_at = datetime.now(timezone.utc)
     body = await request.read()  # 413 past server.max_body_bytes
+    portal = "unknown"
     try:
-        verifier = ctx.verifier
-        try:
-            portal, webhook_id = verifier.verify(request.headers, body, time.time())
-        except SignatureError as exc:
-            # a portal added (or a secret rotated) since the start: look at the file again
-            # (or another request already did: the verifier is then a new one)
-            if exc.reason != "bad_signature" or not (
-                    await asyncio.to_thread(ctx.reload_portals) or ctx.verifier is not verifier):
-                raise
-            portal, webhook_id = ctx.verifier.verify(request.headers, body, time.time())
-    except SignatureError as exc:
-        ctx.metrics.signature_failures.labels(exc.reason).inc()
-        ctx.metrics.webhook_requests.labels("unknown", "unauthorized").inc()
-        raise
-    except ValidationError:  # a malformed webhook-id
-        ctx.metrics.webhook_requests.labels("unknown", "invalid").inc()
-        raise
-    try:
+        portal, webhook_id = await _verify(ctx, request.headers, body)
         _check_content_type(request)
         event = parse_body(body)
         if event.portal != portal:
@@ -79,68 +76,107 @@ async def handle_solve(request: web.Request) -> web.Response:
             raise SignatureError("wrong_portal",
                                  "the body's portal is not the portal that signed it")
         _check_times(event, received_at, ctx.settings.webhooks_time_skew_s)
-        info = await ctx.puzzles.lookup(portal, event.puzzle_id)
-        new_puzzle = None
-        if info is None:
-            if event.givens is None:
-                raise ValidationError("puzzle.givens",
-                                      "unknown puzzle: register it or send its givens")
-            kind = event.puzzle_type or SUDOKU
-            new_puzzle = (*await asyncio.to_thread(check_puzzle, event.givens,
-                                                   "puzzle.givens", kind), kind)
-            info = PuzzleInfo(event.puzzle_id, *new_puzzle)
-        else:
-            if event.puzzle_type not in (None, info.puzzle_type):
-                raise ValidationError("puzzle.puzzle_type",
-                                      f"the registered puzzle is {info.puzzle_type}")
-            if event.givens is not None and event.givens not in info.matching_texts:
-                givens = canonical_text(event.givens, "puzzle.givens", info.puzzle_type)
-                if givens != info.givens:
-                    raise ValidationError("puzzle.givens",
-                                          "givens disagree with the registered puzzle")
-                info.matching_texts.add(event.givens)
+        puzzle = await _resolve_puzzle(ctx, portal, event)
+        info = puzzle.info
         complete = check_and_replay(event, info.givens_array, info.solution_array,
                                     info.max_value, info.blank)
-    except (ValidationError, SignatureError) as exc:
-        outcome = "unauthorized" if isinstance(exc, SignatureError) else "invalid"
-        ctx.metrics.webhook_requests.labels(portal, outcome).inc()
+        ctx.store.erased.check(event.portal, event.player_id)  # 410; no await before submit
+        record = SubmissionRecord.of(event, info.id, webhook_id, received_at, complete,
+                                     body.decode("utf-8"), puzzle.new)
+        result = await ctx.store.writer.submit(record, asyncio.get_running_loop())
+    except Exception as exc:
+        _count(ctx, portal, _outcome_of(exc))
         raise
-    ctx.store.erased.check(event.portal, event.player_id)  # 410; no await before submit
-    record = SubmissionRecord.of(event, info.id, webhook_id, received_at, complete,
-                                 body.decode("utf-8"), new_puzzle)
-    try:
-        fut = ctx.store.writer.submit(record, asyncio.get_running_loop())
-    except Exception:
-        ctx.metrics.webhook_requests.labels(portal, "overloaded").inc()
-        raise
-    result = await fut
+    _count(ctx, portal, result.outcome)
     ctx.metrics.ingest_latency.observe(result.committed_at - received)
-    # every kind of conflicting resubmission counts as one outcome on the dashboard
-    ctx.metrics.webhook_requests.labels(
-        portal, "conflict" if result.outcome in ("hook_conflict", "puzzle_conflict")
-        else result.outcome).inc()
+    return _answer(ctx, event, webhook_id, puzzle, result)
+
+
+async def _verify(ctx, headers, body: bytes) -> tuple[str, str]:
+    """(portal, webhook-id) of a body signed by one of a portal's secrets; SignatureError
+    (401) otherwise, after looking once more at the secrets' files (a portal added, or a
+    secret rotated, since they were read)."""
+    verifier = ctx.verifier
+    try:
+        try:
+            return verifier.verify(headers, body, time.time())
+        except SignatureError as exc:
+            # another request may have reloaded meanwhile: the verifier is then a new one
+            if exc.reason != "bad_signature" or not (
+                    await asyncio.to_thread(ctx.secrets.reload)
+                    or ctx.verifier is not verifier):
+                raise
+            return ctx.verifier.verify(headers, body, time.time())
+    except SignatureError as exc:
+        ctx.metrics.signature_failures.labels(exc.reason).inc()
+        raise
+
+
+async def _resolve_puzzle(ctx, portal: str, event: SolveEvent) -> ResolvedPuzzle:
+    """The puzzle the portal calls ``event.puzzle_id``, its givens and type checked
+    against the body's; a puzzle it does not know yet from the body's givens (checked to
+    be unique), to register with the solve; ValidationError naming the field
+    otherwise."""
+    info = await ctx.catalog.lookup(portal, event.puzzle_id)
+    if info is None:
+        if event.givens is None:
+            raise ValidationError("puzzle.givens",
+                                  "unknown puzzle: register it or send its givens")
+        kind = event.puzzle_type or SUDOKU
+        new = (*await asyncio.to_thread(check_puzzle, event.givens, "puzzle.givens",
+                                        kind), kind)
+        return ResolvedPuzzle(PuzzleInfo(event.puzzle_id, *new), new)
+    if event.puzzle_type not in (None, info.puzzle_type):
+        raise ValidationError("puzzle.puzzle_type",
+                              f"the registered puzzle is {info.puzzle_type}")
+    if event.givens is not None and event.givens not in info.matching_texts:
+        givens = canonical_text(event.givens, "puzzle.givens", info.puzzle_type)
+        if givens != info.givens:
+            raise ValidationError("puzzle.givens", "givens disagree with the registered puzzle")
+        info.matching_texts.add(event.givens)
+    return ResolvedPuzzle(info)
+
+
+def _answer(ctx, event: SolveEvent, webhook_id: str, puzzle: ResolvedPuzzle,
+            result: WriteResult) -> web.Response:
+    """The answer to a write's outcome: 202 (and the solve queued for scoring, its
+    puzzle for analysis when new), 200 for a duplicate, Conflict (409) otherwise."""
     if result.outcome == "accepted":
-        if new_puzzle is not None:
+        if puzzle.new is not None:
             # not remembered from this request: the writer's claim decided which puzzle
             # the name is, and the next lookup reads it; a puzzle another solve
             # registered first may already be ready, so the solve is queued too
-            ctx.puzzles.schedule(result.puzzle_id, len(info.solution))
+            ctx.analysis.schedule(result.puzzle_id, len(puzzle.info.solution))
         ctx.scorer.schedule(result.sub_key)
         return web.Response(body=_ACCEPTED, status=202, content_type="application/json",
                             charset="utf-8")
     if result.outcome == "duplicate":
-        ctx.metrics.duplicates.labels(portal).inc()
+        ctx.metrics.duplicates.labels(event.portal).inc()
         return web.Response(body=_DUPLICATE, status=200, content_type="application/json",
                             charset="utf-8")
     if result.outcome == "puzzle_conflict":
-        raise ValidationError("puzzle.givens",
-                              f"this portal's puzzle {event.puzzle_id!r} was registered "
-                              f"meanwhile with other givens or another type", 409)
+        raise Conflict("puzzle.givens", f"this portal's puzzle {event.puzzle_id!r} was "
+                                        f"registered meanwhile with other givens or another type")
     if result.outcome == "hook_conflict":
-        return json_response(
-            {"error": f"webhook-id {webhook_id!r} was already used for another message "
-                      f"(a retry must resend the same body; a new message needs a new id)",
-             "field": "webhook-id"}, status=409)
-    return json_response(
-        {"error": f"submission {event.submission_id!r} was already stored with other content",
-         "field": "submission_id"}, status=409)
+        raise Conflict("webhook-id", f"webhook-id {webhook_id!r} was already used for "
+                                     f"another message (a retry must resend the same body; "
+                                     f"a new message needs a new id)")
+    raise Conflict("submission_id", f"submission {event.submission_id!r} was already stored "
+                                    f"with other content")
+
+
+# the dashboard's outcomes: every kind of conflicting resubmission counts as one
+_OUTCOMES = {"hook_conflict": "conflict", "puzzle_conflict": "conflict"}
+
+
+def _outcome_of(exc: Exception) -> str:
+    """How a failed request counts."""
+    if isinstance(exc, SignatureError):
+        return "unauthorized"
+    if isinstance(exc, (QueueFull, StoreError)):
+        return "overloaded"
+    return "invalid"
+
+
+def _count(ctx, portal: str, outcome: str) -> None:
+    ctx.metrics.webhook_requests.labels(portal, _OUTCOMES.get(outcome, outcome)).inc()

@@ -1,8 +1,8 @@
-"""Puzzle registration and analysis.
+"""Puzzle analysis.
 
-A puzzle is registered by ``POST /v1/puzzles`` or on the fly by the first webhook that
-carries its givens. Registration checks the puzzle has exactly one solution (a few ms)
-and stores it ``pending``; an analysis task then predicts its fill order (R SA runs
+A puzzle is registered (``ingest.catalog``: by ``POST /v1/puzzles``, or by the first
+webhook that carries its givens) once it is checked to have exactly one solution, and
+stored ``pending``; an analysis task then predicts its fill order (R SA runs
 spread over the process pool, from a worker thread, so the event loop never blocks),
 builds the puzzle model scoring reads (``analytics.puzzle_model``) and marks it
 ``ready``. Puzzles left ``pending`` by a full queue or a restart are found again by the
@@ -30,11 +30,9 @@ from fairgrid.analytics import puzzle_model
 from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import PredictionCancelled, predict_fill_order
 
-from ..ingest import ValidationError
-from ..ingest.puzzles import PuzzleInfo, check_puzzle
 from ..metrics import Metrics
 from ..settings import Settings
-from ..store import QueueFull, Store
+from ..store import Store
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
 from .compute import Cluster, ClusterLane, ComputeUnavailable
@@ -42,10 +40,6 @@ from .pool import Lane, LanePool
 from .queue import WorkQueue
 
 log = logging.getLogger("fairgrid.puzzles")
-
-
-class PuzzleConflict(Exception):
-    """The id is registered with other givens (409)."""
 
 
 def _rounded(values) -> list:
@@ -115,8 +109,9 @@ def _analyse_typed(kind: str, givens: str, solution: str | None, seed: int,
             "seconds": time.perf_counter() - started}
 
 
-class PuzzleRegistry:
-    """The daemon's view of puzzles: a cache of registered ones and the analysis queue."""
+class PuzzleAnalysis:
+    """The analysis queue: a lane each, workers, and the sweep that re-finds pending
+    puzzles (registration is ingestion's: ``ingest.catalog``)."""
 
     def __init__(self, store: Store, settings: Settings, metrics: Metrics,
                  pool: LanePool | None):
@@ -124,8 +119,6 @@ class PuzzleRegistry:
         self._settings = settings
         self._metrics = metrics
         self._pool = pool
-        self._cache: dict[str, PuzzleInfo] = {}  # by puzzle id
-        self._names: dict[tuple[str, str], PuzzleInfo] = {}  # by (portal, name)
         self._queues: dict[Lane, WorkQueue[str]] = {
             lane: WorkQueue(settings.analysis_queue_size,
                             lambda lane=lane: self._pending(lane))
@@ -163,72 +156,9 @@ class PuzzleRegistry:
             self._queued_at.setdefault(pid, now)
         return ids
 
-    async def lookup(self, portal: str, name: str) -> PuzzleInfo | None:
-        """The puzzle ``portal`` calls ``name`` (``repository.ingest.resolve_name``), or
-        None."""
-        info = self._names.get((portal, name))
-        if info is not None:
-            return info
-        row = await asyncio.to_thread(self._store.read, sql.resolve_name, portal, name)
-        if row is None:
-            return None
-        info = self._cache.setdefault(row[0], PuzzleInfo(*row))
-        self._names[(portal, name)] = info
-        return info
-
-    async def _by_id(self, puzzle_id: str) -> PuzzleInfo | None:
-        info = self._cache.get(puzzle_id)
-        if info is not None:
-            return info
-        row = await asyncio.to_thread(self._store.read, sql.puzzle_texts, puzzle_id)
-        if row is None:
-            return None
-        return self._cache.setdefault(puzzle_id, PuzzleInfo(puzzle_id, *row))
-
-    def remember(self, info: PuzzleInfo) -> None:
-        self._cache[info.id] = info
-
-    async def register_many(self, items: list[tuple[str, str, str, str]]) -> list[bool]:
-        """Register puzzles ``(where, id, givens, puzzle type)`` all or none: whether each
-        was new. ValidationError naming ``where`` for the first bad puzzle, PuzzleConflict
-        for an id registered (or listed twice) with other givens or another type; nothing
-        is written then."""
-        rows: dict[str, tuple[str, str, int, str, str]] = {}
-        for where, pid, text, kind in items:
-            try:
-                givens, order, solution = await asyncio.to_thread(check_puzzle, text,
-                                                                  "givens", kind)
-            except ValidationError as exc:
-                exc.field = where + (exc.field or "givens")
-                raise
-            if pid in rows and (rows[pid][1], rows[pid][4]) != (givens, kind):
-                raise PuzzleConflict(f"puzzle {pid!r} is listed twice with other givens "
-                                     f"or another type")
-            rows[pid] = (pid, givens, order, solution, kind)
-        new = []
-        for pid, row in rows.items():
-            known = await self._by_id(pid)
-            if known is None:
-                new.append(row)
-            elif (known.givens, known.puzzle_type) != (row[1], row[4]):
-                raise PuzzleConflict(f"puzzle {pid!r} is registered with other givens "
-                                     f"or as another type")
-        if any(self._queues[lane_of(len(row[3]))].full() for row in new):
-            raise QueueFull("the analysis queue is full")
-        if new:
-            clash = await asyncio.wrap_future(self._store.write(sql.register_many, new,
-                                                                utc_now()))
-            if clash:  # lost a race with another registration
-                raise PuzzleConflict(f"puzzle {clash[0]!r} is registered with other givens")
-        for pid, givens, order, solution, kind in new:
-            self.remember(PuzzleInfo(pid, givens, order, solution, kind))
-            self.schedule(pid, len(solution))
-        fresh = {row[0] for row in new}
-        created = []
-        for _, pid, _, _ in items:
-            created.append(pid in fresh)
-            fresh.discard(pid)  # an id listed twice is new once
-        return created
+    def has_room(self, ncells: int) -> bool:
+        """Whether the lane of a puzzle of ``ncells`` cells can queue one more."""
+        return not self._queues[lane_of(ncells)].full()
 
     def schedule(self, puzzle_id: str, ncells: int) -> None:
         """Queue a pending puzzle of ``ncells`` cells for analysis."""

@@ -368,7 +368,7 @@ async def test_stored_evidence_with_nan_is_served_as_strict_json(client):
 
 
 def test_responses_never_carry_nan_or_infinity():
-    from fairgrid.daemon.web.context import dumps
+    from fairgrid.daemon.web.responses import dumps
     text = dumps({"a": float("nan"), "b": [float("inf"), 1.5], "c": {"d": -float("inf")}})
     assert json.loads(text) == {"a": None, "b": [None, 1.5], "c": {"d": None}}
 

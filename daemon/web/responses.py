@@ -1,0 +1,64 @@
+"""What every route answers with: strict JSON, the one error shape, downloads, and the
+query parameters a route knows."""
+
+from __future__ import annotations
+
+import json
+import math
+import unicodedata
+import urllib.parse
+
+from aiohttp import web
+
+from ..errors import ValidationError
+
+
+def _finite(value):
+    """``value`` with every NaN or infinity replaced by None (JSON has neither)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def dumps(value) -> str:
+    """JSON for a response: no NaN or Infinity ever (browsers and node refuse them); the
+    encoder would raise on one the replacement missed."""
+    return json.dumps(_finite(value), allow_nan=False)
+
+
+def json_response(value, **kwargs) -> web.Response:
+    return web.json_response(value, dumps=dumps, **kwargs)
+
+
+def error(status: int, message: str, field: str | None = None,
+          headers: dict[str, str] | None = None) -> web.Response:
+    """The JSON error every failure becomes: ``{"error": ..., "field": ...}``."""
+    body = {"error": message}
+    if field is not None:
+        body["field"] = field
+    return json_response(body, status=status, headers=headers)
+
+
+def attachment(stem: str, suffix: str) -> str:
+    """The ``Content-Disposition`` of a download named after ``stem`` (a tournament's
+    name, say): letters and digits of any script kept, anything else '_'; the exact
+    name as RFC 6266 ``filename*=UTF-8''…``, which browsers prefer, and an ASCII
+    ``filename=`` for the others (accents dropped, other letters '_')."""
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) + suffix
+    ascii_ = "".join(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
+                     or "_" for ch in name)
+    return (f'attachment; filename="{ascii_}"; '
+            f"filename*=UTF-8''{urllib.parse.quote(name, safe='')}")
+
+
+def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
+    """400 naming query parameters the route does not know (a typo filters nothing)."""
+    unknown = sorted(set(request.query) - known)
+    if unknown:
+        takes = (f"known: {', '.join(sorted(known))}" if known
+                 else "this route takes no query parameters")
+        raise ValidationError(unknown[0], f"unknown query parameter ({takes})", 400)
