@@ -4,7 +4,7 @@ Every read takes ``portals`` (None: every portal) and never returns rows of othe
 
 from __future__ import annotations
 
-from .organiser import _dicts, _first, _portal_clause
+from .rows import dicts, first, portal_clause
 
 SORTS = {"newest": "f.created_at DESC, f.id DESC", "oldest": "f.created_at ASC, f.id ASC",
          "strongest": "sc.p_value ASC NULLS LAST, f.id DESC"}
@@ -12,7 +12,7 @@ SORTS = {"newest": "f.created_at DESC, f.id DESC", "oldest": "f.created_at ASC, 
 
 def overview(cur, portals) -> list[dict]:
     """Per tournament: solves received, scored, unfinished; flags by state."""
-    clause, params = _portal_clause("s.portal", portals)
+    clause, params = portal_clause("s.portal", portals)
     cur.execute(
         "SELECT coalesce(s.tournament_id, '') AS tournament_id, count(*) AS received, "
         "count(*) FILTER (WHERE s.status = 'scored') AS scored, "
@@ -25,11 +25,11 @@ def overview(cur, portals) -> list[dict]:
         "FROM submissions s LEFT JOIN flags f ON f.portal = s.portal AND "
         f"f.submission_id = s.submission_id WHERE {clause} "
         "GROUP BY 1 ORDER BY last_solve DESC", params)
-    return _dicts(cur)
+    return dicts(cur)
 
 
 def backlogs(cur, portals) -> dict:
-    clause, params = _portal_clause("portal", portals)
+    clause, params = portal_clause("portal", portals)
     waiting, unscorable = cur.execute(
         "SELECT count(*) FILTER (WHERE status IN ('pending', 'rescore')), "
         f"count(*) FILTER (WHERE status = 'unscorable') FROM submissions WHERE {clause}",
@@ -43,7 +43,7 @@ def backlogs(cur, portals) -> dict:
 
 
 def _queue_where(portals, tournament, state, player, max_p):
-    clause, params = _portal_clause("f.portal", portals)
+    clause, params = portal_clause("f.portal", portals)
     where = [clause]
     for cond, value in (("s.tournament_id = ?", tournament), ("f.state = ?", state),
                         ("s.player_id = ?", player), ("sc.p_value <= ?", max_p)):
@@ -68,11 +68,11 @@ def flag_queue(cur, portals, *, tournament=None, state=None, player=None, max_p=
         "s.player_id, s.puzzle_id, s.duration_ms, sc.anomaly, sc.p_value, "
         f"json_extract_string(sc.evidence, '$.verdict') AS verdict {FROM} WHERE {where} "
         f"ORDER BY {SORTS[sort]} LIMIT ? OFFSET ?", params + [limit, offset])
-    return _dicts(cur), total
+    return dicts(cur), total
 
 
 def tournaments(cur, portals) -> list[str]:
-    clause, params = _portal_clause("portal", portals)
+    clause, params = portal_clause("portal", portals)
     return [t for (t,) in cur.execute(
         f"SELECT DISTINCT tournament_id FROM submissions WHERE tournament_id IS NOT NULL "
         f"AND {clause} ORDER BY 1", params).fetchall()]
@@ -80,14 +80,14 @@ def tournaments(cur, portals) -> list[str]:
 
 def flag(cur, flag_id: int, portals) -> dict | None:
     """A flag with its submission's row keys and its score's evidence."""
-    clause, params = _portal_clause("f.portal", portals)
+    clause, params = portal_clause("f.portal", portals)
     cur.execute(
         "SELECT f.id, f.portal, f.submission_id, f.created_at, f.state, s.sub_key, "
         "s.tournament_id, s.player_id, s.puzzle_id, s.started_at, s.duration_ms, "
         "s.complete, s.status, s.score_error, sc.anomaly, sc.p_value, sc.evidence, "
         "sc.scored_at "
         f"{FROM} WHERE f.id = ? AND {clause}", [flag_id] + params)
-    return _first(cur)
+    return first(cur)
 
 
 def history(cur, flag_id: int) -> list[tuple]:
@@ -97,7 +97,7 @@ def history(cur, flag_id: int) -> list[tuple]:
 
 def search(cur, portals, text: str, limit: int = 50) -> list[dict]:
     """Submissions whose id, player or tournament starts with ``text``, newest first."""
-    clause, params = _portal_clause("s.portal", portals)
+    clause, params = portal_clause("s.portal", portals)
     like = text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     cur.execute(
         "SELECT s.portal, s.submission_id, s.player_id, s.tournament_id, s.puzzle_id, "
@@ -108,12 +108,12 @@ def search(cur, portals, text: str, limit: int = 50) -> list[dict]:
         "f.submission_id = s.submission_id WHERE (s.submission_id LIKE ? ESCAPE '\\' OR "
         "s.player_id LIKE ? ESCAPE '\\' OR s.tournament_id LIKE ? ESCAPE '\\') AND "
         f"{clause} ORDER BY s.started_at DESC LIMIT ?", [like, like, like] + params + [limit])
-    return _dicts(cur)
+    return dicts(cur)
 
 
 def export(cur, portals, tournament: str) -> list[dict]:
     """Every flag of a tournament with each review decision (one row per history entry)."""
-    clause, params = _portal_clause("f.portal", portals)
+    clause, params = portal_clause("f.portal", portals)
     cur.execute(
         "SELECT f.id AS flag_id, f.portal, f.submission_id, s.player_id, s.puzzle_id, "
         "f.created_at, f.state AS current_state, sc.p_value, h.changed_at, "
@@ -121,4 +121,4 @@ def export(cur, portals, tournament: str) -> list[dict]:
         f"{FROM} LEFT JOIN flag_history h ON h.flag_id = f.id "
         f"WHERE s.tournament_id = ? AND {clause} ORDER BY f.id, h.changed_at",
         [tournament] + params)
-    return _dicts(cur)
+    return dicts(cur)

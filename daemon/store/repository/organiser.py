@@ -6,22 +6,13 @@ from __future__ import annotations
 from datetime import datetime
 
 from . import needs_moves, outbox
-
-
-def _dicts(cur) -> list[dict]:
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
-def _first(cur) -> dict | None:
-    rows = _dicts(cur)
-    return rows[0] if rows else None
+from .rows import dicts, first, portal_clause
 
 
 def submission(cur, portal: str, submission_id: str) -> dict | None:
     cur.execute("SELECT * FROM submissions WHERE portal = ? AND submission_id = ?",
                 [portal, submission_id])
-    return _first(cur)
+    return first(cur)
 
 
 @needs_moves
@@ -38,27 +29,18 @@ def score_with_flag(cur, portal: str, submission_id: str) -> dict | None:
         "FROM scores sc LEFT JOIN flags f ON f.portal = sc.portal AND "
         "f.submission_id = sc.submission_id WHERE sc.portal = ? AND sc.submission_id = ?",
         [portal, submission_id])
-    return _first(cur)
+    return first(cur)
 
 
 FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reasons, "
                 "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
 
 
-def _portal_clause(column: str, portals: list[str] | None) -> tuple[str, list]:
-    """A condition limiting ``column`` to ``portals`` (None: no limit)."""
-    if portals is None:
-        return "TRUE", []
-    if not portals:
-        return "FALSE", []
-    return f"{column} IN ({', '.join('?' * len(portals))})", list(portals)
-
-
 def flags(cur, *, tournament=None, player=None, since=None, min_score=None, state=None,
           cursor=None, limit=50, portals=None) -> list[dict]:
     """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id);
     only of ``portals`` when given."""
-    clause, params = _portal_clause("f.portal", portals)
+    clause, params = portal_clause("f.portal", portals)
     where = [clause]
     for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
                           ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score),
@@ -75,12 +57,12 @@ def flags(cur, *, tournament=None, player=None, since=None, min_score=None, stat
                 "sc.portal = f.portal AND sc.submission_id = f.submission_id"
                 + (" WHERE " + " AND ".join(where) if where else "")
                 + " ORDER BY f.created_at DESC, f.id DESC LIMIT ?", params + [limit])
-    return _dicts(cur)
+    return dicts(cur)
 
 
 def tournament_p_values(cur, tournament: str, portals=None) -> list[tuple[str, str, float]]:
     """(portal, submission_id, p_value) of a tournament's scored solves, ascending p."""
-    clause, params = _portal_clause("s.portal", portals)
+    clause, params = portal_clause("s.portal", portals)
     return cur.execute(
         "SELECT s.portal, s.submission_id, sc.p_value FROM submissions s JOIN scores sc ON "
         "sc.portal = s.portal AND sc.submission_id = s.submission_id WHERE "
@@ -99,7 +81,7 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
         "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
         "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
         "ORDER BY s.started_at DESC", [portal, player_id])
-    return _dicts(cur)
+    return dicts(cur)
 
 
 def review(con, flag_id: int, state: str, note: str | None, actor: str,
@@ -119,7 +101,7 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
 
 def job_run(cur, run_id: str) -> dict | None:
     cur.execute("SELECT * FROM job_runs WHERE id = ?", [run_id])
-    return _first(cur)
+    return first(cur)
 
 
 def report_row(cur, portal: str, submission_id: str) -> dict | None:
@@ -129,7 +111,7 @@ def report_row(cur, portal: str, submission_id: str) -> dict | None:
         "sc.evidence FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
         "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.submission_id = ?",
         [portal, submission_id])
-    return _first(cur)
+    return first(cur)
 
 
 def flag_counts(cur) -> dict[str, int]:

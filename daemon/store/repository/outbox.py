@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from .rows import dicts, portal_clause
+
 EVENT_ID = "'evt_' || replace(CAST(gen_random_uuid() AS VARCHAR), '-', '')"
 
 
@@ -86,15 +88,14 @@ def record_attempts(con, results: list[tuple]) -> None:
 
 
 def listing(cur, *, state=None, portals=None, limit=100) -> list[dict]:
-    from .organiser import _dicts, _portal_clause
-    clause, params = _portal_clause("portal", portals)
+    clause, params = portal_clause("portal", portals)
     if state is not None:
         clause += " AND state = ?"
         params.append(state)
     cur.execute("SELECT id, portal, type, subject, created_at, state, attempts, next_at, "
                 f"delivered_at, last_status, last_error FROM outbox WHERE {clause} "
                 "ORDER BY created_at DESC LIMIT ?", params + [limit])
-    return _dicts(cur)
+    return dicts(cur)
 
 
 def portal_of(cur, event_id: str) -> str | None:

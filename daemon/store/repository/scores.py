@@ -23,6 +23,7 @@ from datetime import datetime
 import numpy as np
 
 from . import needs_moves, outbox
+from .rows import dicts
 
 MACHINE = "fairgrid"  # the actor of the changes scoring makes
 
@@ -63,11 +64,6 @@ def sub_key_of(cur, portal: str, submission_id: str) -> int | None:
     return None if row is None else row[0]
 
 
-def _dicts(cur) -> list[dict]:
-    names = [d[0] for d in cur.description]
-    return [dict(zip(names, row)) for row in cur.fetchall()]
-
-
 def submissions_to_score(cur, sub_keys) -> list[dict]:
     """Each submission's identity, raw body, status, the rating run in force and the
     player's skill in it at the puzzle's type with the solves it was fitted on."""
@@ -79,7 +75,7 @@ def submissions_to_score(cur, sub_keys) -> list[dict]:
         "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
         "AND pl.player_id = s.player_id AND pl.puzzle_type = p.puzzle_type "
         f"WHERE {these_keys('s.sub_key', sub_keys)}")
-    return _dicts(cur)
+    return dicts(cur)
 
 
 @needs_moves
@@ -98,7 +94,7 @@ def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
         "p.ratings, pr.difficulty, pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
         "FROM puzzles p LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
         "WHERE p.id = ?", [run_id, puzzle_id])
-    rows = _dicts(cur)
+    rows = dicts(cur)
     return rows[0] if rows else None
 
 
