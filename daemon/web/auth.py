@@ -164,23 +164,3 @@ class Accounts:
         await asyncio.to_thread(self.load)
         return token if ok else None
 
-
-def require_token(request, *, admin: bool) -> Principal:
-    """Who calls, from ``Authorization: Bearer <token>`` (a service token from the config
-    or a person's API token): 401 without a known token, 403 for an organiser on an admin
-    route."""
-    from .context import CTX
-
-    ctx = request.app[CTX]
-    header = request.headers.get("Authorization", "")
-    scheme, _, token = header.partition(" ")
-    if scheme.lower() != "bearer" or not token.strip():
-        raise AuthError("missing bearer token")
-    who = ctx.accounts.from_token(token.strip(), ctx.settings)
-    if who is None and ctx.secrets.reload():  # a token added since the last look?
-        who = ctx.accounts.from_token(token.strip(), ctx.settings)
-    if who is None:
-        raise AuthError("unknown token")
-    if admin and who.role != "admin":
-        raise AuthError("this route needs an admin; an organiser is not enough", 403)
-    return who

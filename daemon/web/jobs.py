@@ -10,7 +10,7 @@ from ..store.repository import organiser as sql
 from ..work.nightly import STAGES
 from ..work.scheduler import JobBusy
 from ..documents import iso
-from .auth import require_token
+from .tokens import require_token
 from .context import CTX, read
 from .responses import error, json_response, known_query
 

@@ -16,7 +16,7 @@ from ..store import StoreError, backups
 from ..store.records import utc_now
 from ..store.repository import lifecycle as sql
 from ..store.repository import needs_moves
-from .auth import require_token
+from .tokens import require_token
 from .context import CTX, read, write
 from .responses import attachment, error, json_response, known_query
 

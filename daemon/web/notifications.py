@@ -14,7 +14,7 @@ from ..documents import iso
 from ..ingest import ValidationError, parse_json
 from ..store.records import utc_now
 from ..store.repository import outbox as sql
-from .auth import require_token
+from .tokens import require_token
 from .context import CTX, read, write
 from .responses import error, json_response, known_query
 

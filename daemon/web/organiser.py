@@ -15,7 +15,7 @@ from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
 from .auth import AuthError, Principal
-from .auth import require_token
+from .tokens import require_token
 from .context import CTX, read, write
 from .responses import error, json_response, known_query
 

@@ -8,7 +8,7 @@ from ..ingest import ValidationError, parse_json
 from ..ingest.puzzles import check_type
 from ..store.repository import puzzles as sql
 from .. import documents
-from .auth import require_token
+from .tokens import require_token
 from .context import CTX, read
 from .responses import error, json_response, known_query
 

@@ -13,7 +13,7 @@ from aiohttp import web
 from ..documents import iso
 from ..ingest import ValidationError, parse_json
 from .auth import NAME, ROLES, check_password
-from .auth import require_token
+from .tokens import require_token
 from .context import CTX
 from .responses import error, json_response, known_query
 
