@@ -1,29 +1,39 @@
-"""One submission → its score and the evidence an organiser reads (pure; JSON-ready).
+"""One submission → its score and the evidence an organiser reads (pure).
 
 :func:`score_solve` runs the whole chain: fill order → replay → signals → calibration →
-verdict, and returns a dict with ``anomaly``, ``p_value``, ``flagged``, ``reasons``,
-``rule`` and a one-line ``verdict``; per signal its value, how unusual it is among honest
-solves in words (``unusual``), whom it is compared with (``population``) and a plain
-sentence; the predicted and actual fill orders as 2-D grids of 1-based ranks; where the
-pace steadied part-way (``switch``); the per-placement timeline; the mistake counts.
-For a flagged solve, the quickest placements of cells that were no single at that
-moment carry the technique each needed then (``timeline[].needed``), and
+verdict, and returns an :class:`Evidence`: ``anomaly``, ``p_value``, ``flagged``,
+``reasons``, ``rule`` and a one-line ``verdict``; per signal its value, how unusual it is
+among honest solves in words (``unusual``), whom it is compared with (``population``)
+and a plain sentence; the predicted and actual fill orders as 2-D grids of 1-based
+ranks; where the pace steadied part-way (``switch_from``); the per-placement timeline;
+the mistake counts. For a flagged solve, the quickest placements of cells that were no
+single at that moment carry the technique each needed then (``timeline[].needed``), and
 ``hardest_needed`` names the hardest of those made while a single was on offer
 elsewhere (the unforced ones).
+
+:meth:`Evidence.to_json` is the stored form (``scores.evidence``, the API's ``score``),
+versioned by :data:`EVIDENCE_VERSION`; :meth:`Evidence.from_json` reads every stored
+version back, so scoring, the documents, the console and the command line share one
+reading of it.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 import numpy as np
 
+from fairgrid.solvers.techniques import NAKED_SINGLE, SINGLES
+
 from .calibration import score
 from .fill_order import fill_order
+from .puzzle_model import SIMULATED
 from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
                       techniques_needed, unforced_bits)
 
-TECHNIQUE_NAMES = ("naked single", "hidden single", "not deducible")
+TECHNIQUE_NAMES = (NAKED_SINGLE, "hidden single", "not deducible")  # the replay's codes
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
 # 0-based actual order, SA median ranks as predicted order.
 EVIDENCE_VERSION = 2
@@ -46,6 +56,192 @@ WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzl
         "pacing_difficulty": "no slowing down on the hard steps",
         "switch": "the pace turned machine-like part-way",
         "paste": "paste events reported by the portal's client"}
+
+
+Grid = tuple[tuple[int | None, ...], ...]  # per-cell values, one tuple a row
+
+
+@dataclass(frozen=True)
+class SignalEvidence:
+    """One signal of a solve: its value, how unusual that is and what it means."""
+
+    name: str
+    what: str               # the signal's name in words
+    family: str
+    value: float
+    z: float
+    percentile: float
+    p: float
+    unusual: str            # how often honest solves are as unusual, in words
+    population: str         # whom the null comes from
+    contribution: float     # share of the combined evidence
+    explanation: str        # one sentence an organiser reads
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "what": self.what, "family": self.family,
+                "value": self.value, "z": self.z, "percentile": self.percentile,
+                "p": self.p, "unusual": self.unusual, "population": self.population,
+                "contribution": self.contribution, "explanation": self.explanation}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> SignalEvidence:
+        return cls(doc["name"], doc.get("what", doc["name"]),
+                   doc.get("family", FAMILY.get(doc["name"], doc["name"])), doc["value"],
+                   doc.get("z", 0.0), doc.get("percentile", 0.0), doc["p"],
+                   doc.get("unusual", ""), doc.get("population", SIMULATED),
+                   doc.get("contribution", 0.0), doc.get("explanation", ""))
+
+
+@dataclass(frozen=True)
+class Placement:
+    """One placement of the solve's timeline, in fill order."""
+
+    t_ms: int
+    cell: int
+    technique: str          # what placed it at that moment (a single, or not deducible)
+    singles_on_offer: int
+    difficulty: float       # the step difficulty the pacing signal reads
+    needed: str | None      # for a flagged solve's quick non-singles: the technique needed
+
+    def to_json(self) -> dict:
+        return {"t_ms": self.t_ms, "cell": self.cell, "technique": self.technique,
+                "singles_on_offer": self.singles_on_offer, "difficulty": self.difficulty,
+                "needed": self.needed}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> Placement:
+        return cls(doc["t_ms"], doc["cell"], doc.get("technique", ""),
+                   doc.get("singles_on_offer", 0), doc.get("difficulty", 0.0),
+                   doc.get("needed"))
+
+
+@dataclass(frozen=True)
+class HardestNeeded:
+    """Of the placements made while a single was on offer elsewhere, the one that needed
+    the hardest technique (1-based placement number), with its delay."""
+
+    placement: int
+    cell: int
+    technique: str
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"placement": self.placement, "cell": self.cell, "technique": self.technique,
+                "seconds": self.seconds}
+
+
+@dataclass(frozen=True)
+class Counts:
+    """What the log holds beyond its order: cells right and wrong, slips, notes."""
+
+    filled: int
+    right: int
+    wrong: int
+    cells: int
+    mistakes: int
+    erasures: int
+    overwrites: int
+    notes: int
+    complete: bool
+
+    def to_json(self) -> dict:
+        return {"filled": self.filled, "right": self.right, "wrong": self.wrong,
+                "cells": self.cells, "mistakes": self.mistakes, "erasures": self.erasures,
+                "overwrites": self.overwrites, "notes": self.notes,
+                "complete": self.complete}
+
+
+def _rows(grid) -> Grid:
+    return tuple(tuple(row) for row in grid)
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """A scored solve: the verdict and everything behind it (see the module doc)."""
+
+    anomaly: float
+    p_value: float
+    flagged: bool
+    reasons: tuple[str, ...]     # the signals behind a flag, strongest first
+    rule: str                    # which flag rule held ("" when not flagged)
+    verdict: str                 # the verdict in one sentence
+    unusual: str                 # how often honest solves are as unusual, in words
+    outcome: str                 # finished | unfinished | wrong
+    reported_outcome: str | None  # what the portal said of how it ended
+    history: bool                # the player has a fitted skill
+    signals: tuple[SignalEvidence, ...]
+    switch_from: int | None      # 1-based placement the pace steadied from (when odd)
+    hardest_needed: HardestNeeded | None
+    counts: Counts
+    givens: tuple[int, ...]
+    puzzle_type: str
+    predicted_order: Grid        # 1-based fill ranks, None for givens
+    actual_order: Grid
+    order_note: str
+    timeline: tuple[Placement, ...]
+    version: int = EVIDENCE_VERSION
+
+    def signal(self, name: str) -> SignalEvidence | None:
+        """The signal called ``name``, or None when the solve has none."""
+        return next((x for x in self.signals if x.name == name), None)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """What the scores and flags rows hold beside the whole document."""
+        return {"anomaly": self.anomaly, "p_value": self.p_value, "flagged": self.flagged,
+                "reasons": list(self.reasons)}
+
+    def to_json(self) -> dict:
+        """The stored form: a JSON object with ``"version"``."""
+        return {
+            "version": self.version, "anomaly": self.anomaly, "p_value": self.p_value,
+            "flagged": self.flagged, "reasons": list(self.reasons), "rule": self.rule,
+            "verdict": self.verdict, "unusual": self.unusual, "outcome": self.outcome,
+            "reported_outcome": self.reported_outcome, "history": self.history,
+            "signals": [x.to_json() for x in self.signals],
+            "switch": None if self.switch_from is None else {
+                "from_placement": self.switch_from},
+            "hardest_needed": None if self.hardest_needed is None else
+            self.hardest_needed.to_json(),
+            "counts": self.counts.to_json(), "givens": list(self.givens),
+            "puzzle_type": self.puzzle_type,
+            "predicted_order": [list(r) for r in self.predicted_order],
+            "actual_order": [list(r) for r in self.actual_order],
+            "order_note": self.order_note,
+            "timeline": [x.to_json() for x in self.timeline]}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> Evidence:
+        """A stored document of any version. Before version 2 (no ``"version"``) both
+        orders were 0-based (the predicted one the SA median ranks): they are read as
+        1-based ranks."""
+        pred, actual = doc["predicted_order"], doc["actual_order"]
+        if "version" not in doc:
+            pred = [[None if v is None else int(v) + 1 for v in row] for row in pred]
+            actual = [[None if v is None else int(v) + 1 for v in row] for row in actual]
+        counts = doc.get("counts") or {}
+        filled = counts.get("filled", len(doc.get("timeline") or ()))
+        hard = doc.get("hardest_needed")
+        switch = doc.get("switch") or {}
+        return cls(
+            doc["anomaly"], doc["p_value"], bool(doc["flagged"]),
+            tuple(doc.get("reasons") or ()), doc.get("rule") or "",
+            doc.get("verdict") or "", doc.get("unusual") or "",
+            doc.get("outcome", "finished"), doc.get("reported_outcome"),
+            bool(doc.get("history", False)),
+            tuple(SignalEvidence.from_json(x) for x in doc.get("signals") or ()),
+            switch.get("from_placement"),
+            None if not hard else HardestNeeded(hard["placement"], hard["cell"],
+                                                hard["technique"], hard["seconds"]),
+            Counts(filled, counts.get("right", filled), counts.get("wrong", 0),
+                   counts.get("cells", filled), counts.get("mistakes", 0),
+                   counts.get("erasures", 0), counts.get("overwrites", 0),
+                   counts.get("notes", 0), bool(counts.get("complete", True))),
+            tuple(doc.get("givens") or ()), doc.get("puzzle_type", "sudoku"),
+            _rows(pred), _rows(actual), doc.get("order_note") or "",
+            tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
+            doc.get("version", 2))
+
 
 
 # the words a type other than Sudoku puts in place of Sudoku's (digits, singles, SA)
@@ -106,11 +302,10 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                     f"elsewhere (honest solves are allowed about {centre:.0f} on average)")
         hard = extra.get("hardest_needed")
         note = ""
-        if hard and hard["technique"] not in ("naked single", "hidden single box",
-                                              "hidden single line", "full house"):
-            note = (f"; the hardest, placement {hard['placement']}, needed a "
-                    f"{hard['technique']} at that moment and came "
-                    f"{hard['seconds']:.1f} s after the one before")
+        if hard and hard.technique not in SINGLES:
+            note = (f"; the hardest, placement {hard.placement}, needed a "
+                    f"{hard.technique} at that moment and came "
+                    f"{hard.seconds:.1f} s after the one before")
         return (f"{n} placement{'s' if n != 1 else ''} put a digit where the board still "
                 f"allowed others while an obvious single was on offer elsewhere "
                 f"({value:.1f} bits of information the board did not give; honest "
@@ -210,7 +405,7 @@ def _grid(values, shape):
 def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                 skill: float = 0.0, client: dict | None = None, fpr: float = 1e-3,
                 sources: dict | None = None, history: bool = False,
-                skill_sd: float = 0.0, reported: str | None = None) -> dict:
+                skill_sd: float = 0.0, reported: str | None = None) -> Evidence:
     """Score one solve and assemble its evidence (see the module docstring)."""
     fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution, facts.blank)
     rep = replay_solve(facts, fill)
@@ -235,59 +430,46 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     sources = sources or {}
     shape = facts.grid_shape
-    return {
-        "version": EVIDENCE_VERSION,
-        "anomaly": round(verdict.anomaly, 4),
-        "p_value": verdict.p_value,
-        "flagged": verdict.flagged,
-        "reasons": list(verdict.reasons),
-        "rule": verdict.rule,
-        "verdict": verdict_line(verdict, extra, facts.puzzle_type),
-        "unusual": rarity(verdict.p_value),
-        "outcome": outcome,
-        "reported_outcome": reported,
-        "history": history,
-        "signals": [{"name": s.name, "what": _name(s.name, facts.puzzle_type),
-                     "family": FAMILY[s.name],
-                     "value": round(s.value, 4), "z": round(s.z, 3),
-                     "percentile": round(100 * (1 - s.p), 2), "p": s.p,
-                     "unusual": rarity(s.p),
-                     "population": sources.get(s.name, "simulated honest players"),
-                     "contribution": round(s.contribution, 4),
-                     "explanation": explain(s.name, s.value, s.centre, facts, extra)}
-                    for s in verdict.signals],
-        "switch": {"from_placement": extra["switch_at"]} if extra["switch_at"] > 0 else None,
+    words = TYPE_WORDS.get(facts.puzzle_type, {})
+    techniques = words.get("techniques", TECHNIQUE_NAMES)
+    return Evidence(
+        anomaly=round(verdict.anomaly, 4), p_value=verdict.p_value,
+        flagged=verdict.flagged, reasons=tuple(verdict.reasons), rule=verdict.rule,
+        verdict=verdict_line(verdict, extra, facts.puzzle_type),
+        unusual=rarity(verdict.p_value), outcome=outcome, reported_outcome=reported,
+        history=history,
+        signals=tuple(SignalEvidence(
+            s.name, _name(s.name, facts.puzzle_type), FAMILY[s.name], round(s.value, 4),
+            round(s.z, 3), round(100 * (1 - s.p), 2), s.p, rarity(s.p),
+            sources.get(s.name, SIMULATED), round(s.contribution, 4),
+            explain(s.name, s.value, s.centre, facts, extra)) for s in verdict.signals),
+        switch_from=extra["switch_at"] if extra["switch_at"] > 0 else None,
         # the technique the hardest placement made without a single needed then
-        "hardest_needed": extra["hardest_needed"],
-        "counts": {"filled": fill.filled, "right": right, "wrong": wrong, "cells": total,
-                   "mistakes": fill.mistakes,
-                   "erasures": fill.erasures, "overwrites": fill.overwrites,
-                   "notes": fill.notes, "complete": fill.complete},
-        "givens": [int(g) for g in facts.givens],
-        "puzzle_type": facts.puzzle_type,
+        hardest_needed=extra["hardest_needed"],
+        counts=Counts(fill.filled, right, wrong, total, fill.mistakes, fill.erasures,
+                      fill.overwrites, fill.notes, fill.complete),
+        givens=tuple(int(g) for g in facts.givens), puzzle_type=facts.puzzle_type,
         # both orders as 1-based ranks over the empty cells; predicted ranks come from
         # the median over SA runs, so cells with equal medians share the lowest rank
-        "predicted_order": _grid(_ranks_1(facts.predicted_rank), shape),
-        "actual_order": _grid([None if r < 0 else int(r) + 1 for r in fill.rank], shape),
-        "order_note": TYPE_WORDS.get(facts.puzzle_type, {}).get(
+        predicted_order=_rows(_grid(_ranks_1(facts.predicted_rank), shape)),
+        actual_order=_rows(_grid([None if r < 0 else int(r) + 1 for r in fill.rank],
+                                 shape)),
+        order_note=words.get(
             "order_note", "1 = filled first; predicted ranks are the median over simulated "
                           "annealing runs, cells with equal medians share a rank"),
-        "timeline": [{"t_ms": int(t), "cell": int(c), "technique": TYPE_WORDS.get(
-                          facts.puzzle_type, {}).get("techniques", TECHNIQUE_NAMES)[int(k)],
-                      "singles_on_offer": int(o), "difficulty": round(float(d), 3),
-                      "needed": needed[i][0] if i in needed else None}
-                     for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells,
-                                                             rep.technique, rep.options,
-                                                             rep.difficulty))],
-    }
+        timeline=tuple(Placement(int(t), int(c), techniques[int(k)], int(o),
+                                 round(float(d), 3), needed[i][0] if i in needed else None)
+                       for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells,
+                                                               rep.technique, rep.options,
+                                                               rep.difficulty))))
 
 
-def _hardest_needed(needed: dict, rep) -> dict | None:
+def _hardest_needed(needed: dict, rep) -> HardestNeeded | None:
     """Of the placements made while a single was on offer elsewhere (the unforced ones),
     the one that needed the hardest technique, with its delay."""
     unforced = [k for k in needed if rep.options[k] > 0]
     if not unforced:
         return None
     k = max(unforced, key=lambda i: (needed[i][1], -i))
-    return {"placement": k + 1, "cell": int(rep.cells[k]), "technique": needed[k][0],
-            "seconds": float(rep.intervals_ms[k]) / 1000.0}
+    return HardestNeeded(k + 1, int(rep.cells[k]), needed[k][0],
+                         float(rep.intervals_ms[k]) / 1000.0)

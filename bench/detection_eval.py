@@ -90,8 +90,8 @@ def _score(inputs, logs, skills):
         t0 = time.perf_counter()
         ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0, skill_sd=sd)
         spent = time.perf_counter() - t0
-        out.append((ev["p_value"], ev["anomaly"], ev["flagged"], ev["rule"],
-                    {x["name"]: round(x["p"], 8) for x in ev["signals"]}, spent))
+        out.append((ev.p_value, ev.anomaly, ev.flagged, ev.rule,
+                    {x.name: round(x.p, 8) for x in ev.signals}, spent))
     return out
 
 

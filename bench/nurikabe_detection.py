@@ -480,13 +480,12 @@ def _solve_puzzle(args):
         ev = score_solve(inputs.facts_without_skill, inputs.null, t, c, d, n, skill=0.0,
                          fpr=fpr, sources=inputs.sources, history=False, skill_sd=0.0)
         out.append({"player": pid, "kind": kind, "model": hm, "speed": speed,
-                    "skill": round(skill, 3), "anomaly": ev["anomaly"],
-                    "p": ev["p_value"], "flagged": ev["flagged"], "rule": ev["rule"],
-                    "reasons": ev["reasons"], "duration_s": round(int(t[-1]) / 1000, 1),
-                    "moves": int(t.size), "mistakes": ev["counts"]["mistakes"],
-                    "complete": ev["counts"]["complete"],
-                    "signals": {s["name"]: [s["value"], s["z"], s["p"]]
-                                for s in ev["signals"]}})
+                    "skill": round(skill, 3), "anomaly": ev.anomaly,
+                    "p": ev.p_value, "flagged": ev.flagged, "rule": ev.rule,
+                    "reasons": list(ev.reasons), "duration_s": round(int(t[-1]) / 1000, 1),
+                    "moves": int(t.size), "mistakes": ev.counts.mistakes,
+                    "complete": ev.counts.complete,
+                    "signals": {s.name: [s.value, s.z, s.p] for s in ev.signals}})
     prov = [r[3] for r in routes]
     guesses = [sum(p == "guess" for p in r) for r in prov]
     info = {"routes_ok": len(routes), "routes_failed": failures,

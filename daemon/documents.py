@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from fairgrid.analytics.evidence import Evidence
+
 
 def iso(value):
     """A stored time as ISO 8601 text (None stays None). A time outside what Python
@@ -33,8 +35,8 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
     """A stored solve with its moves and its score (the evidence, its time and flag);
     ``score_error`` says why an ``unscorable`` one could not be scored."""
     score = None
-    if scored is not None:
-        score = json.loads(scored["evidence"])
+    if scored is not None:  # every stored version served as the current one
+        score = Evidence.from_json(json.loads(scored["evidence"])).to_json()
         score["scored_at"] = iso(scored["scored_at"])
         score["flag"] = (None if scored["flag_id"] is None else
                          {"id": scored["flag_id"], "state": scored["state"]})

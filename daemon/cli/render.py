@@ -3,6 +3,8 @@ explanations, and the predicted and actual fill orders side by side."""
 
 from __future__ import annotations
 
+from fairgrid.analytics.evidence import Evidence
+
 from ..text import shown
 
 
@@ -37,23 +39,18 @@ def print_report(doc: dict, png: str | None = None) -> None:
         if not doc.get("score_error"):
             print("not scored yet (its puzzle is still being analysed)")
         return
-    verdict = "FLAGGED for review" if score["flagged"] else "not flagged"
-    print(score.get("verdict") or verdict)
-    print(f"anomaly {score['anomaly']:.2f}; a solve at least this unusual: "
-          f"{score.get('unusual', '')}")
-    counts = score["counts"]
-    print(f"{counts['filled']} cells filled, {counts['mistakes']} mistakes, "
-          f"{counts['erasures']} erasures, {counts['overwrites']} overwrites\n")
-    for s in sorted(score["signals"], key=lambda s: -s["contribution"]):
-        print(f"  {s.get('what', s['name'])}: {s.get('unusual', '')} "
-              f"(against {s.get('population', 'simulated honest players')})\n"
-              f"      {s['explanation']}")
-    pred, actual = score["predicted_order"], score["actual_order"]
-    if "version" not in score:  # stored before version 2: make both orders 1-based
-        pred = [[None if v is None else int(v) + 1 for v in row] for row in pred]
-        actual = [[None if v is None else v + 1 for v in row] for row in actual]
-    width = max(2, len(str(len(score["timeline"]))))
-    sudoku = score.get("puzzle_type", "sudoku") == "sudoku"
+    ev = Evidence.from_json(score)
+    verdict = "FLAGGED for review" if ev.flagged else "not flagged"
+    print(ev.verdict or verdict)
+    print(f"anomaly {ev.anomaly:.2f}; a solve at least this unusual: {ev.unusual}")
+    counts = ev.counts
+    print(f"{counts.filled} cells filled, {counts.mistakes} mistakes, "
+          f"{counts.erasures} erasures, {counts.overwrites} overwrites\n")
+    for s in sorted(ev.signals, key=lambda s: -s.contribution):
+        print(f"  {s.what}: {s.unusual} (against {s.population})\n      {s.explanation}")
+    pred, actual = ev.predicted_order, ev.actual_order
+    width = max(2, len(str(len(ev.timeline))))
+    sudoku = ev.puzzle_type == "sudoku"
     left, right = _rank_text(pred, width, sudoku), _rank_text(actual, width, sudoku)
     pad = max(len(x) for x in left)
     model = "SA" if sudoku else "propagation model"
@@ -67,11 +64,11 @@ def print_report(doc: dict, png: str | None = None) -> None:
 
         flat_p = [np.nan if v is None else v for row in pred for v in row]
         flat_a = [np.nan if v is None else v for row in actual for v in row]
-        givens = np.array(score["givens"])
+        givens = np.array(ev.givens)
         rows, cols = len(actual), len(actual[0])
         orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
                             givens, int(round(rows ** 0.5)) if sudoku else 0,
                             f"{shown(doc['portal'])}/{shown(doc['submission_id'])}: "
                             f"{verdict}, "
-                            f"anomaly {score['anomaly']:.1f}", png,
+                            f"anomaly {ev.anomaly:.1f}", png,
                             None if sudoku else (rows, cols))

@@ -43,13 +43,12 @@ BATCH_WAIT_S = 0.05  # how long the first of a batch waits for company
 YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this long...
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
-SUMMARY = ("anomaly", "p_value", "flagged", "reasons")
 MAX_REASON = 500  # characters of a failure's reason kept with the submission
 
 
 def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict | None, str]]:
     """The analytics of a batch of submissions: per submission, the summary the writer
-    needs (:data:`SUMMARY`) and the whole evidence as JSON text, or (None, why it could
+    needs (``Evidence.summary``) and the whole evidence as JSON text, or (None, why it could
     not be scored). ``payload`` is the batch's moves as columns (sorted by ``sub_key``,
     then ``seq``) and one job per submission. Runs in a pool process, which also cuts
     each submission's moves out of the columns, reads each raw body's ``client`` and
@@ -79,7 +78,7 @@ def _score_one(job: ScoreJob, moves: dict[str, np.ndarray]) -> tuple[dict, str]:
                      moves["note"].astype(bool), skill=job.skill, client=client,
                      fpr=job.fpr, sources=job.sources, history=job.history,
                      skill_sd=job.skill_sd, reported=reported)
-    return {k: ev[k] for k in SUMMARY}, json.dumps(ev)
+    return ev.summary, json.dumps(ev.to_json())
 
 
 def unscorable_reason(exc: Exception) -> str:

@@ -64,7 +64,8 @@ def _honest(model, text, puzzle, solution, inputs, speed, rng):
 
 
 def _score(inputs, log):
-    return score_solve(inputs.facts_without_skill, inputs.null, *log)
+    """A solve's evidence in its stored form (what the API and the console read)."""
+    return score_solve(inputs.facts_without_skill, inputs.null, *log).to_json()
 
 
 @pytest.mark.parametrize("model", ["fairgrid", "scanner", "pencilmark"])

@@ -39,11 +39,11 @@ def test_honest_nurikabe_solves_pass_and_a_copy_in_row_order_is_flagged():
     s = simulate_nurikabe(facts.givens, facts.shape, facts.solution, "row", rng=rng,
                           expected_log_s=facts.expected_log_s)
     evidence = score_solve(facts, null, s.t_ms, s.cell, s.digit, s.note)
-    assert evidence["flagged"] and {"order_sa", "pace_variation"} <= set(evidence["reasons"])
+    assert evidence.flagged and {"order_sa", "pace_variation"} <= set(evidence.reasons)
     # the orders come back as the puzzle's own rows and columns
-    assert len(evidence["actual_order"]) == 8 and len(evidence["actual_order"][0]) == 8
-    assert evidence["hardest_needed"] is None  # the technique ladder is Sudoku's
-    assert evidence["counts"]["complete"] and evidence["counts"]["wrong"] == 0
+    assert len(evidence.actual_order) == 8 and len(evidence.actual_order[0]) == 8
+    assert evidence.hardest_needed is None  # the technique ladder is Sudoku's
+    assert evidence.counts.complete and evidence.counts.wrong == 0
 
 
 def test_the_simulator_is_seeded():

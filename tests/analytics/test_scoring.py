@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -207,13 +209,12 @@ def test_placements_without_a_single_name_the_technique_they_needed():
     assert needed[first][0] == (alone.technique if alone.weight < WEIGHT["forcing"]
                                 else "forcing")
     evidence = score_solve(facts, complete({}), t, cells, sol[cells], None)
-    assert evidence["flagged"]  # worked out for flagged solves, the ones people read
-    hard = evidence["hardest_needed"]
-    assert WEIGHT[hard["technique"]] > WEIGHT["naked single"] and hard["seconds"] == 2.0
-    assert sum(x["needed"] is not None for x in evidence["timeline"]) == 10
-    unforced = next(s for s in evidence["signals"] if s["name"] == "unforced")
-    assert hard["technique"] in unforced["explanation"]
-    assert rep.options[hard["placement"] - 1] > 0  # one of the unforced placements
+    assert evidence.flagged  # worked out for flagged solves, the ones people read
+    hard = evidence.hardest_needed
+    assert WEIGHT[hard.technique] > WEIGHT["naked single"] and hard.seconds == 2.0
+    assert sum(x.needed is not None for x in evidence.timeline) == 10
+    assert hard.technique in evidence.signal("unforced").explanation
+    assert rep.options[hard.placement - 1] > 0  # one of the unforced placements
     # a solve placed only by singles needs nothing, flagged or not
     model = run_once(parse(MEDIUM), solution_of(parse(MEDIUM)), np.uint64(1))
     easy = _facts()[2]
@@ -221,3 +222,28 @@ def test_placements_without_a_single_name_the_technique_they_needed():
     fill = fill_order(tm, model.cells, model.digits, np.zeros(model.cells.size, bool),
                       easy.givens, easy.solution)
     assert techniques_needed(easy, replay_solve(easy, fill)) == {}
+
+
+def test_evidence_reads_back_what_it_stores_and_older_documents_as_current():
+    from fairgrid.analytics.evidence import EVIDENCE_VERSION, Evidence, score_solve
+    from fairgrid.analytics.signals import PuzzleFacts
+
+    puzzle = parse(EASY)
+    sol = np.array([int(ch) for ch in EASY_SOLUTION])
+    cells = np.flatnonzero(puzzle.givens == 0)
+    facts = PuzzleFacts(puzzle.givens, 3, sol, np.arange(81, dtype=float), 6.0, 0.4)
+    t = 1000 * np.arange(1, cells.size + 1)
+    doc = score_solve(facts, complete({}), t, cells, sol[cells], None).to_json()
+    assert doc["version"] == EVIDENCE_VERSION
+    assert Evidence.from_json(doc).to_json() == doc
+    assert json.loads(json.dumps(doc)) == doc  # plain JSON all through
+    # a document from before version 2: 0-based orders, no version, fewer fields
+    old = {k: v for k, v in doc.items() if k not in ("version", "outcome", "counts")}
+    old["actual_order"] = [[None if v is None else v - 1 for v in row]
+                           for row in doc["actual_order"]]
+    old["predicted_order"] = [[None if v is None else v - 1 for v in row]
+                              for row in doc["predicted_order"]]
+    back = Evidence.from_json(old)
+    assert back.actual_order == Evidence.from_json(doc).actual_order
+    assert back.predicted_order == Evidence.from_json(doc).predicted_order
+    assert back.counts.filled == cells.size and back.outcome == "finished"

@@ -206,8 +206,10 @@ def test_report_of_evidence_stored_before_version_2_shows_1_based_orders(capsys)
     old_actual[0][0], old_actual[0][1] = 0, 1          # 0-based, as stored then
     new_actual = [row[:] for row in grid]
     new_actual[0][0], new_actual[0][1] = 1, 2
-    score = {"flagged": False, "anomaly": 0.5, "signals": [], "predicted_order": grid,
-             "actual_order": old_actual, "timeline": [{}] * 2, "givens": [0] * 81,
+    score = {"flagged": False, "anomaly": 0.5, "p_value": 0.3, "signals": [],
+             "predicted_order": grid, "actual_order": old_actual,
+             "timeline": [{"t_ms": 1000, "cell": 0}, {"t_ms": 2000, "cell": 1}],
+             "givens": [0] * 81,
              "counts": {"filled": 2, "mistakes": 0, "erasures": 0, "overwrites": 0}}
     doc = {"portal": "demo", "submission_id": "s", "player_id": "p", "puzzle_id": "x",
            "status": "scored", "score": score}
