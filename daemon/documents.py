@@ -31,12 +31,21 @@ def flag(r: dict) -> dict:
             "anomaly": r["anomaly"], "p_value": r["p_value"]}
 
 
+def current_evidence(doc: dict) -> dict:
+    """A stored evidence document of any version as the current version reads; one that
+    is not evidence fairgrid wrote (hand-edited, cut short) as it is."""
+    try:
+        return Evidence.from_json(doc).to_json()
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return doc
+
+
 def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
     """A stored solve with its moves and its score (the evidence, its time and flag);
     ``score_error`` says why an ``unscorable`` one could not be scored."""
     score = None
-    if scored is not None:  # every stored version served as the current one
-        score = Evidence.from_json(json.loads(scored["evidence"])).to_json()
+    if scored is not None:
+        score = current_evidence(json.loads(scored["evidence"]))
         score["scored_at"] = iso(scored["scored_at"])
         score["flag"] = (None if scored["flag_id"] is None else
                          {"id": scored["flag_id"], "state": scored["state"]})
