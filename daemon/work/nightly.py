@@ -17,9 +17,14 @@
    from a seeded sample of real solves;
 5. **write** everything in **one transaction** that also points ``current_rating`` at the
    new run: a crash or kill before the commit leaves the previous ratings in force;
-6. **re-score** the submissions of the last ``nightly.rescore_days`` days.
+6. **retention** (when ``storage.moves_retention_days`` is set): drop the move logs of
+   older solves, never those re-scoring reads;
+7. **re-score** the submissions of the last ``nightly.rescore_days`` days.
 
-Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``; rows left
+Each stage is one function (``_load`` … ``_rescore``, in :data:`STAGES` order) that takes
+what it needs and returns a small frozen result (:class:`Loaded`, :class:`Fits`,
+:class:`Recalibrated`, :class:`Orders`, :class:`Written`) the later stages read; the
+repository's rows are its named tuples. Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``; rows left
 ``running`` by a killed process become ``abandoned`` at the next start).
 """
 
@@ -31,7 +36,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterator
+from typing import Callable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -40,6 +45,8 @@ from fairgrid.analytics.consensus import Consensus, consensus
 from fairgrid.analytics.expected_time import Calibration, load_default
 from fairgrid.analytics.puzzle_model import (cells_of, complete_metrics, grid_facts,
                                              level_key, per_cell, type_level)
+from fairgrid.analytics.ratings import Fit, fit_ratings
+from fairgrid.analytics.recalibration import Recalibration
 from fairgrid.analytics.signals import PuzzleFacts
 
 from ..store.connection import in_transaction
@@ -79,11 +86,6 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
 
 
-def _fit_job(args):
-    from fairgrid.analytics.ratings import fit_ratings
-    return fit_ratings(*args[:5], lambda_puzzle=args[5], lambda_player=args[6])
-
-
 def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
     """The metrics → log-time model in force: the last run's recalibration, else the
     ``shipped`` one; also the shipped one when it reads other features than the last
@@ -95,53 +97,7 @@ def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
     return last if last.features == shipped.features else shipped
 
 
-def _fit_by_type(kinds, player_kinds, log_t, j, i, prior, prior_sd, sudoku_sd, s,
-                 executor) -> dict:
-    """One fit per puzzle type (Sudoku's always, if empty), each on its own puzzles and
-    players, so that a player's skill at one type says nothing of another. A type's
-    puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
-    ``nightly.lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it."""
-    fits = {}
-    for kind in [SUDOKU] + sorted(set(kinds.tolist()) - {SUDOKU}):
-        pz = np.flatnonzero(kinds == kind)
-        pl = np.flatnonzero(player_kinds == kind)
-        mine = np.isin(j, pz)
-        local_j = np.searchsorted(pz, j[mine])
-        local_i = np.searchsorted(pl, i[mine])
-        lam = s.nightly_lambda_puzzle
-        if kind != SUDOKU and pz.size:
-            lam *= (sudoku_sd / float(np.median(prior_sd[pz]))) ** 2
-        args = (log_t[mine], local_j, local_i, prior[pz], pl.size, lam,
-                s.nightly_lambda_player)
-        fits[kind] = (executor.submit(_fit_job, args).result() if executor is not None
-                      else _fit_job(args))
-    return fits
-
-
-def _join_fits(fits: dict, kinds, players, prior) -> tuple[np.ndarray, np.ndarray]:
-    """Every puzzle's fitted difficulty and every (player, type)'s skill, in the
-    order of the puzzles and players read."""
-    difficulty = prior.astype(float)
-    skill = np.zeros(len(players))
-    player_kinds = np.array([p[2] for p in players], dtype=object)
-    for kind, fit in fits.items():
-        difficulty[kinds == kind] = fit.difficulty
-        skill[player_kinds == kind] = fit.skill
-    return difficulty, skill
-
-
-def _levels(cal: Calibration, fits: dict, kinds, difficulty) -> np.ndarray:
-    """Each puzzle's level on its type's cut points (Sudoku's: the calibration's)
-    shifted by the type's fitted offset, so that a level keeps its quantile meaning
-    whatever the portal's players' speed."""
-    sudoku = kinds == SUDOKU
-    levels = np.zeros(len(kinds), dtype=np.int64)
-    levels[sudoku] = recalibration.levels(cal, difficulty[sudoku], float(fits[SUDOKU].mu))
-    for k in np.flatnonzero(~sudoku):
-        levels[k] = type_level(kinds[k], float(np.exp(difficulty[k])),
-                               float(fits[kinds[k]].mu))
-    return levels
-
+# ------------------------------------------------------------------------------- the run
 
 def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
                 = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
@@ -173,74 +129,321 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
 
 
 def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
+    """The stages of :data:`STAGES` in order, each announced to ``progress`` as it
+    starts (``retention`` only when move logs expire); the run's summary."""
     progress("load")
+    loaded = _load(db)
+    progress("fit")
+    fits = _fit(loaded, s.nightly_lambda_puzzle, s.nightly_lambda_player, executor)
+    progress("recalibrate")
+    recal = _recalibrate(loaded, fits, s.nightly_min_solves, run_id)
+    progress("consensus")
+    orders = _consensus(db, loaded, fits, s.nightly_min_solves, tasks)
+    progress("write")
+    written = _write(db, run_id, loaded, fits, recal, orders)
+    retained = 0
+    if s.storage_moves_retention_days > 0:
+        progress("retention")
+        retained = _retention(db, written.at, s.storage_moves_retention_days,
+                              s.nightly_rescore_days)
+    progress("rescore")
+    rescore = _rescore(db, written.at, s.nightly_rescore_days)
+    return _summary(loaded, fits, recal, orders, written, retained, rescore)
+
+
+def _summary(loaded: Loaded, fits: Fits, recal: Recalibrated, orders: Orders,
+             written: Written, retained: int, rescore: list[int]) -> dict:
+    """What the API, the CLI and the metrics read of a run (:func:`run_nightly` adds
+    its seconds and id); the top-level ``mu`` and ``residual_sd`` are Sudoku's."""
+    r = recal.recalibration
+    return {"solves": int(loaded.log_t.size), "puzzles": len(loaded.ids),
+            "players": len(loaded.players), "move_logs_dropped": retained,
+            "recalibrated_on": r.puzzles, "consensus_puzzles": len(orders.consensus),
+            "mu": fits.sudoku.mu, "band_null_levels": sorted(orders.level_nulls),
+            "by_type": written.by_type, "residual_sd": fits.sudoku.residual_sd,
+            "correlations": r.correlations, "rescore": rescore}
+
+
+# ---------------------------------------------------------------------------------- load
+
+@dataclass(frozen=True, eq=False)
+class Priors:
+    """Each rated puzzle's metrics and prior, and the models whose metrics were
+    completed for the calibration in force (to store)."""
+
+    metrics: list[dict]
+    prior: np.ndarray               # expected log seconds
+    prior_sd: np.ndarray            # how sure that is (log seconds)
+    completed: list[tuple[str, str]]  # (model JSON, id), as sql.save_puzzle_metrics takes
+
+
+@dataclass(frozen=True, eq=False)
+class Loaded:
+    """The load stage's result: the rated puzzles by id (a solve's ``j``), each player
+    of each type by portal, id and type (a solve's ``i``), and the eligible solves."""
+
+    calibration: Calibration        # the metrics → log-time model in force
+    shipped: Calibration            # fairgrid's own (the recalibration's prior)
+    ids: list[str]
+    kinds: np.ndarray               # each puzzle's type (object)
+    metrics: list[dict]             # each puzzle's metrics (Sudoku's completed)
+    prior: np.ndarray               # each puzzle's expected log seconds
+    prior_sd: np.ndarray
+    players: list[sql.EligiblePlayer]
+    player_kinds: np.ndarray        # each player's type (object)
+    j: np.ndarray                   # per solve: its puzzle's index (int64)
+    i: np.ndarray                   # per solve: its player's index (int64)
+    log_t: np.ndarray               # per solve: log seconds
+
+
+def _load(db: JobDB) -> Loaded:
+    """The load stage: the calibration in force, the rated puzzles and their priors
+    (storing the metrics completed for it), the eligible players and solves."""
     shipped = load_default()
     cal = current_calibration(db, shipped)
     puzzles = db.read(sql.rated_puzzles)
-    ids = [pid for pid, _, _, _ in puzzles]
-    kinds = np.array([kind for _, _, _, kind in puzzles], dtype=object)
-    # a Sudoku puzzle analysed before the calibration in force read a metric gets it
-    # rated now, and kept, so that it is rated once; other types keep their own prior
+    priors = _priors(cal, puzzles)
+    if priors.completed:
+        db.write(sql.save_puzzle_metrics, priors.completed)
+    solves = db.read(sql.eligible_solves)
+    players = db.read(sql.eligible_players)
+    return Loaded(
+        calibration=cal, shipped=shipped, ids=[p.id for p in puzzles],
+        kinds=np.array([p.puzzle_type for p in puzzles], dtype=object),
+        metrics=priors.metrics, prior=priors.prior, prior_sd=priors.prior_sd,
+        players=players,
+        player_kinds=np.array([p.puzzle_type for p in players], dtype=object),
+        j=np.asarray(solves["j"], dtype=np.int64),
+        i=np.asarray(solves["i"], dtype=np.int64),
+        log_t=np.log(np.asarray(solves["duration_ms"], dtype=float) / 1000.0))
+
+
+def _priors(cal: Calibration, puzzles: list[sql.RatedPuzzle]) -> Priors:
+    """The metrics and prior of each of ``puzzles``: a Sudoku puzzle's from ``cal``, on
+    its metrics completed with those ``cal`` reads and it lacks (a puzzle analysed
+    before the calibration read a metric gets it rated now, and kept, so that it is
+    rated once); other types keep the prior their analysis stored."""
     metrics, completed, prior, prior_sd = [], [], [], []
-    for pid, model, givens, kind in puzzles:
-        doc = json.loads(model)
+    for p in puzzles:
+        doc = json.loads(p.model)
         have = doc["metrics"]
-        if kind != SUDOKU:
+        if p.puzzle_type != SUDOKU:
             metrics.append(have)
             prior.append(doc["expected_log_s"])
             prior_sd.append(doc["sd_log"])
             continue
-        full = complete_metrics(givens, have, cal.metrics_needed)
+        full = complete_metrics(p.givens, have, cal.metrics_needed)
         metrics.append(full)
         prior.append(cal.expected_log_time(full))
         prior_sd.append(cal.residual_sd)
         if len(full) != len(have):
-            completed.append((json.dumps({**doc, "metrics": full}), pid))
-    if completed:
-        db.write(sql.save_puzzle_metrics, completed)
-    prior = np.array(prior, dtype=float)
-    solves = db.read(sql.eligible_solves)
-    players = db.read(sql.eligible_players)
-    j = np.asarray(solves["j"], dtype=np.int64)
-    i = np.asarray(solves["i"], dtype=np.int64)
-    log_t = np.log(np.asarray(solves["duration_ms"], dtype=float) / 1000.0)
+            completed.append((json.dumps({**doc, "metrics": full}), p.id))
+    return Priors(metrics, np.array(prior, dtype=float), np.array(prior_sd, dtype=float),
+                  completed)
 
-    progress("fit")
-    fits = _fit_by_type(kinds, np.array([p[2] for p in players], dtype=object), log_t, j, i,
-                        prior, np.array(prior_sd, dtype=float), shipped.residual_sd, s,
-                        executor)
-    fit = fits[SUDOKU]
-    difficulty, skill = _join_fits(fits, kinds, players, prior)
 
-    progress("recalibrate")
-    counts, medians = recalibration.puzzle_medians(log_t, j, len(ids))
-    sudoku = kinds == SUDOKU  # the calibration is Sudoku's: other types keep their prior
-    recal = recalibration.recalibrate(cal, [m for m, k in zip(metrics, sudoku) if k],
-                                      fit.difficulty, counts[sudoku], medians[sudoku],
-                                      min_solves=s.nightly_min_solves,
-                                      source=f"nightly run {run_id}", prior=shipped)
+# ----------------------------------------------------------------------------------- fit
 
-    progress("consensus")
-    consensus_of = _consensus_orders(db, s.nightly_min_solves, tasks)
-    levels = _levels(cal, fits, kinds, difficulty)
-    samples = list(_sample_solves(db, {pid: level_key(kind, lvl) for pid, kind, lvl in
-                                       zip(ids, kinds, levels.tolist())}))
-    parts = _in_tasks(tasks, recalibration.level_values,
-                    [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)])
-    level_nulls = recalibration.fit_level_nulls(recalibration.join_level_values(parts))
+@dataclass(frozen=True, eq=False)
+class Fits:
+    """The fit stage's result: each type's fit, and every puzzle's difficulty and every
+    (player, type)'s skill joined from them in the order loaded."""
 
-    progress("write")
+    by_type: dict[str, Fit]         # Sudoku's first, always (if empty), then by name
+    difficulty: np.ndarray          # per puzzle: log seconds of an average player
+    skill: np.ndarray               # per player of a type
+
+    @property
+    def sudoku(self) -> Fit:
+        """Sudoku's fit, whose figures are a run's top-level ones."""
+        return self.by_type[SUDOKU]
+
+
+def _fit(loaded: Loaded, lambda_puzzle: float, lambda_player: float, executor) -> Fits:
+    """The fit stage: each puzzle type's fit (one task each on ``executor``), joined."""
+    by_type = _fit_by_type(loaded, lambda_puzzle, lambda_player, executor)
+    difficulty, skill = _join_fits(by_type, loaded)
+    return Fits(by_type, difficulty, skill)
+
+
+def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
+                 executor) -> dict[str, Fit]:
+    """One fit per puzzle type (Sudoku's always, if empty), each on its own puzzles and
+    players, so that a player's skill at one type says nothing of another. A type's
+    puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
+    ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it."""
+    fits = {}
+    kinds = loaded.kinds
+    for kind in [SUDOKU] + sorted(set(kinds.tolist()) - {SUDOKU}):
+        pz = np.flatnonzero(kinds == kind)
+        pl = np.flatnonzero(loaded.player_kinds == kind)
+        mine = np.isin(loaded.j, pz)
+        lam = lambda_puzzle
+        if kind != SUDOKU and pz.size:
+            lam *= (loaded.shipped.residual_sd / float(np.median(loaded.prior_sd[pz]))) ** 2
+        task = FitTask(loaded.log_t[mine], np.searchsorted(pz, loaded.j[mine]),
+                       np.searchsorted(pl, loaded.i[mine]), loaded.prior[pz], pl.size, lam,
+                       lambda_player)
+        fits[kind] = (executor.submit(_fit_job, task).result() if executor is not None
+                      else _fit_job(task))
+    return fits
+
+
+class FitTask(NamedTuple):
+    """One type's fit, as a pool task (``analytics.ratings.fit_ratings``'s arguments)."""
+
+    log_t: np.ndarray
+    puzzle: np.ndarray              # per solve: the puzzle's index among the type's
+    player: np.ndarray              # per solve: the player's index among the type's
+    prior: np.ndarray               # per puzzle of the type
+    n_players: int
+    lambda_puzzle: float
+    lambda_player: float
+
+
+def _fit_job(task: FitTask) -> Fit:
+    return fit_ratings(task.log_t, task.puzzle, task.player, task.prior, task.n_players,
+                       lambda_puzzle=task.lambda_puzzle, lambda_player=task.lambda_player)
+
+
+def _join_fits(fits: dict[str, Fit], loaded: Loaded) -> tuple[np.ndarray, np.ndarray]:
+    """Every puzzle's fitted difficulty and every (player, type)'s skill, in the
+    order of the puzzles and players loaded."""
+    difficulty = loaded.prior.astype(float)
+    skill = np.zeros(len(loaded.players))
+    for kind, fit in fits.items():
+        difficulty[loaded.kinds == kind] = fit.difficulty
+        skill[loaded.player_kinds == kind] = fit.skill
+    return difficulty, skill
+
+
+# --------------------------------------------------------------------------- recalibrate
+
+@dataclass(frozen=True, eq=False)
+class Recalibrated:
+    """The recalibrate stage's result: each puzzle's solves and median log-time, and
+    the metrics → log-time model refitted on the fitted difficulties."""
+
+    counts: np.ndarray              # per puzzle: eligible solves
+    medians: np.ndarray             # per puzzle: their median log seconds (NaN: none)
+    recalibration: Recalibration
+
+
+def _recalibrate(loaded: Loaded, fits: Fits, min_solves: int, run_id: str) -> Recalibrated:
+    """The recalibrate stage: Sudoku's calibration refitted on its puzzles with at
+    least ``min_solves`` solves (other types keep their prior), with every metric's
+    correlation with the median human time."""
+    counts, medians = recalibration.puzzle_medians(loaded.log_t, loaded.j, len(loaded.ids))
+    sudoku = loaded.kinds == SUDOKU
+    recal = recalibration.recalibrate(
+        loaded.calibration, [m for m, k in zip(loaded.metrics, sudoku) if k],
+        fits.sudoku.difficulty, counts[sudoku], medians[sudoku], min_solves=min_solves,
+        source=f"nightly run {run_id}", prior=loaded.shipped)
+    return Recalibrated(counts, medians, recal)
+
+
+# ----------------------------------------------------------------------------- consensus
+
+@dataclass(frozen=True, eq=False)
+class Orders:
+    """The consensus stage's result: the consensus fill orders, every puzzle's level,
+    and the per-level honest nulls."""
+
+    consensus: dict[str, Consensus]  # by puzzle id, of puzzles with enough solves
+    levels: np.ndarray              # per puzzle (int64)
+    level_nulls: dict               # level key -> signal -> [centre, scale]
+
+
+def _consensus(db: JobDB, loaded: Loaded, fits: Fits, min_solves: int, tasks) -> Orders:
+    """The consensus stage: the consensus order of every puzzle with at least
+    ``min_solves`` solves, each puzzle's level, and each level's honest nulls from a
+    seeded sample of real solves (the per-puzzle work as tasks of ``tasks``)."""
+    consensus_of = _consensus_orders(db, min_solves, tasks)
+    levels = _levels(loaded.calibration, fits.by_type, loaded.kinds, fits.difficulty)
+    level_of = {pid: level_key(kind, lvl)
+                for pid, kind, lvl in zip(loaded.ids, loaded.kinds, levels.tolist())}
+    return Orders(consensus_of, levels, _level_nulls(db, level_of, tasks))
+
+
+def _levels(cal: Calibration, fits: dict[str, Fit], kinds, difficulty) -> np.ndarray:
+    """Each puzzle's level on its type's cut points (Sudoku's: the calibration's)
+    shifted by the type's fitted offset, so that a level keeps its quantile meaning
+    whatever the portal's players' speed."""
+    sudoku = kinds == SUDOKU
+    levels = np.zeros(len(kinds), dtype=np.int64)
+    levels[sudoku] = recalibration.levels(cal, difficulty[sudoku], float(fits[SUDOKU].mu))
+    for k in np.flatnonzero(~sudoku):
+        levels[k] = type_level(kinds[k], float(np.exp(difficulty[k])),
+                               float(fits[kinds[k]].mu))
+    return levels
+
+
+def _level_nulls(db: JobDB, level_of: dict[str, str], tasks) -> dict:
+    """The honest nulls of each level (``level_of``: each puzzle's level key) learnt
+    from a seeded sample of real solves, :data:`LEVEL_TASK` solves a task."""
+    samples = list(_sample_solves(db, level_of))
+    chunks = [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)]
+    parts = _in_tasks(tasks, recalibration.level_values, chunks)
+    return recalibration.fit_level_nulls(recalibration.join_level_values(parts))
+
+
+# --------------------------------------------------------------------------------- write
+
+@dataclass(frozen=True, eq=False)
+class Written:
+    """The write stage's result."""
+
+    at: datetime                    # finished_at: retention and re-scoring count from it
+    by_type: dict                   # per type with solves, as stored (see _by_type)
+
+
+def _write(db: JobDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
+           orders: Orders) -> Written:
+    """The write stage: the run's row, its puzzles' and players' ratings, and the
+    pointer that puts it in force, in one transaction."""
     now = datetime.now(timezone.utc)
+    by_type = _by_type(fits)
+    db.write(sql.write_rating_run,
+             _run_row(run_id, now, loaded, fits, recal, orders, by_type),
+             _puzzle_rows(run_id, loaded, fits, recal, orders),
+             _player_rows(run_id, loaded, fits))
+    return Written(now, by_type)
+
+
+def _by_type(fits: Fits) -> dict:
+    """Each type with solves: its offset, residual and skill spreads, solves."""
+    return {kind: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
+                   "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
+                   "solves": int(f.puzzle_solves.sum())}
+            for kind, f in fits.by_type.items() if f.puzzle_solves.sum() > 0}
+
+
+def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Recalibrated,
+             orders: Orders, by_type: dict) -> sql.RatingRunRow:
+    """The run's ``rating_runs`` row (its ``mu`` and ``residual_sd``: Sudoku's)."""
+    r = recal.recalibration
+    return sql.RatingRunRow(
+        run_id=run_id, finished_at=now, solves=int(loaded.log_t.size),
+        puzzles=len(loaded.ids), players=len(loaded.players), mu=fits.sudoku.mu,
+        residual_sd=fits.sudoku.residual_sd, calibration=r.calibration.to_json(),
+        correlations=json.dumps(r.correlations), band_nulls=json.dumps(orders.level_nulls),
+        by_type=json.dumps(by_type))
+
+
+def _puzzle_rows(run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
+                 orders: Orders) -> dict[str, np.ndarray]:
+    """The run's ``puzzle_ratings`` rows as columns, in the order loaded."""
+    ids, consensus_of = loaded.ids, orders.consensus
     lists = {p: c.as_lists() for p, c in consensus_of.items()}
-    puzzle_rows = {
+    return {
         "run_id": np.array([run_id] * len(ids), dtype=object),
         "puzzle_id": np.array(ids, dtype=object),
-        "difficulty": difficulty,
-        "prior": prior + np.array([float(fits[k].mu) for k in kinds]),
-        "expected_time_s": np.exp(difficulty),
-        "level": levels.astype(np.int64),
-        "solves": counts.astype(np.int64),
-        "median_log_t": medians,
+        "difficulty": fits.difficulty,
+        "prior": loaded.prior + np.array([float(fits.by_type[k].mu) for k in loaded.kinds]),
+        "expected_time_s": np.exp(fits.difficulty),
+        "level": orders.levels.astype(np.int64),
+        "solves": recal.counts.astype(np.int64),
+        "median_log_t": recal.medians,
         "consensus_fill_rank": np.array(
             [json.dumps(lists[p][0]) if p in lists else None for p in ids], dtype=object),
         "consensus_fill_spread": np.array(
@@ -248,38 +451,37 @@ def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
                          "null": list(consensus_of[p].null) if consensus_of[p].null
                          else None}) if p in lists else None for p in ids], dtype=object),
     }
-    player_rows = {
+
+
+def _player_rows(run_id: str, loaded: Loaded, fits: Fits) -> dict[str, np.ndarray]:
+    """The run's ``player_ratings`` rows as columns, in the order loaded."""
+    players = loaded.players
+    return {
         "run_id": np.array([run_id] * len(players), dtype=object),
-        "portal": np.array([p[0] for p in players], dtype=object),
-        "player_id": np.array([p[1] for p in players], dtype=object),
-        "skill": skill,
-        "solves": np.bincount(i, minlength=len(players)).astype(np.int64),
-        "puzzle_type": np.array([p[2] for p in players], dtype=object),
+        "portal": np.array([p.portal for p in players], dtype=object),
+        "player_id": np.array([p.player_id for p in players], dtype=object),
+        "skill": fits.skill,
+        "solves": np.bincount(loaded.i, minlength=len(players)).astype(np.int64),
+        "puzzle_type": np.array([p.puzzle_type for p in players], dtype=object),
     }
-    by_type = {kind: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
-                      "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
-                      "solves": int(f.puzzle_solves.sum())}
-               for kind, f in fits.items() if f.puzzle_solves.sum() > 0}
-    run = (run_id, now, int(log_t.size), len(ids), len(players), fit.mu, fit.residual_sd,
-           recal.calibration.to_json(), json.dumps(recal.correlations),
-           json.dumps(level_nulls), json.dumps(by_type))
-    db.write(sql.write_rating_run, run, puzzle_rows, player_rows, run_id)
 
-    retained = 0
-    if s.storage_moves_retention_days > 0:
-        progress("retention")
-        days = max(s.storage_moves_retention_days, s.nightly_rescore_days)
-        retained = db.write(lifecycle.apply_retention, now - timedelta(days=days))
 
-    progress("rescore")
-    rescore = db.read(sql.recent_scored, now - timedelta(days=s.nightly_rescore_days))
-    return {"solves": int(log_t.size), "puzzles": len(ids), "players": len(players),
-            "move_logs_dropped": retained,
-            "recalibrated_on": recal.puzzles, "consensus_puzzles": len(consensus_of),
-            "mu": fit.mu, "band_null_levels": sorted(level_nulls), "by_type": by_type,
-            "residual_sd": fit.residual_sd, "correlations": recal.correlations,
-            "rescore": rescore}
+# ----------------------------------------------------------------- retention and rescore
 
+def _retention(db: JobDB, now: datetime, retention_days: int, rescore_days: int) -> int:
+    """The retention stage: drop the move logs of solves older than ``retention_days``
+    (never within ``rescore_days``: re-scoring reads them); the solves whose log went."""
+    days = max(retention_days, rescore_days)
+    return db.write(lifecycle.apply_retention, now - timedelta(days=days))
+
+
+def _rescore(db: JobDB, now: datetime, rescore_days: int) -> list[int]:
+    """The rescore stage: the scored submissions of the ``rescore_days`` days before
+    ``now``, oldest first (the caller re-scores them)."""
+    return db.read(sql.recent_scored, now - timedelta(days=rescore_days))
+
+
+# ------------------------------------------------------------- consensus orders' reads
 
 def _runs(keys: np.ndarray) -> Iterator[tuple[int, int]]:
     """(start, stop) of each run of equal values in ``keys`` (sorted columns)."""
@@ -320,9 +522,9 @@ def _consensus_orders(db: JobDB, min_solves: int, tasks=None) -> dict[str, Conse
     ranges: list[tuple[str, str]] = []
     chunk: list[str] = []
     total = 0
-    for k, (pid, n) in enumerate(big):
-        chunk.append(pid)
-        total += n
+    for k, candidate in enumerate(big):
+        chunk.append(candidate.puzzle_id)
+        total += candidate.solves
         if total >= CONSENSUS_CHUNK or k == len(big) - 1:
             ranges.append((chunk[0], chunk[-1]))
             chunk, total = [], 0
@@ -358,13 +560,12 @@ def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:
     if not len(moves["sub_key"]):
         return
     facts = {}
-    for pid, givens, solution, order, median, kind in db.read(
-            sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist()))):
-        if median is not None:
-            cells, shape = grid_facts(kind, givens)
-            facts[pid] = PuzzleFacts(cells, order, cells_of(solution),
-                                     per_cell(json.loads(median)), 0.0, 1.0, None, kind,
-                                     shape)
+    for p in db.read(sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist()))):
+        if p.fill_rank_median is not None:
+            cells, shape = grid_facts(p.puzzle_type, p.givens)
+            facts[p.id] = PuzzleFacts(cells, p.order, cells_of(p.solution),
+                                      per_cell(json.loads(p.fill_rank_median)), 0.0, 1.0,
+                                      None, p.puzzle_type, shape)
     for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:

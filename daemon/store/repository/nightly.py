@@ -1,10 +1,15 @@
 """The nightly job's reads and writes: eligible solves, fill ranks for the consensus, a
-sample of solves for the per-level nulls, the rating run, the job's bookkeeping."""
+sample of solves for the per-level nulls, the rating run, the job's bookkeeping.
+
+Rows cross as named tuples (:class:`RatedPuzzle`, :class:`EligiblePlayer`,
+:class:`ConsensusCandidate`, :class:`PuzzleText`, :class:`RatingRunRow`), many rows as
+columns (dicts of arrays)."""
 
 from __future__ import annotations
 
 import json
 from datetime import datetime, timezone
+from typing import NamedTuple
 
 import numpy as np
 
@@ -20,6 +25,57 @@ ELIGIBLE = """
                       AND f.submission_id = s.submission_id
                       AND f.state IN ('open', 'confirmed'))
 """
+
+
+class RatedPuzzle(NamedTuple):
+    """An analysed puzzle the ratings cover."""
+
+    id: str
+    model: str          # the puzzle model's JSON (``puzzles.ratings``)
+    givens: str
+    puzzle_type: str
+
+
+class EligiblePlayer(NamedTuple):
+    """A player of one puzzle type with an eligible solve of it (rated per type)."""
+
+    portal: str
+    player_id: str
+    puzzle_type: str
+
+
+class ConsensusCandidate(NamedTuple):
+    """A puzzle with enough eligible solves for a consensus order."""
+
+    puzzle_id: str
+    solves: int
+
+
+class PuzzleText(NamedTuple):
+    """What the per-level nulls read of a puzzle."""
+
+    id: str
+    givens: str
+    solution: str
+    order: int
+    fill_rank_median: str | None    # JSON: the predicted median fill rank per cell
+    puzzle_type: str
+
+
+class RatingRunRow(NamedTuple):
+    """A ``rating_runs`` row: each field is the column of the same name."""
+
+    run_id: str
+    finished_at: datetime
+    solves: int
+    puzzles: int
+    players: int
+    mu: float                       # Sudoku's, as the columns of a run before types
+    residual_sd: float
+    calibration: str                # JSON: the metrics -> log-time model in force after
+    correlations: str               # JSON: metric -> {pearson, spearman} vs humans
+    band_nulls: str                 # JSON: level key -> signal -> [centre, scale]
+    by_type: str                    # JSON: type -> {mu, residual_sd, skill_sd, solves}
 
 
 def start_run(con, run_id: str, job: str, started: datetime) -> None:
@@ -54,10 +110,11 @@ def current_calibration(cur) -> str | None:
     return row[0] if row else None
 
 
-def rated_puzzles(cur) -> list[tuple[str, str, str, str]]:
-    """(id, model JSON, givens, puzzle type) of every analysed puzzle, by id."""
-    return cur.execute("SELECT id, ratings, givens, puzzle_type FROM puzzles "
-                       "WHERE status = 'ready' AND ratings IS NOT NULL ORDER BY id").fetchall()
+def rated_puzzles(cur) -> list[RatedPuzzle]:
+    """Every analysed puzzle, by id."""
+    return [RatedPuzzle._make(r) for r in cur.execute(
+        "SELECT id, ratings, givens, puzzle_type FROM puzzles "
+        "WHERE status = 'ready' AND ratings IS NOT NULL ORDER BY id").fetchall()]
 
 
 def save_puzzle_metrics(cur, rows: list[tuple[str, str]]) -> None:
@@ -80,17 +137,19 @@ def eligible_solves(cur) -> dict[str, np.ndarray]:
         "AND pl.puzzle_type = e.puzzle_type").fetchnumpy()
 
 
-def eligible_players(cur) -> list[tuple[str, str, str]]:
-    """(portal, player id, puzzle type) of each player and type with an eligible solve."""
-    return cur.execute(f"WITH e AS ({ELIGIBLE}) SELECT DISTINCT portal, player_id, "
-                       "puzzle_type FROM e ORDER BY portal, player_id, puzzle_type").fetchall()
+def eligible_players(cur) -> list[EligiblePlayer]:
+    """Each player and type with an eligible solve, by portal, player id and type."""
+    return [EligiblePlayer._make(r) for r in cur.execute(
+        f"WITH e AS ({ELIGIBLE}) SELECT DISTINCT portal, player_id, "
+        "puzzle_type FROM e ORDER BY portal, player_id, puzzle_type").fetchall()]
 
 
-def consensus_candidates(cur, min_solves: int) -> list[tuple[str, int]]:
-    """(puzzle id, eligible solves) of puzzles with at least ``min_solves``, by id."""
-    return cur.execute(f"WITH e AS ({ELIGIBLE}) SELECT puzzle_id, count(*) FROM e "
-                       "GROUP BY puzzle_id HAVING count(*) >= ? ORDER BY puzzle_id",
-                       [min_solves]).fetchall()
+def consensus_candidates(cur, min_solves: int) -> list[ConsensusCandidate]:
+    """The puzzles with at least ``min_solves`` eligible solves, by id."""
+    return [ConsensusCandidate._make(r) for r in cur.execute(
+        f"WITH e AS ({ELIGIBLE}) SELECT puzzle_id, count(*) FROM e "
+        "GROUP BY puzzle_id HAVING count(*) >= ? ORDER BY puzzle_id",
+        [min_solves]).fetchall()]
 
 
 @needs_moves
@@ -125,33 +184,35 @@ def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
         "JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq").fetchnumpy()
 
 
-def puzzle_texts(cur, ids: list[str]) -> list[tuple[str, str, str, int, str | None, str]]:
-    """(id, givens, solution, order, median fill rank JSON, puzzle type) of ``ids``."""
-    return cur.execute(
+def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:
+    """The puzzles ``ids`` (in no particular order)."""
+    return [PuzzleText._make(r) for r in cur.execute(
         "SELECT id, givens, solution, puzzle_order, fill_rank_median, puzzle_type "
-        "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()
+        "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()]
 
 
-def write_rating_run(con, run: tuple, puzzle_rows: dict, player_rows: dict,
-                     run_id: str) -> None:
+def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dict) -> None:
     """Store a rating run (its ``rating_runs`` row ``run``, its puzzles' and players'
-    rows as columns) and put it in force: one transaction (the writer's)."""
-    con.execute("INSERT INTO rating_runs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", list(run))
+    rows as columns named as theirs) and put it in force: one transaction (the
+    writer's)."""
+    names = RatingRunRow._fields
+    con.execute(f"INSERT INTO rating_runs ({', '.join(names)}) "
+                f"VALUES ({', '.join('$' + n for n in names)})", run._asdict())
     if len(puzzle_rows["puzzle_id"]):
         con.register("new_puzzle_ratings", puzzle_rows)
-        con.execute("INSERT INTO puzzle_ratings SELECT * FROM new_puzzle_ratings")
+        con.execute("INSERT INTO puzzle_ratings BY NAME SELECT * FROM new_puzzle_ratings")
         con.unregister("new_puzzle_ratings")
     if len(player_rows["player_id"]):
         con.register("new_player_ratings", player_rows)
         # a player erased while the run was computed stays erased
-        con.execute("INSERT INTO player_ratings SELECT * FROM new_player_ratings n WHERE "
-                    "EXISTS (SELECT 1 FROM submissions s WHERE s.portal = n.portal AND "
-                    "s.player_id = n.player_id)")
+        con.execute("INSERT INTO player_ratings BY NAME SELECT * FROM new_player_ratings n "
+                    "WHERE EXISTS (SELECT 1 FROM submissions s WHERE s.portal = n.portal "
+                    "AND s.player_id = n.player_id)")
         con.unregister("new_player_ratings")
     con.execute("INSERT INTO current_rating VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
-                "SET run_id = excluded.run_id", [run_id])
-    outbox.enqueue_ratings(con, run_id, {"puzzles": len(puzzle_rows["puzzle_id"]),
-                                         "players": len(player_rows["player_id"])},
+                "SET run_id = excluded.run_id", [run.run_id])
+    outbox.enqueue_ratings(con, run.run_id, {"puzzles": len(puzzle_rows["puzzle_id"]),
+                                             "players": len(player_rows["player_id"])},
                            datetime.now(timezone.utc))
 
 

@@ -237,15 +237,14 @@ async def test_a_score_or_rating_computed_before_an_erasure_does_not_bring_it_ba
              "note": np.array(["raised"], dtype=object)}
     now = datetime.now(timezone.utc)
     await asyncio.wrap_future(store.write(scores.write_scores, batch, now, False))
-    run = ("late-run", now, 1, 0, 1, 0.0, 0.3, "{}", "{}", "{}", "{}")
+    run = nightly.RatingRunRow("late-run", now, 1, 0, 1, 0.0, 0.3, "{}", "{}", "{}", "{}")
     players = {"run_id": np.array(["late-run"], dtype=object),
                "portal": np.array(["demo"], dtype=object),
                "player_id": np.array(["erase-me"], dtype=object),
                "skill": np.array([0.1]), "solves": np.array([1], dtype=np.int64),
                "puzzle_type": np.array(["sudoku"], dtype=object)}
     puzzles = {"puzzle_id": np.array([], dtype=object)}
-    await asyncio.wrap_future(store.write(nightly.write_rating_run, run, puzzles, players,
-                                          "late-run"))
+    await asyncio.wrap_future(store.write(nightly.write_rating_run, run, puzzles, players))
     assert _mentions(store, ["erase-me", "gone"]) == {}
 
 

@@ -131,7 +131,7 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
     now = datetime.now(timezone.utc)
     ratings = json.dumps({"metrics": {"cells": 64.0}, "expected_log_s": prior, "sd_log": 1.0,
                           "null": {}, "level": 3})
-    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchone()[0]
+    key = con.execute("SELECT coalesce(max(sub_key) + 1, 0) FROM submissions").fetchone()[0]
     n = 0
     for j in range(puzzles):
         con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
@@ -256,3 +256,178 @@ def test_write_failure_inside_the_transaction_rolls_back(tmp_path):
         run_nightly(db, settings)
     assert con.execute("SELECT count(*) FROM rating_runs").fetchone()[0] == 1
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == first["run_id"]
+
+
+# ------------------------------------------------------------------- the stages, each alone
+
+def test_priors_complete_sudoku_metrics_once_and_keep_other_types_own():
+    from fairgrid.daemon.store.repository.nightly import RatedPuzzle
+    from fairgrid.daemon.work.nightly import _priors
+
+    cal = load_default()
+    full = complete_metrics(EASY, METRICS, cal.metrics_needed)
+    model = {"metrics": METRICS, "expected_log_s": 1.0, "sd_log": 0.17, "null": {},
+             "level": 3}
+    nurikabe = {"metrics": {"cells": 64.0}, "expected_log_s": 6.0, "sd_log": 1.0}
+    priors = _priors(cal, [
+        RatedPuzzle("a", json.dumps(model), EASY, "sudoku"),
+        RatedPuzzle("b", json.dumps({**model, "metrics": full}), EASY, "sudoku"),
+        RatedPuzzle("c", json.dumps(nurikabe), NURIKABE_8, "nurikabe")])
+    assert priors.metrics == [full, full, {"cells": 64.0}]
+    # Sudoku's prior is the calibration's, whatever the analysis stored; others' their own
+    assert priors.prior.tolist() == [cal.expected_log_time(full)] * 2 + [6.0]
+    assert priors.prior_sd.tolist() == [cal.residual_sd] * 2 + [1.0]
+    # only the puzzle that lacked metrics is to be stored again, with the rest of its model
+    assert [pid for _, pid in priors.completed] == ["a"]
+    assert json.loads(priors.completed[0][0]) == {**model, "metrics": full}
+
+
+def test_load_indexes_each_solve_by_its_puzzle_and_player(tmp_path):
+    """The puzzles, the players and the solves are three reads: a solve's ``j`` and
+    ``i`` point at its own puzzle and (player, type) in the other two."""
+    from fairgrid.daemon.work.nightly import _load
+
+    con, truth = build(tmp_path / "n.duckdb", puzzles=6, players=12)
+    added = _add_nurikabe(con, {f"u{i:03d}": 0.1 * i for i in range(5)},
+                          np.random.default_rng(1), puzzles=2)
+    loaded = _load(direct_db(con))
+    assert loaded.ids == sorted(loaded.ids) and len(loaded.ids) == 8
+    assert loaded.kinds.tolist() == ["nurikabe"] * 2 + ["sudoku"] * 6  # nk* < p*
+    assert loaded.log_t.size == truth["n"] + added
+    got = sorted((loaded.ids[j], *loaded.players[i], round(float(np.exp(t)) * 1000))
+                 for j, i, t in zip(loaded.j, loaded.i, loaded.log_t))
+    want = sorted(con.execute(
+        "SELECT s.puzzle_id, s.portal, s.player_id, p.puzzle_type, s.duration_ms FROM "
+        "submissions s JOIN puzzles p ON p.id = s.puzzle_id").fetchall())
+    assert got == want
+    assert loaded.player_kinds.tolist() == [p.puzzle_type for p in loaded.players]
+
+
+def test_the_fit_stage_fits_each_type_on_its_own_puzzles_and_players(tmp_path):
+    from dataclasses import replace
+
+    from fairgrid.daemon.work.nightly import _fit, _fit_by_type, _load
+
+    con, _ = build(tmp_path / "n.duckdb", puzzles=8, players=20)
+    _add_nurikabe(con, {f"u{i:03d}": 0.1 * i for i in range(10)}, np.random.default_rng(1),
+                  puzzles=4)
+    loaded = _load(direct_db(con))
+    s = make_settings(tmp_path)
+    fits = _fit(loaded, s.nightly_lambda_puzzle, s.nightly_lambda_player, None)
+    assert list(fits.by_type) == ["sudoku", "nurikabe"]
+    for kind, fit in fits.by_type.items():
+        puzzles, players = loaded.kinds == kind, loaded.player_kinds == kind
+        assert fit.difficulty.size == puzzles.sum() and fit.skill.size == players.sum()
+        assert fit.puzzle_solves.sum() == np.isin(loaded.j, np.flatnonzero(puzzles)).sum()
+        assert fits.difficulty[puzzles].tolist() == fit.difficulty.tolist()
+        assert fits.skill[players].tolist() == fit.skill.tolist()
+    # Nurikabe's prior (sd 1.0) is far less sure than Sudoku's: its puzzles are shrunk
+    # towards it far less than they would be were it as sure
+    sure = replace(loaded, prior_sd=np.full(len(loaded.ids), loaded.shipped.residual_sd))
+    as_sure = _fit_by_type(sure, s.nightly_lambda_puzzle, s.nightly_lambda_player, None)
+    wide = np.abs(fits.by_type["nurikabe"].delta).sum()
+    assert wide > 1.2 * np.abs(as_sure["nurikabe"].delta).sum()
+    assert as_sure["sudoku"].delta.tolist() == fits.sudoku.delta.tolist()
+
+
+def test_a_portal_of_another_type_only_still_gets_sudokus_empty_fit(tmp_path):
+    """The run's top-level figures are Sudoku's fit: there is one, empty, whatever the
+    portal plays."""
+    from fairgrid.daemon.work.nightly import _fit, _load
+
+    con = connect(str(tmp_path / "n.duckdb"))
+    added = _add_nurikabe(con, {f"u{i}": 0.1 * i for i in range(6)},
+                          np.random.default_rng(2), puzzles=3)
+    s = make_settings(tmp_path)
+    fits = _fit(_load(direct_db(con)), s.nightly_lambda_puzzle, s.nightly_lambda_player,
+                None)
+    assert list(fits.by_type) == ["sudoku", "nurikabe"]
+    assert fits.sudoku.puzzle_solves.size == 0 and fits.sudoku.mu == 0.0
+    assert fits.by_type["nurikabe"].puzzle_solves.sum() == added
+
+
+def _fit_with_mu(mu: float):
+    from fairgrid.analytics.ratings import Fit
+
+    empty = np.zeros(0)
+    return Fit(mu, empty, empty, empty, 0.0, empty, empty, 0)
+
+
+def test_levels_keep_their_meaning_whatever_the_players_speed():
+    """Each type's level is read on its own cut points, shifted by its fitted offset:
+    players twice as fast (every difficulty and the offset lower alike) leave every
+    puzzle its level."""
+    from fairgrid.analytics import nurikabe
+    from fairgrid.daemon.work.nightly import _levels
+
+    cal = load_default()
+
+    def between(bounds):  # one expected log-time inside each level, 1 to 5
+        cuts = np.log(np.asarray(bounds, dtype=float))
+        return np.r_[cuts[0] - 1, (cuts[1:] + cuts[:-1]) / 2, cuts[-1] + 1]
+
+    kinds = np.array(["sudoku"] * 5 + ["nurikabe"] * 5, dtype=object)
+    difficulty = np.r_[between(cal.level_bounds_s), between(nurikabe.LEVEL_BOUNDS_S)]
+    for mu in (0.0, -np.log(2), 0.4):
+        fits = {"sudoku": _fit_with_mu(mu), "nurikabe": _fit_with_mu(mu)}
+        assert _levels(cal, fits, kinds, difficulty + mu).tolist() == [1, 2, 3, 4, 5] * 2
+    # Nurikabe's quicker times: its levels 1 to 4 would all be Sudoku's easiest
+    as_sudoku = _levels(cal, {"sudoku": _fit_with_mu(0.0)}, np.array(["sudoku"] * 5),
+                        difficulty[5:])
+    assert as_sudoku[:4].tolist() == [1] * 4
+
+
+def test_the_write_stage_stores_what_the_stages_computed(tmp_path):
+    from fairgrid.daemon.work.nightly import _consensus, _fit, _load, _recalibrate, _write
+
+    con, _ = build(tmp_path / "n.duckdb", puzzles=12, players=30)
+    s = make_settings(tmp_path, nightly_min_solves=20)
+    db = direct_db(con)
+    loaded = _load(db)
+    fits = _fit(loaded, s.nightly_lambda_puzzle, s.nightly_lambda_player, None)
+    recal = _recalibrate(loaded, fits, s.nightly_min_solves, "r1")
+    orders = _consensus(db, loaded, fits, s.nightly_min_solves, None)
+    written = _write(db, "r1", loaded, fits, recal, orders)
+    run = dict(zip(("run_id", "finished_at", "solves", "puzzles", "players", "mu",
+                    "residual_sd", "calibration", "band_nulls", "by_type"),
+                   con.execute("SELECT run_id, finished_at, solves, puzzles, players, mu, "
+                               "residual_sd, calibration, band_nulls, by_type "
+                               "FROM rating_runs").fetchone()))
+    assert run["run_id"] == "r1" and run["finished_at"] == written.at
+    assert (run["solves"], run["puzzles"], run["players"]) == (loaded.log_t.size, 12, 30)
+    assert (run["mu"], run["residual_sd"]) == (fits.sudoku.mu, fits.sudoku.residual_sd)
+    assert run["calibration"] == recal.recalibration.calibration.to_json()
+    assert json.loads(run["band_nulls"]) == orders.level_nulls and orders.level_nulls
+    assert json.loads(run["by_type"]) == written.by_type and list(written.by_type) == ["sudoku"]
+    rows = con.execute("SELECT puzzle_id, difficulty, prior, level, solves, "
+                       "consensus_fill_rank IS NOT NULL FROM puzzle_ratings "
+                       "ORDER BY puzzle_id").fetchall()
+    assert [r[0] for r in rows] == loaded.ids
+    assert [r[1] for r in rows] == fits.difficulty.tolist()
+    assert [r[2] for r in rows] == (loaded.prior + fits.sudoku.mu).tolist()
+    assert [r[3] for r in rows] == orders.levels.tolist()
+    assert [r[4] for r in rows] == recal.counts.tolist()
+    assert [r[5] for r in rows] == [p in orders.consensus for p in loaded.ids]
+    skills = con.execute("SELECT portal, player_id, puzzle_type, skill, solves FROM "
+                         "player_ratings ORDER BY portal, player_id, puzzle_type").fetchall()
+    assert [tuple(r[:3]) for r in skills] == loaded.players
+    assert [r[3] for r in skills] == fits.skill.tolist()
+    assert [r[4] for r in skills] == np.bincount(loaded.i).tolist()
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == "r1"
+
+
+def test_a_rating_run_row_is_stored_by_column_name(tmp_path):
+    from fairgrid.daemon.store.connection import in_transaction
+    from fairgrid.daemon.store.repository.nightly import RatingRunRow, write_rating_run
+
+    con = connect(str(tmp_path / "n.duckdb"))
+    now = datetime.now(timezone.utc)
+    row = RatingRunRow(run_id="r", finished_at=now, solves=11, puzzles=7, players=5,
+                       mu=-0.5, residual_sd=0.25, calibration='{"c": 1}',
+                       correlations='{"k": 2}', band_nulls='{"3": {}}',
+                       by_type='{"sudoku": {}}')
+    empty = {"puzzle_id": np.array([], dtype=object)}
+    in_transaction(con, write_rating_run, row, empty, {"player_id": empty["puzzle_id"]})
+    names = ", ".join(RatingRunRow._fields)
+    assert con.execute(f"SELECT {names} FROM rating_runs").fetchone() == tuple(row)
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == "r"
