@@ -252,33 +252,18 @@ def player_z(p_values, rho: float = PLAYER_RHO) -> float:
 
 
 def honest_null(facts, *, rng, n: int = 120) -> dict[str, tuple[float, float]]:
-    """The null of every signal for one puzzle from ``n`` simulated honest solves."""
-    from fairgrid.solvers.grid import Puzzle
-
+    """The null of every signal for one puzzle from ``n`` simulated honest solves (the
+    type's honest players, ``analytics.types``)."""
     from .fill_order import fill_order
     from .signals import compute
-    from .simulate import simulate
+    from .types import type_model
 
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(int(rng))
-    if facts.puzzle_type == "sudoku":
-        puzzle = Puzzle(facts.order, facts.givens)
-
-        def one():
-            return simulate(puzzle, facts.solution, "honest", rng=rng,
-                            expected_log_s=facts.expected_log_s, sd_log=facts.sd_log)
-    elif facts.puzzle_type == "nurikabe":
-        from .nurikabe import simulate_nurikabe
-
-        def one():
-            return simulate_nurikabe(facts.givens, facts.grid_shape, facts.solution,
-                                     "honest", rng=rng, expected_log_s=facts.expected_log_s,
-                                     sd_log=facts.sd_log)
-    else:
-        raise ValueError(f"no honest simulator for puzzle type {facts.puzzle_type!r}")
+    honest = type_model(facts.puzzle_type).honest
     samples: dict[str, list[float]] = {}
     for _ in range(n):
-        sim = one()
+        sim = honest(facts, rng)
         fill = fill_order(sim.t_ms, sim.cell, sim.digit, sim.note, facts.givens,
                           facts.solution, facts.blank)
         for k, v in compute(facts, fill, sim.duration_ms).items():

@@ -25,7 +25,8 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from fairgrid.solvers.techniques import NAKED_SINGLE, SINGLES
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+from fairgrid.solvers.techniques import SINGLES
 
 from .calibration import score
 from .fill_order import fill_order
@@ -33,16 +34,16 @@ from .puzzle_model import SIMULATED
 from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
                       techniques_needed, unforced_bits)
 
-TECHNIQUE_NAMES = (NAKED_SINGLE, "hidden single", "not deducible")  # the replay's codes
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
 # 0-based actual order, SA median ranks as predicted order.
 EVIDENCE_VERSION = 2
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
+# each signal's name, and what a solve flagged for it did ("unforced" is in the puzzle
+# type's words: solvers.puzzle_types.TypeWords)
 NAMES = {"order_sa": "order against how people solve this puzzle",
          "order_consensus": "order against this portal's players",
-         "unforced": "digits the board did not yet force",
          "speed": "speed",
          "pace_variation": "evenness of pace",
          "pacing_difficulty": "slowing on hard steps",
@@ -50,7 +51,6 @@ NAMES = {"order_sa": "order against how people solve this puzzle",
          "paste": "paste events"}
 WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
         "order_consensus": "cells filled in an order unlike this portal's players",
-        "unforced": "digits placed that the board did not yet force",
         "speed": "faster than people solve this puzzle",
         "pace_variation": "an even pace no person keeps",
         "pacing_difficulty": "no slowing down on the hard steps",
@@ -237,29 +237,21 @@ class Evidence:
                    counts.get("cells", filled), counts.get("mistakes", 0),
                    counts.get("erasures", 0), counts.get("overwrites", 0),
                    counts.get("notes", 0), bool(counts.get("complete", True))),
-            tuple(doc.get("givens") or ()), doc.get("puzzle_type", "sudoku"),
+            tuple(doc.get("givens") or ()), doc.get("puzzle_type", DEFAULT_TYPE),
             _rows(pred), _rows(actual), doc.get("order_note") or "",
             tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
             doc.get("version", 2))
 
 
 
-# the words a type other than Sudoku puts in place of Sudoku's (digits, singles, SA)
-TYPE_WORDS = {"nurikabe": {
-    "unforced_name": "cells the rules did not yet force",
-    "unforced_what": "cells decided before the rules forced them",
-    "techniques": ("forced by a rule", "forced by a rule", "not deducible"),
-    "order_note": ("1 = filled first; predicted ranks are the order in which the "
-                   "propagation model (the simple rules people use) decides the cells"),
-}}
-
-
 def _name(name: str, kind: str) -> str:
-    return TYPE_WORDS.get(kind, {}).get(f"{name}_name", NAMES[name])
+    """A signal's name in words, in the puzzle type's terms."""
+    return puzzle_type(kind).words.unforced_name if name == "unforced" else NAMES[name]
 
 
 def _what(name: str, kind: str) -> str:
-    return TYPE_WORDS.get(kind, {}).get(f"{name}_what", WHAT[name])
+    """What a solve flagged for a signal did, in the puzzle type's terms."""
+    return puzzle_type(kind).words.unforced_what if name == "unforced" else WHAT[name]
 
 
 def rarity(p: float) -> str:
@@ -296,7 +288,7 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
         if n == 0:
             return ("every placement was forced by the board at that moment, or made "
                     "where nothing was")
-        if facts.puzzle_type != "sudoku":
+        if not puzzle_type(facts.puzzle_type).technique_ladder:
             return (f"{n} cell{'s' if n != 1 else ''} decided before the rules forced "
                     f"{'them' if n != 1 else 'it'} while a forced cell was on offer "
                     f"elsewhere (honest solves are allowed about {centre:.0f} on average)")
@@ -367,12 +359,12 @@ def _outcome_words(outcome: str, right: int, wrong: int, total: int) -> str:
     return ""
 
 
-def verdict_line(verdict, extra: dict, kind: str = "sudoku") -> str:
+def verdict_line(verdict, extra: dict, kind: str = DEFAULT_TYPE) -> str:
     """The verdict in one sentence (after the outcome, when the solve did not finish)."""
     return extra.get("outcome_words", "") + _verdict(verdict, kind)
 
 
-def _verdict(verdict, kind: str = "sudoku") -> str:
+def _verdict(verdict, kind: str = DEFAULT_TYPE) -> str:
     if verdict.flagged:
         what = "; ".join(dict.fromkeys(_what(r, kind) for r in verdict.reasons))
         return f"Flagged for review: {what} ({RULES[verdict.rule]})."
@@ -430,8 +422,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     sources = sources or {}
     shape = facts.grid_shape
-    words = TYPE_WORDS.get(facts.puzzle_type, {})
-    techniques = words.get("techniques", TECHNIQUE_NAMES)
+    words = puzzle_type(facts.puzzle_type).words
     return Evidence(
         anomaly=round(verdict.anomaly, 4), p_value=verdict.p_value,
         flagged=verdict.flagged, reasons=tuple(verdict.reasons), rule=verdict.rule,
@@ -454,10 +445,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         predicted_order=_rows(_grid(_ranks_1(facts.predicted_rank), shape)),
         actual_order=_rows(_grid([None if r < 0 else int(r) + 1 for r in fill.rank],
                                  shape)),
-        order_note=words.get(
-            "order_note", "1 = filled first; predicted ranks are the median over simulated "
-                          "annealing runs, cells with equal medians share a rank"),
-        timeline=tuple(Placement(int(t), int(c), techniques[int(k)], int(o),
+        order_note=words.order_note,
+        timeline=tuple(Placement(int(t), int(c), words.techniques[int(k)], int(o),
                                  round(float(d), 3), needed[i][0] if i in needed else None)
                        for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells,
                                                                rep.technique, rep.options,

@@ -18,7 +18,12 @@ from typing import Mapping
 
 import numpy as np
 
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+
 from .signals import PuzzleFacts
+from .types import type_model
+
+_type = puzzle_type  # for methods whose argument is called puzzle_type
 
 NULL_SOLVES = 120  # simulated honest solves behind a puzzle's nulls
 # below this split-half agreement of the SA runs, the predicted fill order is mostly
@@ -96,29 +101,17 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
                        {k: tuple(v) for k, v in null.items()}, NULL_SOLVES)
 
 
-def _type_prior(kind: str, metrics: Mapping[str, float]) -> tuple[float, float]:
-    """(expected log-seconds, its sd) before any human data, for a type other than
-    Sudoku (whose prior is the shipped calibration)."""
-    if kind == "nurikabe":
-        from .nurikabe import PRIOR_SD_LOG, expected_log_time
-        return expected_log_time(metrics), PRIOR_SD_LOG
-    raise ValueError(f"no expected-time prior for puzzle type {kind!r}")
-
-
 def type_level(kind: str, expected_s: float, mu: float = 0.0) -> int:
-    """The level 1-5 of an expected time of a type other than Sudoku, on that type's own
-    cut points (shifted by a portal's fitted offset ``mu``)."""
-    if kind == "nurikabe":
-        from .nurikabe import level
-        return level(expected_s, mu)
-    raise ValueError(f"no levels for puzzle type {kind!r}")
+    """The level 1-5 of an expected time of a type with levels of its own
+    (``TypeModel.level``), its cut points shifted by a portal's fitted offset ``mu``."""
+    level = type_model(kind).level
+    if level is None:
+        raise ValueError(f"puzzle type {kind!r} is levelled by the calibration")
+    return level(expected_s, mu)
 
 
-def grid_facts(kind: str, givens: str) -> tuple[np.ndarray, tuple[int, int] | None]:
-    """A stored puzzle's givens as move values and its grid shape (None: Sudoku's)."""
-    if kind == "sudoku":
-        return cells_of(givens), None
-    from fairgrid.solvers.puzzle_types import puzzle_type
+def grid_facts(kind: str, givens: str) -> tuple[np.ndarray, tuple[int, int]]:
+    """A stored puzzle's givens as move values, and its grid shape (rows, cols)."""
     t = puzzle_type(kind)
     puzzle = t.parse(givens)
     return t.givens(puzzle), t.shape(puzzle)
@@ -131,25 +124,22 @@ def build_typed(kind: str, givens: str, solution: str, seed: int
     time from its prior (wide: the nightly job learns it from the portal's players), the
     level on the type's own cut points, the order the type's human-like model decides
     the cells in, and the nulls from that type's simulated honest solves."""
-    from fairgrid.solvers.puzzle_types import puzzle_type
-
     from .calibration import honest_null
     from .expected_time import LEVEL_NAMES
 
-    t = puzzle_type(kind)
+    t, analytics = puzzle_type(kind), type_model(kind)
     puzzle = t.parse(givens)
     sol = cells_of(solution)
     metrics = t.rate(puzzle, seed, solution=sol)
-    expected_log_s, sd_log = _type_prior(kind, metrics)
+    expected_log_s, sd_log = analytics.prior(metrics)
     rank = t.model_order(puzzle, sol)
     median = [None if r < 0 else float(r) + 1 for r in rank.tolist()]
     facts = PuzzleFacts(t.givens(puzzle), 0, sol, per_cell(median), expected_log_s,
                         sd_log, None, kind, t.shape(puzzle))
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
-    if kind == "nurikabe":  # see COLD_ORDER_SCALE
-        from .nurikabe import COLD_ORDER_SCALE
+    if analytics.cold_order_scale is not None:  # no human orders of the type are known
         centre, scale = null["order_sa"]
-        null["order_sa"] = (centre, max(scale, COLD_ORDER_SCALE))
+        null["order_sa"] = (centre, max(scale, analytics.cold_order_scale))
     expected_s = float(np.exp(expected_log_s))
     level = type_level(kind, expected_s)
     return PuzzleModel(metrics, expected_s, expected_log_s, sd_log, level,
@@ -173,7 +163,7 @@ def complete_metrics(givens: str, metrics: Mapping[str, float], needed) -> dict:
 def level_key(puzzle_type: str, level) -> str:
     """The key of a level's nulls in a rating run: the level for Sudoku, ``type:level``
     for other types (their solves make nulls of their own)."""
-    return str(level) if puzzle_type == "sudoku" else f"{puzzle_type}:{level}"
+    return str(level) if _type(puzzle_type).is_default else f"{puzzle_type}:{level}"
 
 
 @dataclass(frozen=True)
@@ -193,9 +183,9 @@ class RatingRun:
         """This run as a ``puzzle_type`` solve reads it; None when it fitted no solve of
         that type (a run from before types is all Sudoku's)."""
         if self.by_type is None:
-            return self if puzzle_type == "sudoku" else None
-        if puzzle_type == "sudoku":  # the run's own figures are Sudoku's
-            return self if "sudoku" in self.by_type else None
+            return self if _type(puzzle_type).is_default else None
+        if _type(puzzle_type).is_default:  # the run's own figures are Sudoku's
+            return self if puzzle_type in self.by_type else None
         fit = self.by_type.get(puzzle_type)
         if fit is None:
             return None
@@ -230,7 +220,7 @@ SIMULATED = "simulated honest players"
 def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: list,
                    model: PuzzleModel, run: RatingRun | None = None,
                    rating: PuzzleRating | None = None,
-                   puzzle_type: str = "sudoku") -> ScoringInputs:
+                   puzzle_type: str = DEFAULT_TYPE) -> ScoringInputs:
     """Before any rating run: the calibrated expected time and the simulated nulls. With
     one: the fitted difficulty (or the prior shifted by the portal's offset), the fit's
     residual sd, the consensus order with its null when the puzzle has one, and the

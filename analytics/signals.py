@@ -48,7 +48,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from fairgrid.solvers.propagation import NOT_DEDUCIBLE, replay
+from fairgrid.solvers.propagation import NOT_DEDUCIBLE
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
 from .fill_order import FillOrder
 
@@ -111,15 +112,14 @@ class PuzzleFacts:
     consensus_rank: np.ndarray | None = None
     # the puzzle type (``solvers.puzzle_types``): its givens and solution are in move
     # values, its grid is ``shape`` (rows, cols; None: order² × order²)
-    puzzle_type: str = "sudoku"
+    puzzle_type: str = DEFAULT_TYPE
     shape: tuple[int, int] | None = None
 
     @property
     def blank(self) -> int:
         """What a free cell left empty counts as at the end of a solve (see
         ``solvers.puzzle_types``: Nurikabe's undotted cells are island)."""
-        from fairgrid.solvers.puzzle_types import puzzle_type
-        return puzzle_type(self.puzzle_type).blank if self.puzzle_type != "sudoku" else 0
+        return puzzle_type(self.puzzle_type).blank
 
     @property
     def grid_shape(self) -> tuple[int, int]:
@@ -162,7 +162,8 @@ def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIM
     more than a scoring budget allows (up to a second on the hardest puzzles): a cell
     that needs more than xy-chains is reported as needing ``forcing``."""
     from fairgrid.solvers.techniques import LADDER, WEIGHT, forcing, technique_needed
-    if facts.puzzle_type != "sudoku" or facts.order != 3:  # calibrated on 9x9 Sudoku
+    # the ladder's weights are calibrated on 9x9 Sudoku
+    if not puzzle_type(facts.puzzle_type).technique_ladder or facts.order != 3:
         return {}
     stuck = np.flatnonzero(rep.technique == NOT_DEDUCIBLE)
     quick = set(stuck[np.argsort(rep.intervals_ms[stuck], kind="stable")][:limit].tolist())
@@ -211,12 +212,10 @@ def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
 
 
 def replay_solve(facts: PuzzleFacts, fill: FillOrder) -> Replayed:
-    if facts.puzzle_type == "sudoku":
-        tech, options, cands = replay(facts.givens, facts.order, fill.cells, facts.solution)
-    else:  # what "deducible at that moment" means is the type's
-        from fairgrid.solvers.puzzle_types import puzzle_type
-        tech, options, cands = puzzle_type(facts.puzzle_type).replay(
-            facts.givens, facts.grid_shape, fill.cells, facts.solution)
+    """The placements of a fill order replayed from the givens: what "deducible at that
+    moment" means is the puzzle type's (``PuzzleType.replay``)."""
+    tech, options, cands = puzzle_type(facts.puzzle_type).replay(
+        facts.givens, facts.grid_shape, fill.cells, facts.solution)
     times = fill.times_ms.astype(float)
     intervals = np.diff(np.concatenate([[0.0], times]))
     difficulty = 1.0 / np.maximum(options, 1) + (tech == NOT_DEDUCIBLE)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from fairgrid.analytics.evidence import Evidence
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
 
 def iso(value):
@@ -63,12 +64,10 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
     }
 
 
-def puzzle_shape(kind: str, givens: str, order: int) -> tuple[int, int]:
+def puzzle_shape(kind: str, givens: str) -> tuple[int, int]:
     """(rows, cols) of a stored puzzle."""
-    if kind == "sudoku":
-        return order * order, order * order
-    from fairgrid.analytics.puzzle_model import grid_facts
-    return grid_facts(kind, givens)[1]
+    t = puzzle_type(kind)
+    return t.shape(t.parse(givens))
 
 
 def puzzle(row: dict) -> dict:
@@ -77,8 +76,8 @@ def puzzle(row: dict) -> dict:
     published contract (``predicted_order``, ``order_median``, ``order_spread``,
     ``order_basis_runs``: "order" there is the fill order); ``order`` is the block side
     (null for a type without blocks). Per-cell grids are ``rows`` lists of ``cols``."""
-    kind = row.get("puzzle_type") or "sudoku"
-    rows, cols = puzzle_shape(kind, row["givens"], row["puzzle_order"])
+    kind = row.get("puzzle_type") or DEFAULT_TYPE
+    rows, cols = puzzle_shape(kind, row["givens"])
 
     def grid(values):
         return None if values is None else [values[r * cols:(r + 1) * cols] for r in range(rows)]
@@ -87,7 +86,7 @@ def puzzle(row: dict) -> dict:
         "id": row["id"], "owner": row.get("owner"), "puzzle_type": kind,
         "status": row["status"],
         "givens": row["givens"], "rows": rows, "cols": cols,
-        "order": row["puzzle_order"] if kind == "sudoku" else None,
+        "order": row["puzzle_order"] or None,  # stored 0 for a type without blocks
         "solution": row["solution"], "error": row["error"],
         "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),
         "level": row["level"], "ratings": loads(row["ratings"]),

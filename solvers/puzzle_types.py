@@ -34,6 +34,21 @@ import numpy as np
 from .grid import PuzzleError
 
 NOT_DEDUCIBLE = 2  # the replay's technique code of a placement no rule gave
+SUDOKU, NURIKABE = "sudoku", "nurikabe"
+# the type of a puzzle that names none (bodies and rows from before types were Sudoku's);
+# its level nulls and rating-run figures keep the unprefixed names stored before types
+DEFAULT_TYPE = SUDOKU
+
+
+@dataclass(frozen=True)
+class TypeWords:
+    """How the evidence an organiser reads speaks of a type."""
+
+    unforced_name: str     # the "unforced" signal, as a name
+    unforced_what: str     # ...and as what a flagged solve did
+    techniques: tuple[str, str, str]  # the replay's codes 0, 1, NOT_DEDUCIBLE in words
+    order_note: str        # how to read the predicted and actual fill orders
+    model: str             # what predicts the fill order, in a few words
 
 
 @dataclass(frozen=True)
@@ -57,7 +72,25 @@ class PuzzleType:
     # deducible, NOT_DEDUCIBLE not), deductions on offer, values the board still allowed
     replay: Callable[[np.ndarray, tuple[int, int], np.ndarray, np.ndarray],
                      tuple[np.ndarray, np.ndarray, np.ndarray]]
+    words: TypeWords
+    order: Callable[[Any], int]                        # Sudoku's block side; 0 without blocks
+    # a grid of move values (a solution) as the text the service stores
+    values_text: Callable[[np.ndarray], str]
+    # how a board draws each move value (None: the value itself, as a digit or letter)
+    symbols: tuple[str, ...] | None = None
     blank: int = 0  # what a free cell left empty counts as in a finished grid
+    # its predicted fill order is the median of SA runs (thesis §4.1; costly, spread over
+    # the pool); otherwise its human-like model's order (one deterministic run)
+    sa_fill_order: bool = False
+    # the technique ladder (solvers.techniques, solvers.deduction) knows its steps
+    technique_ladder: bool = False
+    # its grid is a square of blocks (Sudoku's order): boards draw their borders
+    blocks: bool = False
+
+    @property
+    def is_default(self) -> bool:
+        """Whether this is :data:`DEFAULT_TYPE`, whose stored keys carry no type name."""
+        return self.name == DEFAULT_TYPE
 
 
 # ------------------------------------------------------------------------------ sudoku
@@ -89,11 +122,19 @@ def _sudoku() -> PuzzleType:
         order_ = grid.order_for_cells(int(np.asarray(givens).size))
         return replay(givens, order_, cells, sol)
 
+    from .techniques import NAKED_SINGLE
+
     return PuzzleType(
-        "sudoku", "digits 1..size; 0 erases", grid.parse,
+        SUDOKU, "digits 1..size; 0 erases", grid.parse,
         lambda p: grid.format_line(p.givens, p.order), lambda p: (p.size, p.size),
         lambda p: p.size, lambda p: p.givens.astype(np.int64), solution, count_solutions,
-        check, quick, order, replay_)
+        check, quick, order, replay_,
+        TypeWords("digits the board did not yet force",
+                  "digits placed that the board did not yet force",
+                  (NAKED_SINGLE, "hidden single", "not deducible"),
+                  "1 = filled first; predicted ranks are the median over simulated "
+                  "annealing runs, cells with equal medians share a rank", "SA"),
+        lambda p: p.order, grid.format_line, sa_fill_order=True, technique_ladder=True, blocks=True)
 
 
 # ---------------------------------------------------------------------------- nurikabe
@@ -142,10 +183,17 @@ def _nurikabe() -> PuzzleType:
         return tech, options, cands
 
     return PuzzleType(
-        "nurikabe", "1 river (shade), 2 island (dot); 0 clears", nk.parse_nurikabe,
+        NURIKABE, "1 river (shade), 2 island (dot); 0 clears", nk.parse_nurikabe,
         nk.format_nurikabe, lambda p: (p.rows, p.cols), lambda p: ISLAND,
         lambda p: p.clues.astype(np.int64), solution, nk.count_solutions, check,
-        rate, order, replay_, blank=ISLAND)
+        rate, order, replay_,
+        TypeWords("cells the rules did not yet force",
+                  "cells decided before the rules forced them",
+                  ("forced by a rule", "forced by a rule", "not deducible"),
+                  "1 = filled first; predicted ranks are the order in which the "
+                  "propagation model (the simple rules people use) decides the cells",
+                  "propagation model"),
+        lambda p: 0, values_text, symbols=("", "\u25a0", "\u00b7"), blank=ISLAND)  # river ■, island ·
 
 
 def values_text(values) -> str:
@@ -154,7 +202,7 @@ def values_text(values) -> str:
                    np.asarray(values).reshape(-1))
 
 
-_FACTORIES = {"sudoku": _sudoku, "nurikabe": _nurikabe}
+_FACTORIES = {SUDOKU: _sudoku, NURIKABE: _nurikabe}
 TYPES = tuple(_FACTORIES)
 _made: dict[str, PuzzleType] = {}
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import numpy as np
 
+from fairgrid.solvers.puzzle_types import NURIKABE
+
 from .common import CliError
 
 HELP = "a Nurikabe puzzle: ROWSxCOLS:cells ('.' empty, clues in base 36; docs/puzzles.md)"
@@ -95,7 +97,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     more = "+" if n >= args.limit else ""
     if args.json:
-        print(json.dumps({"type": "nurikabe", "solutions": n, "limit": args.limit,
+        print(json.dumps({"type": NURIKABE, "solutions": n, "limit": args.limit,
                           "unique": n == 1}))
     else:
         verdict = "unique" if n == 1 else ("no solution" if n == 0 else "not unique")
@@ -119,7 +121,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     rank = run.order() + 1  # 1 = decided first, 0 = never (clues)
     n = int(rank.max())
     if args.json:
-        print(json.dumps({"type": "nurikabe", "rank": [int(r) if r else None
+        print(json.dumps({"type": NURIKABE, "rank": [int(r) if r else None
                                                        for r in rank],
                           "steps": len(run.steps), "hints": run.hints}))
         return 0
@@ -147,7 +149,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
     except NurikabeError as exc:
         raise CliError(str(exc)) from None
     expected = math.exp(expected_log_time(metrics))
-    record = {"puzzle": format_nurikabe(puzzle), "type": "nurikabe",
+    record = {"puzzle": format_nurikabe(puzzle), "type": NURIKABE,
               "expected_time_s": round(expected, 1), "prior_sd_log": PRIOR_SD_LOG,
               "level": None, "metrics": {k: round(v, 4) for k, v in metrics.items()}}
     if args.json:

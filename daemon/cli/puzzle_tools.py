@@ -14,6 +14,7 @@ import numpy as np
 
 from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle, parse
 from fairgrid.solvers.grid import layout_grid
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES
 
 from .common import PUZZLE_HELP, CliError, positive, positive_float, progress_bar, seed
 
@@ -291,19 +292,23 @@ def cmd_generate(args: argparse.Namespace) -> int:
 
 
 def _run_for_type(sudoku, args: argparse.Namespace) -> int:
-    """The command for ``--type``: ``sudoku`` itself, or its namesake in
-    :mod:`.nurikabe_tools`."""
-    if args.type == "sudoku":
+    """The command for ``--type``: ``sudoku`` itself, or its namesake in the type's
+    tools module (:data:`TOOLS`)."""
+    import importlib
+
+    if args.type == SUDOKU:
         return sudoku(args)
-    from . import nurikabe_tools
-    return getattr(nurikabe_tools, sudoku.__name__)(args)
+    tools = importlib.import_module(TOOLS[args.type], __package__)
+    return getattr(tools, sudoku.__name__)(args)
+
+
+# the module of each other type's namesakes of the puzzle commands
+TOOLS = {NURIKABE: ".nurikabe_tools"}
 
 
 def _by_type(p, sudoku) -> None:
     """``--type`` on a puzzle command, and the command run for each type."""
-    from fairgrid.solvers.puzzle_types import TYPES
-
-    p.add_argument("--type", choices=TYPES, default="sudoku",
+    p.add_argument("--type", choices=TYPES, default=DEFAULT_TYPE,
                    help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
                    "docs/puzzles.md)")
     p.set_defaults(func=functools.partial(_run_for_type, sudoku))

@@ -4,6 +4,7 @@ explanations, and the predicted and actual fill orders side by side."""
 from __future__ import annotations
 
 from fairgrid.analytics.evidence import Evidence
+from fairgrid.solvers.puzzle_types import puzzle_type
 
 from ..text import shown
 
@@ -50,10 +51,11 @@ def print_report(doc: dict, png: str | None = None) -> None:
         print(f"  {s.what}: {s.unusual} (against {s.population})\n      {s.explanation}")
     pred, actual = ev.predicted_order, ev.actual_order
     width = max(2, len(str(len(ev.timeline))))
-    sudoku = ev.puzzle_type == "sudoku"
-    left, right = _rank_text(pred, width, sudoku), _rank_text(actual, width, sudoku)
+    kind = puzzle_type(ev.puzzle_type)
+    left, right = (_rank_text(pred, width, kind.blocks),
+                   _rank_text(actual, width, kind.blocks))
     pad = max(len(x) for x in left)
-    model = "SA" if sudoku else "propagation model"
+    model = kind.words.model
     print(f"\n{f'predicted order ({model}), 1 = first':<{pad}}    this solve")
     for a, b in zip(left, right):
         print(f"{a:<{pad}}    {b}")
@@ -67,8 +69,8 @@ def print_report(doc: dict, png: str | None = None) -> None:
         givens = np.array(ev.givens)
         rows, cols = len(actual), len(actual[0])
         orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
-                            givens, int(round(rows ** 0.5)) if sudoku else 0,
+                            givens, int(round(rows ** 0.5)) if kind.blocks else 0,
                             f"{shown(doc['portal'])}/{shown(doc['submission_id'])}: "
                             f"{verdict}, "
                             f"anomaly {ev.anomaly:.1f}", png,
-                            None if sudoku else (rows, cols))
+                            None if kind.blocks else (rows, cols))

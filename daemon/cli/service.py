@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from fairgrid.solvers import format_line, load_puzzle
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES, puzzle_type
 
 from .client import DaemonClient
 from .common import CONFIG_HELP, PUZZLE_HELP, CliError, seed
@@ -136,11 +137,7 @@ def _replace(path: Path, text: str) -> None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Send simulated honest and cheating solves to a daemon as signed webhooks."""
-    from fairgrid.analytics.expected_time import load_default
-    from fairgrid.analytics.simulate import CHEATS, simulate
     from fairgrid.daemon.ingest.signatures import sign
-    from fairgrid.solvers.propagation import solution_of
-    from fairgrid.solvers.rate import families_for, rate
 
     import binascii
     import uuid
@@ -152,21 +149,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not key:
         raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
                        "base64 (as `fairgrid portal add` prints)")
-    if getattr(args, "type", "sudoku") == "nurikabe":
-        text, cheats, make = _nurikabe_simulator(args)
-        puzzle_fields = {"givens": text, "puzzle_type": "nurikabe"}
-    else:
-        puzzle = load_puzzle(args.puzzle)
-        solution = solution_of(puzzle)
-        cal = load_default()
-        metrics = rate(puzzle, rng=args.seed, only=families_for(cal.metrics_needed)).metrics
-        expected_log_s = float(np.log(cal.expected_time_s(metrics)))
-        text, cheats = format_line(puzzle.givens, puzzle.order), CHEATS
-        puzzle_fields = {"givens": text}
-
-        def make(kind, rng):
-            return simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
-                            sd_log=cal.residual_sd)
+    text, cheats, make = SIMULATORS[args.type](args)
+    # a body of the default type says nothing of it, as a portal from before types
+    puzzle_fields = {"givens": text} if puzzle_type(args.type).is_default else {
+        "givens": text, "puzzle_type": args.type}
     rng = np.random.default_rng(args.seed)
     kinds = ["honest"] * args.players + [cheats[i % len(cheats)] for i in range(args.cheaters)]
     rng.shuffle(kinds)
@@ -239,16 +225,35 @@ def _scores_token(args: argparse.Namespace, url: str, settings) -> str:
     return DaemonClient.from_settings(settings).token
 
 
+def _sudoku_simulator(args: argparse.Namespace):
+    """(puzzle text, cheat kinds, make(kind, rng)) for ``simulate``: honest solves by the
+    propagation model at the calibrated expected time, and every kind of copier
+    (``analytics.simulate``)."""
+    from fairgrid.analytics.expected_time import load_default
+    from fairgrid.analytics.simulate import CHEATS, simulate
+    from fairgrid.solvers.propagation import solution_of
+    from fairgrid.solvers.rate import families_for, rate
+
+    puzzle = load_puzzle(args.puzzle)
+    solution = solution_of(puzzle)
+    cal = load_default()
+    metrics = rate(puzzle, rng=args.seed, only=families_for(cal.metrics_needed)).metrics
+    expected_log_s = float(np.log(cal.expected_time_s(metrics)))
+
+    def make(kind, rng):
+        return simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
+                        sd_log=cal.residual_sd)
+    return format_line(puzzle.givens, puzzle.order), CHEATS, make
+
+
 def _nurikabe_simulator(args: argparse.Namespace):
     """(puzzle text, cheat kinds, make(kind, rng)) for ``simulate --type nurikabe``:
     honest solves by the propagation model at its prior expected time, copies in row
     and random order (``analytics.nurikabe.simulate_nurikabe``)."""
     from fairgrid.analytics.nurikabe import PRIOR_SD_LOG, expected_log_time, simulate_nurikabe
-    from fairgrid.solvers.puzzle_types import puzzle_type
-
     from .nurikabe_tools import load
 
-    kind_ = puzzle_type("nurikabe")
+    kind_ = puzzle_type(NURIKABE)
     puzzle = load(args.puzzle)
     solution = kind_.solution(puzzle)
     if solution is None:
@@ -262,6 +267,9 @@ def _nurikabe_simulator(args: argparse.Namespace):
                                  expected_log_s=expected_log_s,
                                  sd_log=min(0.3, PRIOR_SD_LOG))
     return kind_.format(puzzle), ("row", "random"), make
+
+
+SIMULATORS = {SUDOKU: _sudoku_simulator, NURIKABE: _nurikabe_simulator}
 
 
 def _report_flags(args: argparse.Namespace, url: str, settings,
@@ -346,7 +354,7 @@ def add_commands(sub) -> None:
     p.add_argument("--token", help="organiser token to read the scores with (default: "
                    "FAIRGRID_TOKEN, else the config's, which is sent only to the config's "
                    "own daemon)")
-    p.add_argument("--type", choices=("sudoku", "nurikabe"), default="sudoku",
+    p.add_argument("--type", choices=TYPES, default=DEFAULT_TYPE,
                    help="puzzle type (default sudoku; nurikabe: ROWSxCOLS:cells, "
                    "docs/puzzles.md)")
     p.add_argument("--config", help=CONFIG_HELP)

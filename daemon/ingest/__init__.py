@@ -43,7 +43,7 @@ def warm_up() -> None:
     well_formed(*[np.zeros(1, dtype=np.int64)] * 3)
     deeper_than(np.frombuffer(b'{"a": ["\\"", 1]}', dtype=np.uint8), 2)
     _replay(np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64), np.zeros(1, dtype=bool),
-            np.zeros(4, dtype=np.int8), np.zeros(4, dtype=np.int64), 4, 0)
+            np.zeros(4, dtype=np.int64), np.zeros(4, dtype=np.int64), 4, 0)
 
 
 __all__ = ["SolveEvent", "ValidationError", "parse_body", "parse_json", "parse_time",

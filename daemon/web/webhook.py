@@ -12,9 +12,11 @@ from datetime import datetime, timedelta, timezone
 
 from aiohttp import web
 
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
+
 from ..errors import Conflict, ValidationError
 from ..ingest import check_and_replay, parse_body
-from ..ingest.puzzles import SUDOKU, PuzzleInfo, canonical_text, check_puzzle
+from ..ingest.puzzles import PuzzleInfo, canonical_text, check_puzzle
 from ..ingest.signatures import SignatureError
 from ..ingest.solve import EARLIEST_START, SolveEvent
 from ..store import QueueFull, StoreError, SubmissionRecord, WriteResult
@@ -122,7 +124,7 @@ async def _resolve_puzzle(ctx, portal: str, event: SolveEvent) -> ResolvedPuzzle
         if event.givens is None:
             raise ValidationError("puzzle.givens",
                                   "unknown puzzle: register it or send its givens")
-        kind = event.puzzle_type or SUDOKU
+        kind = event.puzzle_type or DEFAULT_TYPE
         new = (*await asyncio.to_thread(check_puzzle, event.givens, "puzzle.givens",
                                         kind), kind)
         return ResolvedPuzzle(PuzzleInfo(event.puzzle_id, *new), new)

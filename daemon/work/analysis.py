@@ -29,6 +29,8 @@ import numpy as np
 from fairgrid.analytics import puzzle_model
 from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import PredictionCancelled, predict_fill_order
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
+from fairgrid.solvers.puzzle_types import puzzle_type as _type
 
 from ..metrics import Metrics
 from ..settings import Settings
@@ -66,12 +68,13 @@ def lane_of(ncells: int) -> Lane:
 def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
             executor: Executor | None, cancel: threading.Event | None = None,
             solution: str | None = None, batch: int | None = None,
-            puzzle_type: str = "sudoku") -> dict:
+            puzzle_type: str = DEFAULT_TYPE) -> dict:
     """The analysis of one puzzle (blocking; called from a worker thread): the SA fill
-    order, then the puzzle model scoring needs (in the pool). Another type than Sudoku
-    takes its fill order from its human-like model (deterministic: one run), and its
-    model from ``puzzle_model.build_typed``, in one pool task."""
-    if puzzle_type != "sudoku":
+    order, then the puzzle model scoring needs (in the pool). A type whose fill order is
+    not SA's (``PuzzleType.sa_fill_order``) takes it from its human-like model
+    (deterministic: one run), and its model from ``puzzle_model.build_typed``, in one
+    pool task."""
+    if not _type(puzzle_type).sa_fill_order:
         if cancel is not None and cancel.is_set():
             raise PredictionCancelled("the daemon is stopping")
         return _analyse_typed(puzzle_type, givens, solution, seed, executor)

@@ -48,6 +48,8 @@ from fairgrid.analytics.puzzle_model import (cells_of, complete_metrics, grid_fa
 from fairgrid.analytics.ratings import Fit, fit_ratings
 from fairgrid.analytics.recalibration import Recalibration
 from fairgrid.analytics.signals import PuzzleFacts
+from fairgrid.analytics.types import type_model
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..store.connection import in_transaction
 from ..store.repository import lifecycle
@@ -57,7 +59,10 @@ log = logging.getLogger("fairgrid.jobs")
 
 STAGES = ("load", "fit", "recalibrate", "consensus", "write", "retention", "rescore")
 JOB = "nightly"
-SUDOKU = "sudoku"
+# the type whose expected time is the calibration fitted to human times (the default
+# type, Sudoku): the job refits that calibration, and its fit's figures are a run's
+# top-level ones (what runs from before puzzle types held)
+CALIBRATED = DEFAULT_TYPE
 LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level honest nulls
 LEVEL_SAMPLE_SEED = 7
 CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
@@ -227,7 +232,7 @@ def _priors(cal: Calibration, puzzles: list[sql.RatedPuzzle]) -> Priors:
     for p in puzzles:
         doc = json.loads(p.model)
         have = doc["metrics"]
-        if p.puzzle_type != SUDOKU:
+        if not type_model(p.puzzle_type).calibrated:
             metrics.append(have)
             prior.append(doc["expected_log_s"])
             prior_sd.append(doc["sd_log"])
@@ -256,7 +261,7 @@ class Fits:
     @property
     def sudoku(self) -> Fit:
         """Sudoku's fit, whose figures are a run's top-level ones."""
-        return self.by_type[SUDOKU]
+        return self.by_type[CALIBRATED]
 
 
 def _fit(loaded: Loaded, lambda_puzzle: float, lambda_player: float, executor) -> Fits:
@@ -274,12 +279,12 @@ def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
     ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it."""
     fits = {}
     kinds = loaded.kinds
-    for kind in [SUDOKU] + sorted(set(kinds.tolist()) - {SUDOKU}):
+    for kind in [CALIBRATED] + sorted(set(kinds.tolist()) - {CALIBRATED}):
         pz = np.flatnonzero(kinds == kind)
         pl = np.flatnonzero(loaded.player_kinds == kind)
         mine = np.isin(loaded.j, pz)
         lam = lambda_puzzle
-        if kind != SUDOKU and pz.size:
+        if kind != CALIBRATED and pz.size:
             lam *= (loaded.shipped.residual_sd / float(np.median(loaded.prior_sd[pz]))) ** 2
         task = FitTask(loaded.log_t[mine], np.searchsorted(pz, loaded.j[mine]),
                        np.searchsorted(pl, loaded.i[mine]), loaded.prior[pz], pl.size, lam,
@@ -334,7 +339,7 @@ def _recalibrate(loaded: Loaded, fits: Fits, min_solves: int, run_id: str) -> Re
     least ``min_solves`` solves (other types keep their prior), with every metric's
     correlation with the median human time."""
     counts, medians = recalibration.puzzle_medians(loaded.log_t, loaded.j, len(loaded.ids))
-    sudoku = loaded.kinds == SUDOKU
+    sudoku = loaded.kinds == CALIBRATED
     recal = recalibration.recalibrate(
         loaded.calibration, [m for m, k in zip(loaded.metrics, sudoku) if k],
         fits.sudoku.difficulty, counts[sudoku], medians[sudoku], min_solves=min_solves,
@@ -369,9 +374,10 @@ def _levels(cal: Calibration, fits: dict[str, Fit], kinds, difficulty) -> np.nda
     """Each puzzle's level on its type's cut points (Sudoku's: the calibration's)
     shifted by the type's fitted offset, so that a level keeps its quantile meaning
     whatever the portal's players' speed."""
-    sudoku = kinds == SUDOKU
+    sudoku = kinds == CALIBRATED
     levels = np.zeros(len(kinds), dtype=np.int64)
-    levels[sudoku] = recalibration.levels(cal, difficulty[sudoku], float(fits[SUDOKU].mu))
+    levels[sudoku] = recalibration.levels(cal, difficulty[sudoku],
+                                          float(fits[CALIBRATED].mu))
     for k in np.flatnonzero(~sudoku):
         levels[k] = type_level(kinds[k], float(np.exp(difficulty[k])),
                                float(fits[kinds[k]].mu))

@@ -38,7 +38,7 @@ def already_stored(con, portal: str, webhook_ids: list[str], hooks_since: dateti
 
 
 def insert_puzzle(con, puzzle_id: str, givens: str, order: int, solution: str,
-                  now: datetime, puzzle_type: str = "sudoku", owner: str | None = None
+                  now: datetime, puzzle_type: str, owner: str | None = None
                   ) -> None:
     """Register a puzzle as ``pending`` unless the id is already known (``owner``: the
     portal whose webhook registered it; None: every portal's)."""
