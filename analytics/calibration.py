@@ -55,7 +55,7 @@ PLAYER_RHO = 0.2       # correlation between one person's solves (same habits, s
 CLIP_Z = 12.0
 P_MIN = 1e-300         # p-values live in the open interval (P_MIN, 1 - P_MIN)
 LOG_SIGNALS = frozenset({"pace_variation"})  # standardised on the log scale
-POISSON_SIGNALS = frozenset({"unforced"})    # null (poisson mean, 1)
+POISSON_SIGNALS = frozenset({"unforced", "unproven"})  # null (poisson mean, 1)
 
 # (floor of the scale, limit of the centre: no further from the odd side) per signal: the least
 # variation between honest people that a null may claim. Set from the spread between
@@ -65,6 +65,9 @@ GUARD = {
     "order_sa": (0.2, None),
     "order_consensus": (0.2, None),
     "unforced": (None, 2.0),           # poisson mean at least 2 bits
+    # a person right first time where nothing up to the puzzle's hardest step proves it:
+    # a lucky guess, or a technique beyond the ladder; at least 1 bit on average
+    "unproven": (None, 1.0),
     "pace_variation": (0.2, math.log(0.6)),
     # people slow down on the steps *they* find hard, which our measure of a step's
     # difficulty (singles on offer) only partly captures: pencilmark-model players
@@ -266,6 +269,7 @@ def honest_null(facts, *, rng, n: int = 120) -> dict[str, tuple[float, float]]:
         sim = honest(facts, rng)
         fill = fill_order(sim.t_ms, sim.cell, sim.digit, sim.note, facts.givens,
                           facts.solution, facts.blank)
-        for k, v in compute(facts, fill, sim.duration_ms).items():
+        for k, v in compute(facts, fill, sim.duration_ms,
+                            moves=(sim.t_ms, sim.cell, sim.digit, sim.note)).items():
             samples.setdefault(k, []).append(v)
     return fit_null(samples)

@@ -29,6 +29,7 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
 from .calibration import score
+from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
 from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
@@ -48,14 +49,16 @@ NAMES = {"order_sa": "order against how people solve this puzzle",
          "pace_variation": "evenness of pace",
          "pacing_difficulty": "slowing on hard steps",
          "switch": "change of pace part-way",
-         "paste": "paste events"}
+         "paste": "paste events",
+         "unproven": "cells nothing proved, right first time"}
 WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
         "order_consensus": "cells filled in an order unlike this portal's players",
         "speed": "faster than people solve this puzzle",
         "pace_variation": "an even pace no person keeps",
         "pacing_difficulty": "no slowing down on the hard steps",
         "switch": "the pace turned machine-like part-way",
-        "paste": "paste events reported by the portal's client"}
+        "paste": "paste events reported by the portal's client",
+        "unproven": "digits right at the first try where no technique proved them"}
 
 
 Grid = tuple[tuple[int | None, ...], ...]  # per-cell values, one tuple a row
@@ -283,6 +286,8 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
     if name == "order_consensus":
         return (f"the order agrees with the order this portal's players used at "
                 f"{value:.2f}; a typical honest solve agrees at {centre:.2f}")
+    if name == "unproven":
+        return _unproven_words(value, centre, extra)
     if name == "unforced":
         n = extra["unforced"]
         if n == 0:
@@ -292,6 +297,12 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
             return (f"{n} cell{'s' if n != 1 else ''} decided before the rules forced "
                     f"{'them' if n != 1 else 'it'} while a forced cell was on offer "
                     f"elsewhere (honest solves are allowed about {centre:.0f} on average)")
+        found = extra.get("deduction")
+        if found is not None:
+            return (f"{n} placement{'s' if n != 1 else ''} needed a fish or harder at "
+                    f"that moment while a single was on offer elsewhere, which people "
+                    f"take first ({value:.1f} bits the board did not give; honest "
+                    f"solves are allowed about {centre:.0f} on average)")
         hard = extra.get("hardest_needed")
         note = ""
         if hard and hard.technique not in SINGLES:
@@ -329,6 +340,39 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
     if name == "paste":
         return f"the portal's client reported {int(value)} paste events"
     return f"{name} = {value:.3g}"
+
+
+def cell_name(cell: int, cols: int = 9) -> str:
+    """``r5c7``: a cell by its 1-based row and column."""
+    return f"r{cell // cols + 1}c{cell % cols + 1}"
+
+
+def _digits_words(mask: int) -> str:
+    digits = [str(d) for d in range(1, 10) if mask >> d & 1]
+    return ", ".join(digits[:-1]) + " and " + digits[-1] if len(digits) > 1 else "".join(
+        digits)
+
+
+def _unproven_words(value: float, centre: float, extra: dict) -> str:
+    """The ``unproven`` signal in words, with its first such placement spelt out."""
+    found, rep = extra["deduction"], extra["replayed"]
+    which = np.flatnonzero(found.unproven)
+    if which.size == 0:
+        return ("every placement right at the first try was proved by a technique up to "
+                "the puzzle's own hardest step, or by the player's notes")
+    k = int(which[0])
+    c = int(rep.cells[k])
+    notes = ""
+    if found.notes is not None and found.notes.masks[k, c]:
+        notes = (f", and the player's notes still allowed "
+                 f"{_digits_words(int(found.notes.masks[k, c]))} there")
+    n, allowed = which.size, int(found.allowed[k])
+    return (f"{n} placement{'s' if n != 1 else ''} that nothing up to "
+            f"{RUNG_WORDS[allowed]} proved at that moment, right at the first try "
+            f"({value:.1f} bits the board did not give; honest solves are allowed about "
+            f"{centre:.0f} on average); the first, placement {k + 1} ({cell_name(c)} = "
+            f"{int(extra['solution'][c])}), came {rep.intervals_ms[k] / 1000:.0f} s after "
+            f"the one before{notes}")
 
 
 def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
@@ -400,7 +444,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                 skill_sd: float = 0.0, reported: str | None = None) -> Evidence:
     """Score one solve and assemble its evidence (see the module docstring)."""
     fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution, facts.blank)
-    rep = replay_solve(facts, fill)
+    rep = replay_solve(facts, fill, (t_ms, cell, digit,
+                                     np.zeros(len(t_ms), bool) if note is None else note))
     t_ms = np.asarray(t_ms)
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
@@ -419,6 +464,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "outcome_words": _outcome_words(outcome, right, wrong, total),
              "filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
+             "deduction": rep.deduction, "replayed": rep, "solution": facts.solution,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     sources = sources or {}
     shape = facts.grid_shape

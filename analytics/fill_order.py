@@ -31,6 +31,7 @@ class FillOrder:
     overwrites: int = 0
     notes: int = 0
     complete: bool = False                        # every empty cell ends correct
+    seq: np.ndarray | None = field(default=None, repr=False)  # each fill's move index
 
     @property
     def filled(self) -> int:
@@ -81,4 +82,4 @@ def fill_order(t_ms, cell, digit, note, givens, solution, blank: int = 0) -> Fil
     final = np.where(board == 0, blank, board)
     complete = bool(np.all(final[~is_given] == solution[~is_given]))
     return FillOrder(rank, fill_ms, order, fill_ms[order], mistakes, erasures, overwrites,
-                     int(note.sum()), complete)
+                     int(note.sum()), complete, fill_seq[order])

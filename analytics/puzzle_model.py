@@ -54,6 +54,9 @@ class PuzzleModel:
     null: Mapping[str, tuple[float, float]]
     null_solves: int = NULL_SOLVES
     order_reliability: float | None = None  # split-half ρ of the SA runs (None: unknown)
+    # the rung of its hardest step on the technique ladder (None: not on the ladder, or
+    # analysed before the ladder judged placements: worked out when scoring reads it)
+    hardest_rung: int | None = None
 
     @property
     def order_usable(self) -> bool:
@@ -67,14 +70,16 @@ class PuzzleModel:
                 "level": self.level, "level_name": self.level_name,
                 "null": {k: list(v) for k, v in self.null.items()},
                 "null_solves": self.null_solves,
-                "order_reliability": self.order_reliability}
+                "order_reliability": self.order_reliability,
+                "hardest_rung": self.hardest_rung}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> PuzzleModel:
         return cls(dict(doc["metrics"]), doc["expected_time_s"], doc["expected_log_s"],
                    doc["sd_log"], doc["level"], doc["level_name"],
                    {k: tuple(v) for k, v in doc["null"].items()},
-                   doc.get("null_solves", NULL_SOLVES), doc.get("order_reliability"))
+                   doc.get("null_solves", NULL_SOLVES), doc.get("order_reliability"),
+                   doc.get("hardest_rung"))
 
 
 def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> PuzzleModel:
@@ -93,12 +98,23 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
                    only=tuple(sorted({"human", *families_for(cal.metrics_needed)})))
     described = cal.describe(ratings.metrics)
     expected_log_s = float(np.log(described["expected_time_s"]))
+    rung = hardest_rung_for(puzzle.givens, cells_of(solution), puzzle.order, DEFAULT_TYPE)
     facts = PuzzleFacts(puzzle.givens, puzzle.order, cells_of(solution),
-                        per_cell(fill_rank_median), expected_log_s, cal.residual_sd)
+                        per_cell(fill_rank_median), expected_log_s, cal.residual_sd,
+                        hardest_rung=rung)
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
     return PuzzleModel(ratings.metrics, described["expected_time_s"], expected_log_s,
                        cal.residual_sd, described["level"], described["level_name"],
-                       {k: tuple(v) for k, v in null.items()}, NULL_SOLVES)
+                       {k: tuple(v) for k, v in null.items()}, NULL_SOLVES,
+                       hardest_rung=rung)
+
+
+def hardest_rung_for(givens, solution, order: int, kind: str) -> int | None:
+    """The rung of a puzzle's hardest step where the technique ladder judges it."""
+    if order != 3 or not puzzle_type(kind).technique_ladder:
+        return None
+    from .deduction import hardest_rung
+    return hardest_rung(givens, solution)
 
 
 def type_level(kind: str, expected_s: float, mu: float = 0.0) -> int:
@@ -259,8 +275,11 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
         null.pop("order_sa", None)
         sources.pop("order_sa", None)
     cells, shape = grid_facts(puzzle_type, givens)
+    rung = model.hardest_rung
+    if rung is None:  # analysed before the ladder judged placements
+        rung = hardest_rung_for(cells, cells_of(solution), order, puzzle_type)
     facts = PuzzleFacts(cells, order, cells_of(solution), predicted, expected, sd,
-                        consensus, puzzle_type, shape)
+                        consensus, puzzle_type, shape, rung)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
     without = dataclasses.replace(facts, sd_log=unrated_sd)

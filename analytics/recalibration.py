@@ -16,7 +16,8 @@ from .fill_order import fill_order
 from .ratings import correlations
 from .signals import PuzzleFacts, compute
 
-LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "pace_variation", "pacing_difficulty", "switch")
+LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "unproven", "pace_variation",
+                      "pacing_difficulty", "switch")
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
 # the calibration in force counts as this many puzzles' worth of evidence in a refit:
 # a portal with a few dozen rated puzzles moves its coefficients a little (the offset
@@ -97,7 +98,7 @@ def level_values(solves) -> dict:
     for level, facts, t_ms, cell, digit, note in solves:
         fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution,
                           facts.blank)
-        values = compute(facts, fill, int(t_ms[-1]))
+        values = compute(facts, fill, int(t_ms[-1]), moves=(t_ms, cell, digit, note))
         band = samples.setdefault(level, {})
         for name in LEVEL_NULL_SIGNALS:
             if name in values:

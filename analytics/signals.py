@@ -51,16 +51,17 @@ import numpy as np
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
+from .deduction import Deduction, deduce
 from .fill_order import FillOrder
 
-SIGNALS = ("order_sa", "order_consensus", "unforced", "speed", "pace_variation",
-           "pacing_difficulty", "switch", "paste")
-LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "unforced": False, "speed": True,
-              "pace_variation": True, "pacing_difficulty": True, "switch": False,
-              "paste": False}
+SIGNALS = ("order_sa", "order_consensus", "unforced", "unproven", "speed",
+           "pace_variation", "pacing_difficulty", "switch", "paste")
+LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "unforced": False,
+              "unproven": False, "speed": True, "pace_variation": True,
+              "pacing_difficulty": True, "switch": False, "paste": False}
 FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deduction",
-          "speed": "speed", "pace_variation": "pacing", "pacing_difficulty": "pacing",
-          "switch": "switch", "paste": "client"}
+          "unproven": "deduction", "speed": "speed", "pace_variation": "pacing",
+          "pacing_difficulty": "pacing", "switch": "switch", "paste": "client"}
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
 # an unfinished solve filling less than this share of the empty cells is judged only on
 # what does not depend on its length (unforced digits, paste): the order and pacing
@@ -114,6 +115,15 @@ class PuzzleFacts:
     # values, its grid is ``shape`` (rows, cols; None: order² × order²)
     puzzle_type: str = DEFAULT_TYPE
     shape: tuple[int, int] | None = None
+    # the rung of the puzzle's own hardest step (``analytics.deduction.puzzle_rung``);
+    # None: the placements are judged on the bare board (types without the ladder)
+    hardest_rung: int | None = None
+
+    @property
+    def deducible_by_ladder(self) -> bool:
+        """Whether the technique ladder judges its placements (9×9, the ladder's type)."""
+        return (self.hardest_rung is not None and self.order == 3
+                and puzzle_type(self.puzzle_type).technique_ladder)
 
     @property
     def blank(self) -> int:
@@ -140,10 +150,23 @@ class Replayed:
     cands: np.ndarray         # digits the board still allowed in the placed cell
     intervals_ms: np.ndarray  # time since the previous placement (first: since start)
     difficulty: np.ndarray    # the step difficulty used by pacing_difficulty
+    # what proved each placement (the ladder and the player's marks), where it judges
+    deduction: Deduction | None = None
+
+
+def _deduction_signals(rep: Replayed) -> dict[str, float]:
+    """``unforced`` and, where the ladder judges, ``unproven`` (see the module doc)."""
+    found = rep.deduction
+    if found is None:
+        return {"unforced": float(unforced_bits(rep).sum())}
+    worked = found.notes is not None and found.notes.worked
+    unforced = found.bits(found.unforced) if worked else float(unforced_bits(rep).sum())
+    return {"unforced": unforced, "unproven": found.bits(found.unproven)}
 
 
 def unforced_bits(rep: Replayed) -> np.ndarray:
-    """Per placement, the bits the board did not give (0 for singles and stuck points)."""
+    """Per placement, the bits the board did not give (0 for singles and stuck points):
+    the bare board's measure, for types the technique ladder does not judge."""
     unforced = (rep.technique == NOT_DEDUCIBLE) & (rep.options > 0)
     return np.where(unforced, np.log2(np.maximum(rep.cands, 1)), 0.0)
 
@@ -211,28 +234,35 @@ def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
     return float(0.5 * np.log(v1[best] / v2[best])), int(k[best])
 
 
-def replay_solve(facts: PuzzleFacts, fill: FillOrder) -> Replayed:
+def replay_solve(facts: PuzzleFacts, fill: FillOrder, moves=None) -> Replayed:
     """The placements of a fill order replayed from the givens: what "deducible at that
-    moment" means is the puzzle type's (``PuzzleType.replay``)."""
+    moment" means is the puzzle type's (``PuzzleType.replay``); with the solve's
+    ``moves`` (t_ms, cell, digit, note), where the ladder judges, also what proved each
+    (:func:`.deduction.deduce`)."""
     tech, options, cands = puzzle_type(facts.puzzle_type).replay(
         facts.givens, facts.grid_shape, fill.cells, facts.solution)
+    found = None
+    if moves is not None and facts.deducible_by_ladder:
+        found = deduce(facts.givens, facts.solution, fill, *moves, facts.hardest_rung)
     times = fill.times_ms.astype(float)
     intervals = np.diff(np.concatenate([[0.0], times]))
     difficulty = 1.0 / np.maximum(options, 1) + (tech == NOT_DEDUCIBLE)
-    return Replayed(fill.cells, fill.times_ms, tech, options, cands, intervals, difficulty)
+    return Replayed(fill.cells, fill.times_ms, tech, options, cands, intervals, difficulty,
+                    found)
 
 
 def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: float = 0.0,
-            skill_sd: float = 0.0,
-            client: dict | None = None, replayed: Replayed | None = None
-            ) -> dict[str, float]:
-    """The raw value of every signal that applies to this solve (NaN-free dict)."""
+            skill_sd: float = 0.0, client: dict | None = None,
+            replayed: Replayed | None = None, moves=None) -> dict[str, float]:
+    """The raw value of every signal that applies to this solve (NaN-free dict);
+    ``moves`` (t_ms, cell, digit, note) let the ladder judge its placements."""
     out: dict[str, float] = {}
-    rep = replayed or replay_solve(facts, fill)
+    rep = replayed or replay_solve(facts, fill, moves)
     cells = fill.cells
     n_empty = int(np.count_nonzero(np.asarray(facts.givens) == 0))
+    out.update(_deduction_signals(rep))
     if cells.size < MIN_COVERAGE * n_empty:
-        out["unforced"] = float(unforced_bits(rep).sum())
+        pass  # judged on what does not depend on its length
     elif cells.size >= MIN_CELLS:
         mine = fill.rank[cells].astype(float)
         rho = spearman(mine, facts.predicted_rank[cells])
@@ -242,7 +272,6 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
             rho = spearman(mine, np.asarray(facts.consensus_rank, dtype=float)[cells])
             if np.isfinite(rho):
                 out["order_consensus"] = rho
-        out["unforced"] = float(unforced_bits(rep).sum())
         iv = rep.intervals_ms[1:]  # the first interval includes reading the puzzle
         if iv.size >= 3 and iv.mean() > 0:
             out["pace_variation"] = float(np.log(np.maximum(iv, INTERVAL_FLOOR_MS)).std())

@@ -146,7 +146,8 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
                       len(players))
     lv = recalibration.levels(cal, fit.difficulty, float(fit.mu))
     facts = {j: PuzzleFacts(cells_of(puzzles[j]["text"]), 3, cells_of(puzzles[j]["solution"]),
-                            per_cell(puzzles[j]["median"]), 0.0, 1.0) for j in pj}
+                            per_cell(puzzles[j]["median"]), 0.0, 1.0,
+                            hardest_rung=models[j].hardest_rung) for j in pj}
     sample = np.random.default_rng(0).permutation(keep)[:4000]
     level_nulls = recalibration.level_nulls(
         (str(lv[jpos[solves[k]["j"]]]), facts[solves[k]["j"]], *solves[k]["log"])

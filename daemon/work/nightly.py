@@ -44,7 +44,8 @@ from fairgrid.analytics import recalibration
 from fairgrid.analytics.consensus import Consensus, consensus
 from fairgrid.analytics.expected_time import Calibration, load_default
 from fairgrid.analytics.puzzle_model import (cells_of, complete_metrics, grid_facts,
-                                             level_key, per_cell, type_level)
+                                             hardest_rung_for, level_key, per_cell,
+                                             type_level)
 from fairgrid.analytics.ratings import Fit, fit_ratings
 from fairgrid.analytics.recalibration import Recalibration
 from fairgrid.analytics.signals import PuzzleFacts
@@ -569,9 +570,12 @@ def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:
     for p in db.read(sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist()))):
         if p.fill_rank_median is not None:
             cells, shape = grid_facts(p.puzzle_type, p.givens)
-            facts[p.id] = PuzzleFacts(cells, p.order, cells_of(p.solution),
+            solution = cells_of(p.solution)
+            facts[p.id] = PuzzleFacts(cells, p.order, solution,
                                       per_cell(json.loads(p.fill_rank_median)), 0.0, 1.0,
-                                      None, p.puzzle_type, shape)
+                                      None, p.puzzle_type, shape,
+                                      hardest_rung_for(cells, solution, p.order,
+                                                       p.puzzle_type))
     for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:

@@ -1,0 +1,224 @@
+"""What a person could have known at each placement: the techniques that prove it, and
+the player's own pencil marks (9×9 Sudoku; pure).
+
+For every placement of a solve's fill order :func:`deduce` asks the deduction engine
+(:mod:`fairgrid.solvers.deduction`) for the easiest rung of techniques that proves the
+digit in that cell at that moment, with the eliminations a person keeps from moment to
+moment, and, where that fails, whether the player's own marks of that moment prove it
+(a pencil-marker places what *their* notes force). A placement is a person's work when
+something up to the rung allowed at that moment proves it:
+
+* while a single is on offer, the puzzle's own hardest rung, and never less than the
+  subsets pencil-markers use anyway (they eliminate with pairs even then);
+* at a stall (no single on the bare board), one rung above the easiest move on offer:
+  a stuck person finds the easiest technique that moves, or one a little harder, and
+  places the cell it proves; a long think followed by a cell an x-wing proves is a
+  person, a cell nothing near the easiest move proves is what a solver shows.
+
+What nothing allowed proves is *unproven*; a player who is right first time at unproven
+cells knows what the board did not tell (a guess is wrong as often as the candidates
+say). A placement that only a fish or harder proves, made while a single was on offer
+elsewhere, is *unforced*: people take the single first; unless the solve met a stall
+that needed that rung before (a person keeps what an x-wing found there). Eliminations
+by locked candidates and subsets while a single is on offer are a pencil-marker's habit,
+and a pencil-marker's log shows the marks (:attr:`NoteLog.worked`); a log without such
+marks is judged on the bare board, where a cell that was no single while one was on
+offer is unforced (``signals.unforced_bits``).
+
+Pencil marks follow the webhook's rules (``docs/openapi.yaml``): a note move ``(cell,
+d)`` toggles mark ``d``, ``(cell, 0)`` clears the cell's marks; a placed digit hides the
+cell's marks, erasing it shows them again. Marks written by the portal, not the player
+(:data:`AUTO_NOTES_MIN` at one instant), are the board's candidates: they prove nothing
+a bare-board single would not, and the solve is not "notes first" for it. Marks count as
+a player's proof only in a cell whose marks they narrowed (it held two or more before):
+a lone mark written and then placed is a claim, not a deduction.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from fairgrid.solvers import deduction as engine
+
+# what each rung's proof needs, in the words the evidence uses ("nothing up to ... proves")
+RUNG_WORDS = ("a single", "locked candidates", "a pair, triple or quad",
+              "a fish (x-wing, swordfish, skyscraper, kite, empty rectangle)",
+              "a wing (xy-, xyz-, w-wing), colouring or a uniqueness argument",
+              "an xy-chain")
+ALL_DIGITS = np.int64(0b1111111110)  # bit d for digit d (the engine's convention)
+AUTO_NOTES_MIN = 40        # marks written at one instant: the portal filled them in
+NOTES_FIRST_SHARE = 0.5    # of the empty cells noted before the first placement
+WORKED_STRIKES = 5         # marks struck by hand that show a player eliminating
+ALLOWED_FLOOR = engine.SUBSET  # pencil-markers use pairs on any puzzle
+NOTES_RUNG = engine.SUBSET     # what a person applies to their own marks
+
+
+@dataclass(frozen=True, eq=False)
+class NoteLog:
+    """The player's pencil marks just before each fill (rows: fill order; columns:
+    cells; bit d for digit d), which cells' marks were narrowed by then, and how the
+    solve used marks."""
+
+    masks: np.ndarray         # (fills, 81) int64
+    narrowed: np.ndarray      # (fills, 81) bool: the cell had held two or more marks
+    auto: bool                # the portal wrote the candidates
+    notes_first: bool         # the player noted most empty cells before placing
+    struck: int = 0           # marks the player removed by hand (not at a placement)
+
+    @property
+    def thinking(self) -> bool:
+        """Whether the marks are the player's own thinking (written by hand, first)."""
+        return self.notes_first and not self.auto
+
+    @property
+    def worked(self) -> bool:
+        """Whether the player eliminated in their marks: noted by hand first, or struck
+        :data:`WORKED_STRIKES` portal marks at moments of their own."""
+        return self.thinking or self.struck >= WORKED_STRIKES
+
+
+def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
+    """The marks at each fill (``seq``: the move index of each fill of the fill order),
+    None for a solve without notes."""
+    note = np.asarray(note, dtype=bool)
+    if not note.any():
+        return None
+    t_ms, cell, digit = (np.asarray(a, dtype=np.int64) for a in (t_ms, cell, digit))
+    givens = np.asarray(givens)
+    empty = givens == 0
+    marks = np.zeros(81, dtype=np.int64)
+    peak = np.zeros(81, dtype=np.int64)         # most marks a cell has held
+    at = {int(s): k for k, s in enumerate(seq)}
+    masks = np.zeros((len(seq), 81), dtype=np.int64)
+    narrowed = np.zeros((len(seq), 81), dtype=bool)
+    filled = np.zeros(81, dtype=bool)
+    first_place = int(np.argmax(~note)) if (~note).any() else note.size
+    placed_at = set(t_ms[~note].tolist())  # a portal strikes peers' marks at those
+    struck = 0
+    for i in range(note.size):
+        c, d = int(cell[i]), int(digit[i])
+        if not (0 <= c < 81) or not empty[c]:
+            continue
+        if note[i]:
+            if d and marks[c] >> d & 1 and int(t_ms[i]) not in placed_at:
+                struck += 1
+            marks[c] = 0 if d == 0 else marks[c] ^ (1 << d)
+            peak[c] = max(peak[c], bin(int(marks[c])).count("1"))
+            continue
+        k = at.get(i)
+        if k is not None:
+            masks[k] = np.where(filled, 0, marks)
+            narrowed[k] = peak >= 2
+        filled[c] = d != 0
+    times = t_ms[note]
+    _, counts = np.unique(times, return_counts=True)
+    auto = bool(counts.max() >= AUTO_NOTES_MIN)
+    noted_early = np.unique(cell[:first_place][note[:first_place]])
+    notes_first = noted_early.size >= NOTES_FIRST_SHARE * max(int(empty.sum()), 1)
+    return NoteLog(masks, narrowed, auto, bool(notes_first), struck)
+
+
+def right_first_time(t_ms, cell, digit, note, givens, solution) -> np.ndarray:
+    """Per cell, whether the first digit the player placed there was the solution's."""
+    note = np.asarray(note, dtype=bool)
+    cell, digit = np.asarray(cell, dtype=np.int64), np.asarray(digit, dtype=np.int64)
+    first = np.zeros(np.asarray(givens).size, dtype=np.int64)
+    for c, d, n in zip(cell.tolist(), digit.tolist(), note.tolist()):
+        if not n and d and 0 <= c < first.size and not first[c]:
+            first[c] = d
+    return first == np.asarray(solution)
+
+
+def puzzle_rung(technique_names) -> int:
+    """The rung of the hardest of a solve's techniques (the technique model's run of
+    the puzzle): :data:`engine.UNPROVEN` when it needed one beyond the ladder (forcing,
+    a guess)."""
+    rung_of = {name: r for r, names in enumerate(engine.RUNG_TECHNIQUES) for name in names}
+    return max((rung_of.get(t, engine.UNPROVEN) for t in technique_names), default=0)
+
+
+def hardest_rung(givens, solution) -> int:
+    """The rung of the hardest step the technique model needs for a 9×9 puzzle
+    (milliseconds: its run of the puzzle)."""
+    from fairgrid.solvers.grid import Puzzle
+    from fairgrid.solvers.techniques import solve_with_techniques
+
+    run = solve_with_techniques(Puzzle(3, np.asarray(givens)), np.asarray(solution))
+    return puzzle_rung(s.technique for s in run.steps)
+
+
+@dataclass(frozen=True, eq=False)
+class Deduction:
+    """Per placement of a fill order (see the module doc)."""
+
+    proof: np.ndarray         # the easiest rung that proves it (engine codes; a proof
+                              # after one layer of singles counts one rung harder)
+    by_notes: np.ndarray      # proved by the player's own marks of that moment
+    offer: np.ndarray         # the easiest rung at which any cell was a single
+    cands: np.ndarray         # candidates left in the cell (closure, or marks if fewer)
+    right_first: np.ndarray   # the first digit placed in the cell was right
+    allowed: np.ndarray       # per placement: the rung up to which a proof is a person's
+    notes: NoteLog | None
+
+    @property
+    def stalls_met(self) -> np.ndarray:
+        """Per placement, the hardest easiest-move of the stalls met before it (the
+        rungs the player had to use)."""
+        before = np.concatenate([[engine.SINGLE], self.offer[:-1]])
+        return np.maximum.accumulate(np.minimum(before, engine.CHAIN)) if before.size \
+            else before
+
+    @property
+    def unproven(self) -> np.ndarray:
+        """Placements nothing up to the rung allowed proves, right first time (one the
+        chain search had no budget left for counts as proved: never held against the
+        player)."""
+        return ((self.proof > self.allowed) & (self.proof != engine.NOT_ANALYSED)
+                & ~self.by_notes & self.right_first)
+
+    @property
+    def unforced(self) -> np.ndarray:
+        """Placements only a fish or harder proves, made while a single was on offer,
+        harder than any stall before needed."""
+        return ((self.proof >= engine.FISH) & (self.proof > self.stalls_met) & ~self.by_notes
+                & (self.offer == engine.SINGLE))
+
+    def bits(self, which: np.ndarray) -> float:
+        """Σ log2(candidates left) over the placements ``which`` marks: what the board
+        did not tell, at least a bit each."""
+        return float(np.log2(np.maximum(self.cands[which], 2)).sum())
+
+
+def deduce(givens, solution, fill, t_ms, cell, digit, note, hardest_rung: int
+           ) -> Deduction:
+    """The deduction behind each placement of ``fill`` (``analytics.fill_order``) of a
+    9×9 Sudoku solve; ``hardest_rung``: the rung of the puzzle's own hardest step."""
+    givens = np.asarray(givens, dtype=np.int64)
+    solution = np.asarray(solution, dtype=np.int64)
+    trace = engine.trace_placements(givens, solution, fill.cells)
+    # a proof after one layer of singles placed in the head counts a rung harder
+    proof = np.where(trace.rung == engine.NOT_ANALYSED, engine.NOT_ANALYSED,
+                     np.minimum(trace.rung, trace.rung_d1 + 1))
+    cands = trace.cands_closed.copy()
+    right = right_first_time(t_ms, cell, digit, note, givens, solution)[fill.cells]
+    notes = read_notes(t_ms, cell, digit, note, givens, fill.seq) if fill.seq is not None \
+        else None
+    by_notes = np.zeros(fill.cells.size, dtype=bool)
+    # at a stall, a rung above its easiest move (beyond a chain: anything, the ladder is
+    # blind there); else the puzzle's hardest rung, at least the subsets people use
+    allowed = np.where(trace.offer > engine.SINGLE, trace.offer + 1,
+                       max(ALLOWED_FLOOR, min(hardest_rung, engine.CHAIN)))
+    if notes is not None and not notes.auto:
+        grid = givens.copy()
+        for k, c in enumerate(fill.cells.tolist()):
+            mine = notes.masks[k]
+            if proof[k] > allowed[k] and notes.narrowed[k, c] and mine[c]:
+                masks = np.where((mine != 0) & notes.narrowed[k], mine, ALL_DIGITS)
+                if engine.proves(masks, grid, c, int(solution[c]), NOTES_RUNG) \
+                        <= NOTES_RUNG:
+                    by_notes[k] = True
+                cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
+            grid[c] = solution[c]
+    return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes)

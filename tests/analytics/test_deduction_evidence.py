@@ -1,0 +1,163 @@
+"""What a person could have known at each placement (analytics.deduction): pencil marks,
+portal auto-notes, hints at a stall, and a hard technique after a long think."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fairgrid.analytics.deduction import (AUTO_NOTES_MIN, deduce, hardest_rung, read_notes,
+                                          right_first_time)
+from fairgrid.analytics.fill_order import fill_order
+from fairgrid.solvers import deduction as engine
+from fairgrid.solvers import parse
+from fairgrid.solvers.propagation import solution_of
+from fairgrid.solvers.techniques import Board, solve_with_techniques
+
+from ..fixtures import DEDUCTION_HARD, EASY, EASY_SOLUTION
+
+XWING = DEDUCTION_HARD[6]  # locked candidates, then stalls only a fish breaks
+
+
+def _fish_stall(givens, solution, cells) -> int:
+    """The first placement of ``cells`` made at a stall only a fish breaks."""
+    trace = engine.trace_placements(givens, solution, cells)
+    return int(np.flatnonzero(trace.offer == engine.FISH)[0])
+
+
+def _model_order(text: str):
+    """(givens, solution, the technique model's placements (cell, digit, technique) and
+    the index of each step's first placement after an advanced technique)."""
+    puzzle = parse(text)
+    solution = solution_of(puzzle)
+    run = solve_with_techniques(puzzle, solution)
+    return puzzle.givens.astype(np.int64), solution, run.placements()
+
+
+def _log(cells, solution, times_ms, notes=()):
+    """A move log placing ``cells`` (their solution digits) at ``times_ms``, after the
+    ``notes`` moves (t_ms, cell, digit)."""
+    t = [n[0] for n in notes] + list(times_ms)
+    c = [n[1] for n in notes] + list(cells)
+    d = [n[2] for n in notes] + [int(solution[x]) for x in cells]
+    k = [True] * len(notes) + [False] * len(cells)
+    return (np.array(t, dtype=np.int64), np.array(c, dtype=np.int64),
+            np.array(d, dtype=np.int64), np.array(k, dtype=bool))
+
+
+def _deduce(givens, solution, log):
+    fill = fill_order(*log, givens, solution)
+    return fill, deduce(givens, solution, fill, *log, hardest_rung(givens, solution))
+
+
+def test_a_cell_an_x_wing_proves_after_a_long_think_is_a_persons_work():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    fill, found = _deduce(givens, solution, _log(cells, solution, 3000 * np.arange(
+        1, len(cells) + 1)))
+    x = _fish_stall(givens, solution, cells)
+    assert found.offer[x] == engine.FISH      # a stall: only a fish moves
+    assert found.proof[x] == engine.FISH and not found.unproven[x]
+    assert not found.unproven.any()  # the technique model's own solve is all explained
+    # the same solve with a four-minute think before that placement: still a person's
+    times = 3000 * np.arange(1, len(cells) + 1)
+    times[x:] += 240_000
+    assert not _deduce(givens, solution, _log(cells, solution, times))[1].unproven.any()
+
+
+def test_cells_of_the_solution_typed_at_a_stall_are_unproven():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    # at that stall, two cells nothing near the easiest move proves, typed from a solution
+    board = Board(3, givens.tolist())
+    for c in cells[:x]:
+        board.place(c, int(solution[c]))
+    trace = engine.trace_placements(givens, solution, cells)
+    rest = [c for c in cells[x:]]
+    hints = [c for c in rest if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN][:2]
+    assert len(hints) == 2 and trace.offer[x] >= engine.LOCKED
+    order = cells[:x] + hints + [c for c in rest if c not in hints]
+    times = 3000 * np.arange(1, len(order) + 1)
+    times[x:] += 30_000  # thinks half a minute, then types them seconds apart
+    fill, found = _deduce(givens, solution, _log(order, solution, times))
+    assert found.unproven[x] and found.bits(found.unproven) >= 1.0
+    # the same cells guessed wrong first and corrected later are guesses, not knowledge
+    wrong = [(int(times[x]) - 1, hints[0], int(solution[hints[0]]) % 9 + 1)]
+    log = _log(order, solution, times)
+    t, c, d, n = log
+    t = np.concatenate([[wrong[0][0]], t])
+    c = np.concatenate([[wrong[0][1]], c])
+    d = np.concatenate([[wrong[0][2]], d])
+    n = np.concatenate([[False], n])
+    order_t = np.argsort(t, kind="stable")
+    log = (t[order_t], c[order_t], d[order_t], n[order_t])
+    fill, found = _deduce(givens, solution, log)
+    k = int(np.flatnonzero(fill.cells == hints[0])[0])
+    assert not found.right_first[k] and not found.unproven[k]
+
+
+def test_pencil_marks_the_player_narrowed_prove_what_they_place():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    hint = next(c for c in cells[x:] if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN)
+    other = next(d for d in range(1, 10) if d != solution[hint]
+                 and Board(3, givens.tolist()).cand[hint] >> (d - 1) & 1)
+    # two marks written early, the wrong one struck later: the marks force the digit
+    notes = [(100, hint, int(solution[hint])), (200, hint, other), (5000, hint, other)]
+    order = cells[:x] + [hint] + [c for c in cells[x:] if c != hint]
+    times = 10_000 + 3000 * np.arange(len(order))
+    fill, found = _deduce(givens, solution, _log(order, solution, times, notes))
+    k = x
+    assert found.by_notes[k] and not found.unproven[k]
+    # a lone mark written just before is a claim, not a deduction
+    fill, found = _deduce(givens, solution, _log(order, solution, times,
+                                                 [(100, hint, int(solution[hint]))]))
+    assert not found.by_notes[k] and found.unproven[k]
+
+
+def test_portal_auto_notes_are_the_boards_candidates_not_the_players_thinking():
+    puzzle = parse(EASY)
+    solution = np.array([int(ch) for ch in EASY_SOLUTION])
+    board = Board(3, puzzle.givens.tolist())
+    auto = [(0, c, d) for c in range(81) if not puzzle.givens[c]
+            for d in range(1, 10) if board.cand[c] >> (d - 1) & 1]
+    assert len(auto) >= AUTO_NOTES_MIN
+    cells = [c for c, _, _ in solve_with_techniques(puzzle, solution).placements()]
+    log = _log(cells, solution, 60_000 + 2000 * np.arange(len(cells)), auto)
+    fill = fill_order(*log, puzzle.givens, solution)
+    notes = read_notes(*log, puzzle.givens, fill.seq)
+    assert notes.auto and not notes.thinking
+    # the same marks written one by one, a second apart: the player's own, first
+    by_hand = [(1000 * (i + 1), c, d) for i, (_, c, d) in enumerate(auto)]
+    log = _log(cells, solution, by_hand[-1][0] + 2000 * np.arange(1, len(cells) + 1),
+               by_hand)
+    notes = read_notes(*log, puzzle.givens, fill_order(*log, puzzle.givens, solution).seq)
+    assert not notes.auto and notes.notes_first and notes.thinking
+
+
+def test_right_first_time_is_per_cell_and_ignores_marks_and_erasures():
+    givens = np.zeros(81, dtype=np.int64)
+    solution = np.array([int(ch) for ch in EASY_SOLUTION])
+    t = np.arange(5)
+    c = np.array([0, 0, 0, 1, 1])
+    d = np.array([solution[0] % 9 + 1, 0, solution[0], solution[1], solution[1]])
+    n = np.array([True, False, False, False, False])  # the first is only a mark
+    first = right_first_time(t, c, d, n, givens, solution)
+    assert first[0] and first[1] and not first[2]
+
+
+@pytest.mark.parametrize("text", [EASY, XWING])
+def test_an_honest_solve_in_the_models_order_has_no_deduction_evidence(text):
+    from fairgrid.analytics.signals import PuzzleFacts, compute
+
+    givens, solution, placed = _model_order(text)
+    cells = [c for c, _, _ in placed]
+    log = _log(cells, solution, 4000 * np.arange(1, len(cells) + 1))
+    facts = PuzzleFacts(givens, 3, solution, np.full(81, np.nan), 6.0, 0.4,
+                        hardest_rung=hardest_rung(givens, solution))
+    values = compute(facts, fill_order(*log, givens, solution), int(log[0][-1]), moves=log)
+    assert values["unproven"] == 0.0 and values["unforced"] == 0.0
