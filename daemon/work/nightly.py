@@ -19,8 +19,9 @@
    new run: a crash or kill before the commit leaves the previous ratings in force;
 6. **re-score** the submissions of the last ``nightly.rescore_days`` days.
 
-Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``; rows left
-``running`` by a killed process become ``abandoned`` at the next start).
+Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``, or
+``abandoned`` when the daemon's stop ends it; rows left ``running`` by a killed process
+become ``abandoned`` at the next start).
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level h
 LEVEL_SAMPLE_SEED = 7
 CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
 LEVEL_TASK = 250           # sampled solves per level-null task
+
+
+class JobCancelled(Exception):
+    """The daemon is shutting down: the run stops at its next stage, before its write
+    commits. A stop is no failure: the run is recorded ``abandoned``, as a killed one is."""
 
 
 @dataclass
@@ -146,7 +152,7 @@ def _levels(cal: Calibration, fits: dict, kinds, difficulty) -> np.ndarray:
 def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
                 = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
-    re-score). Raises on failure after recording it in ``job_runs``.
+    re-score). Raises on failure, or a stop, after recording it in ``job_runs``.
 
     ``executor`` runs the fit (one task); ``tasks`` (default: ``executor``) the
     per-puzzle work, consensus orders and level-null signals, in chunks: the local pool,
@@ -158,10 +164,10 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
         summary = _run(db, settings, executor, progress, run_id,
                        tasks if tasks is not None else executor)
     except BaseException as exc:
-        msg = f"{type(exc).__name__}: {exc}"
+        status = "abandoned" if isinstance(exc, JobCancelled) else "failed"
         try:
-            db.write(sql.finish_run, run_id, "failed", datetime.now(timezone.utc),
-                     {"error": msg})
+            db.write(sql.finish_run, run_id, status, datetime.now(timezone.utc),
+                     {"error": f"{type(exc).__name__}: {exc}"})
         except Exception:  # noqa: BLE001 - the original error matters more
             pass
         raise
