@@ -120,7 +120,7 @@ class Soak:
         self.partials_refused, self.partials_taken, self.partials_left = 0, 0, 0
         self.backups_made: dict = {}       # path -> {"rows", "acked_before"}
         self.nightly_runs: list = []
-        self.copy_s, self.nightly_s = 0.2, 2.0  # the last completed ones' durations
+        self.copy_s, self.nightly_s = 0.2, 2.0  # how long the last whole ones took
         self.proc = None
 
     # ----------------------------------------------------------------------- answers
@@ -302,21 +302,19 @@ class Soak:
             self.stop(sig)
             self.start()
             return {"answer": status}
-        run_id = doc["run_id"]
-        deadline = time.monotonic() + float(self.rng.uniform(0, 1.3 * self.nightly_s))
+        run_id, began = doc["run_id"], time.monotonic()
+        deadline = began + float(self.rng.uniform(0, 1.1 * self.nightly_s))
         seen = "running"
         while seen == "running" and time.monotonic() < deadline:
             time.sleep(0.02)
             status, doc = self.api("GET", f"/v1/jobs/{run_id}")
             seen = doc["status"] if status == 200 else "vanished"
+        if seen == "success":  # the next run is stopped within about as long
+            self.nightly_s = time.monotonic() - began
         self.stop(sig)
         self.start()
         status, doc = self.api("GET", f"/v1/jobs/{run_id}")
         after = doc["status"] if status == 200 else "vanished"
-        if after == "success":
-            took = (datetime.fromisoformat(doc["finished_at"])
-                    - datetime.fromisoformat(doc["started_at"])).total_seconds()
-            self.nightly_s = max(took, 0.2)
         self.nightly_runs.append({"run_id": run_id, "at_signal": seen, "after": after,
                                   "signal": sig.name})
         return {"run": run_id, "at_signal": seen, "after": after}
