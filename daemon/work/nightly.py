@@ -21,11 +21,17 @@
    older solves, never those re-scoring reads;
 7. **re-score** the submissions of the last ``nightly.rescore_days`` days.
 
+<<<<<<< HEAD
 Each stage is one function (``_load`` … ``_rescore``, in :data:`STAGES` order) that takes
 what it needs and returns a small frozen result (:class:`Loaded`, :class:`Fits`,
 :class:`Recalibrated`, :class:`Orders`, :class:`Written`) the later stages read; the
 repository's rows are its named tuples. Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``; rows left
 ``running`` by a killed process become ``abandoned`` at the next start).
+=======
+Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``, or
+``abandoned`` when the daemon's stop ends it; rows left ``running`` by a killed process
+become ``abandoned`` at the next start).
+>>>>>>> h-soak
 """
 
 from __future__ import annotations
@@ -70,6 +76,11 @@ CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
 LEVEL_TASK = 250           # sampled solves per level-null task
 
 
+class JobCancelled(Exception):
+    """The daemon is shutting down: the run stops at its next stage, before its write
+    commits. A stop is no failure: the run is recorded ``abandoned``, as a killed one is."""
+
+
 @dataclass
 class JobDB:
     """What the job needs from a database: repository reads and one-transaction writes."""
@@ -108,7 +119,7 @@ def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
 def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
                 = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
-    re-score). Raises on failure after recording it in ``job_runs``.
+    re-score). Raises on failure, or a stop, after recording it in ``job_runs``.
 
     ``executor`` runs the fit (one task); ``tasks`` (default: ``executor``) the
     per-puzzle work, consensus orders and level-null signals, in chunks: the local pool,
@@ -120,10 +131,10 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
         summary = _run(db, settings, executor, progress, run_id,
                        tasks if tasks is not None else executor)
     except BaseException as exc:
-        msg = f"{type(exc).__name__}: {exc}"
+        status = "abandoned" if isinstance(exc, JobCancelled) else "failed"
         try:
-            db.write(sql.finish_run, run_id, "failed", datetime.now(timezone.utc),
-                     {"error": msg})
+            db.write(sql.finish_run, run_id, status, datetime.now(timezone.utc),
+                     {"error": f"{type(exc).__name__}: {exc}"})
         except Exception:  # noqa: BLE001 - the original error matters more
             pass
         raise

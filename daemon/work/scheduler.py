@@ -11,17 +11,13 @@ from datetime import datetime, timezone
 
 from ..store.repository import nightly as sql
 from .compute import ComputeUnavailable
-from .nightly import JOB, new_run_id, run_nightly, store_db
+from .nightly import JOB, JobCancelled, new_run_id, run_nightly, store_db
 
 log = logging.getLogger("fairgrid.jobs")
 
 
 class JobBusy(Exception):
     """A nightly run is already in progress (409)."""
-
-
-class JobCancelled(Exception):
-    """The daemon is shutting down; the run's transaction was never committed."""
 
 
 class NightlyRunner:

@@ -127,6 +127,13 @@ def last_sub_key(con) -> int:
     return con.execute("SELECT coalesce(max(sub_key), 0) FROM submissions").fetchone()[0]
 
 
+def stored_solves(con) -> dict[tuple[str, str], tuple[int, str]]:
+    """(portal, submission id) -> (how often it is stored, its status)."""
+    return {(portal, sid): (n, status) for portal, sid, n, status in con.execute(
+        "SELECT portal, submission_id, count(*), max(status) FROM submissions "
+        "GROUP BY portal, submission_id").fetchall()}
+
+
 def integrity(con) -> dict:
     """What a crash must never leave behind: per submission id, how often it is stored;
     submissions whose moves rows are not all there; moves rows without a submission;

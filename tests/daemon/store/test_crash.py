@@ -145,3 +145,102 @@ def _call(base, method, path, body=None, headers=None):
             return resp.status, json.loads(resp.read() or b"null")
     except urllib.error.HTTPError as exc:
         return exc.code, json.loads(exc.read() or b"null")
+
+
+
+def test_a_hostile_portal_and_a_killed_backup_cost_the_other_portal_nothing(tmp_path):
+    """bench/fault_soak.py's pieces, small: an ordinary portal's solves are delivered
+    until 2xx across a SIGKILL that stops a backup, while a hostile portal's bodies get
+    the answers docs/openapi.yaml gives them; every ordinary solve is stored once and
+    scored, the killed backup leaves nothing a restore takes, and no worker outlives
+    the daemon."""
+    import subprocess
+    import threading
+
+    from fairgrid.daemon.testing import (CMD, HOSTILE, SECRET_A, SECRET_OTHER, call,
+                                         check_portals, deliver, free_port, hostile_body,
+                                         outliving, start, worker_pids, write_config)
+
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    cfg, db, log = tmp_path / "f.toml", tmp_path / "f.duckdb", tmp_path / "daemon.log"
+    write_config(cfg, port, db, {"ordinary": SECRET_A, "hostile": SECRET_OTHER})
+    proc = start(cfg, base, log=log)
+    enough, stop = threading.Event(), threading.Event()
+    acked, seen = {"ordinary": set(), "hostile": set()}, []
+
+    def ordinary():  # until the daemon is back from the kill
+        k = 0
+        while not enough.is_set():
+            raw = json.dumps(solve_body(f"a-{k}", portal="ordinary",
+                                        player_id=f"p-{k % 4}")).encode()
+            status, _ = deliver(base, raw, SECRET_A, f"m-a-{k}", stop,
+                                lambda status, headers: seen.append(status))
+            if status < 300:
+                acked["ordinary"].add(f"a-{k}")
+            k += 1
+            time.sleep(0.05)
+
+    def backup():
+        try:
+            call(base, "POST", "/v1/backups", {})
+        except OSError:  # the kill came first
+            pass
+
+    sender = threading.Thread(target=ordinary)
+    sender.start()
+    backups = tmp_path / "backups"
+    try:
+        for kind, (status, field) in HOSTILE.items():
+            got = deliver(base, hostile_body(kind, f"b-{kind}", "hostile"), SECRET_OTHER,
+                          f"m-{kind}", stop)
+            assert (got[0], (got[1] or {}).get("field")) == (status, field), (kind, got)
+            if status < 300:
+                acked["hostile"].add(f"b-{kind}")
+        copying = threading.Thread(target=backup)
+        copying.start()
+        while copying.is_alive() and not list(backups.glob("*.partial")):
+            time.sleep(0.001)
+        workers = worker_pids(proc)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        copying.join(30)
+        assert workers and not outliving(workers)
+        for partial in backups.glob("*.partial"):  # stopped mid-copy: never a backup
+            refused = subprocess.run([*CMD, "restore", str(partial), "--to",
+                                      str(tmp_path / "r.duckdb")], capture_output=True)
+            assert refused.returncode == 2 and not (tmp_path / "r.duckdb").exists()
+        proc = start(cfg, base, log=log)
+        assert not list(backups.glob("*.partial*"))  # removed at the start
+        enough.set()
+        sender.join(60)
+        deadline = time.monotonic() + 120
+        while True:
+            status = {s["submission_id"]: s["status"] for k in range(4)
+                      for s in (call(base, "GET", f"/v1/players/ordinary/p-{k}",
+                                     token="org")[1] or {}).get("submissions", [])}
+            if all(status.get(sid) == "scored" for sid in acked["ordinary"]):
+                break
+            assert time.monotonic() < deadline, status
+            time.sleep(0.5)
+    finally:
+        stop.set()
+        enough.set()
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(60)
+    assert None in seen  # the kill interrupted the ordinary portal
+    n = len(acked["ordinary"])
+    found = check_portals(db, acked)
+    assert found["portals"]["ordinary"] == {
+        "acked": n, "stored": n, "lost": 0, "duplicated": 0, "unacknowledged": 0,
+        "status": {"scored": n}}, found
+    hostile = found["portals"]["hostile"]
+    taken = sum(1 for status, _ in HOSTILE.values() if status < 300)
+    assert hostile["stored"] == hostile["acked"] == taken, found
+    assert hostile["unacknowledged"] == hostile["lost"] == 0, found
+    assert found["partial"] == found["orphan_moves"] == found["duplicate_keys"] == 0
+    assert "unhandled error" not in log.read_text()
+    for made in backups.glob("fairgrid-*.duckdb"):  # one the kill did not stop
+        restored = subprocess.run([*CMD, "restore", str(made), "--to",
+                                   str(tmp_path / "r.duckdb")], capture_output=True)
+        assert restored.returncode == 0, restored.stderr

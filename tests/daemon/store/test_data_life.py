@@ -1,6 +1,6 @@
 """The data's life under real kills and a loose umask, against real daemons: a backup cut
-short is never taken for one, a nightly run killed while starting is found abandoned,
-and every file the daemon and the CLI write is the owner's only."""
+short is never taken for one, a nightly run killed while starting or stopped by a
+SIGTERM is found abandoned, and every file the daemon and the CLI write is the owner's only."""
 
 from __future__ import annotations
 
@@ -115,6 +115,29 @@ def test_a_nightly_run_killed_while_starting_is_abandoned_after_a_restart(tmp_pa
         status, doc = _call(base, "GET", f"/v1/jobs/{run_id}")
         assert status == 200, doc
         assert doc["status"] == "abandoned" and doc["finished_at"] is None
+    finally:
+        _stop(proc)
+
+
+def test_a_nightly_run_a_sigterm_stops_is_abandoned_not_failed(tmp_path):
+    """A stop is no failure: the run it ends reads ``abandoned``, as a killed one does
+    (bench/fault_soak.py found it ``failed``)."""
+    # a compute cluster nobody runs: the run's start waits ~10 s to connect to it, and
+    # the SIGTERM comes meanwhile; the run stops at its first stage
+    base, db, cfg = _daemon(tmp_path, f'[compute]\nscheduler = "tcp://127.0.0.1:'
+                                      f'{free_port()}"\n')
+    proc = start(cfg, base)
+    try:
+        status, doc = _call(base, "POST", "/v1/jobs/nightly")
+        assert status == 202, doc
+        run_id = doc["run_id"]
+    finally:
+        _stop(proc)
+    assert proc.returncode == 0
+    proc = start(cfg, base)
+    try:
+        status, doc = _call(base, "GET", f"/v1/jobs/{run_id}")
+        assert status == 200 and doc["status"] == "abandoned", doc
     finally:
         _stop(proc)
 
