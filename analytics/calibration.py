@@ -24,7 +24,7 @@ The nulls are built to hold for people unlike the simulator they start from:
   ``anomaly = −log10 p``.
 * **Flag rule** (strong evidence only): combined p below the target false-positive rate
   **and** either two families that agree (the strongest below :data:`LEAD_P`, a second
-  below :data:`AGREE_P`), or one family that can stand
+  below :data:`AGREE_P`; not a pair of :data:`DEPENDENT` ones), or one family that can stand
   alone (:data:`ALONE`) below :data:`STRONG_P` — something no person does.
 * **Per tournament**: Benjamini–Hochberg on the combined p-values (:func:`bh`).
 * **Players**: :func:`player_z` — Stouffer's Z over a player's solves, each solve's z
@@ -49,6 +49,10 @@ LEAD_P = 0.01
 AGREE_P = 0.05
 STRONG_P = 1e-6
 ALONE = frozenset({"deduction", "pacing", "speed", "client"})
+# families that do not corroborate each other under the "two" rule: a fast person's
+# placements are mostly the motion of writing digits, so a fast solve is an even one
+# (bench/detection_players.py's ladder climbers at 6x: even pace and high speed together)
+DEPENDENT = frozenset({frozenset({"pacing", "speed"}), frozenset({"switch", "speed"})})
 SKILL_PRIOR_SD = 1.0   # log-speed spread of skills for a player without history
 SKILL_DRIFT_SD = 0.3   # how far a rated player's speed on one puzzle may stray
 PLAYER_RHO = 0.2       # correlation between one person's solves (same habits, same skill)
@@ -213,7 +217,8 @@ def score(values: dict[str, float], null: dict[str, tuple[float, float]], *,
     alone = [f for f, p in ranked if p < strong_p and f in ALONE]
     rule = ""
     if p_comb < fpr:
-        if len(odd) >= 2:
+        if any(fam_p[a] < LEAD_P and frozenset({a, b}) not in DEPENDENT
+               for i, a in enumerate(odd) for b in odd[i + 1:]):
             rule = "two"
         elif alone:
             rule = "alone"

@@ -262,3 +262,14 @@ def test_honest_null_is_seeded_and_covers_the_signals():
         assert (centre, scale) == guard(name, centre, scale) or name == "speed"
     # honest solves follow an order close to the model's
     assert a["order_sa"][0] > 0.3
+
+
+def test_speed_does_not_corroborate_an_even_pace_a_fast_person_keeps_one():
+    null = _null()
+    even = {"pace_variation": 0.25}                     # about 1 in 100,000
+    assert not score({**even, "speed": -2.0}, null).flagged  # and 1 in 40 fast
+    assert not score({"switch": 1.6, "speed": -2.0}, null).flagged
+    # an order unlike people's does corroborate it
+    v = score({**even, "order_sa": 0.1}, null)
+    assert v.flagged and v.rule == "two"
+    assert set(v.reasons) == {"pace_variation", "order_sa"}
