@@ -49,10 +49,12 @@ LEAD_P = 0.01
 AGREE_P = 0.05
 STRONG_P = 1e-6
 ALONE = frozenset({"deduction", "pacing", "speed", "client"})
-# families that do not corroborate each other under the "two" rule: a fast person's
-# placements are mostly the motion of writing digits, so a fast solve is an even one
-# (bench/detection_players.py's ladder climbers at 6x: even pace and high speed together)
-DEPENDENT = frozenset({frozenset({"pacing", "speed"}), frozenset({"switch", "speed"})})
+# families that do not corroborate each other under the "two" rule: pacing and switch
+# read the same intervals, and a fast person's placements are mostly the motion of
+# writing digits, so a fast solve is an even one (bench/detection_players.py's ladder
+# climbers at 6x were flagged for an even pace or a steady endgame with one of the others)
+DEPENDENT = frozenset({frozenset({"pacing", "speed"}), frozenset({"switch", "speed"}),
+                       frozenset({"pacing", "switch"})})
 SKILL_PRIOR_SD = 1.0   # log-speed spread of skills for a player without history
 SKILL_DRIFT_SD = 0.3   # how far a rated player's speed on one puzzle may stray
 PLAYER_RHO = 0.2       # correlation between one person's solves (same habits, same skill)

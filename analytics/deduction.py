@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -100,8 +101,9 @@ def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     t_ms, cell, digit = (np.asarray(a, dtype=np.int64) for a in (t_ms, cell, digit))
     givens = np.asarray(givens)
     empty = givens == 0
-    marks = np.zeros(81, dtype=np.int64)
-    peak = np.zeros(81, dtype=np.int64)         # most marks a cell has held
+    # plain lists: a log holds hundreds of note moves, numpy scalars cost µs each
+    marks = [0] * 81
+    peak = [0] * 81                             # most marks a cell has held
     at = {int(s): k for k, s in enumerate(seq)}
     masks = np.zeros((len(seq), 81), dtype=np.int64)
     narrowed = np.zeros((len(seq), 81), dtype=bool)
@@ -109,20 +111,21 @@ def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     first_place = int(np.argmax(~note)) if (~note).any() else note.size
     placed_at = set(t_ms[~note].tolist())  # a portal strikes peers' marks at those
     struck = 0
-    for i in range(note.size):
-        c, d = int(cell[i]), int(digit[i])
-        if not (0 <= c < 81) or not empty[c]:
+    empty_l = empty.tolist()
+    for i, (t, c, d, n) in enumerate(zip(t_ms.tolist(), cell.tolist(), digit.tolist(),
+                                         note.tolist())):
+        if not (0 <= c < 81) or not empty_l[c]:
             continue
-        if note[i]:
-            if d and marks[c] >> d & 1 and int(t_ms[i]) not in placed_at:
+        if n:
+            if d and marks[c] >> d & 1 and t not in placed_at:
                 struck += 1
             marks[c] = 0 if d == 0 else marks[c] ^ (1 << d)
-            peak[c] = max(peak[c], bin(int(marks[c])).count("1"))
+            peak[c] = max(peak[c], bin(marks[c]).count("1"))
             continue
         k = at.get(i)
         if k is not None:
             masks[k] = np.where(filled, 0, marks)
-            narrowed[k] = peak >= 2
+            narrowed[k] = np.asarray(peak) >= 2
         filled[c] = d != 0
     times = t_ms[note]
     _, counts = np.unique(times, return_counts=True)
@@ -207,7 +210,7 @@ class Deduction:
         return np.maximum.accumulate(np.minimum(before, engine.CHAIN)) if before.size \
             else before
 
-    @property
+    @cached_property
     def unexplained(self) -> np.ndarray:
         """Placements nothing up to the rung allowed proves, nor the player's marks, right
         first time or not (one the chain search had no budget left for counts as proved:
@@ -215,7 +218,7 @@ class Deduction:
         return ((self.proof > self.allowed) & (self.proof != engine.NOT_ANALYSED)
                 & ~self.by_notes)
 
-    @property
+    @cached_property
     def unproven(self) -> np.ndarray:
         """Unexplained placements right first time: a guess would have been wrong as
         often as the candidates say."""

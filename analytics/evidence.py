@@ -420,10 +420,12 @@ def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
     undotted cells are island), ``wrong`` when every empty cell holds a value but some
     differ, ``unfinished`` otherwise."""
     board = np.asarray(facts.givens, dtype=np.int64).copy()
-    for c, d, n in zip(np.asarray(cell).tolist(), np.asarray(digit).tolist(),
-                       np.asarray(note, dtype=bool).tolist()):
-        if not n and 0 <= c < board.size and facts.givens[c] == 0:
-            board[c] = d
+    cell, digit = np.asarray(cell, dtype=np.int64), np.asarray(digit, dtype=np.int64)
+    ok = ~np.asarray(note, dtype=bool) & (cell >= 0) & (cell < board.size)
+    ok[ok] = np.asarray(facts.givens)[cell[ok]] == 0
+    last = np.flatnonzero(ok)[::-1]      # each cell's last move, latest first
+    cells, first = np.unique(cell[last], return_index=True)
+    board[cells] = digit[last[first]]
     empty = np.asarray(facts.givens) == 0
     right = int(np.sum(empty & (board == facts.solution)))
     wrong = int(np.sum(empty & (board != 0) & (board != facts.solution)))
