@@ -71,9 +71,10 @@ GUARD = {
     "order_sa": (0.2, None),
     "order_consensus": (0.2, None),
     "unforced": (None, 2.0),           # poisson mean at least 2 bits
-    # a person right first time where nothing up to the puzzle's hardest step proves it:
-    # a lucky guess, or a technique beyond the ladder; at least 1 bit on average
-    "unproven": (None, 1.0),
+    # a person right first time where nothing the player had shown proves it: a lucky
+    # guess, or a technique beyond the ladder; at least a quarter of a bit on average
+    # (the players bench's honest models: 5 of 300 solves held one such cell)
+    "unproven": (None, 0.25),
     "pace_variation": (0.2, math.log(0.6)),
     # people slow down on the steps *they* find hard, which our measure of a step's
     # difficulty (singles on offer) only partly captures: pencilmark-model players
