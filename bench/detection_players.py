@@ -38,7 +38,7 @@ import numpy as np
 import _common
 import players as models
 from _common import auc, machine, org_uk_rows
-from detection_eval import SITE_LEVELS, SKILL_SD, _analyse, _nightly
+from detection_eval import SITE_LEVELS, SKILL_SD, _analyse, _nightly, _rescore, _score
 
 CHEATS = ("hint_at_stall", "hint_at_hardest")
 PACES = (1.0, 3.0, 6.0)
@@ -50,25 +50,6 @@ def _solve(kind, text, sol, rng, expected_log_s, sd_log, pace, skill, person):
     fn = {**models.HONEST, **models.HIDING_CHEATS}[kind]
     log = fn(text, sol, rng, total_s, **person)
     return tuple(np.asarray(a) for a in log.arrays), int(log.cheated.sum())
-
-
-def _score(inputs, logs, skills):
-    """Per log: (p, anomaly, flagged, {signal: p}, llr, ms)."""
-    from fairgrid.analytics.calibration import skill_uncertainty
-    from fairgrid.analytics.evidence import score_solve
-
-    out = []
-    for (t, c, d, n), rated in zip(logs, skills):
-        skill, solves = rated if rated is not None else (None, 0)
-        facts = inputs.facts if skill is not None else inputs.facts_without_skill
-        sd = skill_uncertainty(solves, 3.0) if skill is not None else 0.0
-        # CPU time, not wall time: on a shared machine the wall clock measures the others
-        t0 = time.process_time()
-        ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0, skill_sd=sd)
-        ms = 1000 * (time.process_time() - t0)
-        out.append((ev.p_value, ev.anomaly, ev.flagged,
-                    {x.name: round(x.p, 8) for x in ev.signals}, dict(ev.llr), ms))
-    return out
 
 
 def _puzzle(args):
@@ -84,15 +65,6 @@ def _puzzle(args):
                    person) for _, kind, pace, skill, person in plays]
     logs = [m[0] for m in made]
     return j, logs, [m[1] for m in made], _score(inputs, logs, [None] * len(logs))
-
-
-def _rescore(args):
-    j, text, solution, median, model_doc, run, rating, logs, skills = args
-    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
-
-    inputs = scoring_inputs(text, 3, solution, median, PuzzleModel.from_json(model_doc),
-                            run, rating)
-    return j, _score(inputs, logs, skills)
 
 
 def _people(args, rng, n_p):
@@ -204,7 +176,7 @@ def _report(puzzles, solves, cold, after, args, seconds):
     for phase, res in (("cold start", cold), ("after nightly", after)):
         anomaly = np.array([r[1] for r in res])
         flagged = np.array([r[2] for r in res])
-        llr = [r[4] for r in res]
+        llr = [r[6] for r in res]
         out = {"honest": {}, "cheats": {}, "honest_flagged": []}
         print(f"\n== {phase}: honest solves flagged (target <= 0.1 %)")
         print(f"{'model':<15}" + "".join(f"{g:>12}" for g, _ in groups))
@@ -217,7 +189,7 @@ def _report(puzzles, solves, cold, after, args, seconds):
                 cells.append(f"{f}/{n}" + ("" if f <= 1e-3 * n else " !"))
             print(f"{m:<15}" + "".join(f"{c:>12}" for c in cells))
         for k in np.flatnonzero(honest & flagged):
-            why = {n: p for n, p in res[k][3].items() if p < 0.05}
+            why = {n: p for n, p in res[k][4].items() if p < 0.05}
             out["honest_flagged"].append({"model": kind[k], "pace": pace[k],
                                           "site": site[k], "signals": why})
             print(f"  flagged: {kind[k]} {pace[k]:g}x {site[k]}: {why}")
@@ -247,7 +219,7 @@ def _report(puzzles, solves, cold, after, args, seconds):
                      if m in CHEATS else "")
             print(f"  {m:<15} {means}{extra}")
         report["phases"][phase] = out
-    spent = np.array([r[5] for r in cold])
+    spent = 1000 * np.array([r[5] for r in cold])  # ms
     report["score_ms"] = {"median": round(float(np.median(spent)), 2),
                           "p99": round(float(np.percentile(spent, 99)), 2)}
     print(f"\nscoring one solve (CPU time, one core): median {np.median(spent):.2f} ms, "
