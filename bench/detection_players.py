@@ -38,7 +38,7 @@ import numpy as np
 import _common
 import players as models
 from _common import auc, machine, org_uk_rows
-from detection_eval import SITE_LEVELS, SKILL_SD, _analyse, _nightly, _rescore, _score
+from detection_eval import SITE_LEVELS, SKILL_SD, _analyse, _score, after_nightly
 
 CHEATS = ("hint_at_stall", "hint_at_hardest")
 PACES = (1.0, 3.0, 6.0)
@@ -103,8 +103,6 @@ def main() -> int:
     args.paces = tuple(float(p) for p in args.paces.split(","))
     from tqdm import tqdm
 
-    from fairgrid.analytics.puzzle_model import PuzzleRating
-
     t_start = time.perf_counter()
     rng = np.random.default_rng(args.seed)
     by_level: dict[str, list] = {}
@@ -133,24 +131,7 @@ def main() -> int:
                 solves.append({"j": j, "player": pid, "kind": kind, "pace": pace,
                                "hints": h, "log": log})
                 cold.append(sc)
-        fitted = set(range(n_p * 2 // 3))
-        run, ratings, skills, _ = _nightly(puzzles, solves, cold, fitted)
-        by_j: dict[int, list[int]] = {}
-        for k, s in enumerate(solves):
-            by_j.setdefault(s["j"], []).append(k)
-        tasks = []
-        for j, ks in by_j.items():
-            p = puzzles[j]
-            rating = ratings.get(j) or PuzzleRating(None, int(np.clip(
-                p["model"]["level"], 1, 5)), None, None)
-            tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run,
-                          rating, [solves[k]["log"] for k in ks],
-                          [skills.get(solves[k]["player"]) for k in ks]))
-        after = [None] * len(solves)
-        for j, scored in tqdm(pool.map(_rescore, tasks), total=len(tasks),
-                              desc="after nightly", **bar):
-            for k, sc in zip(by_j[j], scored):
-                after[k] = sc
+        _, _, after = after_nightly(pool, puzzles, solves, cold, mininterval=5)
     report = _report(puzzles, solves, cold, after, args, time.perf_counter() - t_start)
     if args.out:
         with open(args.out, "w") as fh:
