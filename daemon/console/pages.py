@@ -278,11 +278,11 @@ VALUE_SYMBOLS = {"sudoku": None, "nurikabe": ["", "\u25a0", "\u00b7"]}  # river 
 
 
 def _grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | None, int, int]:
-    """(order, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
+    """(box_size, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
     the Sudoku grid of ``ncells`` cells."""
     if puzzle is None:
-        order = int(round(ncells ** 0.25)) or 3
-        return order, None, order * order, order * order
+        box_size = int(round(ncells ** 0.25)) or 3
+        return box_size, None, box_size * box_size, box_size * box_size
     if puzzle["puzzle_type"] == "sudoku":
         return puzzle["order"], None, puzzle["rows"], puzzle["cols"]
     return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
@@ -306,16 +306,16 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
     givens = evidence.get("givens") or []
-    order, shape, rows, cols = _grid_of(puzzle, len(givens))
+    box_size, shape, rows, cols = _grid_of(puzzle, len(givens))
     predicted, actual = _flat(evidence.get("predicted_order")), _flat(evidence.get("actual_order"))
     free = sum(1 for g in givens if not g)
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
     if givens and predicted and actual:
-        boards = {"predicted": svg.board(order, givens, predicted, max_rank=max_rank,
+        boards = {"predicted": svg.board(box_size, givens, predicted, max_rank=max_rank,
                                          title="Predicted fill order", id_prefix="pred",
                                          shape=shape),
-                  "actual": svg.board(order, givens, actual, max_rank=max_rank,
+                  "actual": svg.board(box_size, givens, actual, max_rank=max_rank,
                                       title="This solve's fill order", id_prefix="act",
                                       shape=shape),
                   "legend": svg.legend(max_rank, id_prefix="legend")}
@@ -334,7 +334,7 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
-    replay = {"order": order, "rows": rows, "cols": cols, "givens": givens,
+    replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
               "values": VALUE_SYMBOLS.get((puzzle or {}).get("puzzle_type") or "sudoku"),
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
     decisions = [(s, DECISIONS[s]) for s in REVIEW_STATES if s != row["state"]
@@ -394,12 +394,12 @@ async def puzzle_page(request: web.Request, who: Principal) -> web.Response:
     if row is None or not (row["owner"] is None or who.sees(row["owner"])):
         raise NotFound(f"There is no puzzle {pid!r}.")
     doc = documents.puzzle(row)
-    order, shape, _, _ = _grid_of(doc, 0)
+    box_size, shape, _, _ = _grid_of(doc, 0)
     givens = grid_facts(doc["puzzle_type"], doc["givens"])[0].tolist()
     board = None
     if doc["predicted_order"]:
         ranks = [r or None for r in _flat(doc["predicted_order"])]
-        board = svg.board(order, givens, ranks, max_rank=max(1, sum(1 for g in givens
+        board = svg.board(box_size, givens, ranks, max_rank=max(1, sum(1 for g in givens
                                                                    if not g)),
                           title="Predicted fill order", id_prefix="pz", shape=shape)
     ratings = doc["ratings"] or {}
