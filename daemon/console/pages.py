@@ -22,6 +22,8 @@ from aiohttp import web
 from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import RULES
 from fairgrid.analytics.puzzle_model import grid_facts
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+from fairgrid.solvers.techniques import SINGLES
 
 from .. import documents
 from ..ingest import ValidationError
@@ -33,20 +35,22 @@ from ..store.repository import outbox as outbox_sql
 from ..store.repository import puzzles as puzzle_sql
 from ..web.auth import Principal
 from ..web.context import CTX, read, write
+from ..states import REVIEW_STATES, FlagState
 from ..web.responses import attachment
-from ..web.organiser import REVIEW_STATES, record_review
+from ..web.organiser import record_review
 from . import svg
 from .sessions import COOKIE, LoginThrottle, Sessions, client_address
 
 LOGIN_COOKIE = "fairgrid_login"  # the sign-in form's CSRF token, before any session
 PAGE_SIZE = 50
-STATES = ("open", "cleared", "confirmed", "withdrawn", "any")
+STATES = (FlagState.OPEN.value, FlagState.CLEARED.value, FlagState.CONFIRMED.value,
+          FlagState.WITHDRAWN.value, "any")  # the queue's filter, in the order offered
 # evidence strength filters: the combined p-value at most
 STRENGTHS = {"any": None, "1e-3": 1e-3, "1e-5": 1e-5, "1e-6": 1e-6}
 STRENGTH_WORDS = {"any": "any", "1e-3": "below 1 in 1,000", "1e-5": "below 1 in 100,000",
                   "1e-6": "below 1 in a million"}
-DECISIONS = {"cleared": "Clear (honest)", "confirmed": "Confirm (cheating)",
-             "open": "Reopen"}
+DECISIONS = {FlagState.CLEARED: "Clear (honest)", FlagState.CONFIRMED: "Confirm (cheating)",
+             FlagState.OPEN: "Reopen"}
 
 
 class Console:
@@ -198,7 +202,7 @@ async def overview(request: web.Request, who: Principal) -> web.Response:
     backlogs = await read(request, sql.backlogs, who.visible())
     fpr = request.app[CTX].settings.scoring_fpr
     for r in rows:
-        flagged = r["open"] + r["cleared"] + r["confirmed"]
+        flagged = sum(r[s] for s in (FlagState.OPEN, FlagState.CLEARED, FlagState.CONFIRMED))
         r["flag_rate"] = flagged / r["scored"] if r["scored"] else None
     return _render(request, "overview.html", {"title": "Overview", "rows": rows,
                                               "backlogs": backlogs, "fpr": fpr})
@@ -213,7 +217,7 @@ def _choice(request, name: str, allowed, default: str) -> str:
 
 @page
 async def flag_queue(request: web.Request, who: Principal) -> web.Response:
-    state = _choice(request, "state", STATES, "open")
+    state = _choice(request, "state", STATES, FlagState.OPEN.value)
     sort = _choice(request, "sort", tuple(sql.SORTS), "newest")
     strength = _choice(request, "strength", tuple(STRENGTHS), "any")
     tournament = request.query.get("tournament") or None
@@ -247,9 +251,6 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
                    if tournament else None)})
 
 
-SINGLE_NAMES = ("full house", "hidden single box", "hidden single line", "naked single")
-
-
 def _hard_steps(timeline: list[dict]) -> list[bool]:
     """The placements a person would find hard: the top quarter by difficulty, and only
     steps harder than the solve's easiest."""
@@ -273,17 +274,13 @@ def _expected(ratings: dict) -> str | None:
     return _mmss(1000 * seconds) if seconds else None
 
 
-# how the replay shows a move's value, per type (None: the value's base-36 digit)
-VALUE_SYMBOLS = {"sudoku": None, "nurikabe": ["", "\u25a0", "\u00b7"]}  # river ■, island ·
-
-
 def _grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | None, int, int]:
     """(box_size, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
     the Sudoku grid of ``ncells`` cells."""
     if puzzle is None:
         box_size = int(round(ncells ** 0.25)) or 3
         return box_size, None, box_size * box_size, box_size * box_size
-    if puzzle["puzzle_type"] == "sudoku":
+    if puzzle_type(puzzle["puzzle_type"]).blocks:
         return puzzle["order"], None, puzzle["rows"], puzzle["cols"]
     return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
 
@@ -329,16 +326,17 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
                            id_prefix="pace", switch_at=switch - 1 if switch else None)
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
     needed = evidence.get("hardest_needed")
-    if needed and needed.get("technique") not in SINGLE_NAMES:
+    if needed and needed.get("technique") not in SINGLES:
         needed = {**needed, "where": f"r{needed['cell'] // cols + 1}c{needed['cell'] % cols + 1}"}
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
     replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
-              "values": VALUE_SYMBOLS.get((puzzle or {}).get("puzzle_type") or "sudoku"),
+              # how the replay shows a move's value (None: the value's base-36 digit)
+              "values": puzzle_type((puzzle or {}).get("puzzle_type") or DEFAULT_TYPE).symbols,
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
     decisions = [(s, DECISIONS[s]) for s in REVIEW_STATES if s != row["state"]
-                 and not (s == "open" and row["state"] == "withdrawn")]
+                 and not (s == FlagState.OPEN and row["state"] == FlagState.WITHDRAWN)]
     return _render(request, "flag.html", {
         "title": f"Flag {flag_id}", "flag": row, "ev": evidence, "signals": signals,
         "rule": RULES.get(evidence.get("rule") or ""),
