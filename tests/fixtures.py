@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from fairgrid.daemon.testing import EASY, EASY_SOLUTION  # noqa: F401 - one spelling, shared
 from fairgrid.solvers.generator import random_puzzle, random_solution
 
 # The foundation issue's test puzzles (Sudoku Explainer ratings in brackets; EASY, 1.2,
