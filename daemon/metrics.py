@@ -85,12 +85,12 @@ class Metrics:
             "fairgrid_job_duration_seconds", "Duration of each job's last successful run.",
             ["job"], registry=registry)
         self.job_rows = Gauge(
-            "fairgrid_job_rows", "Rows each job's last successful run handled, by kind.",
-            ["job", "kind"], registry=registry)
+            "fairgrid_job_rows", "Rows each job's last successful run handled, by what they are.",
+            ["job", "what"], registry=registry)
         self.metric_correlation = Gauge(
             "fairgrid_metric_human_correlation",
             "Correlation of each difficulty metric with the median human solve time "
-            "(live thesis Table 3.1, from the last nightly run).", ["metric", "kind"],
+            "(live thesis Table 3.1, from the last nightly run).", ["metric", "coefficient"],
             registry=registry)
         self.job_last_success = Gauge(
             "fairgrid_job_last_success_timestamp_seconds",

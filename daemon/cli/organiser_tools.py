@@ -218,7 +218,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
                 bar.update(1)
 
     try:
-        answer = client.request("POST", "/v1/jobs/nightly")
+        answer = client.request("POST", "/v1/nightly-runs")
         if answer is not None:
             status, doc = answer
             if status != 202:
@@ -226,7 +226,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
             run_id, via = doc["run_id"], "the running daemon"
             while True:
                 time.sleep(0.5)
-                status, doc = client.request("GET", f"/v1/jobs/{run_id}") or (0, {})
+                status, doc = client.request("GET", f"/v1/nightly-runs/{run_id}") or (0, {})
                 if doc.get("stage") in STAGES:
                     for stage in STAGES[:STAGES.index(doc["stage"]) + 1]:
                         progress(stage)

@@ -32,13 +32,13 @@ def expected_time(ratings: dict) -> str | None:
 
 
 def grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | None, int, int]:
-    """(order, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
+    """(box_size, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
     the Sudoku grid of ``ncells`` cells."""
     if puzzle is None:
-        order = int(round(ncells ** 0.25)) or 3
-        return order, None, order * order, order * order
+        box_size = int(round(ncells ** 0.25)) or 3
+        return box_size, None, box_size * box_size, box_size * box_size
     if puzzle["puzzle_type"] == "sudoku":
-        return puzzle["order"], None, puzzle["rows"], puzzle["cols"]
+        return puzzle["box_size"], None, puzzle["rows"], puzzle["cols"]
     return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
 
 
@@ -68,16 +68,16 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
     givens = evidence.get("givens") or []
-    order, shape, rows, cols = grid_of(puzzle, len(givens))
+    box_size, shape, rows, cols = grid_of(puzzle, len(givens))
     predicted, actual = flat(evidence.get("predicted_order")), flat(evidence.get("actual_order"))
     free = sum(1 for g in givens if not g)
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
     if givens and predicted and actual:
-        boards = {"predicted": svg.board(order, givens, predicted, max_rank=max_rank,
+        boards = {"predicted": svg.board(box_size, givens, predicted, max_rank=max_rank,
                                          title="Predicted fill order", id_prefix="pred",
                                          shape=shape),
-                  "actual": svg.board(order, givens, actual, max_rank=max_rank,
+                  "actual": svg.board(box_size, givens, actual, max_rank=max_rank,
                                       title="This solve's fill order", id_prefix="act",
                                       shape=shape),
                   "legend": svg.legend(max_rank, id_prefix="legend")}
@@ -96,7 +96,7 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
-    replay = {"order": order, "rows": rows, "cols": cols, "givens": givens,
+    replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
               "values": VALUE_SYMBOLS.get((puzzle or {}).get("puzzle_type") or "sudoku"),
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
     return {

@@ -206,9 +206,9 @@ class Writer:
     def _run(self) -> None:
         name_os_thread("fg-writer")
         while True:
-            kind, payload, fut = self._next()
-            if kind != "sub":
-                if self._other(kind, payload, fut):
+            op, payload, fut = self._next()
+            if op != "sub":
+                if self._other(op, payload, fut):
                     return
                 continue
             batch = [(payload, fut)]
@@ -312,13 +312,13 @@ class Writer:
             self._idle_s += time.perf_counter() - since
             self._idle_since = None
 
-    def _other(self, kind: str, payload, fut) -> bool:
+    def _other(self, op: str, payload, fut) -> bool:
         """Run a queued item that is not a submission; True for "stop"."""
-        if kind == "call":
+        if op == "call":
             self._run_call(payload, fut)
-        elif kind == "exclusive":
+        elif op == "exclusive":
             self._run_exclusive(payload, fut)
-        elif kind == "sync":
+        elif op == "sync":
             self._run_sync(fut)
         else:  # stop
             self._drain_remaining()
@@ -329,17 +329,17 @@ class Writer:
         batch, others = [], []
         while True:
             try:
-                kind, payload, fut = self._queue.get_nowait()
+                op, payload, fut = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if kind == "sub":
+            if op == "sub":
                 batch.append((payload, fut))
-            elif kind != "stop":
-                others.append((kind, payload, fut))
+            elif op != "stop":
+                others.append((op, payload, fut))
         if batch:
             self._commit_batch(batch)
-        for kind, payload, fut in others:
-            self._other(kind, payload, fut)
+        for op, payload, fut in others:
+            self._other(op, payload, fut)
         self._store_moves_quietly()
 
     def _store_moves(self) -> None:

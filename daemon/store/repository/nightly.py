@@ -57,7 +57,7 @@ class PuzzleText(NamedTuple):
     id: str
     givens: str
     solution: str
-    order: int
+    box_size: int
     fill_rank_median: str | None    # JSON: the predicted median fill rank per cell
     puzzle_type: str
 
@@ -74,7 +74,7 @@ class RatingRunRow(NamedTuple):
     residual_sd: float
     calibration: str                # JSON: the metrics -> log-time model in force after
     correlations: str               # JSON: metric -> {pearson, spearman} vs humans
-    band_nulls: str                 # JSON: level key -> signal -> [centre, scale]
+    level_nulls: str                 # JSON: level key -> signal -> [centre, scale]
     by_type: str                    # JSON: type -> {mu, residual_sd, skill_sd, solves}
 
 
@@ -187,7 +187,7 @@ def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
 def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:
     """The puzzles ``ids`` (in no particular order)."""
     return [PuzzleText._make(r) for r in cur.execute(
-        "SELECT id, givens, solution, puzzle_order, fill_rank_median, puzzle_type "
+        "SELECT id, givens, solution, box_size, fill_rank_median, puzzle_type "
         "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()]
 
 

@@ -36,14 +36,14 @@ FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reaso
                 "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
 
 
-def flags(cur, *, tournament=None, player=None, since=None, min_score=None, state=None,
+def flags(cur, *, tournament=None, player=None, since=None, min_anomaly=None, state=None,
           cursor=None, limit=50, portals=None) -> list[dict]:
     """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id);
     only of ``portals`` when given."""
     clause, params = portal_clause("f.portal", portals)
     where = [clause]
     for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
-                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score),
+                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_anomaly),
                           ("f.state = ?", state)):
         if value is not None:
             where.append(clause)

@@ -89,7 +89,7 @@ def moves_of(cur, sub_keys) -> dict[str, np.ndarray]:
 def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
     """A puzzle's stored analysis with its rating under ``run_id`` (None: none)."""
     cur.execute(
-        "SELECT p.status, p.givens, p.puzzle_order, p.solution, p.puzzle_type, "
+        "SELECT p.status, p.givens, p.box_size, p.solution, p.puzzle_type, "
         "p.fill_rank_median, "
         "p.ratings, pr.difficulty, pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
         "FROM puzzles p LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
@@ -99,12 +99,12 @@ def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
 
 
 def rating_run(cur, run_id: str) -> tuple:
-    """(mu, residual_sd, sd of Sudoku player skills, band_nulls JSON, by_type JSON) of a
+    """(mu, residual_sd, sd of Sudoku player skills, level_nulls JSON, by_type JSON) of a
     rating run."""
     return cur.execute(
         "SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
         "FROM player_ratings WHERE run_id = r.run_id AND puzzle_type = 'sudoku'), "
-        "r.band_nulls, r.by_type FROM rating_runs r WHERE r.run_id = ?",
+        "r.level_nulls, r.by_type FROM rating_runs r WHERE r.run_id = ?",
         [run_id]).fetchone()
 
 

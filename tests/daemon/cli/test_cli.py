@@ -58,33 +58,33 @@ def test_solve_that_hits_the_cap_exits_1_with_a_message():
 
 
 def test_predict_order_json():
-    proc = run("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "2", "--json")
+    proc = run("predict-order", EASY, "--runs", "8", "--seed", "2", "--workers", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["runs"] == 8 and out["seed"] == 2 and out["capped_runs"] == 0
     ranks = [r for row in out["rank"] for r in row if r is not None]
     assert sorted(ranks) == list(range(1, 50))  # EASY has 49 free cells
     one = json.loads(run("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "1",
-                         "--json").stdout)
+                         "--json").stdout)  # --jobs: --workers' old name
     assert one["rank"] == out["rank"]
 
 
 def test_predict_order_grid_output():
-    proc = run("predict-order", EASY, "--runs", "4", "--jobs", "1")
+    proc = run("predict-order", EASY, "--runs", "4", "--workers", "1")
     assert proc.returncode == 0, proc.stderr
     assert "[3]" in proc.stdout and "runs: 4" in proc.stdout and "SA difficulty" in proc.stdout
 
 
 def test_predict_order_draws_a_heatmap(tmp_path):
     png = tmp_path / "order.png"
-    proc = run("predict-order", EASY, "--runs", "4", "--jobs", "1", "--png", str(png))
+    proc = run("predict-order", EASY, "--runs", "4", "--workers", "1", "--png", str(png))
     assert proc.returncode == 0, proc.stderr
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
 
 def test_predict_order_budget_sets_the_cap():
-    proc = run("predict-order", SA_HARD, "--runs", "4", "--budget", "0.002", "--jobs", "1",
+    proc = run("predict-order", SA_HARD, "--runs", "4", "--budget", "0.002", "--workers", "1",
                "--json")
     out = json.loads(proc.stdout)
     assert out["max_steps"] == 20_000 and out["capped_runs"] == 4 and out["basis_runs"] == 4
@@ -145,7 +145,7 @@ def test_rate_quick_runs_only_what_the_expected_time_reads(tmp_path):
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{MEDIUM}\n{HUMAN_HARD}\n")
     lines = [json.loads(x) for x in run("rate", str(bank), "--json", "--quick",
-                                        "--jobs", "1").stdout.splitlines()]
+                                        "--workers", "1").stdout.splitlines()]
     assert [x["expected_time_s"] for x in lines][1] == doc["expected_time_s"]
     assert lines[0]["expected_time_s"] < lines[1]["expected_time_s"]
     text = run("rate", HUMAN_HARD, "--quick").stdout
@@ -156,7 +156,7 @@ def test_rate_a_file_keeps_input_order_and_reports_bad_lines(tmp_path):
     bank = tmp_path / "bank.txt"
     bank.write_text(f"# a puzzle bank\nid1 {MEDIUM} x\nid2 {EASY} y\nid3 {'.' * 81} z\n")
     proc = run("rate", str(bank), "--json", "--runs", "0.2", "--budget", "0.1",
-               "--jobs", "2")
+               "--workers", "2")
     assert proc.returncode == 2
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [x["puzzle"] for x in lines] == [MEDIUM, EASY, "." * 81]
@@ -169,11 +169,11 @@ def test_rate_a_file_keeps_input_order_and_reports_bad_lines(tmp_path):
 def test_generate_lewis_and_unique_puzzles():
     from fairgrid.solvers import parse
     from fairgrid.solvers.backtracking import count_solutions
-    proc = run("generate", "--order", "3", "--p", "0.4", "--count", "3", "--seed", "1")
+    proc = run("generate", "--box-size", "3", "--p", "0.4", "--count", "3", "--seed", "1")
     assert proc.returncode == 0
     lines = proc.stdout.split()
     assert len(lines) == 3 and all(len(x) == 81 for x in lines)
-    assert run("generate", "--order", "3", "--p", "0.4", "--count", "3",
+    assert run("generate", "--order", "3", "--p", "0.4", "--count", "3",  # the old name
                "--seed", "1").stdout == proc.stdout
     proc = run("generate", "--unique", "--count", "2", "--p", "0.3", "--seed", "2")
     for text in proc.stdout.split():
@@ -189,10 +189,10 @@ def test_serve_runs_on_uvloop_unless_told_not_to():
 
     from fairgrid.daemon.cli.service import _event_loop
 
-    for wanted, kind in ((True, uvloop.Loop), (False, asyncio.AbstractEventLoop)):
+    for wanted, loop_type in ((True, uvloop.Loop), (False, asyncio.AbstractEventLoop)):
         loop = _event_loop(wanted)
         try:
-            assert isinstance(loop, kind)
+            assert isinstance(loop, loop_type)
             assert wanted or not isinstance(loop, uvloop.Loop)
         finally:
             loop.close()
@@ -259,11 +259,11 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
 
 def test_rate_depends_on_the_puzzle_and_seed_not_on_its_place_in_a_file(tmp_path):
     alone = json.loads(run("rate", MEDIUM, "--runs", "0.2", "--budget", "0.2", "--json",
-                           "--jobs", "1").stdout)
+                           "--workers", "1").stdout)
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{EASY}\n{MEDIUM}\n")
     second = [json.loads(x) for x in run("rate", str(bank), "--runs", "0.2", "--budget",
-                                         "0.2", "--json", "--jobs", "1").stdout.splitlines()]
+                                         "0.2", "--json", "--workers", "1").stdout.splitlines()]
     bank.write_text(f"{MEDIUM}\n{EASY}\n")
     first = [json.loads(x) for x in run("rate", str(bank), "--runs", "0.2", "--budget",
                                         "0.2", "--json", "--jobs", "2").stdout.splitlines()]

@@ -44,9 +44,9 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
               "--cheaters", "1", "--puzzle-id", "easy", "--config", cfg, timeout=300)
     assert sim.returncode == 0, sim.stderr
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
-    assert sorted(x["kind"] for x in lines) == ["honest", "honest", "row"]
+    assert sorted(x["behaviour"] for x in lines) == ["honest", "honest", "row"]
     assert all(x["status"] == 202 for x in lines)
-    # it waited for the scores and says what was flagged, by kind
+    # it waited for the scores and says what was flagged, by behaviour
     summary = [x for x in sim.stderr.splitlines() if x.startswith("flagged: ")]
     assert summary and summary[0].startswith("flagged: honest ") and "row " in summary[0]
     assert "not scored" not in summary[0]
@@ -73,14 +73,14 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["puzzles"] == 1
-    status, doc = request(base + f"/v1/jobs/{summary['run_id']}", headers=bearer(ADMIN))
+    status, doc = request(base + f"/v1/nightly-runs/{summary['run_id']}", headers=bearer(ADMIN))
     assert status == 200 and doc["status"] == "success" and doc["stage"] == "done"
-    status, _ = request(base + "/v1/jobs/nope", headers=bearer(ADMIN))
+    status, _ = request(base + "/v1/nightly-runs/nope", headers=bearer(ADMIN))
     assert status == 404
     with __import__("urllib.request").request.urlopen(base + "/metrics") as resp:
         text = resp.read().decode()
     assert 'fairgrid_job_last_success_timestamp_seconds{job="nightly"}' in text
-    assert 'fairgrid_job_rows{job="nightly",kind="puzzles"} 1.0' in text
+    assert 'fairgrid_job_rows{job="nightly",what="puzzles"} 1.0' in text
     # stop the daemon: recompute now works on the file itself
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
@@ -133,7 +133,7 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
               "--config", cfg, timeout=300)
     assert sim.returncode == 0, sim.stderr
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
-    assert sorted(x["kind"] for x in lines) == ["honest"] * 3 + ["random", "row"]
+    assert sorted(x["behaviour"] for x in lines) == ["honest"] * 3 + ["random", "row"]
     assert all(x["status"] == 202 for x in lines)
     puzzle = request(base + "/v1/puzzles/nk", headers=bearer(ADMIN))[1]
     assert puzzle["puzzle_type"] == "nurikabe" and puzzle["status"] == "ready"
@@ -141,7 +141,7 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
     assert summary and "row " in summary[0] and "not scored" not in summary[0]
     # at cold start a Nurikabe copy is often not flagged on one solve (docs/detection.md),
     # but it is the most anomalous of the five
-    anomaly = {x["kind"] + x["submission_id"]: request(
+    anomaly = {x["behaviour"] + x["submission_id"]: request(
         base + f"/v1/submissions/demo/{x['submission_id']}", headers=bearer(ADMIN))[1][
         "score"]["anomaly"] for x in lines}
     assert not max(anomaly, key=anomaly.get).startswith("honest")

@@ -272,14 +272,15 @@ async def test_flags_are_filtered_and_paginated_newest_first(client):
         if cursor is None:
             break
     assert seen == ["s-4", "s-3", "s-2", "s-1", "s-0"]
-    doc = await (await client.get("/v1/flags?player=p-1&min_score=2&tournament=t-1",
-                                  headers=bearer(ORGANISER))).json()
-    assert [f["submission_id"] for f in doc["flags"]] == ["s-3"]
+    for name in ("min_anomaly", "min_score"):  # min_score: min_anomaly's old name
+        doc = await (await client.get(f"/v1/flags?player=p-1&{name}=2&tournament=t-1",
+                                      headers=bearer(ORGANISER))).json()
+        assert [f["submission_id"] for f in doc["flags"]] == ["s-3"]
     doc = await (await client.get("/v1/flags?since=2026-11-21T12:03:00Z",
                                   headers=bearer(ORGANISER))).json()
     assert [f["submission_id"] for f in doc["flags"]] == ["s-4", "s-3"]
-    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_score=high",
-                "state=pending", "tournamnet=t-1"):
+    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_anomaly=high",
+                "min_score=high", "state=pending", "tournamnet=t-1"):
         resp = await client.get(f"/v1/flags?{bad}", headers=bearer(ORGANISER))
         assert resp.status == 400 and (await resp.json())["field"] == bad.split("=")[0]
     # the state filter: one flag reviewed as confirmed is not among the open ones

@@ -49,14 +49,14 @@ async def _all_scored(client, sids):
 
 
 async def _nightly(client):
-    resp = await client.post("/v1/jobs/nightly", headers=bearer(ADMIN))
+    resp = await client.post("/v1/nightly-runs", headers=bearer(ADMIN))
     run_id = (await resp.json())["run_id"]
 
     async def finished():
-        doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
+        doc = await (await client.get(f"/v1/nightly-runs/{run_id}", headers=bearer(ADMIN))).json()
         return doc["status"] in ("success", "failed")
     await until(finished, 300)
-    doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
+    doc = await (await client.get(f"/v1/nightly-runs/{run_id}", headers=bearer(ADMIN))).json()
     assert doc["status"] == "success", doc
     return doc
 

@@ -88,7 +88,7 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     assert (await _register(client)).status == 201
     doc = await wait_ready(client, "nk")
     assert doc["status"] == "ready" and doc["puzzle_type"] == "nurikabe"
-    assert (doc["rows"], doc["cols"], doc["order"]) == (8, 8, None)
+    assert (doc["rows"], doc["cols"], doc["box_size"], doc["order"]) == (8, 8, None, None)
     assert doc["solution"] == "".join(str(v) for v in SOLUTION)
     ratings = doc["ratings"]
     assert 1 <= ratings["level"] <= 5 and ratings["sd_log"] == 1.0
@@ -192,8 +192,8 @@ async def test_the_nightly_job_fits_each_type_apart(client):
     # the solves were e times faster than the prior: the fit's offset says so
     assert by_type["nurikabe"]["mu"] == pytest.approx(-1.0, abs=0.3)
     store = client.app[CTX].store
-    kinds = query(store, "SELECT DISTINCT puzzle_type FROM player_ratings")
-    assert kinds == [("nurikabe",)]
+    types = query(store, "SELECT DISTINCT puzzle_type FROM player_ratings")
+    assert types == [("nurikabe",)]
     level = query(store, "SELECT level FROM puzzle_ratings WHERE puzzle_id = 'nk'")[0][0]
     assert 1 <= level <= 5
     # re-scored against the fitted difficulty (the run queues the re-scoring)
