@@ -62,14 +62,19 @@ class SimulatedSolve:
 
     def moves(self) -> list[dict]:
         """The log as webhook ``moves`` entries."""
-        out = []
-        for t, c, d, n in zip(self.t_ms.tolist(), self.cell.tolist(), self.digit.tolist(),
-                              self.note.tolist()):
-            m = {"t_ms": t, "cell": c, "digit": d}
-            if n:
-                m["kind"] = "note"
-            out.append(m)
-        return out
+        return webhook_moves(self.t_ms, self.cell, self.digit, self.note)
+
+
+def webhook_moves(t_ms, cell, digit, note) -> list[dict]:
+    """A move log's arrays as webhook ``moves`` entries (a note's ``kind`` is ``note``)."""
+    out = []
+    for t, c, d, n in zip(np.asarray(t_ms).tolist(), np.asarray(cell).tolist(),
+                          np.asarray(digit).tolist(), np.asarray(note).tolist()):
+        m = {"t_ms": t, "cell": c, "digit": d}
+        if n:
+            m["kind"] = "note"
+        out.append(m)
+    return out
 
 
 def _step_weights(technique, score, options, rng, sigma=0.55):

@@ -51,6 +51,7 @@ from typing import Callable
 
 import numpy as np
 
+from fairgrid.analytics.simulate import webhook_moves
 from fairgrid.solvers import parse
 from fairgrid.solvers import techniques as tq
 from fairgrid.solvers.grid import Puzzle
@@ -99,14 +100,7 @@ class PlayerLog:
 
     def moves(self) -> list[dict]:
         """The log as webhook ``moves`` entries."""
-        out = []
-        for t, c, d, n in zip(self.t_ms.tolist(), self.cell.tolist(), self.digit.tolist(),
-                              self.note.tolist()):
-            m = {"t_ms": t, "cell": c, "digit": d}
-            if n:
-                m["kind"] = "note"
-            out.append(m)
-        return out
+        return webhook_moves(self.t_ms, self.cell, self.digit, self.note)
 
 
 def screen(text: str, t_ms, cell, digit, note) -> tuple[np.ndarray, list[int]]:

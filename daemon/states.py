@@ -21,9 +21,11 @@ class FlagState(StrEnum):
     CONFIRMED = "confirmed"
 
 
-FLAG_STATES = tuple(FlagState)  # every state, in the order lists and metrics show them
+# as plain strings, for what prints a member's repr (argparse's choices, lists in messages)
+FLAG_STATES = tuple(s.value for s in FlagState)  # in the order lists and metrics show them
 # what a reviewer may set (open: reopened), in the order the review form offers them
-REVIEW_STATES = (FlagState.CLEARED, FlagState.CONFIRMED, FlagState.OPEN)
+REVIEW_STATES = tuple(s.value for s in (FlagState.CLEARED, FlagState.CONFIRMED,
+                                        FlagState.OPEN))
 STANDING = (FlagState.OPEN, FlagState.CONFIRMED)  # flags that stand against a player
 
 

@@ -9,6 +9,8 @@ from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import RULES
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+from fairgrid.solvers.techniques import SINGLES
 
 from .. import documents
 from ..store.repository import console as sql
@@ -19,11 +21,6 @@ from ..web.auth import Principal
 from ..web.context import CTX, read
 from . import svg
 from .pages import NotFound, mmss, page, render, when
-
-SINGLE_NAMES = ("full house", "hidden single box", "hidden single line", "naked single")
-# how the replay shows a move's value, per type (None: the value's base-36 digit)
-VALUE_SYMBOLS = {"sudoku": None, "nurikabe": ["", "\u25a0", "\u00b7"]}  # river ■, island ·
-
 
 def expected_time(ratings: dict) -> str | None:
     """A puzzle's expected solve time as m:ss, from its ratings (None before them)."""
@@ -37,7 +34,7 @@ def grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | No
     if puzzle is None:
         box_size = int(round(ncells ** 0.25)) or 3
         return box_size, None, box_size * box_size, box_size * box_size
-    if puzzle["puzzle_type"] == "sudoku":
+    if puzzle_type(puzzle["puzzle_type"]).blocks:
         return puzzle["box_size"], None, puzzle["rows"], puzzle["cols"]
     return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
 
@@ -91,13 +88,14 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                            id_prefix="pace", switch_at=switch - 1 if switch else None)
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
     needed = evidence.get("hardest_needed")
-    if needed and needed.get("technique") not in SINGLE_NAMES:
+    if needed and needed.get("technique") not in SINGLES:
         needed = {**needed, "where": f"r{needed['cell'] // cols + 1}c{needed['cell'] % cols + 1}"}
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
     replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
-              "values": VALUE_SYMBOLS.get((puzzle or {}).get("puzzle_type") or "sudoku"),
+              # how the replay shows a move's value (None: the value's base-36 digit)
+              "values": puzzle_type((puzzle or {}).get("puzzle_type") or DEFAULT_TYPE).symbols,
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
     return {
         "ev": evidence, "signals": signals, "rule": RULES.get(evidence.get("rule") or ""),

@@ -14,14 +14,13 @@ from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
+from ..states import FLAG_STATES, REVIEW_STATES
 from .auth import AuthError, Principal
 from .tokens import require_token
 from .context import CTX, read, write
 from .responses import error, json_response, known_query
 
 MAX_LIMIT = 500
-REVIEW_STATES = ("cleared", "confirmed", "open")  # open: reopened, e.g. on appeal
-FLAG_STATES = ("open", "withdrawn", "cleared", "confirmed")
 FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_anomaly",
                         "min_score", "state", "fdr"})
 # query parameters renamed (docs/architecture.md#glossary): the old name still answers

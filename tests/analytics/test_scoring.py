@@ -163,7 +163,6 @@ def test_simulator_is_seeded_and_every_behaviour_completes_the_grid():
         simulate(puzzle, sol, "robot", rng=1, expected_log_s=6.0)
 
 
-
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.sampled_from([0.0, 1.0, 2.5, 3.0, -1.0, float("inf"), 7.0]), min_size=1,
                 max_size=40),

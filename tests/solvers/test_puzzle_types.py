@@ -62,7 +62,7 @@ def test_nurikabe_through_the_seam():
     assert t.solution(t.parse("2x2:2...")) is None  # two solutions
 
 
-def test_a_generated_nurikabe_replays_its_model_order_without_a_guess():
+def test_a_generated_nurikabe_replays_its_model_ranks_without_a_guess():
     t = puzzle_type("nurikabe")
     p = generate_nurikabe(6, 6, np.random.default_rng(2))
     sol = t.solution(p)

@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...states import STANDING, sql_list
 from . import needs_moves, outbox
 
 # the solves the ratings learn from: complete, timed, of analysed puzzles, without an
@@ -23,7 +24,7 @@ ELIGIBLE = """
     WHERE s.complete AND s.duration_ms > 0 AND p.status = 'ready' AND p.ratings IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal
                       AND f.submission_id = s.submission_id
-                      AND f.state IN ('open', 'confirmed'))
+                      AND f.state IN """ + sql_list(STANDING) + """)
 """
 
 

@@ -22,6 +22,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ...states import FlagState
 from . import needs_moves, outbox
 from .rows import dicts
 
@@ -31,9 +32,9 @@ MACHINE = "fairgrid"  # the actor of the changes scoring makes
 def rescored_state(state: str, flagged: bool, by_person: bool = False) -> str | None:
     """The state a flag moves to when its submission is scored again (None: it stays,
     because a person decided it: a review, or a reopening, was its last change)."""
-    if by_person or state not in ("open", "withdrawn"):
+    if by_person or state not in (FlagState.OPEN, FlagState.WITHDRAWN):
         return None
-    return "open" if flagged else "withdrawn"
+    return FlagState.OPEN.value if flagged else FlagState.WITHDRAWN.value
 
 
 def these_keys(column: str, sub_keys) -> str:
@@ -136,7 +137,7 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     if score_batch["flagged"].any():
         created = con.execute(
             "INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
-            "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM "
+            f"SELECT b.portal, b.submission_id, ?, '{FlagState.OPEN}', b.reasons FROM "
             "score_batch b WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f "
             "WHERE f.portal = b.portal AND f.submission_id = b.submission_id) "
             "AND EXISTS (SELECT 1 FROM submissions s WHERE s.portal = b.portal AND "
@@ -144,7 +145,7 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "RETURNING id, portal, submission_id", [now]).fetchall()
     if created:
         con.execute(
-            "INSERT INTO flag_history SELECT f.id, ?, 'open', b.note, ? "
+            f"INSERT INTO flag_history SELECT f.id, ?, '{FlagState.OPEN}', b.note, ? "
             "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
             "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
             [now, MACHINE, [c[0] for c in created]])

@@ -147,7 +147,6 @@ def _call(base, method, path, body=None, headers=None):
         return exc.code, json.loads(exc.read() or b"null")
 
 
-
 def test_a_hostile_portal_and_a_killed_backup_cost_the_other_portal_nothing(tmp_path):
     """bench/fault_soak.py's pieces, small: an ordinary portal's solves are delivered
     until 2xx across a SIGKILL that stops a backup, while a hostile portal's bodies get

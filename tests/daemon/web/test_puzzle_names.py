@@ -3,21 +3,13 @@ that id is never used, and cannot be taken over (real app, real DuckDB file)."""
 
 from __future__ import annotations
 
-import pytest
 
-from fairgrid.daemon.web.app import create_app
 
 from ...fixtures import EASY, MEDIUM
-from ..helpers import ADMIN, ORGANISER, OTHER_SECRET, bearer, make_settings, query, signed, \
-    solve_body, solve_moves
-from .test_webhook import URL, store
+from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, URL, bearer, query, signed, solve_body,
+                       solve_moves, store)
 
 PASSWORD = "correct horse battery"
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
 
 
 async def post(client, body, secret=None, msg_id="m"):

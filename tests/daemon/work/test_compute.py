@@ -20,8 +20,7 @@ from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import predict_fill_order
 
 from ...fixtures import EASY, SA_HARD
-from ..helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
-from .test_notify import until
+from ..helpers import ADMIN, ORGANISER, bearer, build, make_settings, signed, solve_body, until
 
 pytestmark = pytest.mark.slow
 
@@ -183,7 +182,6 @@ def test_the_nightly_job_gives_the_same_ratings_wherever_its_tasks_run(tmp_path,
     from fairgrid.daemon.work.nightly import direct_db, run_nightly
     from fairgrid.daemon.work.pool import Lane, LanePool
 
-    from .test_nightly import build
 
     def ratings(con, run_id):
         rows = con.execute("SELECT puzzle_id, difficulty, consensus_fill_rank, "

@@ -15,58 +15,8 @@ from fairgrid.analytics.puzzle_model import complete_metrics
 from fairgrid.daemon.work.nightly import direct_db, run_nightly
 from fairgrid.daemon.store import connect
 
-from ...fixtures import EASY, EASY_SOLUTION, NURIKABE_8
-from ..helpers import make_settings
-
-EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
-COLUMNS = ("(sub_key, portal, submission_id, webhook_id, tournament_id, player_id, puzzle_id, "
-           "started_at, received_at, committed_at, n_moves, duration_ms, complete, status, raw)")
-METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
-
-
-def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
-    """A database of ready puzzles (all with EASY's grid) and complete solves whose times
-    follow log t = d_j - s_i + noise; returns the truth."""
-    rng = np.random.default_rng(seed)
-    con = connect(str(path))
-    now = datetime.now(timezone.utc)
-    # the stored models hold only the human model's metrics, as puzzles analysed before
-    # the technique model do: the nightly job rates what the calibration reads and lacks
-    prior = load_default().expected_log_time(
-        complete_metrics(EASY, METRICS, load_default().metrics_needed))
-    true_delta = rng.normal(0, 0.3, puzzles)
-    true_d = prior - 1.0 + true_delta          # this portal's players are e times faster
-    skill = rng.normal(0, 0.4, players)
-    ratings = json.dumps({"metrics": METRICS, "expected_log_s": prior, "sd_log": 0.17,
-                          "null": {}, "level": 3})
-    for j in range(puzzles):
-        con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
-                    "registered_at, ratings, fill_rank_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
-                    [f"p{j:02d}", EASY, EASY_SOLUTION, now, ratings, json.dumps([None] * 81)])
-    subs, moves = [], {"sub_key": [], "seq": [], "t_ms": [], "cell": [], "digit": [],
-                       "note": []}
-    key = 0
-    for j in range(puzzles):
-        solvers = players if not (few_solves_puzzle and j == puzzles - 1) else 2
-        for i in rng.choice(players, solvers, replace=False):
-            dur = int(1000 * np.exp(true_d[j] - skill[i] + rng.normal(0, 0.15)))
-            order = list(EMPTY) if j == 0 else list(rng.permutation(EMPTY))
-            t = np.linspace(dur / len(order), dur, len(order)).astype(int)
-            for seq, (c, tt) in enumerate(zip(order, t)):
-                moves["sub_key"].append(key), moves["seq"].append(seq)
-                moves["t_ms"].append(int(tt)), moves["cell"].append(c)
-                moves["digit"].append(int(EASY_SOLUTION[c])), moves["note"].append(False)
-            subs.append((key, "demo", f"s{key}", f"w{key}", "t", f"u{i:03d}", f"p{j:02d}",
-                         now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
-                         "scored", "{}"))
-            key += 1
-    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?)", subs)
-    con.register("m", {k: np.array(v) for k, v in moves.items()})
-    con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
-    con.unregister("m")
-    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
-    return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
+from ...fixtures import EASY, NURIKABE_8
+from ..helpers import COLUMNS, EMPTY, METRICS, build, make_settings
 
 
 def _ratings(con, run_id):

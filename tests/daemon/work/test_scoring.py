@@ -13,24 +13,9 @@ from fairgrid.daemon.web.app import create_app
 from fairgrid.solvers import parse
 
 from ...fixtures import EASY, EASY_SOLUTION
-from ..helpers import (query, ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer,
-                      make_settings, signed, solve_body, solve_moves)
-from ..work.test_analysis import wait_ready
-
-
-async def wait_scored(client, sid, timeout=60.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        doc = await (await client.get(f"/v1/submissions/demo/{sid}",
-                                      headers=bearer(ORGANISER))).json()
-        if doc["status"] == "scored" or asyncio.get_running_loop().time() > deadline:
-            return doc
-        await asyncio.sleep(0.2)
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
+from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer, make_settings, query,
+                       sign_in_as_admin, signed, solve_body, solve_moves, wait_ready,
+                       wait_scored)
 
 
 async def _post(client, sid, moves, msg_id=None, **extra):
@@ -152,18 +137,8 @@ async def _status(client, portal, sid, *, until, timeout=120.0) -> dict:
 
 async def _console_page(client, path: str) -> str:
     """A console page's HTML, as a signed-in admin sees it."""
-    import re
-
     if not any(c.key == "fairgrid_session" for c in client.session.cookie_jar):
-        resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
-            "name": "rev", "role": "admin", "password": "a long password"})
-        assert resp.status == 201, await resp.text()
-        html = await (await client.get("/ui/login")).text()
-        csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-        resp = await client.post("/ui/login", data={"csrf": csrf, "name": "rev",
-                                                    "password": "a long password"},
-                                 allow_redirects=False)
-        assert resp.status == 303
+        await sign_in_as_admin(client)
     resp = await client.get(path)
     assert resp.status == 200, path
     return await resp.text()
