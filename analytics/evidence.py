@@ -33,7 +33,7 @@ from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
-from .calibration import score
+from .calibration import judge
 from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
@@ -262,14 +262,14 @@ class Evidence:
 
 
 
-def _name(name: str, kind: str) -> str:
+def _name(name: str, type_name: str) -> str:
     """A signal's name in words, in the puzzle type's terms."""
-    return puzzle_type(kind).words.unforced_name if name == "unforced" else NAMES[name]
+    return puzzle_type(type_name).words.unforced_name if name == "unforced" else NAMES[name]
 
 
-def _what(name: str, kind: str) -> str:
+def _what(name: str, type_name: str) -> str:
     """What a solve flagged for a signal did, in the puzzle type's terms."""
-    return puzzle_type(kind).words.unforced_what if name == "unforced" else WHAT[name]
+    return puzzle_type(type_name).words.unforced_what if name == "unforced" else WHAT[name]
 
 
 def rarity(p: float) -> str:
@@ -444,21 +444,21 @@ def _outcome_words(outcome: str, right: int, wrong: int, total: int) -> str:
     return ""
 
 
-def verdict_line(verdict, extra: dict, kind: str = DEFAULT_TYPE) -> str:
+def verdict_line(verdict, extra: dict, type_name: str = DEFAULT_TYPE) -> str:
     """The verdict in one sentence (after the outcome, when the solve did not finish)."""
-    return extra.get("outcome_words", "") + _verdict(verdict, kind)
+    return extra.get("outcome_words", "") + _verdict(verdict, type_name)
 
 
-def _verdict(verdict, kind: str = DEFAULT_TYPE) -> str:
+def _verdict(verdict, type_name: str = DEFAULT_TYPE) -> str:
     if verdict.flagged:
-        what = "; ".join(dict.fromkeys(_what(r, kind) for r in verdict.reasons))
+        what = "; ".join(dict.fromkeys(_what(r, type_name) for r in verdict.reasons))
         return f"Flagged for review: {what} ({RULES[verdict.rule]})."
     if not verdict.signals:
         return "Not scored: too few placements to judge."
     strongest = min(verdict.signals, key=lambda s: s.p)
     if strongest.p >= 0.01:
         return "Not flagged: nothing unusual for an honest solve."
-    return (f"Not flagged: the most unusual sign is {_what(strongest.name, kind)} "
+    return (f"Not flagged: the most unusual sign is {_what(strongest.name, type_name)} "
             f"({rarity(strongest.p)}), but this kind of evidence alone does not flag a "
             f"solve.")
 
@@ -491,7 +491,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
-    verdict = score(values, null, fpr=fpr)
+    verdict = judge(values, null, fpr=fpr)
     split = -1  # where the pace steadied is only news when it steadied unusually
     if any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
         split = change_point(rep.intervals_ms[1:])[1]
