@@ -34,7 +34,7 @@ async def _to_console(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     from ..web.context import CTX
-    from . import pages
+    from . import pages, players
 
     from ..text import shown
 
@@ -53,6 +53,7 @@ def setup(app: web.Application) -> None:
     r.add_get("/ui/flags", pages.flag_queue)
     r.add_get("/ui/flags/{id}", pages.flag_page)
     r.add_post("/ui/flags/{id}/review", pages.review)
+    players.add_routes(r)
     r.add_get("/ui/players/{portal}/{player_id}", pages.player_page)
     r.add_get("/ui/puzzles/{id:.+}", pages.puzzle_page)
     r.add_get("/ui/search", pages.search)
