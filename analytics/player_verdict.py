@@ -16,6 +16,8 @@ and judges each *kind* of evidence apart:
 * **per kind of the solve's likelihood ratios** (``Evidence.llr``, e.g. right first
   time at unproven cells, hint runs): weakly odd at a log-ratio of at least
   :data:`WEAK_LLR`, odd at :data:`STRONG_LLR`;
+* **the solve's combined p** (all families together, as scoring combines them): weakly
+  odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
 * **tempo**: each player's own slope of log delay against step difficulty, pooled over
   the season, against the population's slopes (people slow down at hard steps, each by
@@ -73,6 +75,7 @@ CV2_FLOOR, CV2_CAP = 1.0, 20.0
 SLOPE_SD_FLOOR = 0.15           # between-person sd of slopes (log delay per difficulty)
 SLOPE_CENTRE_LIMIT = 2.0        # the population's slope is taken no higher than this
 FLAGGED = "flagged"
+COMBINED = "combined"
 TEMPO = "tempo"
 FAMILIES = tuple(dict.fromkeys(FAMILY.values()))
 WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
@@ -84,6 +87,7 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "unproven": "had cells no technique proved, right at the first try",
          "unforced": "placed digits the board did not give while a single was on offer",
          FLAGGED: "were flagged for review",
+         COMBINED: "were unusual on all the evidence together",
          "right_first_time": "had cells no technique proved, right at the first try",
          "hint_run": "typed cells nothing proved in a run after a long pause"}
 
@@ -104,6 +108,7 @@ class SolveFacts:
     llr: Mapping[str, float] = field(default_factory=dict)
     slope: tuple[float, float] | None = None  # (Σ xy, Σ xx) of log delay on difficulty
     counted: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (value, p)
+    p_value: float | None = None                # the solve's combined p
 
 
 def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
@@ -121,7 +126,12 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
     timeline = evidence.get("timeline") or ()
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
                       _slope_sums([p["t_ms"] for p in timeline],
-                                  [p.get("difficulty", 0.0) for p in timeline]), counted)
+                                  [p.get("difficulty", 0.0) for p in timeline]), counted,
+                      _finite(evidence.get("p_value")))
+
+
+def _finite(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
 def _slope_sums(t_ms, difficulty) -> tuple[float, float] | None:
@@ -214,6 +224,8 @@ def odd_levels(s: SolveFacts) -> dict[str, int]:
     for k, v in s.llr.items():
         out[k] = 2 if v >= STRONG_LLR else 1 if v >= WEAK_LLR else 0
     out[FLAGGED] = 2 if s.flagged else 0
+    if s.p_value is not None:
+        out[COMBINED] = 2 if s.p_value < STRONG_P else 1 if s.p_value < WEAK_P else 0
     return out
 
 

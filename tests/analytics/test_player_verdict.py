@@ -151,7 +151,7 @@ def test_the_shipped_null_reads():
 
 
 def test_facts_read_a_stored_evidence_document():
-    doc = {"flagged": False, "signals": [
+    doc = {"flagged": False, "p_value": 0.03, "signals": [
         {"name": "order_sa", "family": "order", "p": 0.02},
         {"name": "order_consensus", "family": "order", "p": 0.3},
         {"name": "unproven", "value": 2.0, "p": 0.4}],
@@ -160,7 +160,7 @@ def test_facts_read_a_stored_evidence_document():
     facts = solve_facts("a", doc)
     assert facts.family_p == {"order": 0.04, "deduction": 0.4}
     assert facts.llr == {"hint_run": 1.5} and facts.slope is not None
-    assert facts.counted == {"unproven": (2.0, 0.4)}
+    assert facts.counted == {"unproven": (2.0, 0.4)} and facts.p_value == 0.03
     # an old document: no llr, no timeline
     assert solve_facts("b", {"flagged": True, "signals": []}) == SolveFacts("b", {}, True)
 

@@ -167,6 +167,15 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert doc["verdict"]["history"][-1]["note"] == "new solves since the review flag the player"
     assert len(await _events(client)) == 2
 
+    # a person confirms the case from the console; the history names them
+    case = await (await client.get("/ui/players/demo/selective/case")).text()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', case).group(1)
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "confirmed", "note": "admitted"})
+    assert resp.status == 303 and resp.headers["Location"].endswith("/case#history")
+    verdict = (await _player(client, "selective"))["verdict"]
+    assert verdict["state"] == "confirmed" and verdict["history"][-1]["actor"] == "alice"
+
     # erasure takes the verdict and its history
     resp = await client.post("/v1/players/demo/selective/erase", headers=bearer(ADMIN))
     assert resp.status == 200, await resp.text()
