@@ -183,7 +183,7 @@ def tail(name: str, value: float, centre: float, scale: float) -> tuple[float, f
     return z, _open(float(ndtr(-z)))
 
 
-def score(values: dict[str, float], null: dict[str, tuple[float, float]], *,
+def judge(values: dict[str, float], null: dict[str, tuple[float, float]], *,
           fpr: float = 1e-3, agree_p: float = AGREE_P, strong_p: float = STRONG_P
           ) -> Verdict:
     """Combine one solve's signal values into a verdict (see the module docstring)."""

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import urllib.parse
 
-import aiohttp_jinja2
 from aiohttp import web
 
 from fairgrid.analytics.player_verdict import PlayerVerdict
@@ -20,18 +19,11 @@ from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import REVIEW_STATES
 from ..web.players import review as record_review
-from .pages import FORM, SESSION, WHO, NotFound, page
+from .flags import DECISIONS
+from .pages import FORM, NotFound, choice, page, render
 
 STATES = sql.STATES + ("any",)
 PAGE_SIZE = 50
-DECISIONS = {"cleared": "Clear (honest)", "confirmed": "Confirm (cheating)",
-             "open": "Reopen"}
-
-
-def _show(request, name: str, context: dict) -> web.Response:
-    context.setdefault("who", request.get(WHO))
-    context.setdefault("csrf", request[SESSION].csrf if request.get(SESSION) else None)
-    return aiohttp_jinja2.render_template(name, request, context)
 
 
 def case_link(portal: str, player: str) -> str:
@@ -41,9 +33,7 @@ def case_link(portal: str, player: str) -> str:
 
 @page
 async def player_queue(request: web.Request, who: Principal) -> web.Response:
-    state = request.query.get("state") or "flagged"
-    if state not in STATES:
-        raise ValidationError("state", f"must be one of {', '.join(STATES)}", 400)
+    state = choice(request, "state", STATES, "flagged")
     try:
         page_no = max(1, int(request.query.get("page", "1")))
     except ValueError:
@@ -59,7 +49,7 @@ async def player_queue(request: web.Request, who: Principal) -> web.Response:
     def link(n):
         return "/ui/players?" + urllib.parse.urlencode({"state": state, "page": n})
 
-    return _show(request, "players.html", {
+    return render(request, "players.html", {
         "title": "Players", "rows": rows, "state": state, "states": STATES,
         "page": page_no, "prev": link(page_no - 1) if page_no > 1 else None,
         "next": link(page_no + 1) if more else None})
@@ -85,7 +75,7 @@ async def player_case(request: web.Request, who: Principal) -> web.Response:
         s["number"] = k
         s["behind"] = behind.get(s["submission_id"], [])
     history = await read(request, sql.history, portal, player)
-    return _show(request, "player_case.html", {
+    return render(request, "player_case.html", {
         "title": f"Case: player {shown(player)}", "portal": portal, "player": player,
         "row": row, "verdict": verdict, "solves": solves, "history": history,
         "findings": [f for f in verdict.findings if f.p < 0.05],

@@ -22,7 +22,7 @@ from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, judge,
                                                shipped_null, solve_facts)
 
 from ..store.repository import players as sql
-from .nightly import JobDB, store_db
+from .nightly import NightlyDB, store_db
 
 log = logging.getLogger("fairgrid.verdicts")
 MIN_NULL_PLAYERS = 30   # a portal's own null needs this many players with 5+ solves...
@@ -49,7 +49,7 @@ def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: P
     return "flagged" if verdict.flagged else "clear"
 
 
-def judge_players(db: JobDB, players: list[tuple[str, str]], alpha: float,
+def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                   now: datetime | None = None) -> list[tuple[str, str]]:
     """Judge ``players`` again and store their verdicts; the players newly flagged."""
     players = sorted(set(players))
@@ -79,7 +79,7 @@ def judge_players(db: JobDB, players: list[tuple[str, str]], alpha: float,
     return db.write(sql.save, rows, now)
 
 
-def learn_nulls(db: JobDB, now: datetime | None = None) -> dict[str, int]:
+def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     """Each portal's own null from its players who are neither flagged nor confirmed
     (when it has :data:`MIN_NULL_PLAYERS` with :data:`MIN_NULL_SOLVES` solves or more;
     otherwise the shipped null stays in force). Returns the players each was learnt on."""
@@ -98,7 +98,7 @@ def learn_nulls(db: JobDB, now: datetime | None = None) -> dict[str, int]:
     return used
 
 
-def nightly_stage(db: JobDB, alpha: float) -> dict:
+def nightly_stage(db: NightlyDB, alpha: float) -> dict:
     """The nightly job's ``verdicts`` stage: learn the nulls, judge every player."""
     used = learn_nulls(db)
     players = db.read(sql.judged_players)

@@ -181,7 +181,7 @@ def xwing():
     puzzle = parse(text)
     solution = solution_of(puzzle)
     sol_text = "".join(str(d) for d in solution)
-    pred = predict_fill_order(puzzle, seed=0, runs=8, budget_s=3, jobs=1)
+    pred = predict_fill_order(puzzle, seed=0, runs=8, budget_s=3, workers=1)
     median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
     inputs = scoring_inputs(text, 3, sol_text, median, build(text, sol_text, median, 0))
     givens = puzzle.givens.astype(np.int64)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from ...states import STANDING, sql_list
 from . import outbox
 from .rows import dicts, first, portal_clause
 from .scores import MACHINE
@@ -26,7 +27,7 @@ def seasons(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], list[t
     rows = cur.execute(
         "SELECT s.portal, s.player_id, s.submission_id, sc.evidence, EXISTS (SELECT 1 FROM "
         "flags f WHERE f.portal = s.portal AND f.submission_id = s.submission_id AND "
-        "f.state IN ('open', 'confirmed')) FROM submissions s JOIN scores sc ON "
+        f"f.state IN {sql_list(STANDING)}) FROM submissions s JOIN scores sc ON "
         "sc.portal = s.portal AND sc.submission_id = s.submission_id "
         "JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON "
         "w.portal = s.portal AND w.player_id = s.player_id "

@@ -12,17 +12,24 @@ from fairgrid.daemon.store.connection import connect, migrations
 from ...fixtures import EASY, EASY_SOLUTION
 
 
-def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
-    path = str(tmp_path / "old.duckdb")
-    now = datetime.now(timezone.utc)
+def _at_schema(path: str, version: int, now: datetime) -> duckdb.DuckDBPyConnection:
+    """A database file as fairgrid left it at schema ``version`` (its migrations run in
+    order), open for the old rows a test puts in."""
     con = duckdb.connect(path)
     con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
                 "applied_at TIMESTAMPTZ NOT NULL)")
-    for version, script in migrations():
-        if version >= 11:
+    for n, script in migrations():
+        if n > version:
             break
         con.execute(script)
-        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [n, now])
+    return con
+
+
+def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = _at_schema(path, 10, now)
     con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
                 "registered_at) VALUES ('p', ?, 3, ?, 'ready', ?)",
                 [EASY, EASY_SOLUTION, now])
@@ -48,14 +55,7 @@ def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
 def test_people_added_before_explicit_scope_keep_what_they_saw(tmp_path):
     path = str(tmp_path / "old.duckdb")
     now = datetime.now(timezone.utc)
-    con = duckdb.connect(path)
-    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
-                "applied_at TIMESTAMPTZ NOT NULL)")
-    for version, script in migrations():
-        if version >= 14:
-            break
-        con.execute(script)
-        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+    con = _at_schema(path, 13, now)
     # an empty list meant every portal
     for name, role, portals in (("ann", "organiser", "[]"), ("bea", "organiser", '["demo"]'),
                                 ("cid", "admin", "[]")):
@@ -67,4 +67,34 @@ def test_people_added_before_explicit_scope_keep_what_they_saw(tmp_path):
     assert con.execute("SELECT name, portals, all_portals FROM users ORDER BY name"
                        ).fetchall() == [("ann", "[]", True), ("bea", '["demo"]', False),
                                         ("cid", "[]", True)]
+    con.close()
+
+
+def test_puzzles_from_before_names_per_portal_keep_their_names(tmp_path):
+    from fairgrid.daemon.store.repository.ingest import resolve_name
+
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = _at_schema(path, 14, now)
+    for pid in ("x", "y"):
+        con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                    "registered_at) VALUES (?, ?, 3, ?, 'ready', ?)",
+                    [pid, EASY, EASY_SOLUTION, now])
+    for k, portal in enumerate(("demo", "demo", "acme"), start=1):
+        con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                    "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, "
+                    "duration_ms, complete, status, raw) VALUES (?, ?, ?, ?, 'p', 'x', ?, ?, "
+                    "?, 0, 0, false, 'scored', '{}')", [k, portal, f"s-{k}", f"h-{k}",
+                                                       now, now, now])
+    con.execute("UPDATE moves_through SET through = 3")  # none has moves
+    con.close()
+
+    con = connect(path)
+    # each portal that sent solves of a puzzle keeps its name; the puzzles stay shared
+    assert con.execute("SELECT portal, name, puzzle_id FROM puzzle_names ORDER BY portal"
+                       ).fetchall() == [("acme", "x", "x"), ("demo", "x", "x")]
+    assert con.execute("SELECT id, owner FROM puzzles ORDER BY id").fetchall() == \
+        [("x", None), ("y", None)]
+    assert [resolve_name(con, p, n)[0] for p, n in (("demo", "x"), ("acme", "x"),
+                                                    ("shop", "y"))] == ["x", "x", "y"]
     con.close()

@@ -58,6 +58,18 @@ async def _scored(client, sids, timeout=400.0) -> None:
             await asyncio.sleep(0.2)
 
 
+async def _judged(client, player: str, solves: int, timeout=120.0) -> dict:
+    """The player's document once their verdict counts ``solves`` scored solves (the
+    verdict is judged just after a scoring batch is written)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await _player(client, player)
+        if doc["verdict"] is not None and doc["verdict"]["solves"] == solves:
+            return doc
+        assert asyncio.get_running_loop().time() < deadline, f"{player} not judged"
+        await asyncio.sleep(0.2)
+
+
 async def _player(client, player):
     resp = await client.get(f"/v1/players/demo/{player}", headers=bearer(ORGANISER))
     assert resp.status == 200
@@ -94,6 +106,8 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     for day, (sid, moves) in enumerate(fair):
         await _post(client, sid, "fair", moves, day)
     await _scored(client, [s for s, _ in cheat + fair])
+    await _judged(client, "selective", 9)
+    await _judged(client, "fair", 6)
 
     flagged = await (await client.get("/v1/players?state=flagged",
                                       headers=bearer(ORGANISER))).json()
@@ -158,11 +172,12 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     # an honest new solve does not either; new copies do
     await _post(client, "c-9", "selective", _honest(300), 9)
     await _scored(client, ["c-9"])
+    await _judged(client, "selective", 10)
     assert (await _player(client, "selective"))["verdict"]["state"] == "cleared"
     for k in (10, 11, 12):
         await _post(client, f"c-{k}", "selective", ROW_COPY, k)
     await _scored(client, ["c-10", "c-11", "c-12"])
-    doc = await _player(client, "selective")
+    doc = await _judged(client, "selective", 13)
     assert doc["verdict"]["state"] == "flagged"
     assert doc["verdict"]["history"][-1]["note"] == "new solves since the review flag the player"
     assert len(await _events(client)) == 2
@@ -191,6 +206,8 @@ async def test_the_queue_validates_and_pages(client):
     for k, player in enumerate(("a", "b", "c")):
         await _post(client, f"s-{player}", player, _honest(k), k)
     await _scored(client, ["s-a", "s-b", "s-c"])
+    for player in ("a", "b", "c"):
+        await _judged(client, player, 1)
     resp = await client.get("/v1/players?state=guilty", headers=bearer(ORGANISER))
     assert resp.status == 400 and (await resp.json())["field"] == "state"
     resp = await client.get("/v1/players?cursor=nope", headers=bearer(ORGANISER))
