@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from fairgrid.analytics.evidence import Evidence
+from fairgrid.analytics.player_verdict import PlayerVerdict
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
 
@@ -30,6 +31,19 @@ def flag(r: dict) -> dict:
             "reasons": loads(r["reasons"]), "tournament_id": r["tournament_id"],
             "player_id": r["player_id"], "puzzle_id": r["puzzle_id"],
             "anomaly": r["anomaly"], "p_value": r["p_value"]}
+
+
+def player_verdict(row: dict, history: list[tuple]) -> dict:
+    """A stored verdict as the API shows it: state, the evidence's own verdict in words,
+    each finding with the solves behind it, and the review history."""
+    v = PlayerVerdict.from_json(json.loads(row["verdict"]))
+    return {"state": row["state"], "flagged": row["flagged"], "p_value": row["p_value"],
+            "solves": row["solves"], "alpha": v.alpha, "summary": v.summary,
+            "rests_on": v.rests_on, "null": v.null_source, "kinds": v.kinds,
+            "findings": [f.to_json() for f in v.findings],
+            "judged_at": iso(row["judged_at"]), "flagged_at": iso(row["flagged_at"]),
+            "history": [{"changed_at": iso(at), "state": st, "note": nt, "actor": ac}
+                        for at, st, nt, ac in history]}
 
 
 def current_evidence(doc: dict) -> dict:

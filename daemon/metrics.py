@@ -121,6 +121,13 @@ class Metrics:
             ("pending", "delivered", "failed"), stats))
         self.notify_oldest.set_function(lambda: stats().get("oldest_undelivered_s", 0.0))
 
+    def watch_players(self, counts: Callable[[], dict[str, int]]) -> None:
+        """Players whose season verdict is flagged and waits for a person."""
+        gauge = Gauge("fairgrid_players_flagged", "Players whose season verdict is "
+                      "flagged and waits for review (player verdicts).",
+                      registry=self.registry)
+        gauge.set_function(lambda: counts().get("flagged", 0))
+
     def watch_queue(self, depth: Callable[[], int]) -> None:
         self.queue_depth.set_function(depth)
 

@@ -120,6 +120,10 @@ SETTINGS: tuple[Setting, ...] = (
             "their scored solves) at which the player is flagged."),
     Setting("scoring.player_flags", int, 3,
             "Flagged solves at which a player is flagged whatever their Z."),
+    Setting("scoring.player_alpha", float, 0.001,
+            "False-positive target of a player's season verdict among honest players: "
+            "the player is flagged when the strongest kind of evidence, Bonferroni-"
+            "corrected over the kinds judged, is below it (see detection.md)."),
     Setting("nightly.cron", str, "0 3 * * *",
             "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
     Setting("nightly.min_solves", int, 20,

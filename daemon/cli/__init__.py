@@ -2,6 +2,7 @@
 
 * puzzle tools (:mod:`.puzzle_tools`): solve, predict-order, count, rate, generate;
 * organiser tools (:mod:`.organiser_tools`): flags, report, player, review, recompute;
+* player verdicts (:mod:`.player_tools`): players, review-player;
 * service tools (:mod:`.service`): serve, portal, simulate;
 * accounts (:mod:`.user_tools`): user add, list, disable, enable, reset, scope, token;
 * the data's life (:mod:`.lifecycle_tools`): notify, notifications, erase, export, backup,
@@ -21,7 +22,8 @@ from typing import Sequence
 
 from fairgrid.solvers import PuzzleError
 
-from . import lifecycle_tools, organiser_tools, puzzle_tools, service, user_tools
+from . import (lifecycle_tools, organiser_tools, player_tools, puzzle_tools, service,
+               user_tools)
 from .common import EXIT_USAGE, CliError
 
 __all__ = ["main", "build_parser", "CliError"]
@@ -39,6 +41,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     puzzle_tools.add_commands(sub)
     organiser_tools.add_commands(sub)
+    player_tools.add_commands(sub)
     service.add_commands(sub)
     user_tools.add_commands(sub)
     lifecycle_tools.add_commands(sub)

@@ -82,18 +82,19 @@ def call(args: argparse.Namespace, method: str, path: str, body: dict | None = N
 
 # ---------------------------------------------------------------------------- flags
 
-def _flags_from_daemon(client: DaemonClient, query: dict) -> list[dict] | None:
-    """All pages of GET /v1/flags from the running daemon, or None when none answers."""
-    flags, cursor = [], None
+def all_pages(client: DaemonClient, route: str, key: str, query: dict) -> list[dict] | None:
+    """Every item (``key``) of every page of a paginated GET ``route`` from the running
+    daemon, or None when none answers."""
+    items, cursor = [], None
     while True:
         params = dict(query, limit=500, **({"cursor": cursor} if cursor else {}))
-        page = client.get("/v1/flags?" + urllib.parse.urlencode(params))
+        page = client.get(f"{route}?" + urllib.parse.urlencode(params))
         if page is None:
             return None
-        flags += page["flags"]
+        items += page[key]
         cursor = page["next_cursor"]
         if not cursor:
-            return flags
+            return items
 
 
 def _flags_from_file(settings, query: dict) -> list[dict]:
@@ -109,7 +110,7 @@ def cmd_flags(args: argparse.Namespace) -> int:
     query = {k: v for k, v in (("tournament", args.tournament), ("player", args.player),
                                ("state", args.state)) if v}
     client, settings = connect(args)
-    flags = _flags_from_daemon(client, query)
+    flags = all_pages(client, "/v1/flags", "flags", query)
     source = "daemon"
     if flags is None:
         if settings is None:
@@ -183,6 +184,9 @@ def cmd_player(args: argparse.Namespace) -> int:
           f"{agg['player_flag_count']} make the case)")
     print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
           f"{agg['complete']} complete")
+    if doc.get("verdict"):
+        from .player_tools import print_case
+        print_case(doc["verdict"])
     for sub in doc["submissions"]:
         score = "" if sub["anomaly"] is None else f"{sub['anomaly']:.2f}"
         print(f"  {sub['started_at'][:19]}  {shown(sub['submission_id']):<20} "

@@ -34,7 +34,8 @@ async def _to_console(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     from ..web.context import CTX
-    from . import exports, flags, notifications, overview, pages, puzzles, signin, solves
+    from . import (exports, flags, notifications, overview, pages, players, puzzles, signin,
+                   solves)
 
     from ..text import shown
 
@@ -53,6 +54,7 @@ def setup(app: web.Application) -> None:
     r.add_get("/ui/flags", flags.flag_queue)
     r.add_get("/ui/flags/{id}", flags.flag_page)
     r.add_post("/ui/flags/{id}/review", flags.review)
+    players.add_routes(r)
     r.add_get("/ui/players/{portal}/{player_id}", solves.player_page)
     r.add_get("/ui/puzzles/{id:.+}", puzzles.puzzle_page)
     r.add_get("/ui/search", solves.search)

@@ -27,7 +27,8 @@ from ..work.notify import Notifier
 from ..work.pool import Lane, LanePool
 from ..work.nightly_runner import NightlyRunner
 from ..work.scoring import Scorer
-from . import (health, lifecycle, nightly_runs, notifications, organiser, puzzles,
+from ..work.verdicts import Verdicts
+from . import (health, lifecycle, nightly_runs, notifications, organiser, players, puzzles,
                users)
 from .. import console
 from .auth import Accounts
@@ -60,6 +61,7 @@ async def _resources(app: web.Application):
     analysis = PuzzleAnalysis(store, s, ctx.metrics, pool)
     scorer = Scorer(store, s, ctx.metrics, pool.lane(Lane.SCORING))
     analysis.on_ready = scorer.puzzle_ready
+    scorer.verdicts = Verdicts(store, s, ctx.metrics)
     ctx.metrics.watch_queue(store.writer.depth)
     ctx.metrics.watch_puzzles(analysis.counts)
     ctx.metrics.watch_flags(lambda: store.read(organiser_sql.flag_counts))
@@ -101,7 +103,9 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     r.add_get("/v1/submissions/{portal}/{submission_id}", organiser.get_submission)
     r.add_get("/v1/flags", organiser.get_flags)
     r.add_post("/v1/flags/{id}/review", organiser.review_flag)
+    r.add_get("/v1/players", players.get_players)
     r.add_get("/v1/players/{portal}/{player_id}", organiser.get_player)
+    r.add_post("/v1/players/{portal}/{player_id}/review", players.review_player)
     r.add_get("/v1/users", users.get_users)
     r.add_post("/v1/users", users.post_user)
     r.add_patch("/v1/users/{name}", users.patch_user)

@@ -13,6 +13,7 @@ from fairgrid.analytics.calibration import bh, player_z
 from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
+from ..store.repository import players as players_sql
 from ..documents import iso
 from ..states import FLAG_STATES, REVIEW_STATES
 from .auth import AuthError, Principal
@@ -142,7 +143,17 @@ async def get_player(request: web.Request) -> web.Response:
                       "player_flag_count": settings.scoring_player_flags,
                       "player_flagged": (z is not None and z >= threshold)
                       or n_flagged >= settings.scoring_player_flags},
+        "verdict": await _verdict(request, portal, player),
         "submissions": subs})
+
+
+async def _verdict(request: web.Request, portal: str, player: str) -> dict | None:
+    """The player's season verdict (None: not judged yet)."""
+    row = await read(request, players_sql.verdict, portal, player)
+    if row is None:
+        return None
+    return documents.player_verdict(row, await read(request, players_sql.history, portal,
+                                                    player))
 
 
 async def review_flag(request: web.Request) -> web.Response:
@@ -180,13 +191,22 @@ async def review_flag(request: web.Request) -> web.Response:
 
 async def record_review(request: web.Request, who: Principal, flag_id: int, state: str,
                         note: str | None, actor=None) -> list[tuple] | None:
-    """Write a review as ``who``: the history names the signed-in person; a service token
-    is named as one, with the ``actor`` its client says it acts for."""
+    """Write a review as ``who`` (see :func:`actor_name`); the player's verdict is judged
+    again at once (a cleared solve's flag no longer counts)."""
+    history = await write(request, sql.review, flag_id, state, note, actor_name(who, actor),
+                          datetime.now(timezone.utc), who.visible())
+    verdicts = request.app[CTX].scorer.verdicts
+    if history is not None and verdicts is not None:
+        await verdicts.after_flag_review(flag_id)
+    return history
+
+
+def actor_name(who: Principal, actor=None) -> str:
+    """Who a review's history names: the signed-in person; a service token as one, with
+    the ``actor`` its client says it acts for."""
     if actor is not None:
         if who.person:
             raise ValidationError("actor", "is taken from your sign-in; leave it out", 422)
         if not isinstance(actor, str) or not actor.strip() or len(actor) > 200:
             raise ValidationError("actor", "must be a string of 1 to 200 characters", 422)
-    name = who.name if actor is None else f"{who.name} for {actor.strip()}"
-    return await write(request, sql.review, flag_id, state, note, name,
-                       datetime.now(timezone.utc), who.visible())
+    return who.name if actor is None else f"{who.name} for {actor.strip()}"

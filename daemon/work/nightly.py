@@ -19,7 +19,9 @@
    new run: a crash or kill before the commit leaves the previous ratings in force;
 6. **retention** (when ``storage.moves_retention_days`` is set): drop the move logs of
    older solves, never those re-scoring reads;
-7. **re-score** the submissions of the last ``nightly.rescore_days`` days.
+7. **re-score** the submissions of the last ``nightly.rescore_days`` days;
+8. **verdicts** (``work.verdicts``): learn each portal's player-level null from its
+   players and judge every player's season again.
 
 <<<<<<< HEAD
 Each stage is one function (``_load`` … ``_rescore``, in :data:`STAGES` order) that takes
@@ -64,7 +66,8 @@ from ..store.repository import nightly as sql
 
 log = logging.getLogger("fairgrid.nightly")
 
-STAGES = ("load", "fit", "recalibrate", "consensus", "write", "retention", "rescore")
+STAGES = ("load", "fit", "recalibrate", "consensus", "write", "retention", "rescore",
+          "verdicts")
 JOB = "nightly"
 # the type whose expected time is the calibration fitted to human times (the default
 # type, Sudoku): the job refits that calibration, and its fit's figures are a run's
@@ -165,7 +168,10 @@ def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None) -> dict:
                               s.nightly_rescore_days)
     progress("rescore")
     rescore = _rescore(db, written.at, s.nightly_rescore_days)
-    return _summary(loaded, fits, recal, orders, written, retained, rescore)
+    progress("verdicts")
+    from .verdicts import nightly_stage  # it reads NightlyDB from here
+    verdicts = nightly_stage(db, s.scoring_player_alpha)
+    return {**_summary(loaded, fits, recal, orders, written, retained, rescore), **verdicts}
 
 
 def _summary(loaded: Loaded, fits: Fits, recal: Recalibrated, orders: Orders,

@@ -1,8 +1,8 @@
 """Delivery of outgoing notifications from the outbox (``store.repository.outbox``).
 
-Events (``flag.raised``, ``flag.reviewed``, ``ratings.updated``) are written to the
-outbox in the transaction that makes them happen, so none is lost over a restart or a
-kill. This task sends what is due to the portal's endpoint, signed as Standard Webhooks
+Events (``flag.raised``, ``flag.reviewed``, ``player.flagged``, ``ratings.updated``) are
+written to the outbox in the transaction that makes them happen, so none is lost over a
+restart or a kill. This task sends what is due to the portal's endpoint, signed as Standard Webhooks
 prescribe (the event id is the ``webhook-id``: receivers deduplicate on it), and records
 each attempt. A 2xx is delivered; anything else, a redirect included (it is never
 followed: the signed body goes to the URL the admin set and nowhere else), is retried

@@ -122,6 +122,8 @@ class Scorer:
         self._inputs: dict[tuple, ScoringInputs] = {}
         self._runs: dict[str, RatingRun] = {}
         self._tasks: list[asyncio.Task] = []
+        # judges the players of each batch written (work.verdicts; the app sets it)
+        self.verdicts = None
         metrics.scoring_backlog.set_function(self._queue.pending)
 
     async def start(self) -> None:
@@ -233,8 +235,11 @@ class Scorer:
         results = {(row["portal"], row["submission_id"]): ev for row, ev in scored}
         if not results:
             return {}
-        await self._write_all(results, [int(row["sub_key"]) for row, _ in scored],
+        keys = [int(row["sub_key"]) for row, _ in scored]
+        await self._write_all(results, keys,
                               rescored=any(row["status"] != "pending" for row, _ in scored))
+        if self.verdicts is not None:
+            await self.verdicts.after_scoring(keys)
         per = (time.perf_counter() - started) / len(results)
         for row, _ in scored:
             summary, _ = results[(row["portal"], row["submission_id"])]

@@ -43,7 +43,7 @@ def player_known(cur, portal: str, player: str) -> bool:
 def erase_player(con, portal: str, player: str, actor: str, now: datetime,
                  digest: str) -> dict | None:
     """Remove a person's solves (their webhook-ids with them), moves, scores, flags and
-    their history, notifications about them and their skill ratings; list them as
+    their history, notifications about them, their skill ratings and player verdicts; list them as
     erased by ``digest`` (their keyed hash, ``store.erasure``); record that an erasure
     happened (when, by whom, how many rows) without naming them. None when nothing is
     known of them. Puzzle ratings (aggregates over everyone) stay. The deleted rows'
@@ -66,8 +66,12 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime,
             ("flags", "DELETE FROM flags WHERE list_contains(?, id)", [flags]),
             ("scores", "DELETE FROM scores WHERE portal = ? AND list_contains(?, "
              "submission_id)", [portal, sids]),
-            ("outbox", "DELETE FROM outbox WHERE portal = ? AND list_contains(?, subject)",
-             [portal, sids]),
+            ("outbox", "DELETE FROM outbox WHERE portal = ? AND (list_contains(?, subject) "
+             "OR subject = ?)", [portal, sids, player_subject(player)]),
+            ("player_verdicts", "DELETE FROM player_verdicts WHERE portal = ? AND "
+             "player_id = ?", [portal, player]),
+            ("player_verdict_history", "DELETE FROM player_verdict_history WHERE "
+             "portal = ? AND player_id = ?", [portal, player]),
             ("player_ratings", "DELETE FROM player_ratings WHERE portal = ? AND "
              "player_id = ?", [portal, player]),
             ("submissions", "DELETE FROM submissions WHERE portal = ? AND player_id = ?",
@@ -77,6 +81,11 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime,
     con.execute("INSERT INTO erasures (erased_at, portal, actor, rows) VALUES (?, ?, ?, ?)",
                 [now, portal, actor, json.dumps(rows)])
     return rows
+
+
+def player_subject(player: str) -> str:
+    """The outbox subject of an event about a player (not about one solve)."""
+    return "player:" + player
 
 
 def remember_erased(con, digests: list[str], now: datetime) -> None:

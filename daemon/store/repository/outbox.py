@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from .lifecycle import player_subject
 from .rows import dicts, portal_clause
 
 EVENT_ID = "'evt_' || replace(CAST(gen_random_uuid() AS VARCHAR), '-', '')"
@@ -53,6 +54,20 @@ def enqueue_review(con, flag_id: int, state: str, note: str | None, actor: str,
         "FROM flags f JOIN notify_endpoints e ON e.portal = f.portal "
         "JOIN submissions s ON s.portal = f.portal AND s.submission_id = f.submission_id "
         "WHERE f.id = ?", [now.isoformat(), state, note, actor, now, now, now, flag_id])
+
+
+def enqueue_player_flagged(con, portal: str, player: str, p_value: float, summary: str,
+                           now: datetime) -> None:
+    """``player.flagged`` when a player's season verdict becomes flagged, to the
+    portal's endpoint (if it has one)."""
+    con.execute(
+        f"INSERT INTO outbox SELECT {EVENT_ID}, e.portal, 'player.flagged', "
+        "json_object('type', 'player.flagged', 'created_at', ?, "
+        "'data', json_object('portal', e.portal, 'player_id', ?, 'p_value', ?, "
+        "'summary', ?)), ?, ?, 'pending', 0, ?, ?, NULL, NULL, NULL "
+        "FROM notify_endpoints e WHERE e.portal = ?",
+        [now.isoformat(), player, p_value, summary, player_subject(player), now, now, now,
+         portal])
 
 
 def enqueue_ratings(con, run_id: str, summary: dict, now: datetime) -> None:

@@ -142,6 +142,13 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     assert {t["technique"] for t in score["timeline"]} <= {"forced by a rule", "not deducible"}
     assert "propagation model" in score["order_note"] and "digit" not in score["verdict"]
     fid = score["flag"]["id"]
+    # the same season verdict judges Nurikabe players
+    for player, state in (("p-copy", None), ("p-0", "clear")):
+        doc = await (await client.get(f"/v1/players/demo/{player}",
+                                      headers=bearer(ORGANISER))).json()
+        verdict = doc["verdict"]
+        assert verdict["solves"] == 1 and "too few" in verdict["rests_on"]
+        assert state is None or verdict["state"] == state
 
     # the CLI's report: the orders as 8 text rows without Sudoku's blocks, and a picture
     from fairgrid.daemon.cli.render import print_report

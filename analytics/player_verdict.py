@@ -1,0 +1,490 @@
+"""A player's verdict over a season: each kind of evidence added up on its own (pure).
+
+One solve of a selective cheater is weak evidence; a season of them is strong. The
+verdict reads what scoring stored for each of a player's solves (:func:`solve_facts`)
+and judges each *kind* of evidence apart:
+
+* **per family of signals** (order, deduction, speed, pacing, switch, client): the
+  solve's family p (the smallest member's p times the members, as scoring counts a
+  family once) makes the solve *weakly odd* (p < :data:`WEAK_P`) or *odd*
+  (p < :data:`STRONG_P`) for that family;
+* **per counted signal** (``unproven``, ``unforced``: digits no technique proved, or
+  placed while a single was on offer): weakly odd when the solve has any (at least
+  :data:`MIN_BITS`), odd when the signal's p is below :data:`STRONG_P`. A person's
+  guard allows a bit in any solve, so one hint per solve never makes a solve odd by its
+  family; how *often* a player's solves hold one is what adds up;
+* **per kind of the solve's likelihood ratios** (``Evidence.llr``, e.g. right first
+  time at unproven cells, hint runs): weakly odd at a log-ratio of at least
+  :data:`WEAK_LLR`, odd at :data:`STRONG_LLR`;
+* **the solve's combined p** (all families together, as scoring combines them): weakly
+  odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
+* **flagged solves**: odd when scoring flagged the solve;
+* **tempo**: each player's own slope of log delay against step difficulty, pooled over
+  the season, against the population's slopes (people slow down at hard steps, each by
+  their own amount; a copier's delays follow nothing).
+
+A count kind is judged by the beta-binomial tail of its odd (and weakly odd) solves
+among the season's, with the honest rate and how much one person's own rate varies
+around it (its squared coefficient of variation, ``cv2``) from the null, over the whole season and over every window of :data:`WINDOW`
+solves (so many ordinary solves cannot hide a run of odd ones; the windows are
+Bonferroni-corrected). A count has no magnitude, so one extreme solve counts as one.
+A kind's p is its smallest test's times the tests; the player's p is the smallest
+kind's times the kinds judged (Bonferroni); the player is flagged below ``alpha``.
+
+**The null** (:class:`PlayerNull`) holds each kind's honest rates and correlation and
+the population's tempo slope. The cold-start one ships in ``data/player_null.json``
+(``bench/player_seasons.py --null-out``: seasons of every honest model, each kind's
+rate the highest of the models'); the nightly job learns a portal's own
+(:func:`learn_null`). Either way :func:`guard` keeps rates, correlation and the slope's
+spread at least at floors that protect people nobody modelled.
+
+A verdict says how much it rests on (``rests_on``): a season too short for any kind to
+reach ``alpha`` even if every solve were odd says so. Every finding is a sentence naming
+its solves.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy.special import betaln, gammaln, ndtr
+
+from .calibration import POISSON_SIGNALS
+from .signals import FAMILY
+
+WEAK_P, STRONG_P = 0.15, 0.01   # a family's p that makes a solve weakly odd, odd
+WEAK_LLR, STRONG_LLR = math.log(3.0), math.log(30.0)
+MIN_BITS = 0.5                  # a counted signal's value that makes a solve weakly odd
+WINDOW = 20                     # solves in a window (a run of odd solves)
+WINDOW_STEP = 10                # windows start every this many solves
+ALPHA = 1e-3                    # default player false-positive target per season
+MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
+INTERVAL_FLOOR_MS = 50.0
+# floors of the null (the guard): the least a rate, the correlation between one
+# person's solves and the spread of people's tempo slopes may be
+RATE_FLOOR = {"weak": 0.05, "strong": 0.004}
+# a person's own rate of odd solves varies around the population's by a squared
+# coefficient of variation of at least CV2_FLOOR (one person commonly has twice another's)
+CV2_FLOOR, CV2_CAP = 1.0, 20.0
+SLOPE_SD_FLOOR = 0.15           # between-person sd of slopes (log delay per difficulty)
+SLOPE_CENTRE_LIMIT = 2.0        # the population's slope is taken no higher than this
+FLAGGED = "flagged"
+COMBINED = "combined"
+TEMPO = "tempo"
+FAMILIES = tuple(dict.fromkeys(FAMILY.values()))
+WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
+         "deduction": "placed digits the board did not give at that moment",
+         "speed": "solved faster than expected",
+         "pacing": "kept a pace that did not follow the steps",
+         "switch": "turned to a machine-like pace part-way",
+         "client": "pasted into the grid",
+         "unproven": "had cells no technique proved, right at the first try",
+         "unforced": "placed digits the board did not give while a single was on offer",
+         FLAGGED: "were flagged for review",
+         COMBINED: "were unusual on all the evidence together",
+         "right_first_time": "had cells no technique proved, right at the first try",
+         "hint_run": "typed cells nothing proved in a run after a long pause"}
+
+
+def words(kind: str) -> str:
+    return WORDS.get(kind, "showed " + kind.replace("_", " "))
+
+
+# ------------------------------------------------------------------- one solve's facts
+
+@dataclass(frozen=True)
+class SolveFacts:
+    """What the verdict reads of one scored solve."""
+
+    submission_id: str
+    family_p: Mapping[str, float]
+    flagged: bool
+    llr: Mapping[str, float] = field(default_factory=dict)
+    slope: tuple[float, float] | None = None  # (Σ xy, Σ xx) of log delay on difficulty
+    counted: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (value, p)
+    p_value: float | None = None                # the solve's combined p
+
+
+def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
+    """A solve's facts from its stored evidence (``Evidence.to_json``, any version)."""
+    members: dict[str, list[float]] = {}
+    counted = {}
+    for s in evidence.get("signals") or ():
+        fam = s.get("family") or FAMILY.get(s["name"], s["name"])
+        members.setdefault(fam, []).append(float(s["p"]))
+        if s["name"] in POISSON_SIGNALS:
+            counted[s["name"]] = (float(s["value"]), float(s["p"]))
+    fam_p = {f: min(1.0, min(ps) * len(ps)) for f, ps in members.items()}
+    llr = {k: float(v) for k, v in (evidence.get("llr") or {}).items()
+           if isinstance(v, (int, float)) and math.isfinite(v)}
+    timeline = evidence.get("timeline") or ()
+    return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
+                      _slope_sums([p["t_ms"] for p in timeline],
+                                  [p.get("difficulty", 0.0) for p in timeline]), counted,
+                      _finite(evidence.get("p_value")))
+
+
+def _finite(value) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def _slope_sums(t_ms, difficulty) -> tuple[float, float] | None:
+    """(Σ xy, Σ xx) of log delay (y) on step difficulty (x), both centred within the
+    solve: the solve's share of the player's pooled slope."""
+    if len(t_ms) < MIN_SLOPE_PLACEMENTS:
+        return None
+    t = np.asarray(t_ms, dtype=float)
+    y = np.log(np.maximum(np.diff(t), INTERVAL_FLOOR_MS))
+    x = np.asarray(difficulty, dtype=float)[1:]
+    x, y = x - x.mean(), y - y.mean()
+    sxx = float(x @ x)
+    return (float(x @ y), sxx) if sxx > 1e-9 else None
+
+
+# ----------------------------------------------------------------------------- the null
+
+@dataclass(frozen=True)
+class KindNull:
+    weak: float       # share of honest solves weakly odd by this kind
+    strong: float     # ... odd
+    cv2: float        # squared coefficient of variation of one person's own rate
+
+    def to_json(self) -> dict:
+        return {"weak": self.weak, "strong": self.strong, "cv2": self.cv2}
+
+    def rho(self, q: float) -> float:
+        """The beta-binomial's intra-person correlation at rate ``q``."""
+        x = self.cv2 * q / (1.0 - q)
+        return x / (1.0 + x)
+
+
+@dataclass(frozen=True)
+class PlayerNull:
+    kinds: Mapping[str, KindNull]
+    # the population's tempo: centre, between-person sd, per-solve sd (None: not measured,
+    # and no tempo case is made)
+    slope: tuple[float, float, float] | None
+    source: str                         # whom it comes from, in words
+    players: int = 0
+    solves: int = 0
+
+    def kind(self, name: str) -> KindNull:
+        """A kind's null; one nobody measured gets the guard's floors at twice."""
+        got = self.kinds.get(name)
+        if got is None:
+            return KindNull(2 * RATE_FLOOR["weak"], 2 * RATE_FLOOR["strong"], 2 * CV2_FLOOR)
+        return got
+
+    def to_json(self) -> dict:
+        return {"kinds": {k: v.to_json() for k, v in sorted(self.kinds.items())},
+                "slope": None if self.slope is None else list(self.slope),
+                "source": self.source,
+                "players": self.players, "solves": self.solves}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> PlayerNull:
+        return guard(cls({k: KindNull(v["weak"], v["strong"], v["cv2"])
+                          for k, v in doc["kinds"].items()},
+                         None if doc.get("slope") is None else tuple(doc["slope"]),
+                         doc.get("source", ""), doc.get("players", 0),
+                         doc.get("solves", 0)))
+
+
+def guard(null: PlayerNull) -> PlayerNull:
+    """The null with every rate, dispersion and spread at least at its floor."""
+    kinds = {k: KindNull(max(v.weak, RATE_FLOOR["weak"]), max(v.strong, RATE_FLOOR["strong"]),
+                         float(np.clip(v.cv2, CV2_FLOOR, CV2_CAP)))
+             for k, v in null.kinds.items()}
+    slope = null.slope
+    if slope is not None:
+        centre, between, within = slope
+        slope = (min(centre, SLOPE_CENTRE_LIMIT), max(between, SLOPE_SD_FLOOR),
+                 max(within, SLOPE_SD_FLOOR))
+    return PlayerNull(kinds, slope, null.source, null.players, null.solves)
+
+
+@lru_cache(maxsize=1)
+def shipped_null() -> PlayerNull:
+    """The cold-start null (``data/player_null.json``)."""
+    text = resources.files(__package__).joinpath("data/player_null.json").read_text()
+    return PlayerNull.from_json(json.loads(text))
+
+
+def odd_levels(s: SolveFacts) -> dict[str, int]:
+    """Per kind the solve speaks to: 2 odd, 1 weakly odd, 0 ordinary."""
+    out = {f: 2 if p < STRONG_P else 1 if p < WEAK_P else 0 for f, p in s.family_p.items()}
+    for k, (v, p) in s.counted.items():
+        out[k] = 2 if p < STRONG_P else 1 if v >= MIN_BITS else 0
+    for k, v in s.llr.items():
+        out[k] = 2 if v >= STRONG_LLR else 1 if v >= WEAK_LLR else 0
+    out[FLAGGED] = 2 if s.flagged else 0
+    if s.p_value is not None:
+        out[COMBINED] = 2 if s.p_value < STRONG_P else 1 if s.p_value < WEAK_P else 0
+    return out
+
+
+def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str) -> PlayerNull:
+    """A null from honest players' seasons: per kind the share of solves weakly odd and
+    odd, the correlation between one person's solves (moment estimate over players with
+    at least 5 solves), the population's tempo slopes; guarded."""
+    per_kind: dict[str, list[tuple[int, int, int]]] = {}
+    slopes, within = [], []
+    players = solves = 0
+    for season in seasons:
+        if not season:
+            continue
+        players += 1
+        solves += len(season)
+        counts: dict[str, list[int]] = {}
+        for s in season:
+            for k, lvl in odd_levels(s).items():
+                c = counts.setdefault(k, [0, 0, 0])
+                c[0] += 1
+                c[1] += lvl >= 1
+                c[2] += lvl >= 2
+        for k, c in counts.items():
+            per_kind.setdefault(k, []).append(tuple(c))
+        own = [s.slope[0] / s.slope[1] for s in season if s.slope]
+        b = pooled_slope(season)
+        if b is not None and len(own) >= 5:
+            slopes.append(b[0])
+            within.append(float(np.std(own, ddof=1)))
+    kinds = {}
+    for k, rows in per_kind.items():
+        n = np.array([r[0] for r in rows], float)
+        kinds[k] = KindNull(float(sum(r[1] for r in rows) / n.sum()),
+                            float(sum(r[2] for r in rows) / n.sum()),
+                            _cv2([r[1] for r in rows], n))
+    # too few players to say how people slow down: no tempo case
+    slope = ((float(np.quantile(slopes, 0.25)), float(np.std(slopes, ddof=1)),
+              float(np.median(within))) if len(slopes) >= 5 else None)
+    return guard(PlayerNull(kinds, slope, source, players, solves))
+
+
+def lenient(nulls: Sequence[PlayerNull], source: str) -> PlayerNull:
+    """The most lenient of several nulls, kind by kind: the highest rates and
+    dispersion, the lowest slope with the widest spreads (the cold-start null over
+    every honest model: whoever solves like any of them is safe)."""
+    names = sorted({k for n in nulls for k in n.kinds})
+    kinds = {k: KindNull(max(n.kinds[k].weak for n in nulls if k in n.kinds),
+                         max(n.kinds[k].strong for n in nulls if k in n.kinds),
+                         max(n.kinds[k].cv2 for n in nulls if k in n.kinds)) for k in names}
+    known = [n.slope for n in nulls if n.slope is not None]
+    slope = ((min(x[0] for x in known), max(x[1] for x in known), max(x[2] for x in known))
+             if known and len(known) == len(nulls) else None)
+    return guard(PlayerNull(kinds, slope, source, sum(n.players for n in nulls),
+                            sum(n.solves for n in nulls)))
+
+
+def _cv2(k, n) -> float:
+    """How much people's own rates vary (squared coefficient of variation), from their
+    counts of weakly odd solves (moment estimate of a beta-binomial)."""
+    k, n = np.asarray(k, float), np.asarray(n, float)
+    use = n >= 5
+    if use.sum() < 5 or k.sum() == 0:
+        return CV2_FLOOR
+    k, n = k[use], n[use]
+    q = k.sum() / n.sum()
+    if q <= 0 or q >= 1:
+        return CV2_FLOOR
+    # E[(k - nq)^2] = n q (1-q) (1 + (n-1) rho), and cv2 = rho/(1-rho) (1-q)/q
+    rho = float(np.clip(np.sum((k - n * q) ** 2 / (n * q * (1 - q)) - 1)
+                        / np.sum(n - 1), 0.0, 0.99))
+    return float(np.clip(rho / (1 - rho) * (1 - q) / q, CV2_FLOOR, CV2_CAP))
+
+
+def pooled_slope(season: Sequence[SolveFacts]) -> tuple[float, int] | None:
+    """(the player's own slope of log delay on difficulty, solves it rests on)."""
+    parts = [s.slope for s in season if s.slope]
+    if not parts:
+        return None
+    sxx = sum(p[1] for p in parts)
+    return sum(p[0] for p in parts) / sxx, len(parts)
+
+
+# --------------------------------------------------------------------------- the tests
+
+def bb_tail(k: int, n: int, q: float, rho: float) -> float:
+    """P(X ≥ k) for X beta-binomial with n trials, mean rate q, intra-class correlation
+    rho."""
+    if k <= 0:
+        return 1.0
+    if k > n:
+        return 0.0
+    a = q * (1 - rho) / rho
+    b = (1 - q) * (1 - rho) / rho
+    x = np.arange(k, n + 1)
+    logp = (gammaln(n + 1) - gammaln(x + 1) - gammaln(n - x + 1)
+            + betaln(x + a, n - x + b) - betaln(a, b))
+    return float(min(1.0, np.exp(logp).sum()))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One kind's evidence over the season: its strongest test."""
+
+    kind: str
+    p: float                   # the kind's p (its tests Bonferroni-corrected)
+    odd: int                   # solves odd by the test (the slope: solves it rests on)
+    of: int                    # solves the test looked at
+    honest_rate: float         # share of honest solves as odd (0 for the slope)
+    solves: tuple[str, ...]    # the solves behind it
+    sentence: str
+
+    def to_json(self) -> dict:
+        return {"kind": self.kind, "p": self.p, "odd": self.odd, "of": self.of,
+                "honest_rate": self.honest_rate, "solves": list(self.solves),
+                "sentence": self.sentence}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> Finding:
+        return cls(doc["kind"], doc["p"], doc["odd"], doc["of"], doc["honest_rate"],
+                   tuple(doc["solves"]), doc["sentence"])
+
+
+def _one_in(rate: float) -> str:
+    return f"about 1 such solve in {max(1, round(1 / rate)):,}" if rate > 0 else "none"
+
+
+def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
+                null: KindNull) -> Finding | None:
+    """The beta-binomial tests of one count kind: weak and strong, over the season and
+    over its windows; the smallest p times the tests."""
+    idx = [i for i, lv in enumerate(levels) if kind in lv]
+    if not idx:
+        return None
+    n = len(idx)
+    spans = [(0, n)]
+    if n > WINDOW:
+        starts = sorted(set(range(0, n - WINDOW + 1, WINDOW_STEP)) | {n - WINDOW})
+        spans += [(a, a + WINDOW) for a in starts]
+    best = None
+    tests = 0
+    for level, rate in ((1, null.weak), (2, null.strong)):
+        if kind == FLAGGED and level == 1:
+            continue
+        for span_no, (a, b) in enumerate(spans):
+            tests += 1
+            odd = [idx[i] for i in range(a, b) if levels[idx[i]][kind] >= level]
+            p = bb_tail(len(odd), b - a, rate, null.rho(rate))
+            if best is None or p < best[0]:
+                best = (p, level, span_no, a, b, odd, rate)
+    p, level, span_no, a, b, odd, rate = best
+    p = min(1.0, p * tests)
+    names = tuple(season[i].submission_id for i in odd)
+    how = "" if kind == FLAGGED else (" strongly" if level == 2 else "")
+    where = (f"Over {n} solves" if span_no == 0 else
+             f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
+             f"{season[idx[b - 1]].submission_id})")
+    sentence = (f"{where}, {len(odd)}{how} {words(kind)} (honest players: "
+                f"{_one_in(rate)}); as many by chance: {_chance(p)}.")
+    return Finding(kind, p, len(odd), b - a, rate, names, sentence)
+
+
+def _tempo(season: Sequence[SolveFacts], null: PlayerNull) -> Finding | None:
+    got = pooled_slope(season)
+    if got is None or null.slope is None:
+        return None
+    slope, n = got
+    centre, between, within = null.slope
+    z = (centre - slope) / math.sqrt(between ** 2 + within ** 2 / n)
+    p = float(min(1.0, max(ndtr(-z), 1e-300)))
+    names = tuple(s.submission_id for s in season if s.slope)
+    follow = ("did not follow their difficulty" if slope < centre / 2 else
+              "followed their difficulty less than most players'" if slope < centre else
+              "followed their difficulty as people's do")
+    sentence = (f"Over {n} solves, the time between steps {follow} (their delays grew by "
+                f"{math.exp(slope):.2f}x per unit of difficulty; this portal's players: "
+                f"{math.exp(centre):.2f}x or more, as a rule); by chance: {_chance(p)}.")
+    return Finding(TEMPO, p, n, n, 0.0, names, sentence)
+
+
+def _chance(p: float) -> str:
+    if p >= 0.5:
+        return "common"
+    if p < 1e-6:
+        return "below 1 in a million honest players"
+    n = 1 / p
+    digits = max(0, len(str(int(n))) - 2)
+    return f"about 1 in {int(round(n, -digits)):,} honest players"
+
+
+# ------------------------------------------------------------------------- the verdict
+
+@dataclass(frozen=True)
+class PlayerVerdict:
+    flagged: bool
+    p_value: float
+    solves: int
+    alpha: float
+    findings: tuple[Finding, ...]   # every kind judged, strongest first
+    summary: str                    # the verdict in one sentence
+    rests_on: str                   # how much the verdict rests on
+    null_source: str
+    kinds: int                      # kinds judged (the Bonferroni factor)
+
+    @property
+    def odd_solves(self) -> tuple[str, ...]:
+        """The solves behind the findings below 0.05, in order of first mention."""
+        return tuple(dict.fromkeys(s for f in self.findings if f.p < 0.05 for s in f.solves))
+
+    def to_json(self) -> dict:
+        return {"flagged": self.flagged, "p_value": self.p_value, "solves": self.solves,
+                "alpha": self.alpha, "findings": [f.to_json() for f in self.findings],
+                "summary": self.summary, "rests_on": self.rests_on,
+                "null_source": self.null_source, "kinds": self.kinds}
+
+    @classmethod
+    def from_json(cls, doc: Mapping) -> PlayerVerdict:
+        return cls(bool(doc["flagged"]), doc["p_value"], doc["solves"], doc["alpha"],
+                   tuple(Finding.from_json(f) for f in doc["findings"]), doc["summary"],
+                   doc["rests_on"], doc.get("null_source", ""), doc.get("kinds", 0))
+
+
+def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
+          alpha: float = ALPHA) -> PlayerVerdict:
+    """A player's verdict over ``season`` (their scored solves, oldest first)."""
+    null = null or shipped_null()
+    levels = [odd_levels(s) for s in season]
+    kinds = sorted({k for lv in levels for k in lv})
+    found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
+    tempo = _tempo(season, null)
+    if tempo is not None:
+        found.append(tempo)
+    found.sort(key=lambda f: (f.p, f.kind))
+    k = max(1, len(found))
+    p = float(min(1.0, found[0].p * k)) if found else 1.0
+    flagged = p < alpha
+    n = len(season)
+    if flagged:
+        summary = f"Flagged for review. {found[0].sentence}"
+    elif found and found[0].p < 0.05:
+        summary = (f"Not flagged: the most unusual kind is weaker than the threshold "
+                   f"(1 in {1 / alpha:,.0f} honest players, over {k} kinds). "
+                   f"{found[0].sentence}")
+    else:
+        summary = f"Not flagged: nothing unusual over {n} solve{'s' if n != 1 else ''}."
+    return PlayerVerdict(flagged, p, n, alpha, tuple(found), summary,
+                         _rests_on(n, null, alpha, k), null.source, k)
+
+
+def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: int) -> str:
+    """How much a verdict over ``n`` solves can say: the least number of solves, all
+    odd in one family, that would reach ``alpha``."""
+    if n == 0:
+        return "No scored solves yet: nothing to judge."
+    fam = min((null.kind(f) for f in FAMILIES), key=lambda v: v.strong)
+    need = next((m for m in range(1, 200)
+                 if bb_tail(m, m, fam.strong, fam.rho(fam.strong)) * 2 * max(kinds, 1)
+                 < alpha), None)
+    base = f"Rests on {n} scored solve{'s' if n != 1 else ''} ({null.source})"
+    if need is not None and n < need:
+        return (f"{base}: too few for a verdict on its own; it would take {need} solves "
+                f"odd in one way to flag, so it says only that nothing was seen yet.")
+    return f"{base}."

@@ -1,0 +1,305 @@
+"""Player verdicts over seasons: honest people of several models, and cheaters who cheat
+on one puzzle in three or on every puzzle; cold start and after the nightly job.
+
+    python bench/player_seasons.py [--per-level 5] [--season 20] [--honest 8]
+                                   [--cheaters 6] [--jobs N] [--seed 1] [--out FILE.json]
+    python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 12]
+
+Puzzles: ``--per-level`` sudoku.org.uk dailies of each of the site's four levels
+(../shared/data), each with the daemon's production analysis. Every player solves
+``--season`` of them (a random draw, in a random order), each solve's total time drawn
+around the site's mean (sd 0.35 in log) with the person's own speed (sd 0.5).
+
+* honest, ``--honest`` per model of ``bench/players.py``: pencil_marker, auto_notes,
+  sweeper (slips, erasures, breaks), ladder and pencilmark (PyPI's pencilmark, a solver
+  this project did not write);
+* cheaters, ``--cheaters`` per kind and habit: partial, assisted, hint_at_stall,
+  human_order_copier, difficulty_copier (bench/players.py) and ``row`` (a blatant copy,
+  analytics.simulate), each cheating on one puzzle in three (``selective``; honest as
+  a pencil marker or a sweeper on the rest) or on every puzzle (``every``).
+
+Each solve is scored as the daemon scores it (cold: the analysis's own nulls; after the
+nightly job: ratings, skills, level nulls and consensus orders fitted on the solves not
+flagged cold, as ``bench/detection_eval.py`` does), and each player's season is judged
+by ``analytics.player_verdict`` after every solve: cold with the shipped null, after the
+nightly job with the null learnt from this population's players the cold verdict did
+not flag. Prints, per model and kind, the players flagged by the end of the season and
+the median number of solves until flagged, and the honest solves flagged.
+
+``--null-out`` builds the cold-start null instead: honest seasons only (seed
+``--seed`` + 1000, so the evaluation's people are not the null's), each model's null
+learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+import _common
+import players as models_
+from _common import machine, org_uk_rows
+from detection_eval import SITE_LEVELS, _analyse, _nightly
+
+HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
+CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
+          "difficulty_copier", "row")
+HABITS = ("selective", "every")
+SD_LOG, SKILL_SD = 0.35, 0.5
+
+
+def _one_log(text, sol, rng, total_s, kind, model, person):
+    """(t_ms, cell, digit, note) of one solve: ``kind`` "honest" (as ``model``) or a cheat."""
+    if kind == "honest":
+        fn = models_.HONEST[model]
+        log = fn(text, sol, rng, total_s) if model == "pencilmark" else fn(
+            text, sol, rng, total_s, **person)
+        return log.arrays
+    if kind == "row":
+        from fairgrid.analytics.simulate import simulate
+        from fairgrid.solvers import parse
+        s = simulate(parse(text), sol, "row", rng=rng, expected_log_s=float(np.log(total_s)))
+        return s.t_ms, s.cell, s.digit, s.note
+    fn = models_.HIDING_CHEATS[kind]
+    if kind in ("human_order_copier", "difficulty_copier"):
+        return fn(text, sol, rng, total_s).arrays
+    return fn(text, sol, rng, total_s, base=model, **person).arrays
+
+
+def _facts(ev, sid):
+    from fairgrid.analytics.player_verdict import solve_facts
+    return solve_facts(sid, ev.to_json())
+
+
+def _play_puzzle(args):
+    """Simulate and score cold every solve of one puzzle: [(log, flagged, facts)]."""
+    j, text, solution, median, model_doc, mean_s, plays, seed = args
+    from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
+
+    inputs = scoring_inputs(text, 3, solution, median, PuzzleModel.from_json(model_doc))
+    sol = np.array([int(ch) for ch in solution])
+    rng = np.random.default_rng(seed)
+    out = []
+    for sid, kind, model, person, speed in plays:
+        total_s = float(np.exp(np.log(mean_s) - speed + rng.normal(0, SD_LOG)))
+        log = tuple(np.asarray(a) for a in _one_log(text, sol, rng, total_s, kind, model,
+                                                    person))
+        ev = score_solve(inputs.facts_without_skill, inputs.null, *log)
+        out.append((log, ev.flagged, _facts(ev, sid)))
+    return j, out
+
+
+def _rescore_puzzle(args):
+    j, text, solution, median, model_doc, run, rating, logs, skills, sids = args
+    from fairgrid.analytics.calibration import skill_uncertainty
+    from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
+
+    inputs = scoring_inputs(text, 3, solution, median, PuzzleModel.from_json(model_doc),
+                            run, rating)
+    out = []
+    for log, rated, sid in zip(logs, skills, sids):
+        skill, n = rated if rated is not None else (None, 0)
+        facts = inputs.facts if skill is not None else inputs.facts_without_skill
+        ev = score_solve(facts, inputs.null, *log, skill=skill or 0.0,
+                         skill_sd=skill_uncertainty(n, 3.0) if skill is not None else 0.0)
+        out.append((ev.flagged, _facts(ev, sid)))
+    return j, out
+
+
+def _people(args, rng, n_p, honest_only):
+    """Players: dicts with id, model, cheat, habit; and per puzzle its plays."""
+    people = []
+    for model in HONEST:
+        for _ in range(args.honest):
+            people.append({"model": model, "cheat": None, "habit": None})
+    if not honest_only:
+        for cheat in CHEATS:
+            for habit in HABITS:
+                for _ in range(args.cheaters):
+                    people.append({"model": ("pencil_marker", "sweeper")[int(rng.integers(2))],
+                                   "cheat": cheat, "habit": habit})
+    plays = {j: [] for j in range(n_p)}
+    for pid, pl in enumerate(people):
+        pl["id"] = pid
+        person = ({} if pl["model"] == "pencilmark" else
+                  models_.draw_person(pl["model"], rng))
+        speed = float(rng.normal(0, SKILL_SD))
+        picks = rng.permutation(n_p)[:args.season]
+        pl["puzzles"] = [int(j) for j in picks]
+        offset = int(rng.integers(3))
+        for a, j in enumerate(picks):
+            cheat = pl["cheat"] is not None and (pl["habit"] == "every" or a % 3 == offset)
+            plays[int(j)].append((f"p{pid}-{a:02d}", pl["cheat"] if cheat else "honest",
+                                  pl["model"], person, speed))
+    return people, plays
+
+
+def _seasons(people, by_sid):
+    return {pl["id"]: [by_sid[f"p{pl['id']}-{a:02d}"] for a in range(len(pl["puzzles"]))]
+            for pl in people}
+
+
+def _until(season, null, alpha):
+    """The number of solves after which the player is first flagged (None: never)."""
+    from fairgrid.analytics.player_verdict import judge
+    for n in range(1, len(season) + 1):
+        if judge(season[:n], null, alpha=alpha).flagged:
+            return n
+    return None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-level", type=int, default=5)
+    ap.add_argument("--season", type=int, default=20)
+    ap.add_argument("--honest", type=int, default=8, help="players per honest model")
+    ap.add_argument("--cheaters", type=int, default=6, help="players per cheat and habit")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--null-out", help="build the cold-start null into this file instead")
+    ap.add_argument("--out", help="write the figures as JSON to this file")
+    ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv "
+                                   "(default: ../shared/data)")
+    args = ap.parse_args()
+    if args.data:
+        _common.SHARED_DATA = Path(args.data)
+    from tqdm import tqdm
+
+    from fairgrid.analytics import player_verdict as pv
+    from fairgrid.analytics.puzzle_model import PuzzleRating
+
+    started = time.perf_counter()
+    seed = args.seed + (1000 if args.null_out else 0)
+    rng = np.random.default_rng(seed)
+    rows = org_uk_rows()
+    chosen = []
+    for level in SITE_LEVELS:
+        rs = [r for r in rows if r["level"] == level]
+        chosen += [rs[i] for i in rng.choice(len(rs), args.per_level, replace=False)]
+    n_p = len(chosen)
+    if args.season > n_p:
+        raise SystemExit(f"error: a season of {args.season} needs --per-level "
+                         f"{-(-args.season // 4)} or more")
+    puzzles = [{"text": r["puzzle"], "solution": r["solution"], "site": r["level"],
+                "mean_s": 60.0 * float(r["mean_time_min"])} for r in chosen]
+    people, plays = _people(args, rng, n_p, bool(args.null_out))
+    solves = sum(len(v) for v in plays.values())
+    print(f"{n_p} puzzles, {len(people)} players, {solves} solves", file=sys.stderr)
+    by_sid, flagged_cold, records = {}, {}, []
+    with ProcessPoolExecutor(args.jobs) as pool:
+        tasks = [(r["puzzle"], r["solution"], 1000 + j) for j, r in enumerate(chosen)]
+        for j, (median, model) in enumerate(tqdm(pool.map(_analyse, tasks), total=n_p,
+                                                 desc="analysis", file=sys.stderr)):
+            puzzles[j]["median"], puzzles[j]["model"] = median, model
+        tasks = [(j, p["text"], p["solution"], p["median"], p["model"], p["mean_s"],
+                  plays[j], seed * 7919 + j) for j, p in enumerate(puzzles)]
+        for j, out in tqdm(pool.map(_play_puzzle, tasks), total=n_p, desc="cold",
+                           file=sys.stderr):
+            for (sid, kind, model, _, _), (log, flagged, facts) in zip(plays[j], out):
+                by_sid[sid] = facts
+                flagged_cold[sid] = flagged
+                records.append({"j": j, "player": int(sid[1:].split("-")[0]), "sid": sid,
+                                "kind": kind, "log": log})
+        if args.null_out:
+            return _write_null(people, _seasons(people, by_sid), args, started)
+        cold_null = pv.shipped_null()
+        seasons_cold = _seasons(people, by_sid)
+        cold_verdict = {pid: pv.judge(s, cold_null) for pid, s in seasons_cold.items()}
+        cold = [(None, None, flagged_cold[r["sid"]]) for r in records]
+        fitted = set(range(n_p * 2 // 3))
+        run, ratings, skills, _ = _nightly(puzzles, records, cold, fitted)
+        by_j = {}
+        for k, r in enumerate(records):
+            by_j.setdefault(r["j"], []).append(k)
+        tasks = []
+        for j, ks in by_j.items():
+            p = puzzles[j]
+            rating = ratings.get(j) or PuzzleRating(None, int(np.clip(
+                p["model"]["level"], 1, 5)), None, None)
+            tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run, rating,
+                          [records[k]["log"] for k in ks],
+                          [skills.get(records[k]["player"]) for k in ks],
+                          [records[k]["sid"] for k in ks]))
+        by_sid_after, flagged_after = {}, {}
+        for j, out in tqdm(pool.map(_rescore_puzzle, tasks), total=len(tasks),
+                           desc="after nightly", file=sys.stderr):
+            for k, (flagged, facts) in zip(by_j[j], out):
+                by_sid_after[records[k]["sid"]] = facts
+                flagged_after[records[k]["sid"]] = flagged
+    seasons_after = _seasons(people, by_sid_after)
+    portal_null = pv.learn_null([seasons_after[pid] for pid, v in cold_verdict.items()
+                                 if not v.flagged], "this portal's players")
+    report = _report(people, records, {"cold": (seasons_cold, cold_null, flagged_cold),
+                                       "after nightly": (seasons_after, portal_null,
+                                                         flagged_after)}, args)
+    report.update({"machine": machine(), "date": time.strftime("%Y-%m-%d"),
+                   "seconds": round(time.perf_counter() - started), "puzzles": n_p,
+                   "players": len(people), "solves": solves})
+    print(f"\n{report['seconds']} s on {report['machine']}")
+    if args.out:
+        with open(args.out, "w") as fh:
+            json.dump(report, fh, indent=1)
+    return 0
+
+
+def _write_null(people, seasons, args, started) -> int:
+    from fairgrid.analytics import player_verdict as pv
+    per_model = []
+    for model in HONEST:
+        mine = [seasons[pl["id"]] for pl in people if pl["model"] == model]
+        null = pv.learn_null(mine, model)
+        per_model.append(null)
+        print(f"{model:15s} " + ", ".join(f"{k} {v.weak:.3f}/{v.strong:.3f}/{v.cv2:.1f}"
+                                          for k, v in sorted(null.kinds.items()))
+              + ("" if null.slope is None else
+                 f"; slope {null.slope[0]:.2f} ± {null.slope[1]:.2f}"))
+    null = pv.lenient(per_model, f"simulated honest players ({', '.join(HONEST)})")
+    with open(args.null_out, "w") as fh:
+        json.dump(null.to_json(), fh, indent=1)
+        fh.write("\n")
+    print(f"wrote {args.null_out}: {null.players} players, {null.solves} solves, "
+          f"{time.perf_counter() - started:.0f} s on {machine()}")
+    return 0
+
+
+def _report(people, records, phases, args) -> dict:
+    from fairgrid.analytics import player_verdict as pv
+    report = {"phases": {}}
+    groups = ([(m, None, None) for m in HONEST]
+              + [(None, c, h) for h in HABITS for c in CHEATS])
+    for phase, (seasons, null, flagged_solve) in phases.items():
+        print(f"\n== {phase} ({null.source}; alpha {pv.ALPHA:g})")
+        print(f"{'players':34s} {'flagged':>9s} {'median solves until':>20s}")
+        out = {}
+        for model, cheat, habit in groups:
+            mine = [pl for pl in people if pl["cheat"] == cheat and (
+                cheat is not None and pl["habit"] == habit or model is not None
+                and pl["model"] == model)]
+            if not mine:
+                continue
+            until = [_until(seasons[pl["id"]], null, pv.ALPHA) for pl in mine]
+            hit = [u for u in until if u is not None]
+            name = model if cheat is None else f"{cheat} ({habit})"
+            med = float(np.median(hit)) if hit else None
+            out[name] = {"flagged": [len(hit), len(mine)], "median_until": med}
+            print(f"{name:34s} {len(hit):>4d}/{len(mine):<4d} "
+                  f"{'-' if med is None else f'{med:.1f}':>20s}")
+        honest_solves = [r["sid"] for r in records if r["kind"] == "honest"
+                         and people[r["player"]]["cheat"] is None]
+        hf = sum(flagged_solve[s] for s in honest_solves)
+        out["honest_solves_flagged"] = [int(hf), len(honest_solves)]
+        print(f"honest solves flagged: {hf} of {len(honest_solves)}")
+        report["phases"][phase] = out
+    return report
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,110 @@
+"""The console's player verdicts: the queue of players (``/ui/players``, by state) and a
+player's case (``/ui/players/{portal}/{player}/case``): the verdict in words, each
+finding with the solves behind it, every solve of the season one click away, and the
+review form with its history."""
+
+from __future__ import annotations
+
+import json
+import urllib.parse
+
+from aiohttp import web
+
+from fairgrid.analytics.player_verdict import PlayerVerdict
+
+from ..ingest import ValidationError
+from ..store.repository import players as sql
+from ..text import shown
+from ..web.auth import Principal
+from ..web.context import read
+from ..web.organiser import REVIEW_STATES
+from ..web.players import review as record_review
+from .flags import DECISIONS
+from .pages import FORM, NotFound, choice, page, render
+
+STATES = sql.STATES + ("any",)
+PAGE_SIZE = 50
+
+
+def case_link(portal: str, player: str) -> str:
+    return (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
+            f"{urllib.parse.quote(player, safe='')}/case")
+
+
+@page
+async def player_queue(request: web.Request, who: Principal) -> web.Response:
+    state = choice(request, "state", STATES, "flagged")
+    try:
+        page_no = max(1, int(request.query.get("page", "1")))
+    except ValueError:
+        raise ValidationError("page", "must be a page number", 400) from None
+    rows = await read(request, sql.listing, state=None if state == "any" else state,
+                      portals=who.visible(), limit=page_no * PAGE_SIZE + 1)
+    more = len(rows) > page_no * PAGE_SIZE
+    rows = rows[(page_no - 1) * PAGE_SIZE:page_no * PAGE_SIZE]
+    for r in rows:
+        r["summary"] = PlayerVerdict.from_json(json.loads(r["verdict"])).summary
+        r["link"] = case_link(r["portal"], r["player_id"])
+
+    def link(n):
+        return "/ui/players?" + urllib.parse.urlencode({"state": state, "page": n})
+
+    return render(request, "players.html", {
+        "title": "Players", "rows": rows, "state": state, "states": STATES,
+        "page": page_no, "prev": link(page_no - 1) if page_no > 1 else None,
+        "next": link(page_no + 1) if more else None})
+
+
+def _case(request) -> tuple[str, str]:
+    return request.match_info["portal"], request.match_info["player_id"]
+
+
+@page
+async def player_case(request: web.Request, who: Principal) -> web.Response:
+    portal, player = _case(request)
+    row = await read(request, sql.verdict, portal, player) if who.sees(portal) else None
+    if row is None:
+        raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
+    verdict = PlayerVerdict.from_json(json.loads(row["verdict"]))
+    solves = await read(request, sql.case_solves, portal, player)
+    behind = {}
+    for f in verdict.findings:
+        for sid in f.solves:
+            behind.setdefault(sid, []).append(f.kind)
+    for k, s in enumerate(solves, 1):
+        s["number"] = k
+        s["behind"] = behind.get(s["submission_id"], [])
+    history = await read(request, sql.history, portal, player)
+    return render(request, "player_case.html", {
+        "title": f"Case: player {shown(player)}", "portal": portal, "player": player,
+        "row": row, "verdict": verdict, "solves": solves, "history": history,
+        "findings": [f for f in verdict.findings if f.p < 0.05],
+        "others": [f for f in verdict.findings if f.p >= 0.05],
+        "player_link": (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
+                        f"{urllib.parse.quote(player, safe='')}"),
+        "decisions": DECISIONS})
+
+
+@page
+async def review_player(request: web.Request, who: Principal) -> web.Response:
+    portal, player = _case(request)
+    form = request[FORM]
+    state = str(form.get("state", ""))
+    if state not in REVIEW_STATES:
+        raise ValidationError("decision", "choose clear, confirm or reopen", 400)
+    note = str(form.get("note", "")).strip() or None
+    if note is not None and len(note) > 4000:
+        raise ValidationError("note", "at most 4,000 characters", 400)
+    if not who.can_review:
+        raise ValidationError(None, "you may not review players", 403)
+    history = (await record_review(request, who, portal, player, state, note)
+               if who.sees(portal) else None)
+    if history is None:
+        raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
+    raise web.HTTPSeeOther(case_link(portal, player) + "#history")
+
+
+def add_routes(router) -> None:
+    router.add_get("/ui/players", player_queue)
+    router.add_get("/ui/players/{portal}/{player_id}/case", player_case)
+    router.add_post("/ui/players/{portal}/{player_id}/review", review_player)

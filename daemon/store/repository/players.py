@@ -1,0 +1,200 @@
+"""Player verdicts (``player_verdicts``, ``player_verdict_history``, ``player_nulls``):
+the seasons the verdict reads, the verdicts and their reviews, and each portal's null.
+
+States: ``clear`` and ``flagged`` are what the evidence says (set by fairgrid, the
+actor :data:`MACHINE`); ``cleared`` and ``confirmed`` are a person's decisions, which
+a re-judgement does not undo (only new solves can flag a cleared player again)."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from ...states import STANDING, sql_list
+from . import outbox
+from .rows import dicts, first, portal_clause
+from .scores import MACHINE
+
+STATES = ("clear", "flagged", "cleared", "confirmed")
+
+
+def seasons(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple]]:
+    """Per (portal, player): their scored solves oldest first, each (submission_id,
+    evidence JSON, whether a flag stands on it: open or confirmed)."""
+    if not players:
+        return {}
+    keys = {"portal": [p for p, _ in players], "player_id": [q for _, q in players]}
+    rows = cur.execute(
+        "SELECT s.portal, s.player_id, s.submission_id, sc.evidence, EXISTS (SELECT 1 FROM "
+        "flags f WHERE f.portal = s.portal AND f.submission_id = s.submission_id AND "
+        f"f.state IN {sql_list(STANDING)}) FROM submissions s JOIN scores sc ON "
+        "sc.portal = s.portal AND sc.submission_id = s.submission_id "
+        "JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON "
+        "w.portal = s.portal AND w.player_id = s.player_id "
+        "WHERE sc.evidence IS NOT NULL ORDER BY s.started_at, s.sub_key",
+        [keys["portal"], keys["player_id"]]).fetchall()
+    out: dict[tuple[str, str], list[tuple]] = {tuple(p): [] for p in players}
+    for portal, player, sid, evidence, flag in rows:
+        out[(portal, player)].append((sid, evidence, bool(flag)))
+    return out
+
+
+def players_of(cur, sub_keys: list[int]) -> list[tuple[str, str]]:
+    """The (portal, player_id) of submissions."""
+    return [tuple(r) for r in cur.execute(
+        "SELECT DISTINCT portal, player_id FROM submissions WHERE list_contains(?, sub_key)",
+        [list(sub_keys)]).fetchall()]
+
+
+def player_of_flag(cur, flag_id: int) -> tuple[str, str] | None:
+    row = cur.execute("SELECT s.portal, s.player_id FROM flags f JOIN submissions s ON "
+                      "s.portal = f.portal AND s.submission_id = f.submission_id "
+                      "WHERE f.id = ?", [flag_id]).fetchone()
+    return None if row is None else tuple(row)
+
+
+def judged_players(cur, portal: str | None = None) -> list[tuple[str, str]]:
+    """Every player with a scored solve (of ``portal``, when given)."""
+    clause, params = portal_clause("s.portal", None if portal is None else [portal])
+    return [tuple(r) for r in cur.execute(
+        "SELECT DISTINCT s.portal, s.player_id FROM submissions s JOIN scores sc ON "
+        f"sc.portal = s.portal AND sc.submission_id = s.submission_id WHERE {clause} "
+        "ORDER BY 1, 2", params).fetchall()]
+
+
+def current(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
+    """The stored verdict rows of ``players`` (state, reviewed_solves, ...)."""
+    if not players:
+        return {}
+    cur.execute(
+        "SELECT v.* FROM player_verdicts v JOIN (SELECT unnest(?) AS portal, unnest(?) AS "
+        "player_id) w ON w.portal = v.portal AND w.player_id = v.player_id",
+        [[p for p, _ in players], [q for _, q in players]])
+    return {(r["portal"], r["player_id"]): r for r in dicts(cur)}
+
+
+def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
+    """Store judged verdicts (each: portal, player_id, state, flagged, p_value, solves,
+    verdict JSON, reviewed_solves, changed: the state moved); a history row for each
+    state change and ``player.flagged`` for each player who became flagged (one
+    transaction). Returns the players newly flagged."""
+    flagged = []
+    for r in rows:
+        key = [r["portal"], r["player_id"]]
+        was = con.execute("SELECT state, flagged_at FROM player_verdicts WHERE portal = ? "
+                          "AND player_id = ?", key).fetchone()
+        if was is None and not con.execute(
+                "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
+                key).fetchone():
+            continue  # erased meanwhile
+        became = r["state"] == "flagged" and (was is None or was[0] != "flagged")
+        flagged_at = now if became else (was[1] if was else None)
+        con.execute("INSERT OR REPLACE INTO player_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    key + [r["state"], r["flagged"], r["p_value"], r["solves"], r["verdict"],
+                           now, flagged_at, r["reviewed_solves"]])
+        if was is None and r["state"] == "clear":
+            continue  # a first verdict that finds nothing is no news
+        if was is None or was[0] != r["state"]:
+            con.execute("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
+                        key + [now, r["state"], r.get("note"), MACHINE])
+        if became:
+            flagged.append(tuple(key))
+            outbox.enqueue_player_flagged(con, r["portal"], r["player_id"], r["p_value"],
+                                          r["summary"], now)
+    return flagged
+
+
+def review(con, portal: str, player: str, state: str, note: str | None, actor: str,
+           now: datetime, reviewed_solves: list[str] | None, verdict_state: str
+           ) -> list[tuple] | None:
+    """A person's decision on a player: ``cleared`` (remembering ``reviewed_solves``),
+    ``confirmed``, or ``open`` (back to what the evidence says, ``verdict_state``).
+    The player's whole history, or None when the player has no verdict."""
+    row = con.execute("SELECT state FROM player_verdicts WHERE portal = ? AND "
+                      "player_id = ?", [portal, player]).fetchone()
+    if row is None:
+        return None
+    target = verdict_state if state == "open" else state
+    con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
+                "portal = ? AND player_id = ?",
+                [target, json.dumps(reviewed_solves) if state == "cleared" else None,
+                 portal, player])
+    con.execute("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
+                [portal, player, now, state if state != "open" else target, note, actor])
+    return history(con, portal, player)
+
+
+def history(cur, portal: str, player: str) -> list[tuple]:
+    return cur.execute("SELECT changed_at, state, note, actor FROM player_verdict_history "
+                       "WHERE portal = ? AND player_id = ? ORDER BY changed_at",
+                       [portal, player]).fetchall()
+
+
+def verdict(cur, portal: str, player: str) -> dict | None:
+    cur.execute("SELECT * FROM player_verdicts WHERE portal = ? AND player_id = ?",
+                [portal, player])
+    return first(cur)
+
+
+def listing(cur, *, state=None, portals=None, cursor=None, limit=50) -> list[dict]:
+    """Verdicts, strongest evidence first (p_value, portal, player_id), filtered by
+    ``state``; keyset pagination after ``cursor``; only of ``portals`` when given."""
+    clause, params = portal_clause("portal", portals)
+    where = [clause]
+    if state is not None:
+        where.append("state = ?")
+        params.append(state)
+    if cursor is not None:
+        p, portal, player = cursor
+        where.append("(p_value, portal, player_id) > (?, ?, ?)")
+        params += [p, portal, player]
+    cur.execute("SELECT portal, player_id, state, flagged, p_value, solves, verdict, "
+                "judged_at, flagged_at FROM player_verdicts WHERE " + " AND ".join(where)
+                + " ORDER BY p_value, portal, player_id LIMIT ?", params + [limit])
+    return dicts(cur)
+
+
+def case_solves(cur, portal: str, player: str) -> list[dict]:
+    """A player's scored solves for the case page, oldest first: the solve, its verdict
+    line, its combined p and its flag (id and state) when one was raised."""
+    cur.execute(
+        "SELECT s.submission_id, s.puzzle_id, s.tournament_id, s.started_at, s.duration_ms, "
+        "sc.p_value, json_extract_string(sc.evidence, '$.verdict') AS verdict, "
+        "f.id AS flag_id, f.state AS flag_state FROM submissions s JOIN scores sc ON "
+        "sc.portal = s.portal AND sc.submission_id = s.submission_id LEFT JOIN flags f ON "
+        "f.portal = s.portal AND f.submission_id = s.submission_id WHERE s.portal = ? AND "
+        "s.player_id = ? ORDER BY s.started_at, s.sub_key", [portal, player])
+    return dicts(cur)
+
+
+def flagged_count(cur) -> dict[str, int]:
+    """Players by verdict state."""
+    return dict(cur.execute("SELECT state, count(*) FROM player_verdicts GROUP BY state")
+                .fetchall())
+
+
+def nulls(cur) -> dict[str, str]:
+    """portal -> its learnt null (JSON)."""
+    return dict(cur.execute("SELECT portal, null_json FROM player_nulls").fetchall())
+
+
+def save_nulls(con, learnt: dict[str, str], now: datetime) -> None:
+    for portal, text in learnt.items():
+        con.execute("INSERT OR REPLACE INTO player_nulls VALUES (?, ?, ?)",
+                    [portal, now, text])
+
+
+def honest_players(cur, portal: str) -> list[tuple[str, str]]:
+    """A portal's players the nightly job learns the null from: with a scored solve, and
+    neither flagged nor confirmed as a player."""
+    return [tuple(r) for r in cur.execute(
+        "SELECT DISTINCT s.portal, s.player_id FROM submissions s JOIN scores sc ON "
+        "sc.portal = s.portal AND sc.submission_id = s.submission_id LEFT JOIN "
+        "player_verdicts v ON v.portal = s.portal AND v.player_id = s.player_id WHERE "
+        "s.portal = ? AND coalesce(v.state, 'clear') IN ('clear', 'cleared') ORDER BY 2",
+        [portal]).fetchall()]
+
+
+def portals_judged(cur) -> list[str]:
+    return [p for (p,) in cur.execute(
+        "SELECT DISTINCT portal FROM scores ORDER BY 1").fetchall()]

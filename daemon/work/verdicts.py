@@ -1,0 +1,135 @@
+"""Player verdicts in the daemon: read each player's season, judge it
+(``analytics.player_verdict``), store the verdict with its state and history.
+
+A player is judged again after every scoring batch that holds one of their solves,
+after a decision on one of their flags, and by the nightly job (which first learns each
+portal's own player-level null from its players, :func:`learn_nulls`). The state
+follows the evidence (``clear`` / ``flagged``) until a person decides: ``confirmed``
+stays; ``cleared`` stays until the solves the reviewer did not see flag the player by
+themselves (the same evidence never flags a cleared player twice). A player who becomes
+``flagged`` gets one ``player.flagged`` notification.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from dataclasses import replace
+from datetime import datetime, timezone
+
+from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, judge, learn_null,
+                                               shipped_null, solve_facts)
+
+from ..store.repository import players as sql
+from .nightly import NightlyDB, store_db
+
+log = logging.getLogger("fairgrid.verdicts")
+MIN_NULL_PLAYERS = 30   # a portal's own null needs this many players with 5+ solves...
+MIN_NULL_SOLVES = 5
+PORTAL_SOURCE = "this portal's players"
+
+
+def _facts(season: list[tuple]) -> list:
+    """A stored season's facts; a solve's flag counts only while it stands."""
+    return [replace(solve_facts(sid, json.loads(ev)), flagged=standing)
+            for sid, ev, standing in season]
+
+
+def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
+               alpha: float) -> str:
+    """The state after a judgement (see the module docstring)."""
+    state = stored["state"] if stored else "clear"
+    if state == "confirmed":
+        return state
+    if state == "cleared":
+        seen = set(json.loads(stored["reviewed_solves"] or "[]"))
+        new = [f for f in facts if f.submission_id not in seen]
+        return "flagged" if new and judge(new, null, alpha=alpha).flagged else "cleared"
+    return "flagged" if verdict.flagged else "clear"
+
+
+def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
+                  now: datetime | None = None) -> list[tuple[str, str]]:
+    """Judge ``players`` again and store their verdicts; the players newly flagged."""
+    players = sorted(set(players))
+    if not players:
+        return []
+    now = now or datetime.now(timezone.utc)
+    seasons = db.read(sql.seasons, players)
+    stored = db.read(sql.current, players)
+    nulls = {p: PlayerNull.from_json(json.loads(t)) for p, t in db.read(sql.nulls).items()}
+    rows = []
+    for key in players:
+        facts = _facts(seasons.get(key, []))
+        if not facts:
+            continue
+        null = nulls.get(key[0]) or shipped_null()
+        verdict = judge(facts, null, alpha=alpha)
+        state = next_state(stored.get(key), verdict, facts, null, alpha)
+        was = stored.get(key)
+        rows.append({"portal": key[0], "player_id": key[1], "state": state,
+                     "flagged": verdict.flagged, "p_value": verdict.p_value,
+                     "solves": verdict.solves, "verdict": json.dumps(verdict.to_json()),
+                     "summary": verdict.summary,
+                     "reviewed_solves": was["reviewed_solves"] if was else None,
+                     "note": ("new solves since the review flag the player"
+                              if was and was["state"] == "cleared" and state == "flagged"
+                              else None)})
+    return db.write(sql.save, rows, now)
+
+
+def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
+    """Each portal's own null from its players who are neither flagged nor confirmed
+    (when it has :data:`MIN_NULL_PLAYERS` with :data:`MIN_NULL_SOLVES` solves or more;
+    otherwise the shipped null stays in force). Returns the players each was learnt on."""
+    learnt, used = {}, {}
+    for portal in db.read(sql.portals_judged):
+        seasons = db.read(sql.seasons, db.read(sql.honest_players, portal))
+        facts = [_facts(s) for s in seasons.values()]
+        enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
+        if len(enough) < MIN_NULL_PLAYERS:
+            continue
+        null = learn_null(enough, PORTAL_SOURCE)
+        learnt[portal] = json.dumps(null.to_json())
+        used[portal] = null.players
+    if learnt:
+        db.write(sql.save_nulls, learnt, now or datetime.now(timezone.utc))
+    return used
+
+
+def nightly_stage(db: NightlyDB, alpha: float) -> dict:
+    """The nightly job's ``verdicts`` stage: learn the nulls, judge every player."""
+    used = learn_nulls(db)
+    players = db.read(sql.judged_players)
+    flagged = judge_players(db, players, alpha)
+    return {"player_nulls": used, "players_judged": len(players),
+            "players_flagged": len(flagged)}
+
+
+class Verdicts:
+    """The daemon's judge: called after scoring batches and flag decisions."""
+
+    def __init__(self, store, settings, metrics):
+        self._db = store_db(store)
+        self._store = store
+        self._settings = settings
+        metrics.watch_players(lambda: store.read(sql.flagged_count))
+
+    async def after_scoring(self, sub_keys: list[int]) -> None:
+        players = await asyncio.to_thread(self._store.read, sql.players_of, sub_keys)
+        await self.judge(players)
+
+    async def after_flag_review(self, flag_id: int) -> None:
+        player = await asyncio.to_thread(self._store.read, sql.player_of_flag, flag_id)
+        if player is not None:
+            await self.judge([player])
+
+    async def judge(self, players: list[tuple[str, str]]) -> list[tuple[str, str]]:
+        """Judge ``players`` now (a failure is logged: scoring and reviews go on)."""
+        try:
+            return await asyncio.to_thread(judge_players, self._db, players,
+                                           self._settings.scoring_player_alpha)
+        except Exception:  # noqa: BLE001 - a verdict must not stop scoring
+            log.exception("judging %d players failed", len(players))
+            return []

@@ -1,0 +1,227 @@
+"""The player verdict (analytics.player_verdict): a season adds up each kind of evidence
+on its own; weak but consistent evidence flags, one odd solve does not, and many
+ordinary solves do not hide a run of odd ones."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from fairgrid.analytics.player_verdict import (ALPHA, KindNull, PlayerNull, PlayerVerdict,
+                                               SolveFacts, bb_tail, guard, judge,
+                                               learn_null, shipped_null, solve_facts)
+
+FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
+
+
+def _null() -> PlayerNull:
+    """Honest solves weakly odd by any family 15 % of the time, odd 1 %; one in twenty
+    has a cell no technique proved."""
+    return guard(PlayerNull({**{f: KindNull(0.15, 0.01, 1.0) for f in FAMILIES},
+                             "unproven": KindNull(0.05, 0.004, 1.0),
+                             "unforced": KindNull(0.15, 0.01, 1.0)},
+                            (0.3, 0.25, 0.6), "a test population"))
+
+
+def _solve(i: int, rng, **odd) -> SolveFacts:
+    """An honest solve (every family p uniform), with the families in ``odd`` set."""
+    fam = {f: float(rng.uniform(0, 1)) for f in FAMILIES}
+    fam.update(odd)
+    return SolveFacts(f"s{i:03d}", fam, False)
+
+
+def test_beta_binomial_tail_by_hand():
+    # rho -> 0 is the binomial: P(X >= 2 | 3, 0.5) = 4/8
+    assert bb_tail(2, 3, 0.5, 1e-9) == pytest.approx(0.5, rel=1e-5)
+    assert bb_tail(0, 5, 0.1, 0.2) == 1.0 and bb_tail(6, 5, 0.1, 0.2) == 0.0
+    # correlation between one person's solves makes a run more likely
+    assert bb_tail(8, 20, 0.15, 0.2) > bb_tail(8, 20, 0.15, 0.01)
+
+
+def test_a_season_of_weak_but_consistent_solves_flags():
+    rng = np.random.default_rng(1)
+    # each solve alone is ordinary enough (p = 0.1 is 1 honest solve in 10)...
+    season = [_solve(i, rng, deduction=0.1) for i in range(20)]
+    assert not any(s.family_p["deduction"] < 0.01 for s in season)
+    verdict = judge(season, _null())
+    # ...but twenty of them in a row are not
+    assert verdict.flagged and verdict.p_value < ALPHA
+    top = verdict.findings[0]
+    assert top.kind == "deduction" and top.odd == 20 and len(top.solves) == 20
+    assert "Over 20 solves, 20 placed digits the board did not give" in top.sentence
+    assert verdict.summary.startswith("Flagged for review.")
+    # and it grows with the season: five such solves are not yet a case
+    assert not judge(season[:5], _null()).flagged
+
+
+def test_an_honest_season_with_one_odd_solve_is_not_flagged():
+    rng = np.random.default_rng(2)
+    season = [_solve(i, rng) for i in range(20)]
+    season[7] = SolveFacts("s007", {**season[7].family_p, "deduction": 1e-12, "order": 1e-9},
+                           True)
+    verdict = judge(season, _null())
+    assert not verdict.flagged
+    assert verdict.summary.startswith("Not flagged")
+
+
+def test_honest_seasons_are_flagged_at_most_at_the_target():
+    rng = np.random.default_rng(3)
+    flagged = sum(judge([_solve(i, rng) for i in range(20)], _null()).flagged
+                  for _ in range(400))
+    assert flagged <= 2   # alpha = 1e-3: 0.4 expected at most
+
+
+def test_many_ordinary_solves_do_not_hide_a_run_of_odd_ones():
+    rng = np.random.default_rng(4)
+    season = [_solve(i, rng, deduction=float(rng.uniform(0.2, 1))) for i in range(100)]
+    run = list(range(60, 80, 5)) + list(range(62, 80, 5))  # eight of twenty in a row
+    for i in run:
+        season[i] = _solve(i, rng, deduction=0.005)
+    verdict = judge(season, _null())
+    top = verdict.findings[0]
+    assert verdict.flagged and top.kind == "deduction" and top.of == 20
+    assert top.sentence.startswith("In 20 consecutive solves (from s060 to s079), 8 "
+                                   "strongly placed digits")
+    assert set(top.solves) == {f"s{i:03d}" for i in run}
+    # as many such solves spread over the hundred are an honest player's bad days
+    spread = [_solve(i, rng, deduction=float(rng.uniform(0.2, 1))) for i in range(100)]
+    for i in range(0, 100, 13):
+        spread[i] = _solve(i, rng, deduction=0.005)
+    assert not judge(spread, _null()).flagged
+
+
+def test_a_copiers_tempo_follows_nothing():
+    rng = np.random.default_rng(5)
+
+    def season(slope):
+        out = []
+        for i in range(20):
+            x = rng.uniform(0.1, 2.0, 40)
+            y = slope * x + rng.normal(0, 0.6, 40)
+            x, y = x - x.mean(), y - y.mean()
+            out.append(SolveFacts(f"s{i}", {}, False, {}, (float(x @ y), float(x @ x))))
+        return out
+
+    null = guard(PlayerNull({}, (1.2, 0.25, 0.6), "a test population"))
+    copier, person = judge(season(0.0), null), judge(season(1.2), null)
+    assert copier.flagged and copier.findings[0].kind == "tempo"
+    assert "did not follow their difficulty" in copier.findings[0].sentence
+    assert not person.flagged
+
+
+def test_few_solves_say_how_little_they_rest_on():
+    rng = np.random.default_rng(6)
+    verdict = judge([_solve(0, rng, deduction=1e-3)], _null())
+    assert not verdict.flagged and "too few" in verdict.rests_on
+    assert "Rests on 1 scored solve" in verdict.rests_on
+    assert "too few" not in judge([_solve(i, rng) for i in range(30)], _null()).rests_on
+
+
+def test_likelihood_ratios_and_flags_are_kinds_of_their_own():
+    rng = np.random.default_rng(7)
+    season = [SolveFacts(f"s{i}", {f: float(rng.uniform(0.2, 1)) for f in FAMILIES}, False,
+                         {"hint_run": math.log(5.0)}) for i in range(20)]
+    verdict = judge(season, _null())
+    assert verdict.flagged and verdict.findings[0].kind == "hint_run"
+    assert "typed cells nothing proved in a run after a long pause" in verdict.summary
+    assert PlayerVerdict.from_json(verdict.to_json()) == verdict
+
+
+def test_a_null_is_learnt_and_guarded():
+    rng = np.random.default_rng(8)
+    seasons = [[_solve(20 * j + i, rng) for i in range(20)] for j in range(40)]
+    null = learn_null(seasons, "this portal's players")
+    assert null.players == 40 and null.solves == 800
+    assert null.kind("order").weak == pytest.approx(0.15, abs=0.03)
+    assert null.kind("order").strong >= 0.004 and null.kind("order").cv2 >= 1.0
+    assert PlayerNull.from_json(null.to_json()) == null
+    # a population of perfectly regular people never makes a null stricter than the floor
+    calm = learn_null([[SolveFacts(f"c{j}{i}", {"order": 0.9}, False) for i in range(20)]
+                       for j in range(40)], "calm")
+    assert calm.kind("order").weak == 0.05 and calm.kind("order").strong == 0.004
+
+
+def test_the_shipped_null_reads():
+    null = shipped_null()
+    assert null.players > 0 and "simulated" in null.source
+    for family in ("order", "deduction", "pacing"):
+        assert null.kind(family).weak >= 0.05
+
+
+def test_facts_read_a_stored_evidence_document():
+    doc = {"flagged": False, "p_value": 0.03, "signals": [
+        {"name": "order_sa", "family": "order", "p": 0.02},
+        {"name": "order_consensus", "family": "order", "p": 0.3},
+        {"name": "unproven", "value": 2.0, "p": 0.4}],
+        "timeline": [{"t_ms": 1000 * k * k, "difficulty": float(k % 3)} for k in range(1, 20)],
+        "llr": {"hint_run": 1.5, "bad": float("nan")}}
+    facts = solve_facts("a", doc)
+    assert facts.family_p == {"order": 0.04, "deduction": 0.4}
+    assert facts.llr == {"hint_run": 1.5} and facts.slope is not None
+    assert facts.counted == {"unproven": (2.0, 0.4)} and facts.p_value == 0.03
+    # an old document: no llr, no timeline
+    assert solve_facts("b", {"flagged": True, "signals": []}) == SolveFacts("b", {}, True)
+
+
+@pytest.fixture(scope="module")
+def xwing():
+    """The x-wing puzzle analysed as the daemon does, and its technique model's order."""
+    from fairgrid.analytics.puzzle_model import build, scoring_inputs
+    from fairgrid.solvers import deduction as engine
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.fill_order import predict_fill_order
+    from fairgrid.solvers.propagation import solution_of
+    from fairgrid.solvers.techniques import solve_with_techniques
+
+    from ..fixtures import DEDUCTION_HARD
+
+    text = DEDUCTION_HARD[6]
+    puzzle = parse(text)
+    solution = solution_of(puzzle)
+    sol_text = "".join(str(d) for d in solution)
+    pred = predict_fill_order(puzzle, seed=0, runs=8, budget_s=3, workers=1)
+    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
+    inputs = scoring_inputs(text, 3, sol_text, median, build(text, sol_text, median, 0))
+    givens = puzzle.givens.astype(np.int64)
+    cells = [c for c, _, _ in solve_with_techniques(puzzle, solution).placements()]
+    trace = engine.trace_placements(givens, solution, cells)
+    x = int(np.flatnonzero(trace.offer == engine.FISH)[0])
+    hints = [c for c in cells[x:] if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN][:2]
+    return inputs, solution, cells, x, hints
+
+
+def test_a_player_right_at_every_unproven_cell_accumulates_evidence(xwing):
+    from fairgrid.analytics.evidence import score_solve
+
+    inputs, solution, cells, x, hints = xwing
+    order = cells[:x] + hints + [c for c in cells if c not in hints and
+                                 cells.index(c) >= x]
+    rng = np.random.default_rng(9)
+    season = []
+    for i in range(12):
+        # a person's pace, but at the stall half a minute's think and then two cells of
+        # the solution that nothing up to the puzzle's hardest step proves
+        gaps = rng.lognormal(np.log(12_000), 0.6, len(order))
+        gaps[x] += 30_000
+        t = np.cumsum(gaps).astype(np.int64)
+        ev = score_solve(inputs.facts_without_skill, inputs.null, t,
+                         np.array(order), solution[np.array(order)].astype(np.int64),
+                         np.zeros(len(order), bool))
+        assert ev.signal("unproven").value > 0
+        season.append(solve_facts(f"s{i}", ev.to_json()))
+    null = _null()
+    # each solve alone is ordinary: one bit is what people guess now and then
+    assert all(s.family_p["deduction"] > 0.15 for s in season)
+    p = [next(f.p for f in judge(season[:n], null).findings if f.kind == "unproven")
+         for n in (2, 4, 8, 12)]
+    # every solve adds to the same kind of evidence, and the season becomes a case
+    assert p == sorted(p, reverse=True) and p[-1] < p[0] / 100
+    verdict = judge(season, null)
+    unproven = next(f for f in verdict.findings if f.kind == "unproven")
+    assert verdict.flagged and unproven.p * verdict.kinds < ALPHA
+    assert "12 had cells no technique proved, right at the first try" in unproven.sentence
+    assert "honest players: about 1 such solve in 20" in unproven.sentence
+    assert set(unproven.solves) == {s.submission_id for s in season}

@@ -1,0 +1,226 @@
+"""Player verdicts in the daemon: a player who copies one puzzle in three is judged after
+each scoring batch and shows in the API's queue, the console's Players queue with the case
+in words, and ``fairgrid players --flagged``; one ``player.flagged`` notification; a
+cleared player is not flagged again by the same solves, only by new ones; erasure takes
+the verdict with it."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from fairgrid.analytics.simulate import simulate
+from fairgrid.daemon.cli import main as cli
+from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
+from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.web.context import CTX
+from fairgrid.solvers import parse
+
+from ...fixtures import EASY, EASY_SOLUTION
+from ..helpers import ADMIN, ORGANISER, bearer, make_settings, query, signed, solve_body
+
+PASSWORD = "a long password"
+START = datetime(2026, 11, 1, 18, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+async def client(aiohttp_client, tmp_path):
+    return await aiohttp_client(create_app(make_settings(tmp_path, nightly_cron="")))
+
+
+def _honest(seed: int) -> list[dict]:
+    sim = simulate(parse(EASY), np.array([int(c) for c in EASY_SOLUTION]), "honest",
+                   rng=seed, expected_log_s=6.0, skill=0.0)
+    return sim.moves()
+
+
+async def _post(client, sid: str, player: str, moves: list[dict], day: int) -> None:
+    body = solve_body(submission_id=sid, moves=moves, player_id=player,
+                      started_at=(START + timedelta(days=day)).isoformat())
+    raw, headers = signed(body, msg_id=sid)
+    resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+    assert resp.status == 202, await resp.text()
+
+
+async def _scored(client, sids, timeout=400.0) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    for sid in sids:
+        while True:
+            doc = await (await client.get(f"/v1/submissions/demo/{sid}",
+                                          headers=bearer(ORGANISER))).json()
+            if doc["status"] == "scored":
+                break
+            assert asyncio.get_running_loop().time() < deadline, f"{sid} not scored"
+            await asyncio.sleep(0.2)
+
+
+async def _judged(client, player: str, solves: int, timeout=120.0) -> dict:
+    """The player's document once their verdict counts ``solves`` scored solves (the
+    verdict is judged just after a scoring batch is written)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await _player(client, player)
+        if doc["verdict"] is not None and doc["verdict"]["solves"] == solves:
+            return doc
+        assert asyncio.get_running_loop().time() < deadline, f"{player} not judged"
+        await asyncio.sleep(0.2)
+
+
+async def _player(client, player):
+    resp = await client.get(f"/v1/players/demo/{player}", headers=bearer(ORGANISER))
+    assert resp.status == 200
+    return await resp.json()
+
+
+async def _events(client):
+    store = client.app[CTX].store
+    return await asyncio.to_thread(query, store, "SELECT subject FROM outbox WHERE "
+                                   "type = 'player.flagged' ORDER BY created_at")
+
+
+async def _sign_in(client, name):
+    await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": name, "role": "organiser", "portals": ["demo"], "password": PASSWORD})
+    form = await (await client.get("/ui/login")).text()
+    token = re.search(r'name="csrf" value="([^"]+)"', form)
+    resp = await client.post("/ui/login", data={"csrf": token.group(1), "name": name,
+                                                "password": PASSWORD, "next": "/ui/players"},
+                             allow_redirects=False)
+    assert resp.status == 303
+
+
+async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
+        client, capsys):
+    resp = await client.put("/v1/portals/demo/notify", json={"url": "http://127.0.0.1:9/h"},
+                            headers=bearer(ADMIN))
+    assert resp.status == 200
+    # one puzzle in three copied row by row, the rest solved as a person does
+    cheat = [(f"c-{k}", ROW_COPY if k % 3 == 1 else _honest(100 + k)) for k in range(9)]
+    fair = [(f"h-{k}", _honest(200 + k)) for k in range(6)]
+    for day, (sid, moves) in enumerate(cheat):
+        await _post(client, sid, "selective", moves, day)
+    for day, (sid, moves) in enumerate(fair):
+        await _post(client, sid, "fair", moves, day)
+    await _scored(client, [s for s, _ in cheat + fair])
+    await _judged(client, "selective", 9)
+    await _judged(client, "fair", 6)
+
+    flagged = await (await client.get("/v1/players?state=flagged",
+                                      headers=bearer(ORGANISER))).json()
+    assert [(p["portal"], p["player_id"]) for p in flagged["players"]] == [
+        ("demo", "selective")], flagged
+    assert flagged["players"][0]["summary"].startswith("Flagged for review.")
+    doc = await _player(client, "selective")
+    verdict = doc["verdict"]
+    assert verdict["state"] == "flagged" and verdict["solves"] == 9
+    top = verdict["findings"][0]
+    assert top["p"] < 1e-3 and set(top["solves"]) == {"c-1", "c-4", "c-7"}
+    assert "Over 9 solves, 3" in top["sentence"]
+    assert verdict["history"][0]["state"] == "flagged"
+    assert (await _player(client, "fair"))["verdict"]["state"] == "clear"
+    metrics = await (await client.get("/metrics")).text()
+    assert "fairgrid_players_flagged 1.0" in metrics
+    assert await _events(client) == [("player:selective",)]
+
+    # the command line's queue, from the running daemon
+    url = str(client.make_url("")).rstrip("/")
+    code = await asyncio.to_thread(cli, ["players", "--flagged", "--url", url,
+                                         "--token", ORGANISER])
+    out = capsys.readouterr().out
+    assert code == 0 and "1 player flagged" in out and "demo/selective" in out
+    code = await asyncio.to_thread(cli, ["player", "demo", "selective", "--url", url,
+                                         "--token", ORGANISER])
+    out = capsys.readouterr().out
+    assert code == 0 and "Season verdict: FLAGGED" in out and "c-1, c-4, c-7" in out
+
+    # the console's Players queue and the case, solves one click away
+    await _sign_in(client, "alice")
+    queue = await (await client.get("/ui/players")).text()
+    assert "/ui/players/demo/selective/case" in queue
+    assert "/ui/players/demo/fair/case" not in queue
+    case = await (await client.get("/ui/players/demo/selective/case")).text()
+    assert "Over 9 solves, 3" in case and 'href="#solve-c-4"' in case
+    assert 'id="solve-c-4"' in case and "/ui/flags/" in case
+    assert (await client.get("/ui/players?state=bogus")).status == 400
+    assert (await client.get("/ui/players/other/selective/case")).status == 404
+
+    # judged again (a re-score): still one notification
+    await client.app[CTX].scorer.score("demo", "c-0")
+    assert await _events(client) == [("player:selective",)]
+
+    # a person clears the player: the same solves do not flag them again
+    review = "/v1/players/demo/selective/review"
+    assert (await client.post(review, json={"state": "cleared"},
+                              headers=bearer(ORGANISER))).status == 403
+    bad = await client.post(review, json={"state": "innocent"}, headers=bearer(ADMIN))
+    assert bad.status == 422 and (await bad.json())["field"] == "state"
+    assert (await client.post("/v1/players/demo/nobody/review", json={"state": "cleared"},
+                              headers=bearer(ADMIN))).status == 404
+    resp = await client.post(review, json={"state": "cleared", "note": "known speedster",
+                                           "actor": "Alice"}, headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert resp.status == 200 and doc["verdict"]["state"] == "cleared"
+    assert doc["verdict"]["history"][-1]["actor"].endswith("for Alice")
+    await client.app[CTX].scorer.score("demo", "c-4")
+    await client.app[CTX].scorer.verdicts.judge([("demo", "selective")])
+    assert (await _player(client, "selective"))["verdict"]["state"] == "cleared"
+    assert len(await _events(client)) == 1
+    # an honest new solve does not either; new copies do
+    await _post(client, "c-9", "selective", _honest(300), 9)
+    await _scored(client, ["c-9"])
+    await _judged(client, "selective", 10)
+    assert (await _player(client, "selective"))["verdict"]["state"] == "cleared"
+    for k in (10, 11, 12):
+        await _post(client, f"c-{k}", "selective", ROW_COPY, k)
+    await _scored(client, ["c-10", "c-11", "c-12"])
+    doc = await _judged(client, "selective", 13)
+    assert doc["verdict"]["state"] == "flagged"
+    assert doc["verdict"]["history"][-1]["note"] == "new solves since the review flag the player"
+    assert len(await _events(client)) == 2
+
+    # a person confirms the case from the console; the history names them
+    case = await (await client.get("/ui/players/demo/selective/case")).text()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', case).group(1)
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "confirmed", "note": "admitted"})
+    assert resp.status == 303 and resp.headers["Location"].endswith("/case#history")
+    verdict = (await _player(client, "selective"))["verdict"]
+    assert verdict["state"] == "confirmed" and verdict["history"][-1]["actor"] == "alice"
+
+    # erasure takes the verdict and its history
+    resp = await client.post("/v1/players/demo/selective/erase", headers=bearer(ADMIN))
+    assert resp.status == 200, await resp.text()
+    store = client.app[CTX].store
+    for table in ("player_verdicts", "player_verdict_history"):
+        rows = await asyncio.to_thread(query, store, f"SELECT count(*) FROM {table} WHERE "
+                                       "player_id = 'selective'")
+        assert rows == [(0,)]
+    assert await _events(client) == []
+
+
+async def test_the_queue_validates_and_pages(client):
+    for k, player in enumerate(("a", "b", "c")):
+        await _post(client, f"s-{player}", player, _honest(k), k)
+    await _scored(client, ["s-a", "s-b", "s-c"])
+    for player in ("a", "b", "c"):
+        await _judged(client, player, 1)
+    resp = await client.get("/v1/players?state=guilty", headers=bearer(ORGANISER))
+    assert resp.status == 400 and (await resp.json())["field"] == "state"
+    resp = await client.get("/v1/players?cursor=nope", headers=bearer(ORGANISER))
+    assert resp.status == 400 and (await resp.json())["field"] == "cursor"
+    seen, cursor = [], None
+    while True:
+        page = await (await client.get("/v1/players", params={
+            "limit": 2, **({"cursor": cursor} if cursor else {})},
+            headers=bearer(ORGANISER))).json()
+        seen += [p["player_id"] for p in page["players"]]
+        cursor = page["next_cursor"]
+        if not cursor:
+            break
+    assert sorted(seen) == ["a", "b", "c"] and len(seen) == 3
+    doc = await _player(client, "a")
+    assert doc["verdict"]["state"] == "clear" and "too few" in doc["verdict"]["rests_on"]
