@@ -262,3 +262,15 @@ def test_honest_null_is_seeded_and_covers_the_signals():
         assert (centre, scale) == guard(name, centre, scale) or name == "speed"
     # honest solves follow an order close to the model's
     assert a["order_sa"][0] > 0.3
+
+
+def test_pace_and_speed_do_not_corroborate_each_other_a_fast_person_is_even():
+    null = _null()
+    even = {"pace_variation": 0.25}                     # about 1 in 100,000
+    assert not judge({**even, "speed": -2.0}, null).flagged  # and 1 in 40 fast
+    assert not judge({"switch": 1.6, "speed": -2.0}, null).flagged
+    assert not judge({"switch": 1.6, "pace_variation": 0.4}, null).flagged  # one pace
+    # an order unlike people's does corroborate it
+    v = judge({**even, "order_sa": 0.1}, null)
+    assert v.flagged and v.rule == "two"
+    assert set(v.reasons) == {"pace_variation", "order_sa"}
