@@ -351,3 +351,18 @@ async def sign_in(client, name, password=PASSWORD, headers=None):
     return await client.post("/ui/login", data={"csrf": token, "name": name,
                                                 "password": password, "next": "/ui/flags"},
                              allow_redirects=False, headers=headers)
+
+
+def bench_players():
+    """bench/players.py, imported by path (bench/ is scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    if "players" in sys.modules:
+        return sys.modules["players"]
+    path = Path(__file__).resolve().parents[2] / "bench" / "players.py"
+    spec = importlib.util.spec_from_file_location("players", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["players"] = module
+    spec.loader.exec_module(module)
+    return module
