@@ -3,9 +3,6 @@ behaviour each model's docstring promises (quick samples on the test puzzles).""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,23 +13,10 @@ from fairgrid.solvers import parse
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE, replay, solution_of
 from fairgrid.solvers.techniques import WEIGHT, Board, solve_with_techniques
 
+from ..daemon.helpers import bench_players
 from ..fixtures import EASY, MEDIUM, SA_HARD
 
-BENCH = Path(__file__).resolve().parents[2] / "bench"
-
-
-def _players():
-    """bench/players.py, imported by path (bench/ is scripts, not a package)."""
-    if "players" in sys.modules:
-        return sys.modules["players"]
-    spec = importlib.util.spec_from_file_location("players", BENCH / "players.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["players"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-P = _players()
+P = bench_players()
 PUZZLES = {"easy": EASY, "medium": MEDIUM, "sa-hard": SA_HARD}
 SOLUTIONS = {k: solution_of(parse(t)) for k, t in PUZZLES.items()}
 MODELS = {**P.HONEST, **P.HIDING_CHEATS}

@@ -14,7 +14,8 @@ from fairgrid.solvers import parse
 from fairgrid.solvers.propagation import solution_of
 from fairgrid.solvers.techniques import Board, solve_with_techniques
 
-from ..fixtures import DEDUCTION_HARD, EASY, EASY_SOLUTION
+from ..daemon.helpers import bench_players
+from ..fixtures import DEDUCTION_HARD, EASY, EASY_SOLUTION, MEDIUM
 
 XWING = DEDUCTION_HARD[6]  # locked candidates, then stalls only a fish breaks
 
@@ -264,12 +265,12 @@ def test_a_hint_taken_at_a_stall_raises_the_evidence_a_long_think_for_an_x_wing_
 
 @pytest.mark.parametrize("model", ["pencil_marker", "auto_notes"])
 def test_a_player_who_works_in_notes_proves_the_placements_and_is_not_flagged(model):
-    from .test_bench_players import MODELS, PUZZLES, SOLUTIONS
-
-    givens = parse(PUZZLES["medium"]).givens.astype(np.int64)
-    solution = np.asarray(SOLUTIONS["medium"], dtype=np.int64)
+    players = bench_players()
+    play = {**players.HONEST, **players.HIDING_CHEATS}[model]
+    givens = parse(MEDIUM).givens.astype(np.int64)
+    solution = np.asarray(solution_of(parse(MEDIUM)), dtype=np.int64)
     for seed in (1, 2, 3):
-        log = MODELS[model](PUZZLES["medium"], solution, np.random.default_rng(seed),
+        log = play(MEDIUM, solution, np.random.default_rng(seed),
                             300.0, tidy=0.9)
         fill = fill_order(*log.arrays, givens, solution)
         notes = read_notes(*log.arrays, givens, fill.seq)

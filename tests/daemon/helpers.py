@@ -236,7 +236,7 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
     return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
 
 
-async def wait_ready(client, pid, timeout=60.0):
+async def wait_ready(client, pid, timeout=180.0):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         doc = await (await client.get(f"/v1/puzzles/{pid}", headers=bearer(ORGANISER))).json()
@@ -245,7 +245,7 @@ async def wait_ready(client, pid, timeout=60.0):
         await asyncio.sleep(0.2)
 
 
-async def wait_scored(client, sid, timeout=60.0):
+async def wait_scored(client, sid, timeout=180.0):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         doc = await (await client.get(f"/v1/submissions/demo/{sid}",
@@ -351,3 +351,18 @@ async def sign_in(client, name, password=PASSWORD, headers=None):
     return await client.post("/ui/login", data={"csrf": token, "name": name,
                                                 "password": password, "next": "/ui/flags"},
                              allow_redirects=False, headers=headers)
+
+
+def bench_players():
+    """bench/players.py, imported by path (bench/ is scripts, not a package)."""
+    import importlib.util
+    from pathlib import Path
+
+    if "players" in sys.modules:
+        return sys.modules["players"]
+    path = Path(__file__).resolve().parents[2] / "bench" / "players.py"
+    spec = importlib.util.spec_from_file_location("players", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["players"] = module
+    spec.loader.exec_module(module)
+    return module

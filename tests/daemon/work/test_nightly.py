@@ -105,6 +105,7 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
     return n
 
 
+@pytest.mark.slow  # two whole nightly runs: the longest of the quick loop
 def test_each_puzzle_type_gets_its_own_fit_and_skills(tmp_path):
     """The same people solve Sudoku and Nurikabe: the fast Sudoku solvers are the slow
     Nurikabe ones here, and each type's skills say so; Sudoku's fit is what it is alone."""
