@@ -201,11 +201,13 @@ export class Recorder {
       }
       this.save();
     });
-    this.on(this.window, "blur", () => {
-      if (this.blurSince === null) this.blurSince = this.now();
+    // listening in the capture phase, the window also sees each element's blur and
+    // focus: only its own say the page lost or regained focus
+    this.on(this.window, "blur", (event) => {
+      if (event.target === this.window && this.blurSince === null) this.blurSince = this.now();
     });
-    this.on(this.window, "focus", () => {
-      if (this.blurSince === null) return;
+    this.on(this.window, "focus", (event) => {
+      if (event.target !== this.window || this.blurSince === null) return;
       const t = this.now();
       this.client.blur.push({ t_ms: this.blurSince, ms: t - this.blurSince });
       this.blurSince = null;
