@@ -76,29 +76,28 @@ def away_mask(client: dict | None, rep) -> np.ndarray | None:
 
 
 def client_signals(client: dict | None, rep) -> dict[str, float]:
-    """``paste`` and ``away`` where the block says something."""
+    """``paste`` and ``away`` where the block shows one. A version 1 block's signals are
+    evidence only when present: a player who never pasted, or came back to place what the
+    board proved, gets no signal rather than a p of about 1, which would dilute the
+    other kinds of evidence in the verdict's combination. An unversioned block's
+    ``paste_count`` is read as portals always sent it, 0 included."""
     out = {}
     pastes = paste_count(client)
-    if pastes is not None:
+    if pastes is not None and (pastes > 0 or version(client) is None):
         out["paste"] = pastes
     mask = away_mask(client, rep)
-    if mask is not None:
-        out["away"] = rep.deduction.bits(mask) if mask.any() else 0.0
+    if mask is not None and mask.any():
+        out["away"] = rep.deduction.bits(mask)
     return out
 
 
 def away_words(value: float, centre: float, client: dict | None, rep) -> str:
     """The ``away`` signal in an organiser's words."""
     away = absences(client)
-    mask = away_mask(client, rep)
-    if away.size == 0:
-        return "the player did not leave the page for 5 s or more"
+    which = np.flatnonzero(away_mask(client, rep))
     seconds = (away[:, 1] - away[:, 0]).sum() / 1000
     head = (f"the player left the page {len(away)} time{'s' if len(away) != 1 else ''} "
             f"for 5 s or more ({seconds:.0f} s in all)")
-    if mask is None or not mask.any():
-        return head + "; what they placed on coming back, the board proved"
-    which = np.flatnonzero(mask)
     k = int(which[0])
     gone = away[after_return(rep.times_ms[k:k + 1], away)[0]]
     return (f"{head}, and on coming back placed {which.size} cell"
