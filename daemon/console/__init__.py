@@ -4,7 +4,7 @@ Same process and port as the API. Jinja2 templates and the one stylesheet and sc
 in the package; nothing is fetched from elsewhere, and every page is served under a
 strict Content-Security-Policy (no inline script or style). Pictures are SVG drawn by
 :mod:`.svg`. People sign in with a name and password (``fairgrid user add``); see
-:mod:`.sessions` and :mod:`.pages`.
+:mod:`.sessions`, :mod:`.pages` and the page modules it names.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ async def _to_console(request: web.Request) -> web.Response:
 
 def setup(app: web.Application) -> None:
     from ..web.context import CTX
-    from . import pages
+    from . import exports, flags, notifications, overview, pages, puzzles, signin, solves
 
     from ..text import shown
 
@@ -46,18 +46,18 @@ def setup(app: web.Application) -> None:
     app.on_response_prepare.append(_headers)
     r = app.router
     r.add_get("/ui", _to_console)
-    r.add_get("/ui/login", pages.login_form)
-    r.add_post("/ui/login", pages.login)
-    r.add_post("/ui/logout", pages.logout)
-    r.add_get("/ui/", pages.overview)
-    r.add_get("/ui/flags", pages.flag_queue)
-    r.add_get("/ui/flags/{id}", pages.flag_page)
-    r.add_post("/ui/flags/{id}/review", pages.review)
-    r.add_get("/ui/players/{portal}/{player_id}", pages.player_page)
-    r.add_get("/ui/puzzles/{id:.+}", pages.puzzle_page)
-    r.add_get("/ui/search", pages.search)
-    r.add_get("/ui/tournaments/{tournament}/flags.csv", pages.export_csv)
-    r.add_get("/ui/notifications", pages.notifications)
-    r.add_post("/ui/notifications/{id}/redeliver", pages.redeliver)
+    r.add_get("/ui/login", signin.login_form)
+    r.add_post("/ui/login", signin.login)
+    r.add_post("/ui/logout", signin.logout)
+    r.add_get("/ui/", overview.overview)
+    r.add_get("/ui/flags", flags.flag_queue)
+    r.add_get("/ui/flags/{id}", flags.flag_page)
+    r.add_post("/ui/flags/{id}/review", flags.review)
+    r.add_get("/ui/players/{portal}/{player_id}", solves.player_page)
+    r.add_get("/ui/puzzles/{id:.+}", puzzles.puzzle_page)
+    r.add_get("/ui/search", solves.search)
+    r.add_get("/ui/tournaments/{tournament}/flags.csv", exports.export_csv)
+    r.add_get("/ui/notifications", notifications.notifications)
+    r.add_post("/ui/notifications/{id}/redeliver", notifications.redeliver)
     r.add_static("/ui/static/", resources.files(__name__).joinpath("static"))
     r.add_route("*", "/ui/{tail:.*}", pages.not_found)
