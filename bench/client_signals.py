@@ -1,10 +1,11 @@
 """What the page's signals (analytics.client_signals: ``away``, ``paste``) add to
 detection, per cheat kind, and what they cost honest players.
 
-    python bench/client_signals.py [--puzzles 8] [--per-model 12] [--seed 0] [--data DIR]
+    python bench/client_signals.py [--puzzles 8] [--per-model 12] [--honest-only]
+                                   [--seed 0] [--data DIR]
 
-Puzzles: sudoku.org.uk dailies (../shared/data), Tough and Diabolical first (stalls are
-where a cheater looks up a cell). Players: bench/players.py's honest models (none of them
+Puzzles: sudoku.org.uk dailies (../shared/data), Diabolical first, then Tough and
+Moderate (stalls are where a cheater looks up a cell). Players: bench/players.py's honest models (none of them
 the service's own simulator; ``pencilmark`` is built on PyPI's pencilmark) and its
 cheaters who hide. The recorder's block is drawn per solve:
 
@@ -66,6 +67,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--puzzles", type=int, default=8)
     ap.add_argument("--per-model", type=int, default=12, help="solves per model and puzzle")
+    ap.add_argument("--honest-only", action="store_true",
+                    help="honest models only: a larger population for their cost")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv")
     args = ap.parse_args()
@@ -92,8 +95,10 @@ def main() -> int:
         facts = PuzzleFacts(givens, 3, sol, np.full(81, np.nan), float(np.log(mean_s)), 0.35,
                             hardest_rung=hardest_rung(givens, sol))
         runs = [(name, fn, False) for name, fn in players.HONEST.items()]
-        runs += [(f"{k} (another tab)", players.HIDING_CHEATS[k], True) for k in KINDS]
-        runs += [(f"{k} (another device)", players.HIDING_CHEATS[k], False) for k in KINDS]
+        if not args.honest_only:
+            runs += [(f"{k} (another tab)", players.HIDING_CHEATS[k], True) for k in KINDS]
+            runs += [(f"{k} (another device)", players.HIDING_CHEATS[k], False)
+                     for k in KINDS]
         for name, fn, lookups in runs:
             model = name.split(" ")[0]
             for _ in range(args.per_model):
@@ -111,7 +116,8 @@ def main() -> int:
                 t[2] += seen.flagged
                 t[3] += bool(away and away.p < 0.05)
                 t[4] += bool(away and away.p < 0.01)
-    print(f"{len(chosen)} sudoku.org.uk puzzles ({', '.join(LEVELS)}), {args.per_model} solves "
+    levels = ", ".join(sorted({r["level"] for r in chosen}))
+    print(f"{len(chosen)} sudoku.org.uk puzzles ({levels}), {args.per_model} solves "
           f"per model and puzzle, seed {args.seed}; {time.perf_counter() - started:.0f} s; "
           f"{_common.machine()}")
     print(f"| population | solves | flagged without the block | flagged with it | "
