@@ -254,9 +254,9 @@ def _traffic(args: argparse.Namespace, daemon_url: str, secret: str) -> None:
         puzzle=PUZZLES[SIMULATED_PUZZLE][1], type="sudoku", seed=args.seed, portal=PORTAL,
         players=args.players, cheaters=args.cheaters, tournament=TOURNAMENT,
         puzzle_id=SIMULATED_PUZZLE, prefix="sim", secret=secret)
-    kinds = send_simulated(sim, DaemonClient(daemon_url), lambda *_: None)
-    print(f"fairgrid demo: {len(kinds)} simulated solves sent to {TOURNAMENT} "
-          f"({sum(k != 'honest' for k in kinds.values())} by cheaters)", file=sys.stderr,
+    behaviours = send_simulated(sim, DaemonClient(daemon_url), lambda *_: None)
+    print(f"fairgrid demo: {len(behaviours)} simulated solves sent to {TOURNAMENT} "
+          f"({sum(b != 'honest' for b in behaviours.values())} by cheaters)", file=sys.stderr,
           flush=True)
 
 

@@ -7,26 +7,28 @@ import urllib.parse
 from aiohttp import web
 
 from ..ingest import ValidationError
+from ..states import REVIEW_STATES, FlagState
 from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
-from ..web.organiser import REVIEW_STATES, record_review
+from ..web.organiser import record_review
 from .pages import FORM, NotFound, choice, page, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
-STATES = ("open", "cleared", "confirmed", "withdrawn", "any")
+STATES = (FlagState.OPEN.value, FlagState.CLEARED.value, FlagState.CONFIRMED.value,
+          FlagState.WITHDRAWN.value, "any")  # the queue's filter, in the order offered
 # evidence strength filters: the combined p-value at most
 STRENGTHS = {"any": None, "1e-3": 1e-3, "1e-5": 1e-5, "1e-6": 1e-6}
 STRENGTH_WORDS = {"any": "any", "1e-3": "below 1 in 1,000", "1e-5": "below 1 in 100,000",
                   "1e-6": "below 1 in a million"}
-DECISIONS = {"cleared": "Clear (honest)", "confirmed": "Confirm (cheating)",
-             "open": "Reopen"}
+DECISIONS = {FlagState.CLEARED: "Clear (honest)", FlagState.CONFIRMED: "Confirm (cheating)",
+             FlagState.OPEN: "Reopen"}
 
 
 @page
 async def flag_queue(request: web.Request, who: Principal) -> web.Response:
-    state = choice(request, "state", STATES, "open")
+    state = choice(request, "state", STATES, FlagState.OPEN.value)
     sort = choice(request, "sort", tuple(sql.SORTS), "newest")
     strength = choice(request, "strength", tuple(STRENGTHS), "any")
     tournament = request.query.get("tournament") or None
@@ -75,7 +77,7 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
         raise NotFound(f"There is no flag {flag_id}.")
     history = await read(request, sql.history, flag_id)
     decisions = [(s, DECISIONS[s]) for s in REVIEW_STATES if s != row["state"]
-                 and not (s == "open" and row["state"] == "withdrawn")]
+                 and not (s == FlagState.OPEN and row["state"] == FlagState.WITHDRAWN)]
     return render(request, "flag.html", {
         "title": f"Flag {flag_id}", "flag": row, "history": history, "decisions": decisions,
         **await solve_view(request, row)})

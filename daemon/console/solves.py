@@ -9,6 +9,8 @@ from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import RULES
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+from fairgrid.solvers.techniques import SINGLES
 
 from .. import documents
 from ..store.repository import console as sql
@@ -20,11 +22,6 @@ from ..web.context import CTX, read
 from . import svg
 from .pages import NotFound, mmss, page, render, when
 
-SINGLE_NAMES = ("full house", "hidden single box", "hidden single line", "naked single")
-# how the replay shows a move's value, per type (None: the value's base-36 digit)
-VALUE_SYMBOLS = {"sudoku": None, "nurikabe": ["", "\u25a0", "\u00b7"]}  # river ■, island ·
-
-
 def expected_time(ratings: dict) -> str | None:
     """A puzzle's expected solve time as m:ss, from its ratings (None before them)."""
     seconds = ratings.get("expected_time_s")
@@ -32,13 +29,13 @@ def expected_time(ratings: dict) -> str | None:
 
 
 def grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | None, int, int]:
-    """(order, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
+    """(box_size, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
     the Sudoku grid of ``ncells`` cells."""
     if puzzle is None:
-        order = int(round(ncells ** 0.25)) or 3
-        return order, None, order * order, order * order
-    if puzzle["puzzle_type"] == "sudoku":
-        return puzzle["order"], None, puzzle["rows"], puzzle["cols"]
+        box_size = int(round(ncells ** 0.25)) or 3
+        return box_size, None, box_size * box_size, box_size * box_size
+    if puzzle_type(puzzle["puzzle_type"]).blocks:
+        return puzzle["box_size"], None, puzzle["rows"], puzzle["cols"]
     return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
 
 
@@ -68,16 +65,16 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
     givens = evidence.get("givens") or []
-    order, shape, rows, cols = grid_of(puzzle, len(givens))
+    box_size, shape, rows, cols = grid_of(puzzle, len(givens))
     predicted, actual = flat(evidence.get("predicted_order")), flat(evidence.get("actual_order"))
     free = sum(1 for g in givens if not g)
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
     if givens and predicted and actual:
-        boards = {"predicted": svg.board(order, givens, predicted, max_rank=max_rank,
+        boards = {"predicted": svg.board(box_size, givens, predicted, max_rank=max_rank,
                                          title="Predicted fill order", id_prefix="pred",
                                          shape=shape),
-                  "actual": svg.board(order, givens, actual, max_rank=max_rank,
+                  "actual": svg.board(box_size, givens, actual, max_rank=max_rank,
                                       title="This solve's fill order", id_prefix="act",
                                       shape=shape),
                   "legend": svg.legend(max_rank, id_prefix="legend")}
@@ -91,13 +88,14 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                            id_prefix="pace", switch_at=switch - 1 if switch else None)
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
     needed = evidence.get("hardest_needed")
-    if needed and needed.get("technique") not in SINGLE_NAMES:
+    if needed and needed.get("technique") not in SINGLES:
         needed = {**needed, "where": f"r{needed['cell'] // cols + 1}c{needed['cell'] % cols + 1}"}
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
-    replay = {"order": order, "rows": rows, "cols": cols, "givens": givens,
-              "values": VALUE_SYMBOLS.get((puzzle or {}).get("puzzle_type") or "sudoku"),
+    replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
+              # how the replay shows a move's value (None: the value's base-36 digit)
+              "values": puzzle_type((puzzle or {}).get("puzzle_type") or DEFAULT_TYPE).symbols,
               "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
     return {
         "ev": evidence, "signals": signals, "rule": RULES.get(evidence.get("rule") or ""),
