@@ -61,7 +61,7 @@ PLAYER_RHO = 0.2       # correlation between one person's solves (same habits, s
 CLIP_Z = 12.0
 P_MIN = 1e-300         # p-values live in the open interval (P_MIN, 1 - P_MIN)
 LOG_SIGNALS = frozenset({"pace_variation"})  # standardised on the log scale
-POISSON_SIGNALS = frozenset({"unforced", "unproven"})  # null (poisson mean, 1)
+POISSON_SIGNALS = frozenset({"unforced", "unproven", "away"})  # null (poisson mean, 1)
 
 # (floor of the scale, limit of the centre: no further from the odd side) per signal: the least
 # variation between honest people that a null may claim. Set from the spread between
@@ -82,6 +82,9 @@ GUARD = {
     "pacing_difficulty": (0.2, 0.0),
     "switch": (0.3, 0.4),
     "paste": (0.5, 0.0),
+    # honest people leave the page and come back to a lucky guess too: at least half a
+    # bit on average (client_signals)
+    "away": (None, 0.5),
 }
 
 

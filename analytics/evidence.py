@@ -34,6 +34,7 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
 from .calibration import judge
+from .client_signals import away_words
 from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
@@ -56,6 +57,7 @@ NAMES = {"order_sa": "order against how people solve this puzzle",
          "pacing_difficulty": "slowing on hard steps",
          "switch": "change of pace part-way",
          "paste": "paste events",
+         "away": "cells nothing proved, placed on coming back to the page",
          "unproven": "cells nothing proved, right first time"}
 WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
         "order_consensus": "cells filled in an order unlike this portal's players",
@@ -64,6 +66,7 @@ WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzl
         "pacing_difficulty": "no slowing down on the hard steps",
         "switch": "the pace turned machine-like part-way",
         "paste": "paste events reported by the portal's client",
+        "away": "left the page, came back and placed cells nothing on the board proved",
         "unproven": "digits right at the first try where no technique proved them"}
 
 
@@ -354,6 +357,8 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                 f"than before")
     if name == "paste":
         return f"the portal's client reported {int(value)} paste events"
+    if name == "away":
+        return away_words(value, centre, extra["client"], extra["replayed"])
     return f"{name} = {value:.3g}"
 
 
@@ -506,6 +511,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "deduction": rep.deduction, "replayed": rep, "solution": facts.solution,
+             "client": client,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     sources = sources or {}
     shape = facts.grid_shape

@@ -32,7 +32,9 @@ signal                  value                                                 od
                         :data:`SWITCH_MIN` placements each side): a solve
                         that turns from human to machine part-way
 ``paste``               client-reported paste events (only when the portal    high  client
-                        sends ``client``)
+                        sends ``client``; :mod:`.client_signals`)
+``away``                bits placed unproved just after coming back to the    high  client
+                        page (recorder's block only; :mod:`.client_signals`)
 ======================  ====================================================  ====  ==========
 
 An unfinished solve that filled less than :data:`MIN_COVERAGE` of the empty cells is
@@ -51,17 +53,20 @@ import numpy as np
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
+from .client_signals import client_signals
 from .deduction import Deduction, deduce
 from .fill_order import FillOrder
 
 SIGNALS = ("order_sa", "order_consensus", "unforced", "unproven", "speed",
-           "pace_variation", "pacing_difficulty", "switch", "paste")
+           "pace_variation", "pacing_difficulty", "switch", "paste", "away")
 LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "unforced": False,
               "unproven": False, "speed": True, "pace_variation": True,
-              "pacing_difficulty": True, "switch": False, "paste": False}
+              "pacing_difficulty": True, "switch": False, "paste": False,
+              "away": False}
 FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deduction",
           "unproven": "deduction", "speed": "speed", "pace_variation": "pacing",
-          "pacing_difficulty": "pacing", "switch": "switch", "paste": "client"}
+          "pacing_difficulty": "pacing", "switch": "switch", "paste": "client",
+          "away": "client"}
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
 # an unfinished solve filling less than this share of the empty cells is judged only on
 # what does not depend on its length (unforced digits, paste): the order and pacing
@@ -283,6 +288,5 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
     if duration_ms > 0 and fill.complete:
         out["speed"] = float((np.log(duration_ms / 1000.0) - facts.expected_log_s + skill)
                              / np.hypot(facts.sd_log, skill_sd))
-    if client and isinstance(client.get("paste_count"), (int, float)):
-        out["paste"] = float(client["paste_count"])
+    out.update(client_signals(client, rep))
     return out

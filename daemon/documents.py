@@ -56,8 +56,16 @@ def current_evidence(doc: dict) -> dict:
 
 
 def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
-    """A stored solve with its moves and its score (the evidence, its time and flag);
-    ``score_error`` says why an ``unscorable`` one could not be scored."""
+    """A stored solve with its moves, the client block its portal sent, and its score (the
+    evidence, its time and flag); ``score_error`` says why an ``unscorable`` one could not
+    be scored."""
+    from fairgrid.daemon.errors import ValidationError
+    from fairgrid.daemon.ingest.solve import scoring_fields
+
+    try:
+        client = scoring_fields(row["raw"])[0] if row.get("raw") else None
+    except ValidationError:  # a body stored before today's bounds: shown without it
+        client = None
     score = None
     if scored is not None:
         score = current_evidence(json.loads(scored["evidence"]))
@@ -74,6 +82,7 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
         "duration_ms": row["duration_ms"], "n_moves": row["n_moves"],
         "moves": [{"t_ms": t, "cell": c, "digit": d, "kind": "note" if n else "place"}
                   for t, c, d, n in moves],
+        "client": client,
         "score": score,
     }
 

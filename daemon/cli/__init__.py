@@ -6,7 +6,8 @@
 * service tools (:mod:`.service`): serve, portal, simulate;
 * accounts (:mod:`.user_tools`): user add, list, disable, enable, reset, scope, token;
 * the data's life (:mod:`.lifecycle_tools`): notify, notifications, erase, export, backup,
-  restore.
+  restore;
+* the demo (:mod:`.demo`): the service and a tournament site to solve puzzles on.
 
 Commands that talk to a daemon use one HTTP client (:mod:`.client`). Bad input (an
 unreadable puzzle, a bad option) ends with exit status 2 and a one-line message on
@@ -22,7 +23,7 @@ from typing import Sequence
 
 from fairgrid.solvers import PuzzleError
 
-from . import (lifecycle_tools, organiser_tools, player_tools, puzzle_tools, service,
+from . import (demo, lifecycle_tools, organiser_tools, player_tools, puzzle_tools, service,
                user_tools)
 from .common import EXIT_USAGE, CliError
 
@@ -31,7 +32,7 @@ __all__ = ["main", "build_parser", "CliError"]
 # commands that write the database, its WAL, backups, exports or secrets: what they create
 # is the owner's only, whatever umask the shell or the container gave (systemd's UMask
 # is not everywhere); the daemon's files are listed in daemon/store/files.py
-WRITES_DATA = frozenset({"serve", "backup", "restore", "export", "recompute", "portal"})
+WRITES_DATA = frozenset({"serve", "demo", "backup", "restore", "export", "recompute", "portal"})
 PRIVATE_UMASK = 0o077
 
 
@@ -45,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     service.add_commands(sub)
     user_tools.add_commands(sub)
     lifecycle_tools.add_commands(sub)
+    demo.add_commands(sub)
     return parser
 
 

@@ -137,10 +137,7 @@ def _replace(path: Path, text: str) -> None:
 
 def cmd_simulate(args: argparse.Namespace) -> int:
     """Send simulated honest and cheating solves to a daemon as signed webhooks."""
-    from fairgrid.daemon.ingest.signatures import sign
-
     import binascii
-    import uuid
 
     try:
         key = base64.b64decode(args.secret.removeprefix("whsec_"), validate=True)
@@ -149,6 +146,31 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not key:
         raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
                        "base64 (as `fairgrid portal add` prints)")
+    url, settings = _simulate_target(args)
+
+    def show(sid: str, behaviour: str, status: int) -> None:
+        print(json.dumps({"submission_id": sid, "behaviour": behaviour, "status": status}),
+              flush=True)
+
+    behaviour_of = send_simulated(args, DaemonClient(url), show)
+    sent = {}
+    for behaviour in behaviour_of.values():
+        sent[behaviour] = sent.get(behaviour, 0) + 1
+    print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
+                                                           sorted(sent.items())), file=sys.stderr)
+    if args.wait > 0:
+        _report_flags(args, url, settings, behaviour_of)
+    return 0
+
+
+def send_simulated(args: argparse.Namespace, client: DaemonClient, on_sent) -> dict[str, str]:
+    """Send ``args.players`` honest and ``args.cheaters`` cheating solves of
+    ``args.puzzle`` as signed webhooks (``simulate``'s options); ``on_sent(sid,
+    behaviour, status)`` after each. Returns each submission id's behaviour."""
+    import uuid
+
+    from fairgrid.daemon.ingest.signatures import sign
+
     text, cheats, make = SIMULATORS[args.type](args)
     # a body of the default type says nothing of it, as a portal from before types
     puzzle_fields = {"givens": text} if puzzle_type(args.type).is_default else {
@@ -157,10 +179,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     behaviours = (["honest"] * args.players
                   + [cheats[i % len(cheats)] for i in range(args.cheaters)])
     rng.shuffle(behaviours)
-    url, settings = _simulate_target(args)
-    client = DaemonClient(url)
     puzzle_id = args.puzzle_id or f"sim-{text[:12]}"
-    sent = {}
     behaviour_of = {}
     run = uuid.uuid4().hex[:6]  # ids unique per run: a second run adds solves, not duplicates
     for i, behaviour in enumerate(behaviours):
@@ -179,15 +198,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         status, doc = answer
         if status in (400, 401, 409, 422):
             raise CliError(f"the daemon refused {sid} with {status}: {doc.get('error')}")
-        sent[behaviour] = sent.get(behaviour, 0) + 1
         behaviour_of[sid] = behaviour
-        print(json.dumps({"submission_id": sid, "behaviour": behaviour, "status": status}),
-              flush=True)
-    print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
-                                                           sorted(sent.items())), file=sys.stderr)
-    if args.wait > 0:
-        _report_flags(args, url, settings, behaviour_of)
-    return 0
+        on_sent(sid, behaviour, status)
+    return behaviour_of
 
 
 def _simulate_target(args: argparse.Namespace):

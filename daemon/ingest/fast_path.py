@@ -98,8 +98,8 @@ def parse_fast(body: bytes) -> SolveEvent | None:
     except ValidationError:
         return None
     client = None if env.client is _NO_CLIENT else _client(env.client)
-    if client is False:
-        return None
+    if client is False or client and "version" in client:
+        return None  # a versioned block is checked, and named when wrong, on the other path
     text = np.frombuffer(env.moves, dtype=np.uint8)
     cols = np.empty((3, text.size // 20 + 1), dtype=np.int64)  # a move takes >= 20 bytes
     note = np.empty(cols.shape[1], dtype=np.bool_)

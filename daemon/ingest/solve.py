@@ -9,7 +9,8 @@ The body of ``POST /v1/webhooks/solves`` (see docs/openapi.yaml)::
                 "puzzle_type": "sudoku"},                (optional: sudoku, nurikabe)
      "started_at": "2026-11-21T10:00:00Z",
      "outcome": "finished",                              (optional: abandoned, timed_out)
-     "client": {"paste_count": 0},                       (optional: the portal's client)
+     "client": {"version": 1, "hidden": [...], ...},     (optional: the page's signals,
+                                                          client_block.py)
      "moves": [{"t_ms": 5230, "cell": 12, "digit": 4}, ...]}
 
 ``t_ms`` is milliseconds since ``started_at`` and never decreases; ``cell`` is 0-based
@@ -40,6 +41,7 @@ from fairgrid.solvers.puzzle_types import TYPES
 from ..errors import ValidationError
 
 from ..text import describe, refused_char
+from .client_block import check_client
 
 MAX_ID_LENGTH = 200
 MAX_DEPTH = 32  # nesting levels of a JSON body, the body itself being the first
@@ -290,6 +292,7 @@ def parse_solve(data: dict) -> SolveEvent:
     client = data.get("client")
     if client is not None and not isinstance(client, dict):
         raise ValidationError("client", "must be an object (the portal client's signals)")
+    check_client(client)
     moves = data.get("moves")
     if not isinstance(moves, list):
         raise ValidationError("moves", "must be a list")

@@ -420,3 +420,14 @@ async def test_times_stored_outside_what_python_represents_are_served(client):
     resp = await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
     assert resp.status == 200, await resp.text()
     assert "BC" in (await resp.json())["submissions"][0]["started_at"]
+
+
+async def test_a_malformed_client_block_is_a_422_naming_the_field_and_stores_nothing(client):
+    bad = {"version": 1, "hidden": [{"t_ms": 10, "ms": "long"}]}
+    status, body = await post(client, solve_body(client=bad))
+    assert status == 422 and body["field"] == "client.hidden[0].ms", body
+    assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+    good = {"version": 1, "hidden": [{"t_ms": 10, "ms": 4000}], "input": {"pointer": 49}}
+    assert (await post(client, solve_body(client=good)))[0] == 202
+    [(raw,)] = rows(client, "SELECT raw FROM submissions")
+    assert json.loads(raw)["client"] == good

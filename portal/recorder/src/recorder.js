@@ -1,0 +1,267 @@
+// fairgrid's move recorder: what a portal's page records of a solve, in the shape of the
+// solve webhook (`started_at`, `moves`, `client`; daemon/ingest/solve_log.schema.json).
+// It holds no secret: the page hands `log()` to the portal's own server, which signs.
+// Nothing here throws into the page or waits on anything: every listener is passive,
+// storage failures are ignored (the log then lives only as long as the page).
+
+export const CLIENT_VERSION = 1;
+export const RECORDER = "fairgrid-recorder/0.1.0";
+
+const PREFIX = "fairgrid-recorder:";
+
+function noop() {}
+
+function safeStorage() {
+  try {
+    return globalThis.sessionStorage || null;
+  } catch {
+    return null; // a sandboxed frame may refuse even the lookup
+  }
+}
+
+export class Recorder {
+  /**
+   * @param {object} [options]
+   * @param {string} [options.key] names this solve in session storage (e.g. the puzzle id)
+   * @param {number} [options.cells] the grid's cell count (81 for 9x9)
+   * @param {() => number} [options.clock] monotonic milliseconds (performance.now)
+   * @param {() => number} [options.wallClock] epoch milliseconds (Date.now): started_at,
+   *   and the time a reload took
+   * @param {Storage|null} [options.storage] sessionStorage unless given
+   * @param {EventTarget} [options.document] where visibility and input devices are read
+   * @param {EventTarget} [options.window] where focus is read
+   * @param {(log: object) => void} [options.onChange] called after every move
+   */
+  constructor(options = {}) {
+    this.key = PREFIX + (options.key ?? "solve");
+    this.cells = options.cells ?? 81;
+    this.clock = options.clock ?? (() => globalThis.performance.now());
+    this.wallClock = options.wallClock ?? (() => Date.now());
+    this.storage = options.storage === undefined ? safeStorage() : options.storage;
+    this.document = options.document ?? globalThis.document ?? null;
+    this.window = options.window ?? globalThis.window ?? null;
+    this.onChange = options.onChange ?? noop;
+    this.device = "api";
+    this.listeners = [];
+    if (!this.restore()) this.reset();
+    this.listen();
+  }
+
+  reset() {
+    this.startedWall = this.wallClock();
+    this.t0 = this.clock();
+    this.moves = [];
+    this.values = new Array(this.cells).fill(0);
+    this.done = []; // what undo() reverses: [cell, digit before, kind]
+    this.client = { version: CLIENT_VERSION, recorder: RECORDER, paste_count: 0,
+                     pastes: [], hidden: [], blur: [], input: {} };
+    this.hiddenSince = this.document && this.document.hidden ? 0 : null;
+    this.blurSince = null;
+    this.lastT = 0;
+  }
+
+  /** Milliseconds since the start, never decreasing. */
+  now() {
+    const t = Math.max(this.lastT, Math.round(this.clock() - this.t0));
+    this.lastT = t;
+    return t;
+  }
+
+  place(cell, digit) {
+    this.move(cell, digit, "place", true);
+  }
+
+  erase(cell) {
+    this.move(cell, 0, "place", true);
+  }
+
+  note(cell, digit) {
+    this.move(cell, digit, "note", true);
+  }
+
+  /** Reverse the last place, erase or note still standing (a new move in the log: an
+   * undo is part of the solve). False when there is nothing to undo. */
+  undo() {
+    const last = this.done.pop();
+    if (!last) return false;
+    const [cell, before, kind] = last;
+    // a note toggles its mark, so the same note again takes it back
+    this.move(cell, before, kind, false);
+    return true;
+  }
+
+  move(cell, digit, kind, undoable) {
+    if (!Number.isInteger(cell) || cell < 0 || cell >= this.cells
+        || !Number.isInteger(digit) || digit < 0) {
+      return; // a page's bug is not a solve's evidence; nothing to throw into the page
+    }
+    if (undoable) this.done.push([cell, kind === "note" ? digit : this.values[cell], kind]);
+    const move = { t_ms: this.now(), cell, digit };
+    if (kind === "note") move.kind = "note";
+    else this.values[cell] = digit;
+    this.moves.push(move);
+    this.client.input[this.device] = (this.client.input[this.device] ?? 0) + 1;
+    this.save();
+    try {
+      this.onChange(this.log());
+    } catch {
+      // the portal's callback is its own business
+    }
+  }
+
+  /** A paste into the grid (attach() reports those it sees itself). */
+  pasted(cell, digits) {
+    const paste = { t_ms: this.now(), digits };
+    if (Number.isInteger(cell)) paste.cell = cell;
+    this.client.pastes.push(paste);
+    this.client.paste_count += 1;
+    this.save();
+  }
+
+  /** The solve so far as the webhook carries it: started_at, moves, client. */
+  log() {
+    const client = structuredClone(this.client);
+    const t = this.now();
+    if (this.hiddenSince !== null) client.hidden.push({ t_ms: this.hiddenSince, ms: t - this.hiddenSince });
+    if (this.blurSince !== null) client.blur.push({ t_ms: this.blurSince, ms: t - this.blurSince });
+    return { started_at: new Date(this.startedWall).toISOString(),
+             moves: this.moves.map((m) => ({ ...m })), client };
+  }
+
+  /** Forget the solve (after the portal's server took it). */
+  clear() {
+    try {
+      this.storage?.removeItem(this.key);
+    } catch {
+      // nothing kept, nothing to clear
+    }
+    this.reset();
+  }
+
+  save() {
+    if (!this.storage) return;
+    try {
+      this.storage.setItem(this.key, JSON.stringify({
+        startedWall: this.startedWall, savedWall: this.wallClock(), t: this.now(),
+        moves: this.moves, values: this.values, done: this.done, client: this.client,
+        hiddenSince: this.hiddenSince, blurSince: this.blurSince }));
+    } catch {
+      // full or refused storage: the solve goes on, only a reload would lose it
+    }
+  }
+
+  /** Take up a solve a reload interrupted: the monotonic clock restarts with the page,
+   * so the time the reload took (by the wall clock, never negative) is added, and is
+   * recorded as time the page was hidden. */
+  restore() {
+    let kept;
+    try {
+      kept = JSON.parse(this.storage?.getItem(this.key) ?? "null");
+    } catch {
+      kept = null;
+    }
+    if (!kept || !Array.isArray(kept.moves) || !kept.client) return false;
+    const gap = Math.max(0, Math.round(this.wallClock() - kept.savedWall));
+    this.startedWall = kept.startedWall;
+    this.moves = kept.moves;
+    this.values = kept.values;
+    this.done = kept.done;
+    this.client = kept.client;
+    this.lastT = kept.t + gap;
+    this.t0 = this.clock() - this.lastT;
+    // an interval open at the reload ends with the page that saw it begin
+    const away = kept.hiddenSince ?? kept.blurSince ?? kept.t;
+    this.client.hidden.push({ t_ms: away, ms: this.lastT - away });
+    this.hiddenSince = this.document && this.document.hidden ? this.lastT : null;
+    this.blurSince = null;
+    return true;
+  }
+
+  on(target, type, handler, passive = true) {
+    if (!target || !target.addEventListener) return;
+    const safe = (event) => {
+      try {
+        handler(event);
+      } catch {
+        // a recorder fault must never become the page's
+      }
+    };
+    target.addEventListener(type, safe, { passive, capture: true });
+    this.listeners.push([target, type, safe]);
+  }
+
+  listen() {
+    const doc = this.document;
+    this.on(doc, "visibilitychange", () => {
+      const t = this.now();
+      if (doc.hidden && this.hiddenSince === null) this.hiddenSince = t;
+      else if (!doc.hidden && this.hiddenSince !== null) {
+        this.client.hidden.push({ t_ms: this.hiddenSince, ms: t - this.hiddenSince });
+        this.hiddenSince = null;
+      }
+      this.save();
+    });
+    // listening in the capture phase, the window also sees each element's blur and
+    // focus: only its own say the page lost or regained focus
+    this.on(this.window, "blur", (event) => {
+      if (event.target === this.window && this.blurSince === null) this.blurSince = this.now();
+    });
+    this.on(this.window, "focus", (event) => {
+      if (event.target !== this.window || this.blurSince === null) return;
+      const t = this.now();
+      this.client.blur.push({ t_ms: this.blurSince, ms: t - this.blurSince });
+      this.blurSince = null;
+      this.save();
+    });
+    // the reload gap is measured from the page's last moment
+    this.on(this.window, "pagehide", () => this.save());
+    this.on(doc, "keydown", () => { this.device = "keyboard"; });
+    this.on(doc, "pointerdown", (event) => {
+      this.device = event.pointerType === "touch" ? "touch" : "pointer";
+    });
+  }
+
+  /**
+   * Record a grid of <input> elements (row-major; read-only ones are givens): a digit
+   * typed places it, an emptied cell erases, a paste is recorded as one and its digits
+   * placed (a whole grid's worth from the first cell, else cell after cell).
+   * @param {ArrayLike<HTMLInputElement>|ParentNode} grid
+   */
+  attach(grid) {
+    const inputs = Array.from(grid.querySelectorAll ? grid.querySelectorAll("input") : grid);
+    inputs.forEach((input, cell) => {
+      if (this.values[cell]) input.value = String(this.values[cell]);
+      this.on(input, "input", () => {
+        const digit = Number((input.value.match(/[1-9]/g) ?? []).pop() ?? 0);
+        input.value = digit ? String(digit) : "";
+        if (digit !== this.values[cell]) this.place(cell, digit);
+      });
+      this.on(input, "paste", (event) => {
+        const text = event.clipboardData?.getData("text") ?? "";
+        const digits = Array.from(text.replace(/[^0-9.]/g, ""));
+        event.preventDefault(); // the recorder places them, one move a cell
+        this.pasted(cell, digits.filter((d) => d >= "1").length);
+        const from = digits.length >= inputs.length ? 0 : cell;
+        digits.forEach((d, i) => {
+          const target = inputs[from + i];
+          if (!target || target.readOnly || d < "1" || target.value === d) return;
+          target.value = d;
+          this.place(from + i, Number(d));
+        });
+      }, false);
+    });
+    return this;
+  }
+
+  /** Stop listening (the log is kept). */
+  detach() {
+    for (const [target, type, handler] of this.listeners) {
+      target.removeEventListener(type, handler, { capture: true });
+    }
+    this.listeners = [];
+  }
+}
+
+export function record(options) {
+  return new Recorder(options);
+}

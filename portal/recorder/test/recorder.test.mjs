@@ -1,0 +1,175 @@
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+
+import { Recorder, CLIENT_VERSION } from "../src/recorder.js";
+import { problems, SCHEMA_PATH } from "../testing/schema.mjs";
+import { Input, setUp } from "../testing/helpers.mjs";
+
+const cells = (log) => log.moves.map((m) => [m.t_ms, m.cell, m.digit, m.kind ?? "place"]);
+
+test("moves are timed on the monotonic clock from the start, started_at on the wall clock", () => {
+  const { clock, wall, recorder } = setUp();
+  wall.tick(3_600_000); // the wall clock jumping (NTP, the user) changes nothing
+  clock.tick(1234.4);
+  recorder.place(0, 5);
+  clock.tick(800.6);
+  recorder.note(1, 3);
+  const log = recorder.log();
+  assert.equal(log.started_at, "2026-11-27T10:00:00.000Z");
+  assert.deepEqual(cells(log), [[1234, 0, 5, "place"], [2035, 1, 3, "note"]]);
+});
+
+test("time never runs backwards in the log, whatever the clock does", () => {
+  const { clock, recorder } = setUp();
+  clock.tick(500);
+  recorder.place(0, 1);
+  clock.tick(-200);
+  recorder.place(1, 2);
+  assert.deepEqual(recorder.log().moves.map((m) => m.t_ms), [500, 500]);
+});
+
+test("undo reverses place, overwrite, erase and note as new moves, newest first", () => {
+  const { clock, recorder } = setUp();
+  for (const step of [() => recorder.place(4, 7), () => recorder.place(4, 9),
+                      () => recorder.erase(4), () => recorder.note(5, 2)]) {
+    clock.tick(100);
+    step();
+  }
+  for (let i = 0; i < 4; i++) {
+    clock.tick(100);
+    assert.equal(recorder.undo(), true);
+  }
+  assert.equal(recorder.undo(), false);
+  assert.deepEqual(cells(recorder.log()).map(([, c, d, k]) => [c, d, k]), [
+    [4, 7, "place"], [4, 9, "place"], [4, 0, "place"], [5, 2, "note"],
+    [5, 2, "note"], [4, 9, "place"], [4, 7, "place"], [4, 0, "place"]]);
+});
+
+test("a reload mid-solve carries on: same moves, the clock resumes past the reload", () => {
+  const { clock, wall, storage, window, make, recorder } = setUp({ key: "easy" });
+  clock.tick(2000);
+  recorder.place(0, 5);
+  clock.tick(1000);
+  wall.tick(3000);
+  window.dispatchEvent(new Event("pagehide"));
+  // the new page: performance.now restarts, 1.5 s of wall time went by
+  clock.ms = 40;
+  wall.tick(1500);
+  const again = make({ key: "easy" });
+  clock.tick(500);
+  again.place(1, 3);
+  const log = again.log();
+  assert.equal(log.started_at, recorder.log().started_at);
+  assert.deepEqual(cells(log), [[2000, 0, 5, "place"], [5000, 1, 3, "place"]]);
+  assert.deepEqual(log.client.hidden, [{ t_ms: 3000, ms: 1500 }]);
+  assert.equal(again.undo(), true); // what was done before the reload can be undone
+  assert.deepEqual(again.log().moves.at(-1), { t_ms: 5000, cell: 1, digit: 0 });
+  again.clear();
+  assert.equal(storage.getItem("fairgrid-recorder:easy"), null);
+  assert.deepEqual(make({ key: "easy" }).log().moves, []);
+});
+
+test("another solve's key does not pick up this one", () => {
+  const { recorder, make } = setUp({ key: "a" });
+  recorder.place(0, 1);
+  assert.deepEqual(make({ key: "b" }).log().moves, []);
+});
+
+test("hidden and blur intervals say when and how long", () => {
+  const { clock, document, window, recorder } = setUp();
+  clock.tick(1000);
+  window.dispatchEvent(new Event("blur"));
+  clock.tick(300);
+  window.dispatchEvent(new Event("focus"));
+  clock.tick(700);
+  document.setHidden(true);
+  clock.tick(8000);
+  document.setHidden(false);
+  clock.tick(100);
+  document.setHidden(true); // still away when the log is taken: counted up to now
+  clock.tick(50);
+  const { client } = recorder.log();
+  assert.deepEqual(client.blur, [{ t_ms: 1000, ms: 300 }]);
+  assert.deepEqual(client.hidden, [{ t_ms: 2000, ms: 8000 }, { t_ms: 10100, ms: 50 }]);
+});
+
+test("the input device of each move is counted", () => {
+  const { document, recorder } = setUp();
+  recorder.place(0, 1); // no event seen: the portal's own code called
+  document.dispatchEvent(new Event("keydown"));
+  recorder.place(1, 2);
+  recorder.place(2, 3);
+  document.dispatchEvent(Object.assign(new Event("pointerdown"), { pointerType: "mouse" }));
+  recorder.place(3, 4);
+  document.dispatchEvent(Object.assign(new Event("pointerdown"), { pointerType: "touch" }));
+  recorder.erase(3);
+  assert.deepEqual(recorder.log().client.input, { api: 1, keyboard: 2, pointer: 1, touch: 1 });
+});
+
+test("an attached grid records typing, erasing and pastes", () => {
+  const { clock, recorder } = setUp({ cells: 4 });
+  const inputs = [new Input("1", true), new Input(), new Input(), new Input()];
+  recorder.attach(inputs);
+  clock.tick(100);
+  inputs[1].type("2");
+  inputs[1].type("3"); // a second digit typed into a cell replaces the first
+  assert.equal(inputs[1].value, "3");
+  inputs[1].value = "";
+  inputs[1].dispatchEvent(new Event("input"));
+  clock.tick(100);
+  const event = inputs[2].paste("1 2 3 4");
+  assert.equal(event.defaultPrevented, true);
+  const log = recorder.log();
+  assert.deepEqual(cells(log).map(([, c, d]) => [c, d]), [[1, 2], [1, 3], [1, 0], [1, 2], [2, 3], [3, 4]]);
+  assert.deepEqual(inputs.map((i) => i.value), ["1", "2", "3", "4"]);
+  assert.deepEqual(log.client.pastes, [{ t_ms: 200, cell: 2, digits: 4 }]);
+  assert.equal(log.client.paste_count, 1);
+});
+
+test("the log follows the schema the daemon validates, and the package ships that file", () => {
+  const { clock, document, recorder } = setUp({ cells: 4 });
+  const inputs = [new Input(), new Input(), new Input(), new Input()];
+  recorder.attach(inputs);
+  clock.tick(10);
+  inputs[0].type("4");
+  recorder.note(2, 3);
+  inputs[3].paste("1");
+  document.setHidden(true);
+  clock.tick(5000);
+  document.setHidden(false);
+  recorder.undo();
+  const log = recorder.log();
+  assert.equal(log.client.version, CLIENT_VERSION);
+  assert.deepEqual(problems(log), []);
+  assert.deepEqual(problems({ ...log, client: { ...log.client, hidden: [{ t_ms: 1 }] } }),
+                   ["$.client.hidden[0].ms: required"]);
+  execFileSync(process.execPath, ["build.mjs"], { cwd: new URL("..", import.meta.url) });
+  assert.equal(readFileSync(new URL("../dist/solve_log.schema.json", import.meta.url), "utf8"),
+               readFileSync(SCHEMA_PATH, "utf8"));
+});
+
+test("nothing the recorder meets throws into the page", () => {
+  const broken = { getItem() { throw new Error("denied"); }, setItem() { throw new Error("full"); },
+                   removeItem() { throw new Error("denied"); } };
+  const { clock, recorder } = setUp({ storage: broken, onChange: () => { throw new Error("portal bug"); } });
+  clock.tick(5);
+  recorder.place(0, 1);
+  recorder.place(99, 1); // not a cell
+  recorder.place(1, -2);
+  recorder.clear();
+  assert.deepEqual(recorder.log().moves, []);
+});
+
+test("the plain-script build offers the module's API on one global", () => {
+  execFileSync(process.execPath, ["build.mjs"], { cwd: new URL("..", import.meta.url) });
+  const code = readFileSync(new URL("../dist/recorder.global.js", import.meta.url), "utf8");
+  const root = {};
+  new Function("globalThis", code)(root);
+  assert.deepEqual(Object.keys(root.FairgridRecorder).sort(), ["CLIENT_VERSION", "RECORDER", "Recorder", "record"]);
+  const r = new root.FairgridRecorder.Recorder({ storage: null, clock: () => 7, document: new EventTarget() });
+  r.place(0, 1);
+  assert.equal(r.log().moves[0].t_ms, 0);
+  assert.ok(r instanceof Object && !(r instanceof Recorder)); // its own copy, not an import
+});

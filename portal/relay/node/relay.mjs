@@ -1,0 +1,135 @@
+// A portal's side of fairgrid, in Node: a signing relay and a notification receiver.
+//
+// The page records the solve (portal/recorder) and POSTs {puzzle_id, log} to /solves;
+// this server, which knows who is signed in, adds who solved which puzzle, signs the
+// webhook with the portal's whsec_ secret (the browser never sees it) and delivers it,
+// retrying what fairgrid asks to be retried. fairgrid's notifications arrive at
+// /fairgrid/events and are taken only with a valid signature.
+//
+//   FAIRGRID_URL=http://127.0.0.1:8080 FAIRGRID_PORTAL=demo FAIRGRID_SECRET=whsec_... \
+//   FAIRGRID_NOTIFY_SECRET=whsec_... node relay.mjs --port 8090
+//
+// Needs npm's standardwebhooks (npm ci); fetch and http come with Node 20.
+import { createServer } from "node:http";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import { Webhook } from "standardwebhooks";
+
+const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+
+/** Seconds a Retry-After header asks for (a number, or an HTTP date); null without one. */
+export function retryAfterS(value) {
+  if (!value) return null;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds);
+  const when = Date.parse(value);
+  return Number.isNaN(when) ? null : Math.max(0, (when - Date.now()) / 1000);
+}
+
+/** The solve webhook: who and what from the server; only the log's three fields from the page. */
+export function webhookBody({ portal, submissionId, playerId, puzzleId, log, tournamentId }) {
+  const body = { type: "solve.completed", portal, submission_id: submissionId,
+                 player_id: playerId, puzzle: { id: puzzleId },
+                 started_at: log.started_at, moves: log.moves };
+  if (log.client !== undefined) body.client = log.client;
+  if (tournamentId) body.tournament_id = tournamentId;
+  return body;
+}
+
+/**
+ * POST a signed solve to fairgrid: {status, answer}. One webhook-id for every attempt, so
+ * fairgrid stores it once; a fresh signature each time. 5xx and 429 are retried after
+ * Retry-After when given, else after a jittered exponential backoff; network errors too.
+ * Any other answer is final (a 4xx's JSON body names the field).
+ */
+export async function deliver(url, secret, body, { attempts = 6, baseS = 0.5, capS = 30 } = {}) {
+  const raw = JSON.stringify(body);
+  const msgId = `solve-${body.submission_id}`;
+  const webhook = new Webhook(secret);
+  for (let attempt = 0; ; attempt++) {
+    const now = new Date();
+    let wait = null;
+    try {
+      const resp = await fetch(url.replace(/\/$/, "") + "/v1/webhooks/solves", {
+        method: "POST", body: raw, redirect: "manual",
+        headers: { "webhook-id": msgId, "webhook-timestamp": String(Math.floor(now / 1000)),
+                   "webhook-signature": webhook.sign(msgId, now, raw),
+                   "content-type": "application/json" } });
+      const answer = await resp.json().catch(() => null);
+      if (!RETRY_STATUSES.has(resp.status) || attempt === attempts - 1) {
+        return { status: resp.status, answer };
+      }
+      wait = retryAfterS(resp.headers.get("retry-after"));
+    } catch (error) {
+      if (attempt === attempts - 1) throw error;
+    }
+    wait ??= Math.min(capS, baseS * 2 ** attempt) * (0.5 + Math.random() / 2);
+    await sleep(wait * 1000);
+  }
+}
+
+/** Who is signed in. Replace with your session lookup: never trust the page for it. */
+export function playerOf(request) {
+  return request.headers["x-player"] ?? "anonymous";
+}
+
+async function readBody(request) {
+  const chunks = [];
+  for await (const chunk of request) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
+
+function send(response, status, value) {
+  response.writeHead(status, { "content-type": "application/json" });
+  response.end(value === undefined ? "" : JSON.stringify(value));
+}
+
+export function makeServer({ fairgridUrl, portal, secret, notifySecret, player = playerOf,
+                             onEvent = () => {} }) {
+  return createServer(async (request, response) => {
+    const raw = await readBody(request);
+    if (request.method === "POST" && request.url === "/solves") {
+      let page;
+      try {
+        page = JSON.parse(raw.toString("utf8"));
+        if (!page.puzzle_id || !page.log) throw new Error("incomplete");
+      } catch {
+        return send(response, 400, { error: "expected {puzzle_id, log}" });
+      }
+      const submissionId = page.submission_id || randomUUID();
+      const body = webhookBody({ portal, submissionId, playerId: player(request),
+                                 puzzleId: page.puzzle_id, log: page.log,
+                                 tournamentId: page.tournament_id });
+      try {
+        const { status, answer } = await deliver(fairgridUrl, secret, body);
+        return send(response, status < 300 ? 200 : 502,
+                    { submission_id: submissionId, status, fairgrid: answer });
+      } catch {
+        return send(response, 502, { error: "fairgrid unreachable" });
+      }
+    }
+    if (request.method === "POST" && request.url === "/fairgrid/events" && notifySecret) {
+      let event;
+      try {
+        event = new Webhook(notifySecret).verify(raw.toString("utf8"), request.headers);
+      } catch {
+        return send(response, 401, { error: "bad signature" });
+      }
+      await onEvent(event);
+      response.writeHead(204);
+      return response.end();
+    }
+    return send(response, 404, { error: "not found" });
+  });
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const at = process.argv.indexOf("--port");
+  const port = at > 0 ? Number(process.argv[at + 1]) : 8090;
+  const server = makeServer({
+    fairgridUrl: process.env.FAIRGRID_URL, portal: process.env.FAIRGRID_PORTAL,
+    secret: process.env.FAIRGRID_SECRET, notifySecret: process.env.FAIRGRID_NOTIFY_SECRET,
+    onEvent: (event) => console.log(JSON.stringify(event)),
+  });
+  server.listen(port, "127.0.0.1", () => console.log(`relay listening on ${server.address().port}`));
+}
