@@ -23,17 +23,12 @@
 8. **verdicts** (``work.verdicts``): learn each portal's player-level null from its
    players and judge every player's season again.
 
-<<<<<<< HEAD
 Each stage is one function (``_load`` … ``_rescore``, in :data:`STAGES` order) that takes
 what it needs and returns a small frozen result (:class:`Loaded`, :class:`Fits`,
 :class:`Recalibrated`, :class:`Orders`, :class:`Written`) the later stages read; the
-repository's rows are its named tuples. Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``; rows left
+repository's rows are its named tuples. Each run is a ``job_runs`` row (``running`` →
+``success`` / ``failed``, or ``abandoned`` when the daemon's stop ends it; rows left
 ``running`` by a killed process become ``abandoned`` at the next start).
-=======
-Each run is a ``job_runs`` row (``running`` → ``success`` / ``failed``, or
-``abandoned`` when the daemon's stop ends it; rows left ``running`` by a killed process
-become ``abandoned`` at the next start).
->>>>>>> h-soak
 """
 
 from __future__ import annotations
