@@ -508,3 +508,9 @@ def _hardest_needed(needed: dict, rep) -> HardestNeeded | None:
     k = max(unforced, key=lambda i: (needed[i][1], -i))
     return HardestNeeded(k + 1, int(rep.cells[k]), needed[k][0],
                          float(rep.intervals_ms[k]) / 1000.0)
+
+
+def signal_name(name: str, kind: str = DEFAULT_TYPE) -> str:
+    """A signal's name in words, in the puzzle type's terms (a name this version does
+    not know is shown as it is)."""
+    return _name(name, kind) if name == "unforced" or name in NAMES else name
