@@ -14,7 +14,6 @@ stderr, never a traceback.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Sequence
@@ -22,7 +21,7 @@ from typing import Sequence
 from fairgrid.solvers import PuzzleError
 
 from . import lifecycle_tools, organiser_tools, puzzle_tools, service, user_tools
-from .common import EXIT_USAGE, CliError
+from .common import EXIT_USAGE, CliError, Parser
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -33,9 +32,8 @@ WRITES_DATA = frozenset({"serve", "backup", "restore", "export", "recompute", "p
 PRIVATE_UMASK = 0o077
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fairgrid", description="Keeps online Sudoku tournaments fair.")
+def build_parser() -> Parser:
+    parser = Parser(prog="fairgrid", description="Keeps online Sudoku tournaments fair.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     puzzle_tools.add_commands(sub)
     organiser_tools.add_commands(sub)

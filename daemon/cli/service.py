@@ -149,9 +149,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not key:
         raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
                        "base64 (as `fairgrid portal add` prints)")
+    default = puzzle_type(args.type).is_default
+    args.tournament = args.tournament or ("simulated" if default else f"simulated-{args.type}")
+    args.prefix = args.prefix or ("sim" if default else f"sim-{args.type}")
     text, cheats, make = SIMULATORS[args.type](args)
     # a body of the default type says nothing of it, as a portal from before types
-    puzzle_fields = {"givens": text} if puzzle_type(args.type).is_default else {
+    puzzle_fields = {"givens": text} if default else {
         "givens": text, "puzzle_type": args.type}
     rng = np.random.default_rng(args.seed)
     kinds = ["honest"] * args.players + [cheats[i % len(cheats)] for i in range(args.cheaters)]
@@ -344,9 +347,11 @@ def add_commands(sub) -> None:
     p.add_argument("--secret", required=True, help="the portal's whsec_ secret")
     p.add_argument("--players", type=seed, default=20, help="honest players (default 20)")
     p.add_argument("--cheaters", type=seed, default=5, help="cheaters (default 5)")
-    p.add_argument("--tournament", default="simulated")
+    p.add_argument("--tournament", help="the tournament the solves are sent for (default: "
+                   "simulated; for another type simulated-TYPE)")
     p.add_argument("--puzzle-id", default=None)
-    p.add_argument("--prefix", default="sim", help="prefix of submission and player ids")
+    p.add_argument("--prefix", help="prefix of submission and player ids (default: sim; "
+                   "for another type sim-TYPE, so that types never share players)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--wait", type=float, default=300.0,
                    help="seconds to wait for the scores before saying what was flagged "

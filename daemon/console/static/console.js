@@ -31,7 +31,7 @@
     var note = document.getElementById("note");
     if (!radio || !note) { return; }
     radio.checked = true;
-    radio.dispatchEvent(new Event("change"));
+    radio.dispatchEvent(new Event("change", {bubbles: true}));
     note.focus();
   }
   function move(by) {
