@@ -149,12 +149,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not key:
         raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
                        "base64 (as `fairgrid portal add` prints)")
-    default = puzzle_type(args.type).is_default
-    args.tournament = args.tournament or ("simulated" if default else f"simulated-{args.type}")
-    args.prefix = args.prefix or ("sim" if default else f"sim-{args.type}")
+    args.tournament, args.prefix = simulated_ids(args.type, args.tournament, args.prefix)
     text, cheats, make = SIMULATORS[args.type](args)
     # a body of the default type says nothing of it, as a portal from before types
-    puzzle_fields = {"givens": text} if default else {
+    puzzle_fields = {"givens": text} if puzzle_type(args.type).is_default else {
         "givens": text, "puzzle_type": args.type}
     rng = np.random.default_rng(args.seed)
     kinds = ["honest"] * args.players + [cheats[i % len(cheats)] for i in range(args.cheaters)]
@@ -189,6 +187,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.wait > 0:
         _report_flags(args, url, settings, kind_of)
     return 0
+
+
+def simulated_ids(kind: str, tournament: str | None, prefix: str | None) -> tuple[str, str]:
+    """The tournament and the id prefix of simulated solves: the ones given, else the
+    Sudoku demo's, and another type's own (its players never share a Sudoku history)."""
+    default = puzzle_type(kind).is_default
+    return (tournament or ("simulated" if default else f"simulated-{kind}"),
+            prefix or ("sim" if default else f"sim-{kind}"))
 
 
 def _simulate_target(args: argparse.Namespace):

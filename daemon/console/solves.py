@@ -100,11 +100,10 @@ def replay_moves(moves, timeline: list[dict], marks: list[list[str]],
             if i is not None:
                 kinds += marks[i]
                 t = timeline[i]
-                found = t.get("proof") or t.get("needed")
-                if found and t.get("proof"):
-                    found = f"proved by {found}"
-                elif found:
-                    found = f"needed a {found}"
+                if t.get("proof"):
+                    found = f"proved by {t['proof']}"
+                elif t.get("needed") and t["needed"] not in SINGLE_NAMES:
+                    found = f"needed a {t['needed']}"
         out.append([t_ms, cell, value, bool(note), kinds, found])
     return out
 

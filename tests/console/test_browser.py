@@ -256,6 +256,26 @@ def _h1(browser) -> str:
     return browser.find_element(By.TAG_NAME, "h1").text
 
 
+# words of the evidence table that a line break cuts in two (at a phone's width)
+BROKEN_WORDS_JS = r"""
+const broken = [];
+for (const cell of document.querySelectorAll('table.signals td, table.signals th')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const re = /\S+/g;
+    let m;
+    while ((m = re.exec(node.textContent))) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+}
+return broken;
+"""
+
 SQUARE_JS = """
 const cells = Array.from(document.querySelectorAll('#replay-board div'));
 return cells.map(c => { const r = c.getBoundingClientRect(); return [r.width, r.height]; });
@@ -290,6 +310,9 @@ def test_the_replay_marks_the_evidence_and_keeps_square_cells(browser, daemon, t
     assert "last" in classes and {f"mark-{k}" for k in data["moves"][first][4]} <= set(classes)
     if first in marked:
         assert "nothing forced it" in status.text
+    # at a phone's width the evidence table breaks lines between words, not inside them
+    set_width(browser, *PHONE)
+    assert browser.execute_script(BROKEN_WORDS_JS) == []
     # square cells at every width, with an empty board and a full one
     for width, height in (DESKTOP, PHONE):
         set_width(browser, width, height)

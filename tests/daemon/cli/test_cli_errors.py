@@ -68,3 +68,13 @@ def test_flags_take_state_any():
     args = build_parser().parse_args(["flags", "--state", "any"])
     assert args.state == "any"
     assert build_parser().parse_args(["flags"]).state == "any"
+
+
+def test_simulated_players_are_apart_per_type():
+    from fairgrid.daemon.cli.service import simulated_ids
+
+    assert simulated_ids("sudoku", None, None) == ("simulated", "sim")
+    assert simulated_ids("nurikabe", None, None) == ("simulated-nurikabe", "sim-nurikabe")
+    assert simulated_ids("nurikabe", "cup", "p") == ("cup", "p")
+    args = build_parser().parse_args(["simulate", "x", "--secret", "s", "--tournament", "t"])
+    assert args.tournament == "t" and args.prefix is None
