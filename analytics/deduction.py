@@ -131,6 +131,25 @@ def right_first_time(t_ms, cell, digit, note, givens, solution) -> np.ndarray:
     return first == np.asarray(solution)
 
 
+# At a cell nothing allowed proves, an honest player either saw a proof the ladder misses
+# (right) or guessed (right one time in as many candidates as were left); a hint is
+# right bar a slip of the finger.
+SEEN_BEYOND = 0.5   # share of an honest player's unexplained cells proved beyond the ladder
+HINT_SLIP = 0.02    # a hinted cell typed wrong
+
+
+def right_first_llr(right, cands) -> float:
+    """Σ ln P(outcome | hinted) / P(outcome | honest) over cells nothing allowed proved:
+    ``right`` whether the first digit there was right, ``cands`` the candidates left.
+    Right at a two-candidate cell is ln(0.98 / 0.75) = 0.27; wrong is -3.2."""
+    right = np.asarray(right, dtype=bool)
+    n = np.maximum(np.asarray(cands, dtype=float), 2.0)
+    honest_right = SEEN_BEYOND + (1.0 - SEEN_BEYOND) / n
+    llr = np.where(right, np.log((1.0 - HINT_SLIP) / honest_right),
+                   np.log(HINT_SLIP / (1.0 - honest_right)))
+    return float(llr.sum())
+
+
 def puzzle_rung(technique_names) -> int:
     """The rung of the hardest of a solve's techniques (the technique model's run of
     the puzzle): :data:`engine.UNPROVEN` when it needed one beyond the ladder (forcing,
@@ -171,12 +190,35 @@ class Deduction:
             else before
 
     @property
-    def unproven(self) -> np.ndarray:
-        """Placements nothing up to the rung allowed proves, right first time (one the
-        chain search had no budget left for counts as proved: never held against the
-        player)."""
+    def unexplained(self) -> np.ndarray:
+        """Placements nothing up to the rung allowed proves, nor the player's marks, right
+        first time or not (one the chain search had no budget left for counts as proved:
+        never held against the player)."""
         return ((self.proof > self.allowed) & (self.proof != engine.NOT_ANALYSED)
-                & ~self.by_notes & self.right_first)
+                & ~self.by_notes)
+
+    @property
+    def unproven(self) -> np.ndarray:
+        """Unexplained placements right first time: a guess would have been wrong as
+        often as the candidates say."""
+        return self.unexplained & self.right_first
+
+    def proof_words(self, k: int) -> str | None:
+        """What proved placement ``k``, in words; None when nothing allowed did."""
+        if self.unexplained[k]:
+            return None
+        if self.by_notes[k]:
+            return "the player's own notes"
+        rung = int(self.proof[k])
+        if rung == engine.NOT_ANALYSED:
+            return "not searched (the chain budget was spent)"
+        return RUNG_WORDS[rung] if rung <= engine.CHAIN else None
+
+    def right_first_llr(self) -> float:
+        """The log-likelihood ratio (natural log, hinted vs honest) of being right or
+        wrong first time at the unexplained placements (:func:`right_first_llr`)."""
+        return right_first_llr(self.right_first[self.unexplained],
+                               self.cands[self.unexplained])
 
     @property
     def unforced(self) -> np.ndarray:
@@ -184,6 +226,11 @@ class Deduction:
         harder than any stall before needed."""
         return ((self.proof >= engine.FISH) & (self.proof > self.stalls_met) & ~self.by_notes
                 & (self.offer == engine.SINGLE))
+
+    def llr(self) -> dict[str, float]:
+        """Per kind of evidence, the solve's log-likelihood ratio (natural log, cheating
+        vs honest) that a player's season adds up."""
+        return {"right_first_time": round(self.right_first_llr(), 4)}
 
     def bits(self, which: np.ndarray) -> float:
         """Σ log2(candidates left) over the placements ``which`` marks: what the board

@@ -9,7 +9,11 @@ ranks; where the pace steadied part-way (``switch_from``); the per-placement tim
 the mistake counts. For a flagged solve, the quickest placements of cells that were no
 single at that moment carry the technique each needed then (``timeline[].needed``), and
 ``hardest_needed`` names the hardest of those made while a single was on offer
-elsewhere (the unforced ones).
+elsewhere (the unforced ones). Where the technique ladder judges (9×9 Sudoku), every
+placement carries the easiest proof found for it (``timeline[].proof``, in words) and
+whether nothing allowed proved it although it was right first time
+(``timeline[].unproven``); ``llr`` holds, per kind of evidence, the solve's natural-log
+likelihood ratio of cheating against honest play, for a player's season to add up.
 
 :meth:`Evidence.to_json` is the stored form (``scores.evidence``, the API's ``score``),
 versioned by :data:`EVIDENCE_VERSION`; :meth:`Evidence.from_json` reads every stored
@@ -20,11 +24,12 @@ reading of it.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
 
+from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
@@ -35,9 +40,10 @@ from .puzzle_model import SIMULATED
 from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
                       techniques_needed, unforced_bits)
 
+# 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
 # 0-based actual order, SA median ranks as predicted order.
-EVIDENCE_VERSION = 2
+EVIDENCE_VERSION = 3
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
@@ -105,17 +111,21 @@ class Placement:
     singles_on_offer: int
     difficulty: float       # the step difficulty the pacing signal reads
     needed: str | None      # for a flagged solve's quick non-singles: the technique needed
+    # nothing on the deduction ladder up to the rung allowed then, nor the player's own
+    # notes, proved this digit at that moment, and it was right first time
+    unproven: bool = False
+    proof: str | None = None  # the easiest technique that proved it, in words
 
     def to_json(self) -> dict:
         return {"t_ms": self.t_ms, "cell": self.cell, "technique": self.technique,
                 "singles_on_offer": self.singles_on_offer, "difficulty": self.difficulty,
-                "needed": self.needed}
+                "needed": self.needed, "unproven": self.unproven, "proof": self.proof}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> Placement:
         return cls(doc["t_ms"], doc["cell"], doc.get("technique", ""),
                    doc.get("singles_on_offer", 0), doc.get("difficulty", 0.0),
-                   doc.get("needed"))
+                   doc.get("needed"), bool(doc.get("unproven", False)), doc.get("proof"))
 
 
 @dataclass(frozen=True)
@@ -182,6 +192,9 @@ class Evidence:
     actual_order: Grid
     order_note: str
     timeline: tuple[Placement, ...]
+    # per kind of evidence, ln P(solve | cheating) / P(solve | honest), 0 when the kind
+    # says nothing (``right_first_time``, ``hint_run``): a season adds them up
+    llr: Mapping[str, float] = field(default_factory=dict)
     version: int = EVIDENCE_VERSION
 
     def signal(self, name: str) -> SignalEvidence | None:
@@ -211,7 +224,8 @@ class Evidence:
             "predicted_order": [list(r) for r in self.predicted_order],
             "actual_order": [list(r) for r in self.actual_order],
             "order_note": self.order_note,
-            "timeline": [x.to_json() for x in self.timeline]}
+            "timeline": [x.to_json() for x in self.timeline],
+            "llr": dict(self.llr)}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> Evidence:
@@ -243,6 +257,7 @@ class Evidence:
             tuple(doc.get("givens") or ()), doc.get("puzzle_type", DEFAULT_TYPE),
             _rows(pred), _rows(actual), doc.get("order_note") or "",
             tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
+            {str(k): float(v) for k, v in (doc.get("llr") or {}).items()},
             doc.get("version", 2))
 
 
@@ -492,11 +507,25 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         actual_order=_rows(_grid([None if r < 0 else int(r) + 1 for r in fill.rank],
                                  shape)),
         order_note=words.order_note,
-        timeline=tuple(Placement(int(t), int(c), words.techniques[int(k)], int(o),
-                                 round(float(d), 3), needed[i][0] if i in needed else None)
-                       for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells,
-                                                               rep.technique, rep.options,
-                                                               rep.difficulty))))
+        timeline=_timeline(rep, needed, words),
+        llr={} if rep.deduction is None else rep.deduction.llr())
+
+
+def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:
+    """Each placement with what proved it: the ladder's easiest rung or the player's
+    notes where the ladder judges, else the replay's single (None: nothing did)."""
+    found = rep.deduction
+    out = []
+    for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells, rep.technique,
+                                            rep.options, rep.difficulty)):
+        technique = words.techniques[int(k)]
+        if found is not None:
+            unproven, proof = bool(found.unproven[i]), found.proof_words(i)
+        else:
+            unproven, proof = False, None if int(k) == NOT_DEDUCIBLE else technique
+        out.append(Placement(int(t), int(c), technique, int(o), round(float(d), 3),
+                             needed[i][0] if i in needed else None, unproven, proof))
+    return tuple(out)
 
 
 def _hardest_needed(needed: dict, rep) -> HardestNeeded | None:

@@ -25,7 +25,7 @@ import os
 import secrets as _secrets
 import stat
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -163,61 +163,24 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Settings:
-    """Every setting of the daemon; build it with :func:`load_settings`."""
-
-    server_host: str = "127.0.0.1"
-    server_port: int = 8080
-    server_max_body_bytes: int = 1 << 20
-    server_shutdown_timeout_s: float = 30.0
-    server_uvloop: bool = True
-    storage_path: str = "fairgrid.duckdb"
-    storage_write_queue_size: int = 10_000
-    storage_group_commit_ms: float = 5.0
-    storage_max_batch: int = 512
-    storage_checkpoint_mb: int = 256
-    storage_dedupe_days: int = 3
-    storage_moves_retention_days: int = 0
-    storage_backup_dir: str = "backups"
-    storage_memory_limit_mb: int = 2048
-    storage_threads: int = 1
-    webhooks_tolerance_s: int = 300
-    webhooks_time_skew_s: int = 300
-    analysis_workers: int = 0
-    analysis_queue_size: int = 1000
-    analysis_order_runs: int = 100
-    analysis_order_budget_s: float = 60.0
-    analysis_seed: int = 0
-    compute_scheduler: str = ""
-    compute_cores: int = 0
-    compute_retry_s: float = 5.0
-    scoring_fpr: float = 0.001
-    scoring_player_z: float = 4.5
-    scoring_player_flags: int = 3
-    nightly_cron: str = "0 3 * * *"
-    nightly_min_solves: int = 20
-    nightly_rescore_days: int = 7
-    nightly_lambda_puzzle: float = 5.0
-    nightly_lambda_player: float = 3.0
-    nightly_misfire_grace_s: int = 21600
-    notify_timeout_s: float = 10.0
-    notify_backoff_s: float = 5.0
-    notify_backoff_max_s: float = 3600.0
-    notify_give_up_hours: float = 72.0
-    notify_poll_s: float = 1.0
-    console_idle_minutes: int = 30
-    console_session_hours: int = 12
-    console_login_failures: int = 5
-    console_lockout_s: int = 300
-    console_trusted_proxies: str = ""
-    metrics_token_file: str = ""
-    portals: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    organiser_tokens: tuple[str, ...] = ()
-    admin_tokens: tuple[str, ...] = ()
-    source: str = "defaults"  # where the settings came from, for the start-up log
+# Fields beside the scalar settings: portals and tokens (tables and lists, from TOML
+# and the environment only) and where the settings came from.
+_TABLES = (
+    ("portals", Mapping[str, tuple[str, ...]], field(default_factory=dict)),
+    ("organiser_tokens", tuple[str, ...], ()),
+    ("admin_tokens", tuple[str, ...], ()),
+    ("source", str, "defaults"),  # where the settings came from, for the start-up log
     # the environment's portal and token variables, to read them again (load_secrets)
-    secret_env: Mapping[str, str] = field(default_factory=dict, repr=False)
+    ("secret_env", Mapping[str, str], field(default_factory=dict, repr=False)),
+)
+
+# Built from SETTINGS, so each default is written once: one field per setting, named
+# by its attr (server.port -> server_port), of its type, with its default.
+Settings = make_dataclass(
+    "Settings", [(s.attr, s.type, s.default) for s in SETTINGS] + list(_TABLES),
+    frozen=True, namespace={"__module__": __name__,
+                            "__doc__": "Every setting of the daemon; build it with "
+                                       ":func:`load_settings`."})
 
 
 def proxy_networks(text: str) -> tuple[ipaddress.IPv4Network | ipaddress.IPv6Network, ...]:
@@ -479,5 +442,3 @@ def setting_names() -> list[str]:
     """Every TOML key and environment variable (for the documentation test)."""
     return [s.key for s in SETTINGS] + [s.env for s in SETTINGS] + list(SECRET_ENV)
 
-
-assert {f.name for f in fields(Settings)} >= {s.attr for s in SETTINGS}

@@ -98,6 +98,10 @@ def folder(path: str) -> Path:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
+    import contextlib
+
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.connection import read_only
     from fairgrid.daemon.store.repository import lifecycle
 
     out = folder(args.out)
@@ -106,11 +110,11 @@ def cmd_export(args: argparse.Namespace) -> int:
     alive = client.request("GET", "/healthz") is not None
     if not alive and settings is None:
         raise _unreachable(client)
-    con = None
-    if not alive:  # no daemon: straight from the file, read-only
-        import duckdb
-        con = duckdb.connect(settings.storage_path, read_only=True)
-    try:
+    try:  # no daemon: straight from the file, read-only
+        con = None if alive else read_only(settings.storage_path)
+    except StoreError as exc:
+        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
+    with con or contextlib.nullcontext():
         if con is not None and not lifecycle.tournament_known(con.cursor(), args.tournament):
             raise CliError(f"no solve was sent for tournament {args.tournament!r}")
         for table in lifecycle.EXPORTS:
@@ -122,9 +126,6 @@ def cmd_export(args: argparse.Namespace) -> int:
                 rows = lifecycle.export_to(con.cursor(), args.tournament, table, args.format,
                                            str(target))
             print(f"{target}\t{rows} rows")
-    finally:
-        if con is not None:
-            con.close()
     return 0
 
 
@@ -178,80 +179,24 @@ def cmd_backup(args: argparse.Namespace) -> int:
 
 def cmd_restore(args: argparse.Namespace) -> int:
     """Put a backup in place of the database file (the daemon must be stopped): only a
-    whole one (no WAL beside it, not a ``.partial``), and only once the copy is checked
-    to hold every row of the backup."""
-    import os
-    import shutil
-
-    import duckdb
-
-    from fairgrid.daemon.store import files
-    from fairgrid.daemon.store.erasure import list_path, read_list
-    from fairgrid.daemon.store.repository import lifecycle
+    whole one, and only once the copy is checked (:func:`store.backups.restore`)."""
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.backups import restore
 
     from .common import settings_of
 
     source = Path(args.backup)
     target = Path(args.to) if args.to else Path(settings_of(args.config).storage_path)
-    if source.name.endswith(files.PARTIAL):
-        raise CliError(f"{source} is a backup a stop cut short, not a backup")
-    if files.wal_of(source).exists():
-        raise CliError(f"{source} has a write-ahead log beside it ({files.wal_of(source).name}"
-                       "): a backup cut short or a database still open, not a backup")
     try:
-        con = duckdb.connect(str(source), read_only=True)
-        try:
-            version = lifecycle.schema_version(con)
-            counts = lifecycle.table_counts(con)
-            erased = lifecycle.erased_digests(con) if "erased_players" in counts else set()
-        finally:
-            con.close()
-    except duckdb.Error as exc:
-        raise CliError(f"{source} is not a fairgrid backup: {exc}".splitlines()[0]) from None
-    if target.exists():
-        try:  # a running daemon holds the file's lock
-            duckdb.connect(str(target)).close()
-        except duckdb.Error:
-            raise CliError(f"{target} is in use: stop the daemon first") from None
-        if not args.force:
-            raise CliError(f"{target} exists: add --force to replace it (keep a copy first)")
-    tmp = target.with_name(target.name + ".restoring")
-    files.remove_database(tmp)
-    shutil.copyfile(source, tmp)
-    os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
-    try:
-        _check_copy(tmp, counts)
-        files.publish(tmp, target)  # the old file's WAL goes: not replayed onto this one
-    finally:
-        files.remove_database(tmp)
-    print(f"restored {target} from {source}: schema version {version}, "
-          f"{counts.get('submissions', 0)} submissions (every table's rows checked)")
-    later = len(read_list(list_path(str(target))) - erased)
-    if later:
-        print(f"{later} player(s) erased after this backup was taken are erased again "
-              "when the daemon starts", file=sys.stderr)
+        done = restore(source, target, force=args.force)
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    print(f"restored {target} from {source}: schema version {done.version}, "
+          f"{done.counts.get('submissions', 0)} submissions (every table's rows checked)")
+    if done.erased_again:
+        print(f"{done.erased_again} player(s) erased after this backup was taken are erased "
+              "again when the daemon starts", file=sys.stderr)
     return 0
-
-
-def _check_copy(copy: Path, counts: dict[str, int]) -> None:
-    """CliError unless the file ``copy`` holds ``counts`` rows in every table."""
-    import duckdb
-
-    from fairgrid.daemon.store.repository import lifecycle
-
-    try:
-        con = duckdb.connect(str(copy), read_only=True)
-        try:
-            got = lifecycle.table_counts(con)
-        finally:
-            con.close()
-    except duckdb.Error as exc:
-        raise CliError(f"the copy {copy} does not open: {exc}".splitlines()[0]) from None
-    wrong = [f"{t}: {n} rows in the backup, {got.get(t, 'no table')} in the copy"
-             for t, n in counts.items() if got.get(t) != n]
-    if wrong:
-        raise CliError(f"the copy does not match the backup ({'; '.join(wrong[:3])}); "
-                       "nothing was replaced")
 
 
 def add_commands(sub) -> None:

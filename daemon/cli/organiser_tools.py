@@ -29,17 +29,15 @@ def _database_file(settings) -> str:
 
 def _read_file(settings, fn, *args, **kwargs):
     """A repository read on the database file, read-only (no daemon owns it now)."""
-    import duckdb
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.connection import read_only
 
-    path = _database_file(settings)
     try:
-        con = duckdb.connect(path, read_only=True)
-    except duckdb.Error as exc:
+        con = read_only(_database_file(settings))
+    except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
-    try:
+    with con:
         return fn(con, *args, **kwargs)
-    finally:
-        con.close()
 
 
 def connect(args: argparse.Namespace, *, admin: bool = False):

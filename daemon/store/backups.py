@@ -1,18 +1,23 @@
-"""Backups that are whole or absent, and the restore's checks.
+"""Backups that are whole or absent, and a restore that puts only a whole one in place.
 
 A backup is written under ``<name>.partial`` beside its final name, closed checkpointed
 (no WAL), fsynced and renamed: a file named ``fairgrid-<stamp>.duckdb`` is a complete
 backup, and what a kill leaves is a ``.partial`` file, removed at the daemon's next start
-(:func:`remove_partials`) and refused by ``fairgrid restore``.
+(:func:`remove_partials`) and refused by :func:`restore`.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
 from . import files
+from .connection import read_only
+from .erasure import list_path, read_list
 from .errors import StoreError
 from .records import utc_now
 from .repository import lifecycle as sql
@@ -42,3 +47,61 @@ def write_backup(cur, target: Path) -> dict:
 def remove_partials(folder: Path) -> list[Path]:
     """Remove the ``.partial`` files (and their WALs) killed backups left in ``folder``."""
     return files.remove_leftovers(folder, files.PARTIAL)
+
+
+@dataclass(frozen=True)
+class Restored:
+    version: int | None      # the backup's schema version
+    counts: dict[str, int]   # rows of every table, found again in the copy
+    erased_again: int        # people erased after the backup: the next start erases them
+
+
+def restore(source: Path, target: Path, force: bool = False) -> Restored:
+    """Put the backup ``source`` in place of the database file ``target`` (no daemon may
+    hold it; an existing one only with ``force``): only a whole backup (no WAL beside
+    it, not a ``.partial``), and only once a copy beside ``target`` is checked to hold
+    every row of the backup. StoreError naming what is wrong, ``target`` left as it was."""
+    if source.name.endswith(files.PARTIAL):
+        raise StoreError(f"{source} is a backup a stop cut short, not a backup")
+    if files.wal_of(source).exists():
+        raise StoreError(f"{source} has a write-ahead log beside it "
+                         f"({files.wal_of(source).name}): a backup cut short or a database "
+                         "still open, not a backup")
+    try:
+        with read_only(source) as con:
+            version = sql.schema_version(con)
+            counts = sql.table_counts(con)
+            erased = sql.erased_digests(con) if "erased_players" in counts else set()
+    except (StoreError, duckdb.Error) as exc:
+        raise StoreError(f"{source} is not a fairgrid backup: {exc}".splitlines()[0]) from None
+    if target.exists():
+        try:  # a running daemon holds the file's lock
+            duckdb.connect(str(target)).close()
+        except duckdb.Error:
+            raise StoreError(f"{target} is in use: stop the daemon first") from None
+        if not force:
+            raise StoreError(f"{target} exists: add --force to replace it (keep a copy first)")
+    tmp = target.with_name(target.name + ".restoring")
+    files.remove_database(tmp)
+    shutil.copyfile(source, tmp)
+    os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
+    try:
+        check_copy(tmp, counts)
+        files.publish(tmp, target)  # the old file's WAL goes: not replayed onto this one
+    finally:
+        files.remove_database(tmp)
+    return Restored(version, counts, len(read_list(list_path(str(target))) - erased))
+
+
+def check_copy(copy: Path, counts: dict[str, int]) -> None:
+    """StoreError unless the file ``copy`` holds ``counts`` rows in every table."""
+    try:
+        with read_only(copy) as con:
+            got = sql.table_counts(con)
+    except (StoreError, duckdb.Error) as exc:
+        raise StoreError(f"the copy {copy} does not open: {exc}".splitlines()[0]) from None
+    wrong = [f"{t}: {n} rows in the backup, {got.get(t, 'no table')} in the copy"
+             for t, n in counts.items() if got.get(t) != n]
+    if wrong:
+        raise StoreError(f"the copy does not match the backup ({'; '.join(wrong[:3])}); "
+                         "nothing was replaced")

@@ -96,6 +96,16 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
     return con
 
 
+def read_only(path) -> duckdb.DuckDBPyConnection:
+    """A read-only connection to the database file ``path``, for a command that reads it
+    while no daemon owns it (close it, or use it as a context manager); StoreError with
+    DuckDB's reason when it does not open."""
+    try:
+        return duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as exc:
+        raise StoreError(str(exc)) from None
+
+
 def _migrate(con, path: str) -> None:
     """Apply the migrations the database has not had yet, each in its own transaction."""
     try:

@@ -161,3 +161,65 @@ def test_an_honest_solve_in_the_models_order_has_no_deduction_evidence(text):
                         hardest_rung=hardest_rung(givens, solution))
     values = compute(facts, fill_order(*log, givens, solution), int(log[0][-1]), moves=log)
     assert values["unproven"] == 0.0 and values["unforced"] == 0.0
+
+
+def test_right_first_time_weighs_being_right_against_the_candidates_left():
+    from fairgrid.analytics.deduction import right_first_llr
+
+    assert right_first_llr([], []) == 0.0
+    two, five = right_first_llr([True], [2]), right_first_llr([True], [5])
+    assert 0 < two < five  # right among more candidates says more
+    assert right_first_llr([False], [2]) < -2  # a wrong first try is a guesser's
+    assert right_first_llr([True, True], [2, 2]) == pytest.approx(2 * two)
+
+
+def _stall_hints():
+    """The technique model's order of XWING with, at its fish stall, two cells nothing
+    near the easiest move proves typed after half a minute, seconds apart: (givens,
+    solution, move log, index of the first hint in fill order)."""
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    rest = cells[x:]
+    hints = [c for c in rest if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN][:2]
+    order = cells[:x] + hints + [c for c in rest if c not in hints]
+    times = 3000 * np.arange(1, len(order) + 1)
+    times[x:] += 30_000
+    return givens, solution, _log(order, solution, times), x
+
+
+def _evidence(givens, solution, log):
+    from fairgrid.analytics.calibration import complete
+    from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.signals import PuzzleFacts
+
+    facts = PuzzleFacts(givens, 3, solution, np.arange(81, dtype=float), 6.0, 0.4,
+                        hardest_rung=hardest_rung(givens, solution))
+    return score_solve(facts, complete({}), *log)
+
+
+def test_the_timeline_says_what_proved_each_placement_and_old_documents_read_plain():
+    from fairgrid.analytics.evidence import Evidence
+
+    givens, solution, log, x = _stall_hints()
+    ev = _evidence(givens, solution, log)
+    assert ev.timeline[x].unproven and ev.timeline[x].proof is None
+    assert ev.timeline[0].proof == "a single" and not ev.timeline[0].unproven
+    assert ev.llr["right_first_time"] > 0
+    doc = ev.to_json()
+    assert doc["timeline"][x]["unproven"] is True and "llr" in doc
+    assert Evidence.from_json(doc).to_json() == doc
+    # a document stored before the fields existed reads as nothing unproven, no proof
+    for p in doc["timeline"]:
+        del p["unproven"], p["proof"]
+    del doc["llr"]
+    back = Evidence.from_json(doc)
+    assert not any(p.unproven or p.proof for p in back.timeline) and back.llr == {}
+    # the technique model's own solve: every placement proved, nothing to weigh
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    honest = _evidence(givens, solution, _log(cells, solution,
+                                              3000 * np.arange(1, len(cells) + 1)))
+    assert not any(p.unproven for p in honest.timeline)
+    assert all(p.proof for p in honest.timeline) and honest.llr["right_first_time"] == 0

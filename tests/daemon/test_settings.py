@@ -115,6 +115,14 @@ async def test_a_portal_added_while_the_daemon_runs_is_accepted_without_a_restar
     cmd = [sys.executable, "-m", "fairgrid.daemon.cli", "portal", "add", "acme"]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=60)
     assert out.returncode == 0 and "no restart" in out.stderr
+    # known at once, before any webhook of it: to accounts and to notifications
+    admin = {"Authorization": f"Bearer {settings.admin_tokens[0]}"}
+    resp = await client.post("/v1/users", headers=admin, json={
+        "name": "alice", "role": "organiser", "portals": ["acme"]})
+    assert resp.status == 201, await resp.text()
+    resp = await client.put("/v1/portals/acme/notify", headers=admin,
+                            json={"url": "https://acme.example/events"})
+    assert resp.status == 200, await resp.text()
     raw, headers = signed(solve_body(portal="acme"), secret=out.stdout.strip())
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
     assert resp.status == 202, await resp.text()

@@ -9,7 +9,6 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fairgrid.daemon.cli.common import CliError
 from fairgrid.daemon.store.connection import connect
 from fairgrid.daemon.testing import CMD
 
@@ -66,7 +65,8 @@ def test_a_partial_backup_is_refused(tmp_path):
 
 
 def test_a_restore_checks_every_tables_rows_in_what_it_wrote(tmp_path):
-    from fairgrid.daemon.cli.lifecycle_tools import _check_copy
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.backups import check_copy
     from fairgrid.daemon.store.repository.lifecycle import table_counts
 
     db, target = tmp_path / "fairgrid.duckdb", tmp_path / "to.duckdb"
@@ -79,6 +79,6 @@ def test_a_restore_checks_every_tables_rows_in_what_it_wrote(tmp_path):
     con = connect(str(db))
     counts = table_counts(con)
     con.close()
-    _check_copy(target, counts)  # the restored file holds what the backup holds
-    with pytest.raises(CliError, match="submissions: 4 rows in the backup, 2 in the copy"):
-        _check_copy(other, counts)
+    check_copy(target, counts)  # the restored file holds what the backup holds
+    with pytest.raises(StoreError, match="submissions: 4 rows in the backup, 2 in the copy"):
+        check_copy(other, counts)

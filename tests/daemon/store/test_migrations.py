@@ -68,3 +68,40 @@ def test_people_added_before_explicit_scope_keep_what_they_saw(tmp_path):
                        ).fetchall() == [("ann", "[]", True), ("bea", '["demo"]', False),
                                         ("cid", "[]", True)]
     con.close()
+
+
+def test_puzzles_from_before_names_per_portal_keep_their_names(tmp_path):
+    from fairgrid.daemon.store.repository.ingest import resolve_name
+
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = duckdb.connect(path)
+    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                "applied_at TIMESTAMPTZ NOT NULL)")
+    for version, script in migrations():
+        if version >= 15:
+            break
+        con.execute(script)
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+    for pid in ("x", "y"):
+        con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+                    "registered_at) VALUES (?, ?, 3, ?, 'ready', ?)",
+                    [pid, EASY, EASY_SOLUTION, now])
+    for k, portal in enumerate(("demo", "demo", "acme"), start=1):
+        con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                    "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, "
+                    "duration_ms, complete, status, raw) VALUES (?, ?, ?, ?, 'p', 'x', ?, ?, "
+                    "?, 0, 0, false, 'scored', '{}')", [k, portal, f"s-{k}", f"h-{k}",
+                                                       now, now, now])
+    con.execute("UPDATE moves_through SET through = 3")  # none has moves
+    con.close()
+
+    con = connect(path)
+    # each portal that sent solves of a puzzle keeps its name; the puzzles stay shared
+    assert con.execute("SELECT portal, name, puzzle_id FROM puzzle_names ORDER BY portal"
+                       ).fetchall() == [("acme", "x", "x"), ("demo", "x", "x")]
+    assert con.execute("SELECT id, owner FROM puzzles ORDER BY id").fetchall() == \
+        [("x", None), ("y", None)]
+    assert [resolve_name(con, p, n)[0] for p, n in (("demo", "x"), ("acme", "x"),
+                                                    ("shop", "y"))] == ["x", "x", "y"]
+    con.close()
