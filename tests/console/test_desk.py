@@ -204,3 +204,19 @@ def test_ages_and_standing_in_words():
         == ["just now", "5 min ago", "2 h ago", "1 day ago", "3 days ago"]
     assert [standing_words(n) for n in (0, 1, 2)] == [
         "0 flags standing", "1 flag standing", "2 flags standing"]
+
+
+def test_the_replay_marks_what_the_evidence_says_of_each_move():
+    from fairgrid.daemon.console.solves import _marks, replay_moves
+
+    timeline = [{"t_ms": 1000, "cell": 0, "technique": "naked single", "proof": "naked single"},
+                {"t_ms": 2000, "cell": 1, "technique": "not deducible", "unproven": True},
+                {"t_ms": 4000, "cell": 2, "technique": "hidden single"}]  # an old document
+    marks = _marks(timeline, switch=3)
+    assert marks == [[], ["unforced", "unproven"], ["pace"]]
+    moves = [(500, 5, 3, True), (1000, 0, 4, False), (1500, 1, 0, False),
+             (2000, 1, 7, False), (4000, 2, 9, False)]
+    out = replay_moves(moves, timeline, marks, solution=[4, 6, 9, 0, 0, 0])
+    assert [m[4] for m in out] == [["note"], [], ["erase"], ["wrong", "unforced", "unproven"],
+                                   ["pace"]]
+    assert out[1][5] == "proved by naked single" and out[3][5] is None and out[4][5] is None
