@@ -24,7 +24,7 @@ The nulls are built to hold for people unlike the simulator they start from:
   ``anomaly = −log10 p``.
 * **Flag rule** (strong evidence only): combined p below the target false-positive rate
   **and** either two families that agree (the strongest below :data:`LEAD_P`, a second
-  below :data:`AGREE_P`), or one family that can stand
+  below :data:`AGREE_P`; not a pair of :data:`DEPENDENT` ones), or one family that can stand
   alone (:data:`ALONE`) below :data:`STRONG_P` — something no person does.
 * **Per tournament**: Benjamini–Hochberg on the combined p-values (:func:`bh`).
 * **Players**: :func:`player_z` — Stouffer's Z over a player's solves, each solve's z
@@ -49,6 +49,12 @@ LEAD_P = 0.01
 AGREE_P = 0.05
 STRONG_P = 1e-6
 ALONE = frozenset({"deduction", "pacing", "speed", "client"})
+# families that do not corroborate each other under the "two" rule: pacing and switch
+# read the same intervals, and a fast person's placements are mostly the motion of
+# writing digits, so a fast solve is an even one (bench/detection_players.py's ladder
+# climbers at 6x were flagged for an even pace or a steady endgame with one of the others)
+DEPENDENT = frozenset({frozenset({"pacing", "speed"}), frozenset({"switch", "speed"}),
+                       frozenset({"pacing", "switch"})})
 SKILL_PRIOR_SD = 1.0   # log-speed spread of skills for a player without history
 SKILL_DRIFT_SD = 0.3   # how far a rated player's speed on one puzzle may stray
 PLAYER_RHO = 0.2       # correlation between one person's solves (same habits, same skill)
@@ -65,9 +71,10 @@ GUARD = {
     "order_sa": (0.2, None),
     "order_consensus": (0.2, None),
     "unforced": (None, 2.0),           # poisson mean at least 2 bits
-    # a person right first time where nothing up to the puzzle's hardest step proves it:
-    # a lucky guess, or a technique beyond the ladder; at least 1 bit on average
-    "unproven": (None, 1.0),
+    # a person right first time where nothing the player had shown proves it: a lucky
+    # guess, or a technique beyond the ladder; at least a quarter of a bit on average
+    # (the players bench's honest models: 5 of 300 solves held one such cell)
+    "unproven": (None, 0.25),
     "pace_variation": (0.2, math.log(0.6)),
     # people slow down on the steps *they* find hard, which our measure of a step's
     # difficulty (singles on offer) only partly captures: pencilmark-model players
@@ -183,7 +190,7 @@ def tail(name: str, value: float, centre: float, scale: float) -> tuple[float, f
     return z, _open(float(ndtr(-z)))
 
 
-def score(values: dict[str, float], null: dict[str, tuple[float, float]], *,
+def judge(values: dict[str, float], null: dict[str, tuple[float, float]], *,
           fpr: float = 1e-3, agree_p: float = AGREE_P, strong_p: float = STRONG_P
           ) -> Verdict:
     """Combine one solve's signal values into a verdict (see the module docstring)."""
@@ -213,7 +220,8 @@ def score(values: dict[str, float], null: dict[str, tuple[float, float]], *,
     alone = [f for f, p in ranked if p < strong_p and f in ALONE]
     rule = ""
     if p_comb < fpr:
-        if len(odd) >= 2:
+        if any(fam_p[a] < LEAD_P and frozenset({a, b}) not in DEPENDENT
+               for i, a in enumerate(odd) for b in odd[i + 1:]):
             rule = "two"
         elif alone:
             rule = "alone"

@@ -8,12 +8,17 @@ moment, and, where that fails, whether the player's own marks of that moment pro
 (a pencil-marker places what *their* notes force). A placement is a person's work when
 something up to the rung allowed at that moment proves it:
 
-* while a single is on offer, the puzzle's own hardest rung, and never less than the
-  subsets pencil-markers use anyway (they eliminate with pairs even then);
 * at a stall (no single on the bare board), one rung above the easiest move on offer:
   a stuck person finds the easiest technique that moves, or one a little harder, and
   places the cell it proves; a long think followed by a cell an x-wing proves is a
-  person, a cell nothing near the easiest move proves is what a solver shows.
+  person, a cell nothing near the easiest move proves is what a solver shows;
+* while a single is on offer, the hardest rung a stall before allowed (a person keeps
+  what an x-wing found there and uses it again), never less than the subsets
+  pencil-markers use anyway (they eliminate with pairs even then) — not the puzzle's
+  own hardest step, which a hint taken once a single is back would hide behind;
+* within a *hint run* — a placement :data:`RUN_GAP_MS` or less after one nothing
+  proved, nothing between — the rungs of the placement before: the same look at the
+  same stall, not a fresh one.
 
 What nothing allowed proves is *unproven*; a player who is right first time at unproven
 cells knows what the board did not tell (a guess is wrong as often as the candidates
@@ -24,6 +29,11 @@ by locked candidates and subsets while a single is on offer are a pencil-marker'
 and a pencil-marker's log shows the marks (:attr:`NoteLog.worked`); a log without such
 marks is judged on the bare board, where a cell that was no single while one was on
 offer is unforced (``signals.unforced_bits``).
+
+For a player's season, :meth:`Deduction.llr` weighs the solve as log-likelihood ratios
+of a hint-taker against an honest player: ``right_first_time`` (right or wrong at the
+first try where nothing allowed proved the cell, against the candidates left there) and
+``hint_run`` (whether such a cell was followed within seconds by another).
 
 Pencil marks follow the webhook's rules (``docs/openapi.yaml``): a note move ``(cell,
 d)`` toggles mark ``d``, ``(cell, 0)`` clears the cell's marks; a placed digit hides the
@@ -36,7 +46,9 @@ a lone mark written and then placed is a claim, not a deduction.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -52,6 +64,7 @@ AUTO_NOTES_MIN = 40        # marks written at one instant: the portal filled the
 NOTES_FIRST_SHARE = 0.5    # of the empty cells noted before the first placement
 WORKED_STRIKES = 5         # marks struck by hand that show a player eliminating
 ALLOWED_FLOOR = engine.SUBSET  # pencil-markers use pairs on any puzzle
+RUN_GAP_MS = 15_000        # a placement this soon after one nothing proved: the same look
 NOTES_RUNG = engine.SUBSET     # what a person applies to their own marks
 
 
@@ -88,8 +101,9 @@ def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     t_ms, cell, digit = (np.asarray(a, dtype=np.int64) for a in (t_ms, cell, digit))
     givens = np.asarray(givens)
     empty = givens == 0
-    marks = np.zeros(81, dtype=np.int64)
-    peak = np.zeros(81, dtype=np.int64)         # most marks a cell has held
+    # plain lists: a log holds hundreds of note moves, numpy scalars cost µs each
+    marks = [0] * 81
+    peak = [0] * 81                             # most marks a cell has held
     at = {int(s): k for k, s in enumerate(seq)}
     masks = np.zeros((len(seq), 81), dtype=np.int64)
     narrowed = np.zeros((len(seq), 81), dtype=bool)
@@ -97,20 +111,21 @@ def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     first_place = int(np.argmax(~note)) if (~note).any() else note.size
     placed_at = set(t_ms[~note].tolist())  # a portal strikes peers' marks at those
     struck = 0
-    for i in range(note.size):
-        c, d = int(cell[i]), int(digit[i])
-        if not (0 <= c < 81) or not empty[c]:
+    empty_l = empty.tolist()
+    for i, (t, c, d, n) in enumerate(zip(t_ms.tolist(), cell.tolist(), digit.tolist(),
+                                         note.tolist())):
+        if not (0 <= c < 81) or not empty_l[c]:
             continue
-        if note[i]:
-            if d and marks[c] >> d & 1 and int(t_ms[i]) not in placed_at:
+        if n:
+            if d and marks[c] >> d & 1 and t not in placed_at:
                 struck += 1
             marks[c] = 0 if d == 0 else marks[c] ^ (1 << d)
-            peak[c] = max(peak[c], bin(int(marks[c])).count("1"))
+            peak[c] = max(peak[c], bin(marks[c]).count("1"))
             continue
         k = at.get(i)
         if k is not None:
             masks[k] = np.where(filled, 0, marks)
-            narrowed[k] = peak >= 2
+            narrowed[k] = np.asarray(peak) >= 2
         filled[c] = d != 0
     times = t_ms[note]
     _, counts = np.unique(times, return_counts=True)
@@ -136,6 +151,11 @@ def right_first_time(t_ms, cell, digit, note, givens, solution) -> np.ndarray:
 # right bar a slip of the finger.
 SEEN_BEYOND = 0.5   # share of an honest player's unexplained cells proved beyond the ladder
 HINT_SLIP = 0.02    # a hinted cell typed wrong
+# An unexplained placement followed within RUN_GAP_MS by another: 8 of 30 such placements
+# of hints taken at a stall, 0 of 5 of honest players (bench/players.py's models, 60
+# solves each on 20 dailies); (0 + 1/2) / (5 + 1) for the honest share.
+RUN_HINT = 8 / 30
+RUN_HONEST = 0.5 / 6
 
 
 def right_first_llr(right, cands) -> float:
@@ -180,6 +200,7 @@ class Deduction:
     right_first: np.ndarray   # the first digit placed in the cell was right
     allowed: np.ndarray       # per placement: the rung up to which a proof is a person's
     notes: NoteLog | None
+    intervals_ms: np.ndarray  # per placement: time since the one before (first: the start)
 
     @property
     def stalls_met(self) -> np.ndarray:
@@ -189,7 +210,7 @@ class Deduction:
         return np.maximum.accumulate(np.minimum(before, engine.CHAIN)) if before.size \
             else before
 
-    @property
+    @cached_property
     def unexplained(self) -> np.ndarray:
         """Placements nothing up to the rung allowed proves, nor the player's marks, right
         first time or not (one the chain search had no budget left for counts as proved:
@@ -197,7 +218,7 @@ class Deduction:
         return ((self.proof > self.allowed) & (self.proof != engine.NOT_ANALYSED)
                 & ~self.by_notes)
 
-    @property
+    @cached_property
     def unproven(self) -> np.ndarray:
         """Unexplained placements right first time: a guess would have been wrong as
         often as the candidates say."""
@@ -213,6 +234,27 @@ class Deduction:
         if rung == engine.NOT_ANALYSED:
             return "not searched (the chain budget was spent)"
         return RUNG_WORDS[rung] if rung <= engine.CHAIN else None
+
+    def run_of(self, k: int) -> tuple[int, int]:
+        """(first, last) placement of the hint run holding placement ``k``: unexplained
+        placements each :data:`RUN_GAP_MS` or less after the one before."""
+        u = self.unexplained
+        first = last = k
+        while first > 0 and u[first - 1] and self.intervals_ms[first] <= RUN_GAP_MS:
+            first -= 1
+        while last + 1 < u.size and u[last + 1] and self.intervals_ms[last + 1] <= RUN_GAP_MS:
+            last += 1
+        return first, last
+
+    def hint_run_llr(self) -> float:
+        """Σ ln LR over the unexplained placements but the last: whether the next
+        placement came within :data:`RUN_GAP_MS`, unexplained too and right first time
+        (a hint run goes on) or not (:data:`RUN_HINT`, :data:`RUN_HONEST`)."""
+        u = self.unexplained
+        follow = (u[1:] & (self.intervals_ms[1:] <= RUN_GAP_MS) & self.right_first[1:])[u[:-1]]
+        on = int(np.count_nonzero(follow))
+        return (on * math.log(RUN_HINT / RUN_HONEST)
+                + (follow.size - on) * math.log((1 - RUN_HINT) / (1 - RUN_HONEST)))
 
     def right_first_llr(self) -> float:
         """The log-likelihood ratio (natural log, hinted vs honest) of being right or
@@ -230,7 +272,8 @@ class Deduction:
     def llr(self) -> dict[str, float]:
         """Per kind of evidence, the solve's log-likelihood ratio (natural log, cheating
         vs honest) that a player's season adds up."""
-        return {"right_first_time": round(self.right_first_llr(), 4)}
+        return {"right_first_time": round(self.right_first_llr(), 4),
+                "hint_run": round(self.hint_run_llr(), 4)}
 
     def bits(self, which: np.ndarray) -> float:
         """Σ log2(candidates left) over the placements ``which`` marks: what the board
@@ -238,10 +281,23 @@ class Deduction:
         return float(np.log2(np.maximum(self.cands[which], 2)).sum())
 
 
-def deduce(givens, solution, fill, t_ms, cell, digit, note, hardest_rung: int
-           ) -> Deduction:
+def person_rungs(offer) -> np.ndarray:
+    """Per placement, the rung up to which a proof is a person's work (``offer``: the
+    easiest rung on offer at each moment): at a stall one above its easiest move (beyond
+    a chain, anything: the ladder is blind there); while a single is on offer, the
+    hardest a stall before has shown the player using, and never less than the subsets
+    people use anyway (a floor of locked candidates for players without marks catches
+    no more hints on the bench's players)."""
+    offer = np.asarray(offer, dtype=np.int64)
+    stall = np.where(offer > engine.SINGLE, offer + 1, engine.SINGLE)
+    shown = np.maximum.accumulate(np.minimum(stall, engine.CHAIN)) if offer.size \
+        else stall
+    return np.where(offer > engine.SINGLE, stall, np.maximum(ALLOWED_FLOOR, shown))
+
+
+def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     """The deduction behind each placement of ``fill`` (``analytics.fill_order``) of a
-    9×9 Sudoku solve; ``hardest_rung``: the rung of the puzzle's own hardest step."""
+    9×9 Sudoku solve."""
     givens = np.asarray(givens, dtype=np.int64)
     solution = np.asarray(solution, dtype=np.int64)
     trace = engine.trace_placements(givens, solution, fill.cells)
@@ -252,14 +308,18 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note, hardest_rung: int
     right = right_first_time(t_ms, cell, digit, note, givens, solution)[fill.cells]
     notes = read_notes(t_ms, cell, digit, note, givens, fill.seq) if fill.seq is not None \
         else None
+    allowed = person_rungs(trace.offer)
     by_notes = np.zeros(fill.cells.size, dtype=bool)
-    # at a stall, a rung above its easiest move (beyond a chain: anything, the ladder is
-    # blind there); else the puzzle's hardest rung, at least the subsets people use
-    allowed = np.where(trace.offer > engine.SINGLE, trace.offer + 1,
-                       max(ALLOWED_FLOOR, min(hardest_rung, engine.CHAIN)))
-    if notes is not None and not notes.auto:
-        grid = givens.copy()
-        for k, c in enumerate(fill.cells.tolist()):
+    marks = notes is not None and not notes.auto
+    grid = givens.copy()
+    intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
+    for k, c in enumerate(fill.cells.tolist()):
+        # a cell typed seconds after one nothing proved, nothing between: the same look
+        # at the same stall (a hint run), judged by that stall's rungs
+        if k and intervals[k] <= RUN_GAP_MS and proof[k - 1] > allowed[k - 1] \
+                and proof[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1]:
+            allowed[k] = min(allowed[k], allowed[k - 1])
+        if marks:
             mine = notes.masks[k]
             if proof[k] > allowed[k] and notes.narrowed[k, c] and mine[c]:
                 masks = np.where((mine != 0) & notes.narrowed[k], mine, ALL_DIGITS)
@@ -268,4 +328,4 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note, hardest_rung: int
                     by_notes[k] = True
                 cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
             grid[c] = solution[c]
-    return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes)
+    return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes, intervals)

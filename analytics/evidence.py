@@ -33,7 +33,7 @@ from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
-from .calibration import score
+from .calibration import judge
 from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
@@ -262,14 +262,14 @@ class Evidence:
 
 
 
-def _name(name: str, kind: str) -> str:
+def _name(name: str, type_name: str) -> str:
     """A signal's name in words, in the puzzle type's terms."""
-    return puzzle_type(kind).words.unforced_name if name == "unforced" else NAMES[name]
+    return puzzle_type(type_name).words.unforced_name if name == "unforced" else NAMES[name]
 
 
-def _what(name: str, kind: str) -> str:
+def _what(name: str, type_name: str) -> str:
     """What a solve flagged for a signal did, in the puzzle type's terms."""
-    return puzzle_type(kind).words.unforced_what if name == "unforced" else WHAT[name]
+    return puzzle_type(type_name).words.unforced_what if name == "unforced" else WHAT[name]
 
 
 def rarity(p: float) -> str:
@@ -369,25 +369,49 @@ def _digits_words(mask: int) -> str:
 
 
 def _unproven_words(value: float, centre: float, extra: dict) -> str:
-    """The ``unproven`` signal in words, with its first such placement spelt out."""
+    """The ``unproven`` signal in words, with its first placements spelt out."""
     found, rep = extra["deduction"], extra["replayed"]
     which = np.flatnonzero(found.unproven)
     if which.size == 0:
-        return ("every placement right at the first try was proved by a technique up to "
-                "the puzzle's own hardest step, or by the player's notes")
-    k = int(which[0])
+        return ("every placement right at the first try was proved by a technique the "
+                "player had shown a use for by then, or by the player's notes")
+    n = which.size
+    shown = "; ".join(placement_words(found, rep, int(k), extra["solution"])
+                      for k in which[:UNPROVEN_SPELT])
+    more = f"; and {n - UNPROVEN_SPELT} more" if n > UNPROVEN_SPELT else ""
+    return (f"{n} placement{'s' if n != 1 else ''} right at the first try that nothing "
+            f"the player had shown proved at that moment ({value:.1f} bits the board did "
+            f"not give; honest solves are allowed about {centre:.0f} on average): "
+            f"{shown}{more}")
+
+
+UNPROVEN_SPELT = 2  # unproven placements the signal's sentence spells out
+
+
+def placement_words(found, rep, k: int, solution) -> str:
+    """What a person did at placement ``k`` (0-based) and what proved it, e.g.
+    "placement 41 (r5c7 = 3) came 4 s after placement 40; nothing up to a wing (xy-,
+    xyz-, w-wing), colouring or a uniqueness argument proves it, and the player's notes
+    still allowed 3, 6 and 8 there"."""
     c = int(rep.cells[k])
-    notes = ""
-    if found.notes is not None and found.notes.masks[k, c]:
-        notes = (f", and the player's notes still allowed "
-                 f"{_digits_words(int(found.notes.masks[k, c]))} there")
-    n, allowed = which.size, int(found.allowed[k])
-    return (f"{n} placement{'s' if n != 1 else ''} that nothing up to "
-            f"{RUNG_WORDS[allowed]} proved at that moment, right at the first try "
-            f"({value:.1f} bits the board did not give; honest solves are allowed about "
-            f"{centre:.0f} on average); the first, placement {k + 1} ({cell_name(c)} = "
-            f"{int(extra['solution'][c])}), came {rep.intervals_ms[k] / 1000:.0f} s after "
-            f"the one before{notes}")
+    when = (f"{rep.intervals_ms[k] / 1000:.0f} s after placement {k}" if k else
+            f"{rep.intervals_ms[k] / 1000:.0f} s after the start")
+    head = f"placement {k + 1} ({cell_name(c)} = {int(solution[c])}) came {when}"
+    proof = found.proof_words(k)
+    if proof is not None:
+        return f"{head}; {proof} proves it"
+    words = f"{head}; nothing up to {RUNG_WORDS[int(found.allowed[k])]} proves it"
+    if found.notes is not None and not found.notes.auto and found.notes.masks[k, c]:
+        words += (f", and the player's notes still allowed "
+                  f"{_digits_words(int(found.notes.masks[k, c]))} there")
+    first, last = found.run_of(k)
+    if last > first:
+        gaps = " and ".join(f"{rep.intervals_ms[i] / 1000:.0f} s"
+                            for i in range(first + 1, last + 1))
+        words += (f"; placements {first + 1} to {last + 1}, none of which anything proved, "
+                  f"came {gaps} apart after a pause of "
+                  f"{rep.intervals_ms[first] / 1000:.0f} s")
+    return words
 
 
 def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
@@ -396,10 +420,12 @@ def outcome_of(facts: PuzzleFacts, cell, digit, note) -> tuple[str, int, int]:
     undotted cells are island), ``wrong`` when every empty cell holds a value but some
     differ, ``unfinished`` otherwise."""
     board = np.asarray(facts.givens, dtype=np.int64).copy()
-    for c, d, n in zip(np.asarray(cell).tolist(), np.asarray(digit).tolist(),
-                       np.asarray(note, dtype=bool).tolist()):
-        if not n and 0 <= c < board.size and facts.givens[c] == 0:
-            board[c] = d
+    cell, digit = np.asarray(cell, dtype=np.int64), np.asarray(digit, dtype=np.int64)
+    ok = ~np.asarray(note, dtype=bool) & (cell >= 0) & (cell < board.size)
+    ok[ok] = np.asarray(facts.givens)[cell[ok]] == 0
+    last = np.flatnonzero(ok)[::-1]      # each cell's last move, latest first
+    cells, first = np.unique(cell[last], return_index=True)
+    board[cells] = digit[last[first]]
     empty = np.asarray(facts.givens) == 0
     right = int(np.sum(empty & (board == facts.solution)))
     wrong = int(np.sum(empty & (board != 0) & (board != facts.solution)))
@@ -418,21 +444,21 @@ def _outcome_words(outcome: str, right: int, wrong: int, total: int) -> str:
     return ""
 
 
-def verdict_line(verdict, extra: dict, kind: str = DEFAULT_TYPE) -> str:
+def verdict_line(verdict, extra: dict, type_name: str = DEFAULT_TYPE) -> str:
     """The verdict in one sentence (after the outcome, when the solve did not finish)."""
-    return extra.get("outcome_words", "") + _verdict(verdict, kind)
+    return extra.get("outcome_words", "") + _verdict(verdict, type_name)
 
 
-def _verdict(verdict, kind: str = DEFAULT_TYPE) -> str:
+def _verdict(verdict, type_name: str = DEFAULT_TYPE) -> str:
     if verdict.flagged:
-        what = "; ".join(dict.fromkeys(_what(r, kind) for r in verdict.reasons))
+        what = "; ".join(dict.fromkeys(_what(r, type_name) for r in verdict.reasons))
         return f"Flagged for review: {what} ({RULES[verdict.rule]})."
     if not verdict.signals:
         return "Not scored: too few placements to judge."
     strongest = min(verdict.signals, key=lambda s: s.p)
     if strongest.p >= 0.01:
         return "Not flagged: nothing unusual for an honest solve."
-    return (f"Not flagged: the most unusual sign is {_what(strongest.name, kind)} "
+    return (f"Not flagged: the most unusual sign is {_what(strongest.name, type_name)} "
             f"({rarity(strongest.p)}), but this kind of evidence alone does not flag a "
             f"solve.")
 
@@ -465,7 +491,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
-    verdict = score(values, null, fpr=fpr)
+    verdict = judge(values, null, fpr=fpr)
     split = -1  # where the pace steadied is only news when it steadied unusually
     if any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
         split = change_point(rep.intervals_ms[1:])[1]

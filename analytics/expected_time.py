@@ -32,15 +32,15 @@ TRANSFORMS = ("id", "log1p")
 
 def transform(name: str, metrics: Mapping[str, float]) -> float:
     """The value of a feature ``"metric"`` or ``"log1p:metric"`` for one puzzle."""
-    kind, _, metric = name.rpartition(":")
+    transform, _, metric = name.rpartition(":")
     if metric not in metrics:
         raise KeyError(f"metric {metric!r} is needed by the calibration but was not rated")
     x = float(metrics[metric])
-    if kind == "":
+    if transform == "":
         return x
-    if kind == "log1p":
+    if transform == "log1p":
         return math.log1p(max(x, 0.0))
-    raise ValueError(f"unknown transform {kind!r} in feature {name!r}")
+    raise ValueError(f"unknown transform {transform!r} in feature {name!r}")
 
 
 def design(names: Sequence[str], rows: Sequence[Mapping[str, float]]) -> np.ndarray:

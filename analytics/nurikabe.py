@@ -81,7 +81,7 @@ def _local_route(puzzle, river, rng):
         last = c
 
 
-def simulate_nurikabe(givens, shape, solution, kind: str, *, rng, expected_log_s: float,
+def simulate_nurikabe(givens, shape, solution, behaviour: str, *, rng, expected_log_s: float,
                       sd_log: float = 0.3, skill: float | None = None):
     """A seeded simulated Nurikabe solve log (``analytics.simulate.SimulatedSolve``).
     ``honest``: people of two kinds. Global workers follow the propagation model's order
@@ -101,8 +101,8 @@ def simulate_nurikabe(givens, shape, solution, kind: str, *, rng, expected_log_s
 
     from .simulate import SimulatedSolve, _flat_times, _times
 
-    if kind not in ("honest", "row", "random"):
-        raise ValueError(f"kind must be honest, row or random, got {kind!r}")
+    if behaviour not in ("honest", "row", "random"):
+        raise ValueError(f"behaviour must be honest, row or random, got {behaviour!r}")
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(int(rng))
     puzzle = NurikabePuzzle(shape[0], shape[1], np.asarray(givens, dtype=np.int64))
@@ -111,12 +111,12 @@ def simulate_nurikabe(givens, shape, solution, kind: str, *, rng, expected_log_s
         skill = float(rng.normal(0, 0.4))
     total_ms = 1000 * np.exp(expected_log_s - skill + rng.normal(0, sd_log))
     free = np.flatnonzero(np.asarray(givens).reshape(-1) == 0)
-    if kind == "honest" and rng.random() < LOCAL_SHARE:
+    if behaviour == "honest" and rng.random() < LOCAL_SHARE:
         cells, weights = _local_route(puzzle, (solution == 1).astype(np.int8), rng)
         cells = np.array(cells, dtype=np.int64)
         weights = np.array(weights) * np.exp(rng.normal(0, 0.55, cells.size))
         times = _times(weights, total_ms)
-    elif kind == "honest":
+    elif behaviour == "honest":
         run = propagate(puzzle, solution=(solution == 1).astype(np.int8))
         cells, weights = [], []
         for step in run.steps:
@@ -132,7 +132,7 @@ def simulate_nurikabe(givens, shape, solution, kind: str, *, rng, expected_log_s
         times = _times(np.array(weights)[order], total_ms)
     else:
         fast_ms = total_ms * float(np.exp(rng.normal(np.log(0.3), 0.3)))
-        cells = free if kind == "row" else rng.permutation(free)
+        cells = free if behaviour == "row" else rng.permutation(free)
         times = _flat_times(cells.size, fast_ms, rng, 0.3)
-    return SimulatedSolve(kind, skill, times.astype(np.int64), cells.astype(np.int64),
+    return SimulatedSolve(behaviour, skill, times.astype(np.int64), cells.astype(np.int64),
                           solution[cells].astype(np.int64), np.zeros(cells.size, dtype=bool))

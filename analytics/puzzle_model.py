@@ -109,31 +109,31 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
                        hardest_rung=rung)
 
 
-def hardest_rung_for(givens, solution, order: int, kind: str) -> int | None:
+def hardest_rung_for(givens, solution, order: int, type_name: str) -> int | None:
     """The rung of a puzzle's hardest step where the technique ladder judges it."""
-    if order != 3 or not puzzle_type(kind).technique_ladder:
+    if order != 3 or not puzzle_type(type_name).technique_ladder:
         return None
     from .deduction import hardest_rung
     return hardest_rung(givens, solution)
 
 
-def type_level(kind: str, expected_s: float, mu: float = 0.0) -> int:
+def type_level(type_name: str, expected_s: float, mu: float = 0.0) -> int:
     """The level 1-5 of an expected time of a type with levels of its own
     (``TypeModel.level``), its cut points shifted by a portal's fitted offset ``mu``."""
-    level = type_model(kind).level
+    level = type_model(type_name).level
     if level is None:
-        raise ValueError(f"puzzle type {kind!r} is levelled by the calibration")
+        raise ValueError(f"puzzle type {type_name!r} is levelled by the calibration")
     return level(expected_s, mu)
 
 
-def grid_facts(kind: str, givens: str) -> tuple[np.ndarray, tuple[int, int]]:
+def grid_facts(type_name: str, givens: str) -> tuple[np.ndarray, tuple[int, int]]:
     """A stored puzzle's givens as move values, and its grid shape (rows, cols)."""
-    t = puzzle_type(kind)
+    t = puzzle_type(type_name)
     puzzle = t.parse(givens)
     return t.givens(puzzle), t.shape(puzzle)
 
 
-def build_typed(kind: str, givens: str, solution: str, seed: int
+def build_typed(type_name: str, givens: str, solution: str, seed: int
                 ) -> tuple[PuzzleModel, list]:
     """The model of a puzzle of a type other than Sudoku, and its predicted fill rank
     per cell (1-based, None for fixed cells): the type's quick rating, the expected
@@ -143,21 +143,21 @@ def build_typed(kind: str, givens: str, solution: str, seed: int
     from .calibration import honest_null
     from .expected_time import LEVEL_NAMES
 
-    t, analytics = puzzle_type(kind), type_model(kind)
+    t, analytics = puzzle_type(type_name), type_model(type_name)
     puzzle = t.parse(givens)
     sol = cells_of(solution)
     metrics = t.rate(puzzle, seed, solution=sol)
     expected_log_s, sd_log = analytics.prior(metrics)
-    rank = t.model_order(puzzle, sol)
+    rank = t.model_ranks(puzzle, sol)
     median = [None if r < 0 else float(r) + 1 for r in rank.tolist()]
     facts = PuzzleFacts(t.givens(puzzle), 0, sol, per_cell(median), expected_log_s,
-                        sd_log, None, kind, t.shape(puzzle))
+                        sd_log, None, type_name, t.shape(puzzle))
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
     if analytics.cold_order_scale is not None:  # no human orders of the type are known
         centre, scale = null["order_sa"]
         null["order_sa"] = (centre, max(scale, analytics.cold_order_scale))
     expected_s = float(np.exp(expected_log_s))
-    level = type_level(kind, expected_s)
+    level = type_level(type_name, expected_s)
     return PuzzleModel(metrics, expected_s, expected_log_s, sd_log, level,
                        LEVEL_NAMES[level - 1], {k: tuple(v) for k, v in null.items()},
                        NULL_SOLVES), median
@@ -289,7 +289,7 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
 
 
 @dataclass(frozen=True, eq=False)
-class ScoreJob:
+class ScoreTask:
     """One submission to score: its puzzle's facts and nulls, its key among the batch's
     moves, its webhook body (the portal's optional ``client`` signals are read from it
     where the scoring runs, off the event loop), the player's skill, the target

@@ -243,7 +243,7 @@ def replay_solve(facts: PuzzleFacts, fill: FillOrder, moves=None) -> Replayed:
         facts.givens, facts.grid_shape, fill.cells, facts.solution)
     found = None
     if moves is not None and facts.deducible_by_ladder:
-        found = deduce(facts.givens, facts.solution, fill, *moves, facts.hardest_rung)
+        found = deduce(facts.givens, facts.solution, fill, *moves)
     times = fill.times_ms.astype(float)
     intervals = np.diff(np.concatenate([[0.0], times]))
     difficulty = 1.0 / np.maximum(options, 1) + (tech == NOT_DEDUCIBLE)

@@ -44,12 +44,12 @@ from fairgrid.solvers.propagation import run_once
 
 CHEATS = ("row", "random", "block", "careful", "partial", "steady", "assisted")
 HONEST = ("honest", "scanner")
-KINDS = HONEST + CHEATS
+BEHAVIOURS = HONEST + CHEATS
 
 
 @dataclass(frozen=True, eq=False)
 class SimulatedSolve:
-    kind: str
+    behaviour: str
     skill: float
     t_ms: np.ndarray = field(repr=False)
     cell: np.ndarray = field(repr=False)
@@ -62,14 +62,19 @@ class SimulatedSolve:
 
     def moves(self) -> list[dict]:
         """The log as webhook ``moves`` entries."""
-        out = []
-        for t, c, d, n in zip(self.t_ms.tolist(), self.cell.tolist(), self.digit.tolist(),
-                              self.note.tolist()):
-            m = {"t_ms": t, "cell": c, "digit": d}
-            if n:
-                m["kind"] = "note"
-            out.append(m)
-        return out
+        return webhook_moves(self.t_ms, self.cell, self.digit, self.note)
+
+
+def webhook_moves(t_ms, cell, digit, note) -> list[dict]:
+    """A move log's arrays as webhook ``moves`` entries (a note's ``kind`` is ``note``)."""
+    out = []
+    for t, c, d, n in zip(np.asarray(t_ms).tolist(), np.asarray(cell).tolist(),
+                          np.asarray(digit).tolist(), np.asarray(note).tolist()):
+        m = {"t_ms": t, "cell": c, "digit": d}
+        if n:
+            m["kind"] = "note"
+        out.append(m)
+    return out
 
 
 def _step_weights(technique, score, options, rng, sigma=0.55):
@@ -176,17 +181,17 @@ def _steady_times(n, rng):
     return np.cumsum(per * np.exp(rng.normal(0, 0.1, size=n))).round().astype(np.int64)
 
 
-def simulate(puzzle: Puzzle, solution: np.ndarray, kind: str, *, rng,
+def simulate(puzzle: Puzzle, solution: np.ndarray, behaviour: str, *, rng,
              expected_log_s: float, sd_log: float = 0.35, skill: float | None = None,
              mistake_rate: float = 0.03) -> SimulatedSolve:
-    """One simulated solve of ``puzzle`` by a player of ``kind`` (see the module docstring).
+    """One simulated solve of ``puzzle`` by a player of this ``behaviour`` (module docstring).
 
     ``skill`` is the player's log-speed advantage (0 = average; 0.5 = 1.65x faster);
     drawn from N(0, 0.4) when not given. ``expected_log_s`` is the puzzle's expected log
     solve time in seconds (from :mod:`fairgrid.analytics.expected_time`).
     """
-    if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if behaviour not in BEHAVIOURS:
+        raise ValueError(f"behaviour must be one of {BEHAVIOURS}, got {behaviour!r}")
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(int(rng))
     solution = np.asarray(solution, dtype=np.int64)
@@ -197,34 +202,34 @@ def simulate(puzzle: Puzzle, solution: np.ndarray, kind: str, *, rng,
     total_ms = 1000 * np.exp(expected_log_s - skill + rng.normal(0, sd_log))
     honest = run_once(puzzle, solution, np.uint64(rng.integers(0, 2 ** 63)))
     note = None
-    if kind == "honest":
+    if behaviour == "honest":
         cells = honest.cells
         times = _times(_step_weights(honest.technique, honest.score, honest.options, rng),
                        total_ms)
         t, c, d = _with_mistakes(cells, solution[cells], times, puzzle.size, rng, mistake_rate)
-        return SimulatedSolve(kind, skill, t, c, d, np.zeros(t.size, dtype=bool))
-    if kind == "scanner":
+        return SimulatedSolve(behaviour, skill, t, c, d, np.zeros(t.size, dtype=bool))
+    if behaviour == "scanner":
         cells, checks = scanner_order(puzzle, solution, rng)
         times = _scanner_times(checks, total_ms, rng)
         t, c, d = _with_mistakes(cells, solution[cells], times, puzzle.size, rng, mistake_rate)
-        return SimulatedSolve(kind, skill, t, c, d, np.zeros(t.size, dtype=bool))
+        return SimulatedSolve(behaviour, skill, t, c, d, np.zeros(t.size, dtype=bool))
     fast_ms = total_ms * float(np.exp(rng.normal(np.log(0.3), 0.3)))  # a copier is quick
-    if kind == "row":
+    if behaviour == "row":
         cells = empty
         times = _flat_times(cells.size, fast_ms, rng, 0.3)
-    elif kind == "random":
+    elif behaviour == "random":
         cells = rng.permutation(empty)
         times = _flat_times(cells.size, fast_ms, rng, 0.3)
-    elif kind == "block":
+    elif behaviour == "block":
         cells = empty[np.lexsort((empty, geo.block[empty]))]
         times = _flat_times(cells.size, fast_ms, rng, 0.3)
-    elif kind == "careful":
+    elif behaviour == "careful":
         cells = run_once(puzzle, solution, np.uint64(rng.integers(0, 2 ** 63))).cells
         times = _flat_times(cells.size, total_ms, rng, 0.15)
-    elif kind == "steady":
+    elif behaviour == "steady":
         cells = run_once(puzzle, solution, np.uint64(rng.integers(0, 2 ** 63))).cells
         times = _steady_times(cells.size, rng)
-    elif kind == "assisted":
+    elif behaviour == "assisted":
         k = int(round(0.6 * honest.cells.size))
         first = honest.cells[:k]
         w = _step_weights(honest.technique[:k], honest.score[:k], honest.options[:k], rng)
@@ -247,5 +252,5 @@ def simulate(puzzle: Puzzle, solution: np.ndarray, kind: str, *, rng,
         times = np.concatenate([t1, t2])
     digits = solution[cells]
     note = np.zeros(cells.size, dtype=bool)
-    return SimulatedSolve(kind, skill, times.astype(np.int64), cells.astype(np.int64),
+    return SimulatedSolve(behaviour, skill, times.astype(np.int64), cells.astype(np.int64),
                           digits.astype(np.int64), note)

@@ -2,7 +2,7 @@
 the nightly job.
 
     python bench/detection_eval.py [--puzzles 60] [--players 56] [--per-player 20]
-                                   [--cheaters 4] [--jobs N] [--out FILE.json]
+                                   [--cheaters 4] [--workers N] [--out FILE.json]
 
 Puzzles: sudoku.org.uk dailies, as many of each of the site's four levels (../shared/data).
 Each puzzle gets the daemon's production analysis (SA fill-order prediction, human-model
@@ -16,7 +16,7 @@ Players, each solving ``--per-player`` puzzles drawn at random:
   it) and ``pencilmark`` (the technique-by-technique steps of PyPI's pencilmark, a
   grader this project did not write; needs the test extras) — at 0.3x, 1x and 3x the
   speed of the shipped calibration (and 6x, a field of tournament players), each person's skill drawn from N(0, 0.5) around it;
-* cheaters, ``--cheaters`` per kind, each copying on half of their puzzles (honest,
+* cheaters, ``--cheaters`` per behaviour, each copying on half of their puzzles (honest,
   fairgrid model, on the rest).
 
 Phase 1, cold start: every solve scored against the analysis alone. Phase 2, after the
@@ -26,7 +26,7 @@ re-scored (the last third of the puzzles are "new": prior difficulty, learnt lev
 Players: the correlation-adjusted Stouffer Z over each player's re-scored season.
 
 Prints the honest false-positive rate per model, speed and site level in both phases,
-each cheat kind's ROC AUC and catch rate, the players flagged; draws
+each cheat behaviour's ROC AUC and catch rate, the players flagged; draws
 docs/img/detection_roc.png; ``--out`` writes the figures as JSON.
 """
 
@@ -55,26 +55,26 @@ def _analyse(args):
     from fairgrid.solvers import parse
     from fairgrid.solvers.fill_order import predict_fill_order
 
-    pred = predict_fill_order(parse(text), seed=seed, runs=50, budget_s=10, jobs=1)
+    pred = predict_fill_order(parse(text), seed=seed, runs=50, budget_s=10, workers=1)
     median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
     model = puzzle_model.build(text, solution, median, seed)
     return median, model.to_json()
 
 
-def _log(kind, model, text, sol, rng, expected_log_s, sd_log, speed, skill):
+def _log(behaviour, model, text, sol, rng, expected_log_s, sd_log, speed, skill):
     """One simulated move log: (t_ms, cell, digit, note)."""
     from fairgrid.analytics.simulate import simulate
     from fairgrid.solvers import parse
 
     puzzle = parse(text)
     centre = expected_log_s - np.log(speed)
-    if kind == "honest" and model == "pencilmark":
+    if behaviour == "honest" and model == "pencilmark":
         from honest_pencilmark import pencilmark_solve
         total_s = float(np.exp(centre - skill + rng.normal(0, sd_log)))
         return pencilmark_solve(text, sol, rng, total_s=total_s)
-    sim_kind = {"fairgrid": "honest", "scanner": "scanner"}[model] if kind == "honest" \
-        else kind
-    sim = simulate(puzzle, sol, sim_kind, rng=rng, expected_log_s=centre, sd_log=sd_log,
+    sim_behaviour = {"fairgrid": "honest", "scanner": "scanner"}[model] if behaviour == "honest" \
+        else behaviour
+    sim = simulate(puzzle, sol, sim_behaviour, rng=rng, expected_log_s=centre, sd_log=sd_log,
                    skill=skill)
     return sim.t_ms, sim.cell, sim.digit, sim.note
 
@@ -87,11 +87,12 @@ def _score(inputs, logs, skills):
         skill, solves = rated if rated is not None else (None, 0)
         facts = inputs.facts if skill is not None else inputs.facts_without_skill
         sd = skill_uncertainty(solves, 3.0) if skill is not None else 0.0
-        t0 = time.perf_counter()
+        # CPU time, not wall time: on a shared machine the wall clock measures the others
+        t0 = time.process_time()
         ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0, skill_sd=sd)
-        spent = time.perf_counter() - t0
+        spent = time.process_time() - t0
         out.append((ev.p_value, ev.anomaly, ev.flagged, ev.rule,
-                    {x.name: round(x.p, 8) for x in ev.signals}, spent))
+                    {x.name: round(x.p, 8) for x in ev.signals}, spent, dict(ev.llr)))
     return out
 
 
@@ -105,8 +106,8 @@ def _solve_puzzle(args):
     sol = np.array([int(ch) for ch in solution])
     rng = np.random.default_rng(seed)
     logs = []
-    for player, kind, hm, speed, skill in plays:
-        logs.append(_log(kind, hm, text, sol, rng, model.expected_log_s, model.sd_log,
+    for player, behaviour, hm, speed, skill in plays:
+        logs.append(_log(behaviour, hm, text, sol, rng, model.expected_log_s, model.sd_log,
                          speed, skill))
     return j, logs, _score(inputs, logs, [None] * len(logs))
 
@@ -175,21 +176,48 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
     return run, ratings, skills, sorted(level_nulls)
 
 
+def after_nightly(pool, puzzles, solves, cold, **progress):
+    """The nightly arithmetic on the first two thirds of the puzzles' solves not flagged
+    at cold start, then every solve re-scored: (RatingRun, levels with nulls, scores)."""
+    from tqdm import tqdm
+
+    from fairgrid.analytics.puzzle_model import PuzzleRating
+
+    fitted = set(range(len(puzzles) * 2 // 3))
+    run, ratings, skills, nulled = _nightly(puzzles, solves, cold, fitted)
+    by_j = {}
+    for k, s in enumerate(solves):
+        by_j.setdefault(s["j"], []).append(k)
+    tasks = []
+    for j, ks in by_j.items():
+        p = puzzles[j]
+        rating = ratings.get(j) or PuzzleRating(None, int(np.clip(
+            p["model"]["level"], 1, 5)), None, None)
+        tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run,
+                      rating, [solves[k]["log"] for k in ks],
+                      [skills.get(solves[k]["player"]) for k in ks]))
+    after = [None] * len(solves)
+    for j, scored in tqdm(pool.map(_rescore, tasks), total=len(tasks),
+                          desc="after nightly", file=sys.stderr, **progress):
+        for k, sc in zip(by_j[j], scored):
+            after[k] = sc
+    return run, nulled, after
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--puzzles", type=int, default=60)
     ap.add_argument("--players", type=int, default=56,
                     help="honest players per (model, speed)")
     ap.add_argument("--per-player", type=int, default=20)
-    ap.add_argument("--cheaters", type=int, default=4, help="cheating players per kind")
+    ap.add_argument("--cheaters", type=int, default=4, help="cheating players per behaviour")
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", "--jobs", type=int, default=None)
     ap.add_argument("--out", help="write the figures as JSON to this file")
     args = ap.parse_args()
     from tqdm import tqdm
 
     from fairgrid.analytics.simulate import CHEATS
-    from fairgrid.analytics.puzzle_model import PuzzleRating
 
     models = tuple(args.models.split(","))
     if "pencilmark" in models:
@@ -214,7 +242,7 @@ def main() -> int:
     puzzles = [{"text": r["puzzle"], "solution": r["solution"], "site": r["level"]}
                for r in chosen]
 
-    # players: (id, kind per solve, honest model, speed, skill)
+    # players: (id, behaviour per solve, honest model, speed, skill)
     plays_of = {j: [] for j in range(n_p)}
     players = []
     for hm in models:
@@ -225,17 +253,17 @@ def main() -> int:
                 players.append({"id": pid, "model": hm, "speed": speed, "cheat": None})
                 for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
                     plays_of[int(j)].append((pid, "honest", hm, speed, skill))
-    for kind in CHEATS:
+    for behaviour in CHEATS:
         for _ in range(args.cheaters):
             pid = len(players)
             skill = float(rng.normal(0, SKILL_SD))
-            players.append({"id": pid, "model": "fairgrid", "speed": 1.0, "cheat": kind})
+            players.append({"id": pid, "model": "fairgrid", "speed": 1.0, "cheat": behaviour})
             picks = rng.choice(n_p, min(args.per_player, n_p), replace=False)
             for a, j in enumerate(picks):
-                plays_of[int(j)].append((pid, kind if a % 2 == 0 else "honest",
+                plays_of[int(j)].append((pid, behaviour if a % 2 == 0 else "honest",
                                          "fairgrid", 1.0, skill))
 
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with ProcessPoolExecutor(args.workers) as pool:
         tasks = [(r["puzzle"], r["solution"], 1000 + j) for j, r in enumerate(chosen)]
         for j, (median, model) in enumerate(tqdm(pool.map(_analyse, tasks), total=n_p,
                                                  desc="analysis", file=sys.stderr)):
@@ -245,28 +273,11 @@ def main() -> int:
                   5000 + j) for j, p in enumerate(puzzles)]
         for j, logs, scored in tqdm(pool.map(_solve_puzzle, tasks), total=n_p,
                                     desc="cold start", file=sys.stderr):
-            for (pid, kind, hm, speed, _), log, sc in zip(plays_of[j], logs, scored):
-                solves.append({"j": j, "player": pid, "kind": kind, "model": hm,
+            for (pid, behaviour, hm, speed, _), log, sc in zip(plays_of[j], logs, scored):
+                solves.append({"j": j, "player": pid, "behaviour": behaviour, "model": hm,
                                "speed": speed, "log": log})
                 cold.append(sc)
-        fitted = set(range(n_p * 2 // 3))
-        run, ratings, skills, nulled = _nightly(puzzles, solves, cold, fitted)
-        by_j = {}
-        for k, s in enumerate(solves):
-            by_j.setdefault(s["j"], []).append(k)
-        tasks = []
-        for j, ks in by_j.items():
-            p = puzzles[j]
-            rating = ratings.get(j) or PuzzleRating(None, int(np.clip(
-                p["model"]["level"], 1, 5)), None, None)
-            tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run,
-                          rating, [solves[k]["log"] for k in ks],
-                          [skills.get(solves[k]["player"]) for k in ks]))
-        after = [None] * len(solves)
-        for j, scored in tqdm(pool.map(_rescore, tasks), total=len(tasks),
-                              desc="after nightly", file=sys.stderr):
-            for k, sc in zip(by_j[j], scored):
-                after[k] = sc
+        run, nulled, after = after_nightly(pool, puzzles, solves, cold)
     report = _report(puzzles, players, solves, cold, after, run, nulled, models, args,
                      time.perf_counter() - t_start)
     if args.out:
@@ -279,18 +290,18 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
     from fairgrid.analytics.calibration import player_z
     from fairgrid.analytics.simulate import CHEATS
 
-    kind = np.array([s["kind"] for s in solves])
+    behaviour = np.array([s["behaviour"] for s in solves])
     model = np.array([s["model"] for s in solves])
     speed = np.array([s["speed"] for s in solves])
     site = np.array([puzzles[s["j"]]["site"] for s in solves])
     cheater = np.array([players[s["player"]]["cheat"] is not None for s in solves])
-    honest = (kind == "honest") & ~cheater
+    honest = (behaviour == "honest") & ~cheater
     report = {"machine": machine(), "date": time.strftime("%Y-%m-%d"),
               "seconds": round(seconds), "puzzles": len(puzzles),
               "honest_solves": int(honest.sum()), "phases": {}}
     print(f"\n{len(puzzles)} puzzles; {int(honest.sum())} honest solves of "
           f"{sum(p['cheat'] is None for p in players)} honest players; "
-          f"{int((kind != 'honest').sum())} cheats; nightly: mu {run.mu:+.2f}, residual sd "
+          f"{int((behaviour != 'honest').sum())} cheats; nightly: mu {run.mu:+.2f}, residual sd "
           f"{run.residual_sd:.2f}, skill sd {run.skill_sd:.2f}, level nulls for {nulled}")
     for phase, res in (("cold start", cold), ("after nightly", after)):
         p = np.array([r[0] for r in res])
@@ -322,7 +333,7 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
         print(f"\n{'cheat':<10} {'AUC':>6} {'caught':>8} {'p < 1e-3':>9}")
         neg = anomaly[honest]
         for c in CHEATS:
-            sel = kind == c
+            sel = behaviour == c
             a = auc(anomaly[sel], neg)
             out["cheats"][c] = {"auc": round(a, 4), "caught": [int(flagged[sel].sum()),
                                                               int(sel.sum())],
@@ -353,7 +364,7 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
                   + ", ".join(f"{k} {a}/{b}" for k, (a, b) in by_kind.items()))
         report["phases"][phase] = out
         if phase == "cold start":
-            _roc(anomaly, kind, honest)
+            _roc(anomaly, behaviour, honest)
     spent = np.array([r[5] for r in cold]) * 1000
     report["score_ms"] = {"median": round(float(np.median(spent)), 2),
                           "p99": round(float(np.percentile(spent, 99)), 2)}
@@ -363,7 +374,7 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
     return report
 
 
-def _roc(anomaly, kind, honest):
+def _roc(anomaly, behaviour, honest):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -374,7 +385,7 @@ def _roc(anomaly, kind, honest):
     fig, ax = plt.subplots(figsize=(6, 5))
     grid = np.unique(anomaly)[::-1]
     for c in CHEATS:
-        a = anomaly[kind == c]
+        a = anomaly[behaviour == c]
         ax.plot([(neg >= g).mean() for g in grid], [(a >= g).mean() for g in grid],
                 label=f"{c} (AUC {auc(a, neg):.3f})")
     ax.axvline(1e-3, color="grey", ls=":", lw=1)

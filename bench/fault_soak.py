@@ -19,7 +19,7 @@ A real ``fairgrid serve`` on a real DuckDB file, with two portals:
 
 ``--cycles`` cycles are spread over ``--seconds`` of sending. Each triggers a backup
 (``POST /v1/backups``; the signal comes at a random moment of the copy, once its file
-appears), a nightly run (``POST /v1/jobs/nightly``; while the run's row says
+appears), a nightly run (``POST /v1/nightly-runs``; while the run's row says
 ``running``) or nothing more than the scoring load (after a random delay), then sends the
 daemon SIGKILL (every third cycle of each kind SIGTERM, timed to the exit) and starts it
 again.
@@ -66,7 +66,7 @@ ACTIONS = ("backup", "nightly", "scoring")
 
 
 def simulator(seed: int):
-    """make(puzzle name, kind, rng) -> moves of a simulated solve, as ``fairgrid
+    """make(puzzle name, behaviour, rng) -> moves of a simulated solve, as ``fairgrid
     simulate`` makes them (the calibrated expected time of each puzzle)."""
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.analytics.simulate import simulate
@@ -81,9 +81,9 @@ def simulator(seed: int):
         metrics = rate(puzzle, rng=seed, only=families_for(cal.metrics_needed)).metrics
         made[name] = (puzzle, solution_of(puzzle), float(np.log(cal.expected_time_s(metrics))))
 
-    def make(name: str, kind: str, rng) -> list[dict]:
+    def make(name: str, behaviour: str, rng) -> list[dict]:
         puzzle, solution, expected = made[name]
-        return simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected,
+        return simulate(puzzle, solution, behaviour, rng=rng, expected_log_s=expected,
                         sd_log=cal.residual_sd).moves()
     return make
 
@@ -113,7 +113,7 @@ class Soak:
         self.no_retry_after = 0            # 503s without Retry-After
         self.acked = {ORDINARY: {}, HOSTILE_PORTAL: {}}  # sid -> status of the 2xx
         self.ordinary_refused: list = []   # (sid, status, body): an ordinary solve refused
-        self.hostile: list = []            # (kind, sid, status, field)
+        self.hostile: list = []            # (hostile body, sid, status, field)
         self.cycles: list = []
         self.stops: list = []              # (signal name, seconds to exit, exit status)
         self.outlived = 0                  # workers still running after the daemon died
@@ -158,11 +158,11 @@ class Soak:
             due = max(due + step, time.monotonic() - step)
             time.sleep(max(0.0, due - time.monotonic()))
             name = ORDINARY_PUZZLES[int(rng.integers(len(ORDINARY_PUZZLES)))]
-            kind = "honest" if rng.random() < 0.8 else str(rng.choice(
+            behaviour = "honest" if rng.random() < 0.8 else str(rng.choice(
                 ("row", "random", "block", "careful", "partial", "steady", "assisted")))
             sid, n = f"a{k}-{n:05d}", n + 1
             body = solve_body(sid, portal=ORDINARY, puzzle_id=name, givens=PUZZLES[name],
-                              moves=make(name, kind, rng), started_at=hours_ago(6),
+                              moves=make(name, behaviour, rng), started_at=hours_ago(6),
                               tournament_id="t-ordinary",
                               player_id=f"a-p-{int(rng.integers(PLAYERS)):02d}")
             answer = deliver(self.base, json.dumps(body).encode(), SECRET_A, f"msg-{sid}",
@@ -176,13 +176,13 @@ class Soak:
                     self.ordinary_refused.append((sid, *answer))
 
     def hostile_portal(self) -> None:
-        """The hostile portal: every kind of HOSTILE in turn, shuffled, and valid solves."""
+        """The hostile portal: every body of HOSTILE in turn, shuffled, and valid solves."""
         rng = np.random.default_rng([self.seed, 99])
         note = self.note("webhook")
-        kinds = [*HOSTILE, "valid", "valid", "valid"]
+        names = [*HOSTILE, "valid", "valid", "valid"]
         step, due, n = 1 / self.hostile_rate, time.monotonic(), 0
         while not self.no_more.is_set():
-            for kind in rng.permutation(kinds):
+            for name in rng.permutation(names):
                 if self.no_more.is_set():
                     return
                 due = max(due + step, time.monotonic() - step)
@@ -190,15 +190,15 @@ class Soak:
                 sid, n = f"b-{n:05d}", n + 1
                 raw = (json.dumps(solve_body(sid, portal=HOSTILE_PORTAL,
                                              started_at=hours_ago(6))).encode()
-                       if kind == "valid" else
-                       hostile_body(kind, sid, HOSTILE_PORTAL, hours_ago(6)))
+                       if name == "valid" else
+                       hostile_body(name, sid, HOSTILE_PORTAL, hours_ago(6)))
                 answer = deliver(self.base, raw, SECRET_OTHER, f"msg-{sid}", self.give_up,
                                  note)
                 if answer is None:
                     return
                 status, doc = answer
                 with self.lock:
-                    self.hostile.append((str(kind), sid, status, (doc or {}).get("field")))
+                    self.hostile.append((str(name), sid, status, (doc or {}).get("field")))
                     if status < 300:  # under the id the body holds (a hostile one, even)
                         self.acked[HOSTILE_PORTAL][orjson.loads(raw)["submission_id"]] = status
 
@@ -297,7 +297,7 @@ class Soak:
             self.partials_taken += 1
 
     def nightly_cycle(self, sig: signal.Signals) -> dict:
-        status, doc = self.api("POST", "/v1/jobs/nightly")
+        status, doc = self.api("POST", "/v1/nightly-runs")
         if status != 202:
             self.stop(sig)
             self.start()
@@ -307,13 +307,13 @@ class Soak:
         seen = "running"
         while seen == "running" and time.monotonic() < deadline:
             time.sleep(0.02)
-            status, doc = self.api("GET", f"/v1/jobs/{run_id}")
+            status, doc = self.api("GET", f"/v1/nightly-runs/{run_id}")
             seen = doc["status"] if status == 200 else "vanished"
         if seen == "success":  # the next run is stopped within about as long
             self.nightly_s = time.monotonic() - began
         self.stop(sig)
         self.start()
-        status, doc = self.api("GET", f"/v1/jobs/{run_id}")
+        status, doc = self.api("GET", f"/v1/nightly-runs/{run_id}")
         after = doc["status"] if status == 200 else "vanished"
         self.nightly_runs.append({"run_id": run_id, "at_signal": seen, "after": after,
                                   "signal": sig.name})
@@ -438,12 +438,12 @@ def report(soak: Soak, final: dict, seconds: float, args) -> dict:
     final_status = Counter(final.values())
     hostile = {}
     unexpected = []
-    for kind, sid, status, field in soak.hostile:
-        want = HOSTILE.get(kind, (202, None))
+    for name, sid, status, field in soak.hostile:
+        want = HOSTILE.get(name, (202, None))
         ok = (status in (200, 202)) if want[0] == 202 else (status, field) == want
-        hostile.setdefault(kind, Counter())[f"{status} {field or ''}".strip()] += 1
+        hostile.setdefault(name, Counter())[f"{status} {field or ''}".strip()] += 1
         if not ok:
-            unexpected.append((kind, sid, status, field))
+            unexpected.append((name, sid, status, field))
     runs = soak.nightly_runs
     killed = [r for r in runs if r["at_signal"] == "running"]
     terms = [s for s in soak.stops if s[0] == "SIGTERM"]

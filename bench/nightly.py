@@ -67,7 +67,7 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
 
     medians = np.array([predicted(j) for j in range(n_puzzles)], dtype=object)
     con.register("pz", {"id": ids, "ratings": ratings, "median": medians})
-    con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, registered_at, "
+    con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, registered_at, "
                 "ratings, fill_rank_median) SELECT id, ?, 3, ?, 'ready', ?, ratings, median FROM pz",
                 [EASY, SOLUTION, now])
     con.unregister("pz")

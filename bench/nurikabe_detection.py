@@ -2,7 +2,7 @@
 structure are flagged, and how well copies are caught.
 
     python bench/nurikabe_detection.py [--puzzles 40] [--players 25] [--per-player 10]
-                                       [--cheaters 10] [--max-cells 144] [--jobs N]
+                                       [--cheaters 10] [--max-cells 144] [--workers N]
                                        [--seed 0] [--out FILE.json]
 
 Puzzles: janko.at Nurikabe with proved unique solutions (../shared/data/nurikabe, see its
@@ -26,7 +26,7 @@ Players, each solving ``--per-player`` puzzles drawn at random:
   bench/third_party, decides the cells, on one of 16 variants of the puzzle: 8 rotations
   and mirrors x 2 orders of its procedures) — at 0.3x, 1x, 3x and 6x the speed of the
   Nurikabe prior, each person's skill drawn from N(0, 0.5) around it;
-* cheaters, ``--cheaters`` per kind, copying every puzzle they play: ``row`` and
+* cheaters, ``--cheaters`` per behaviour, copying every puzzle they play: ``row`` and
   ``random`` (``simulate_nurikabe``), and ``careful`` (the fairgrid honest order at an
   honest total time, typed at an even pace).
 
@@ -40,10 +40,10 @@ cap) is left out and named.
 
 Prints the honest flagged rate per model and speed, the signals the flagged honest solves
 were flagged for (with examples against the puzzle's null), how far each signal sits from
-its null per model, per cheat kind the catch rate and the ROC AUC of ``anomaly``
+its null per model, per cheat behaviour the catch rate and the ROC AUC of ``anomaly``
 against all honest solves, and the players flagged over their season as the service
 judges a player (``scoring.player_z``, ``scoring.player_flags``). ``--out`` writes the figures as JSON. The default run takes
-about 3 minutes with ``--jobs 2`` on 2 cores; same arguments, same figures.
+about 3 minutes with ``--workers 2`` on 2 cores; same arguments, same figures.
 """
 
 from __future__ import annotations
@@ -424,16 +424,16 @@ def _careful(givens, shape, solution, rng, expected_log_s, sd_log, skill):
     return _move_log(t, sim.cell, sim.digit)
 
 
-def _log(kind, model, givens, shape, solution, rng, expected_log_s, sd_log, skill, routes):
+def _log(behaviour, model, givens, shape, solution, rng, expected_log_s, sd_log, skill, routes):
     from fairgrid.analytics.nurikabe import simulate_nurikabe
-    if kind == "honest" and model != "fairgrid":
+    if behaviour == "honest" and model != "fairgrid":
         total_s = float(np.exp(expected_log_s - skill + rng.normal(0, sd_log)))
         if model == "islander":
             return islander_solve(givens, shape, solution, rng, total_s=total_s)
         return nurisolver_solve(routes[int(rng.integers(len(routes)))], rng, total_s=total_s)
-    if kind == "careful":
+    if behaviour == "careful":
         return _careful(givens, shape, solution, rng, expected_log_s, sd_log, skill)
-    sim = simulate_nurikabe(givens, shape, solution, kind, rng=rng,
+    sim = simulate_nurikabe(givens, shape, solution, behaviour, rng=rng,
                             expected_log_s=expected_log_s, sd_log=sd_log, skill=skill)
     return sim.t_ms, sim.cell, sim.digit, sim.note
 
@@ -471,15 +471,15 @@ def _solve_puzzle(args):
         ns_s = time.perf_counter() - t0
     rng = np.random.default_rng([seed, j])
     out = []
-    for pid, kind, hm, speed, skill in plays:
-        if kind == "honest" and hm == "nurisolver" and not routes:
+    for pid, behaviour, hm, speed, skill in plays:
+        if behaviour == "honest" and hm == "nurisolver" and not routes:
             continue
-        t, c, d, n = _log(kind, hm, givens, shape, sol, rng, model.expected_log_s,
+        t, c, d, n = _log(behaviour, hm, givens, shape, sol, rng, model.expected_log_s,
                           model.sd_log, skill, routes)
         # as daemon.work.scoring.compute_batch scores a player without a fitted skill
         ev = score_solve(inputs.facts_without_skill, inputs.null, t, c, d, n, skill=0.0,
                          fpr=fpr, sources=inputs.sources, history=False, skill_sd=0.0)
-        out.append({"player": pid, "kind": kind, "model": hm, "speed": speed,
+        out.append({"player": pid, "behaviour": behaviour, "model": hm, "speed": speed,
                     "skill": round(skill, 3), "anomaly": ev.anomaly,
                     "p": ev.p_value, "flagged": ev.flagged, "rule": ev.rule,
                     "reasons": list(ev.reasons), "duration_s": round(int(t[-1]) / 1000, 1),
@@ -499,7 +499,7 @@ def _solve_puzzle(args):
 def load_puzzles(n: int, max_cells: int, rng) -> tuple[list[dict], str]:
     """``n`` puzzles (id, text, solution in move values as text), and where from."""
     from fairgrid.solvers.puzzle_types import puzzle_type, values_text
-    kind = puzzle_type("nurikabe")
+    ptype = puzzle_type("nurikabe")
     if DATA.is_file():
         with open(DATA, newline="") as fh:
             rows = [r for r in csv.DictReader(fh, delimiter="\t")
@@ -511,11 +511,11 @@ def load_puzzles(n: int, max_cells: int, rng) -> tuple[list[dict], str]:
             r = rows[i]
             body = r["solution"].split(":", 1)[1]
             sol = np.array([RIVER if ch == "#" else ISLAND for ch in body])
-            puzzle = kind.parse(r["puzzle"])
-            if kind.check(puzzle, sol):
+            puzzle = ptype.parse(r["puzzle"])
+            if ptype.check(puzzle, sol):
                 raise SystemExit(f"error: {r['id']}'s solution breaks the rules")
             out.append({"id": r["id"], "text": r["puzzle"], "solution": values_text(sol),
-                        "shape": kind.shape(puzzle)})
+                        "shape": ptype.shape(puzzle)})
         return out, (f"janko.at ({DATA.name}: {len(out)} drawn from its {len(rows)} of at "
                      f"most {max_cells} cells)")
     from fairgrid.solvers.nurikabe import format_nurikabe, generate_nurikabe
@@ -525,7 +525,7 @@ def load_puzzles(n: int, max_cells: int, rng) -> tuple[list[dict], str]:
         rr, cc = sizes[k % len(sizes)]
         puzzle = generate_nurikabe(rr, cc, int(rng.integers(2 ** 31)))
         out.append({"id": f"gen-{k}", "text": format_nurikabe(puzzle),
-                    "solution": values_text(kind.solution(puzzle)), "shape": (rr, cc)})
+                    "solution": values_text(ptype.solution(puzzle)), "shape": (rr, cc)})
     return out, f"the project's generator ({DATA} is missing)"
 
 
@@ -541,11 +541,11 @@ def main() -> int:
     ap.add_argument("--puzzles", type=int, default=40)
     ap.add_argument("--players", type=int, default=25, help="honest players per (model, speed)")
     ap.add_argument("--per-player", type=int, default=10)
-    ap.add_argument("--cheaters", type=int, default=10, help="cheating players per kind")
+    ap.add_argument("--cheaters", type=int, default=10, help="cheating players per behaviour")
     ap.add_argument("--max-cells", type=int, default=144,
                     help="largest puzzle (rows x cols) drawn from the janko file")
     ap.add_argument("--models", default=",".join(MODELS))
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", "--jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="write the figures as JSON to this file")
     args = ap.parse_args()
@@ -558,7 +558,7 @@ def main() -> int:
     puzzles, source = load_puzzles(args.puzzles, args.max_cells, rng)
     print(f"{len(puzzles)} puzzles from {source}", file=sys.stderr, flush=True)
     failed = {}
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with ProcessPoolExecutor(args.workers) as pool:
         t0 = time.perf_counter()
         futs = [pool.submit(_analyse, (j, p["text"], p["solution"], analysis_seed))
                 for j, p in enumerate(puzzles)]
@@ -581,18 +581,18 @@ def main() -> int:
                 players.append({"id": pid, "model": hm, "speed": speed, "cheat": None})
                 for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
                     plays_of[int(j)].append((pid, "honest", hm, speed, skill))
-    for kind in CHEATS:
+    for behaviour in CHEATS:
         for _ in range(args.cheaters):
             pid = len(players)
             skill = float(rng.normal(0, SKILL_SD))
-            players.append({"id": pid, "model": None, "speed": 1.0, "cheat": kind})
+            players.append({"id": pid, "model": None, "speed": 1.0, "cheat": behaviour})
             for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
-                plays_of[int(j)].append((pid, kind, None, 1.0, skill))
+                plays_of[int(j)].append((pid, behaviour, None, 1.0, skill))
 
     print(f"{n_p} puzzles analysed; {sum(map(len, plays_of.values()))} solves to "
           f"simulate", file=sys.stderr, flush=True)
     solves, info = [], {}
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with ProcessPoolExecutor(args.workers) as pool:
         t0 = time.perf_counter()
         futs = [pool.submit(_solve_puzzle, (j, p["text"], p["solution"], p["median"],
                                             p["model"], plays_of[j], args.seed, fpr))
@@ -620,7 +620,7 @@ def _pct(f: int, n: int) -> str:
 
 def _report(puzzles, players, solves, info, models, args, fpr, source, failed, seconds):
     command = "python bench/nurikabe_detection.py " + " ".join(sys.argv[1:])
-    honest = [s for s in solves if s["kind"] == "honest"]
+    honest = [s for s in solves if s["behaviour"] == "honest"]
     sizes = {}
     for p in puzzles:
         key = "x".join(map(str, p["shape"]))
@@ -723,8 +723,8 @@ def _report(puzzles, players, solves, info, models, args, fpr, source, failed, s
           "with p < 0.05 / p < 0.001")
     print(f"{'model':<11}" + "".join(f"{n:>22}" for n in names) + f"{'combined p<fpr':>16}")
     for hm in (*models, *CHEATS):
-        sel = [x for x in solves if (x["model"] == hm if hm in models else x["kind"] == hm)
-               and (x["kind"] == "honest") == (hm in models)]
+        sel = [x for x in solves if (x["model"] == hm if hm in models else x["behaviour"] == hm)
+               and (x["behaviour"] == "honest") == (hm in models)]
         row, out = [], {}
         for name in names:
             v = [x["signals"][name] for x in sel if name in x["signals"]]
@@ -772,15 +772,15 @@ def _report(puzzles, players, solves, info, models, args, fpr, source, failed, s
     print(f"{'cheat':<9}{'caught':>26}{'AUC all':>9}"
           + "".join(f"{'AUC ' + m:>16}" for m in models))
     neg = np.array([x["anomaly"] for x in honest])
-    for kind in CHEATS:
-        sel = [x for x in solves if x["kind"] == kind]
+    for behaviour in CHEATS:
+        sel = [x for x in solves if x["behaviour"] == behaviour]
         pos = [x["anomaly"] for x in sel]
         f = sum(x["flagged"] for x in sel)
         per = {m: auc(pos, [x["anomaly"] for x in honest if x["model"] == m]) for m in models}
         a = auc(pos, neg)
-        report["cheats"][kind] = {"caught": [f, len(sel)], "auc": round(a, 4),
+        report["cheats"][behaviour] = {"caught": [f, len(sel)], "auc": round(a, 4),
                                   "auc_by_model": {m: round(v, 4) for m, v in per.items()}}
-        print(f"{kind:<9}{_pct(f, len(sel)):>26}{a:9.3f}"
+        print(f"{behaviour:<9}{_pct(f, len(sel)):>26}{a:9.3f}"
               + "".join(f"{per[m]:16.3f}" for m in models))
     _season(players, solves, models, report)
     print(f"\n{seconds:.0f} s on {machine()}")

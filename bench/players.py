@@ -51,6 +51,7 @@ from typing import Callable
 
 import numpy as np
 
+from fairgrid.analytics.simulate import webhook_moves
 from fairgrid.solvers import parse
 from fairgrid.solvers import techniques as tq
 from fairgrid.solvers.grid import Puzzle
@@ -99,14 +100,7 @@ class PlayerLog:
 
     def moves(self) -> list[dict]:
         """The log as webhook ``moves`` entries."""
-        out = []
-        for t, c, d, n in zip(self.t_ms.tolist(), self.cell.tolist(), self.digit.tolist(),
-                              self.note.tolist()):
-            m = {"t_ms": t, "cell": c, "digit": d}
-            if n:
-                m["kind"] = "note"
-            out.append(m)
-        return out
+        return webhook_moves(self.t_ms, self.cell, self.digit, self.note)
 
 
 def screen(text: str, t_ms, cell, digit, note) -> tuple[np.ndarray, list[int]]:
@@ -520,8 +514,8 @@ class _AutoNotes(_Marker):
                                  + abs(int(geo.col[c]) - int(geo.col[last]))
                                  for c, _, _ in offers])
                 ease = ease * np.exp(-self.p["locality"] * dist / 3)
-            c, d, kind = offers[int(rng.choice(len(offers), p=ease / ease.sum()))]
-            self.think_step(WEIGHT[kind], 1 / len(offers) ** 0.3)
+            c, d, technique = offers[int(rng.choice(len(offers), p=ease / ease.sum()))]
+            self.think_step(WEIGHT[technique], 1 / len(offers) ** 0.3)
             self.log.motor(rng.uniform(0.4, 1.2))
             self.put(c, d)
             last = c
@@ -663,9 +657,9 @@ class _Ladder(_Player):
             offers = singles(self.board)
             if offers:
                 rank = min(_RANK[k] for _, _, k in offers)
-                c, d, kind = min((o for o in offers if _RANK[o[2]] == rank),
-                                 key=lambda o: (key[o[0]] - key[cursor]) % key.size)
-                self.think_step(WEIGHT[kind])
+                c, d, technique = min((o for o in offers if _RANK[o[2]] == rank),
+                                       key=lambda o: (key[o[0]] - key[cursor]) % key.size)
+                self.think_step(WEIGHT[technique])
                 self.log.motor(rng.uniform(0.5, 1.5))
                 self.put(c, d)
                 cursor = c

@@ -52,15 +52,15 @@ def timing(args, exe) -> None:
         best1 = bestn = float("inf")
         for _ in range(args.repeat):
             with Timer() as t1:
-                p1 = predict_fill_order(puzzle, seed=SEED, runs=args.runs, jobs=1,
+                p1 = predict_fill_order(puzzle, seed=SEED, runs=args.runs, workers=1,
                                    max_steps=args.max_steps)
             with Timer() as tn:
-                pn = predict_fill_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
+                pn = predict_fill_order(puzzle, seed=SEED, runs=args.runs, workers=cores,
                                    max_steps=args.max_steps)
             best1, bestn = min(best1, t1.seconds), min(bestn, tn.seconds)
             if name == "sa-hard":
                 break  # long: one repetition
-        assert np.array_equal(p1.rank, pn.rank), "jobs changed the prediction"
+        assert np.array_equal(p1.rank, pn.rank), "workers changed the prediction"
         c_s, c_steps = c_reference(exe, PUZZLES[name], spawn_seeds(SEED, args.runs),
                                    args.max_steps)
         total = int(p1.steps.sum())
@@ -80,7 +80,7 @@ def _uncapped(puzzle, seed: int, args):
     cores = os.cpu_count() or 1
     with tqdm(total=args.runs, desc=f"uncapped seed {seed}", file=sys.stderr) as bar, \
             Timer() as t:
-        ref = predict_fill_order(puzzle, seed=seed, runs=args.runs, jobs=cores,
+        ref = predict_fill_order(puzzle, seed=seed, runs=args.runs, workers=cores,
                             max_steps=args.uncapped_steps, progress=bar.update)
     BUILD.mkdir(exist_ok=True)
     np.savez(path, median=ref.median_rank, steps=ref.steps)
@@ -105,7 +105,7 @@ def cap_study(args) -> None:
           f"{'basis':>5} {'rho same seeds':>15} {'rho other seeds':>16}")
     for cap in args.caps:
         with Timer() as t:
-            pred = predict_fill_order(puzzle, seed=SEED, runs=args.runs, jobs=cores,
+            pred = predict_fill_order(puzzle, seed=SEED, runs=args.runs, workers=cores,
                                  max_steps=cap)
         budget = cap * args.runs / (REFERENCE_STEPS_PER_S * REFERENCE_CORES)
         for policy in CAPPED_POLICIES:

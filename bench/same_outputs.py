@@ -1,7 +1,7 @@
 """One canonical JSON snapshot of every seeded output of fairgrid, to prove that a change
 of the code's internals changed no behaviour.
 
-    python bench/same_outputs.py [--python PY] [--out snap.json] [--keep]
+    python bench/same_outputs.py [--python PY] [--out snap.json] [--keep] [--patience F]
     python bench/same_outputs.py --compare A.json B.json
 
 The script drives fairgrid only through its public surfaces, so the same file runs
@@ -207,9 +207,13 @@ class Api:
             return resp.read().decode()
 
 
+PATIENCE = 1.0  # --patience: every wait's timeout times this (a machine under other load)
+
+
 def wait_for(what: str, check, timeout: float, proc: subprocess.Popen, log: Path,
              interval: float = 0.25):
     """Poll ``check()`` until it returns something truthy; fail on timeout or a dead daemon."""
+    timeout *= PATIENCE
     deadline = time.monotonic() + timeout
     while True:
         if proc.poll() is not None:
@@ -468,11 +472,16 @@ def main(argv=None) -> int:
                    help="the interpreter that runs fairgrid (default: this one)")
     p.add_argument("--out", default="snapshot.json", help="where to write the snapshot")
     p.add_argument("--keep", action="store_true", help="keep the temporary directory")
+    p.add_argument("--patience", type=float, default=1.0,
+                   help="multiply every wait's timeout (default 1; e.g. 10 on a machine "
+                   "busy with other work)")
     p.add_argument("--compare", nargs=2, metavar=("A", "B"),
                    help="compare two snapshots instead of making one")
     args = p.parse_args(argv)
     if args.compare:
         return compare(*args.compare)
+    global PATIENCE
+    PATIENCE = args.patience
     tmp = Path(tempfile.mkdtemp(prefix="fairgrid-same-outputs-"))
     try:
         snap = {"cli": cli_outputs(args.python), "daemon": daemon_outputs(args.python, tmp)}

@@ -102,7 +102,7 @@ async def handle(request):
     _portal, webhook_id = verifier.verify(request.headers, body, time.time())
     event = parse_body(body)
     complete = check_and_replay(event, INFO.givens_array, INFO.solution_array,
-                                INFO.order * INFO.order)
+                                INFO.box_size * INFO.box_size)
     record = SubmissionRecord.of(event, event.puzzle_id, webhook_id,
                                  datetime.now(timezone.utc), complete, body.decode())
     counter[0] += 1

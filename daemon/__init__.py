@@ -4,7 +4,7 @@
     (web)      verify,    one      analytics         scores,
                validate   writer   in a pool          flags
                                    ▲
-    nightly (work.scheduler ─▶ work.nightly) ─ ratings ─┘ ─▶ re-score
+    nightly (work.nightly_runner ─▶ work.nightly) ─ ratings ─┘ ─▶ re-score
 
 * :mod:`.web` — the aiohttp app, middlewares, one module per route family;
 * :mod:`.ingest` — signatures, body parsing (fast path and checked path), the replay

@@ -64,9 +64,9 @@ def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:
     }
 
 
-def puzzle_shape(kind: str, givens: str) -> tuple[int, int]:
+def puzzle_shape(type_name: str, givens: str) -> tuple[int, int]:
     """(rows, cols) of a stored puzzle."""
-    t = puzzle_type(kind)
+    t = puzzle_type(type_name)
     return t.shape(t.parse(givens))
 
 
@@ -74,19 +74,21 @@ def puzzle(row: dict) -> dict:
     """A puzzle's status, solution, ratings and predicted fill order (a row of
     ``repository.puzzles.puzzle_document``). The fill-order keys keep the names of the
     published contract (``predicted_order``, ``order_median``, ``order_spread``,
-    ``order_basis_runs``: "order" there is the fill order); ``order`` is the block side
-    (null for a type without blocks). Per-cell grids are ``rows`` lists of ``cols``."""
-    kind = row.get("puzzle_type") or DEFAULT_TYPE
-    rows, cols = puzzle_shape(kind, row["givens"])
+    ``order_basis_runs``: "order" there is the fill order); ``box_size`` is the side of a
+    Sudoku box (null for a type without boxes), also sent as ``order``, its name before,
+    for older clients. Per-cell grids are ``rows`` lists of ``cols``."""
+    type_name = row.get("puzzle_type") or DEFAULT_TYPE
+    rows, cols = puzzle_shape(type_name, row["givens"])
 
     def grid(values):
         return None if values is None else [values[r * cols:(r + 1) * cols] for r in range(rows)]
 
     return {
-        "id": row["id"], "owner": row.get("owner"), "puzzle_type": kind,
+        "id": row["id"], "owner": row.get("owner"), "puzzle_type": type_name,
         "status": row["status"],
         "givens": row["givens"], "rows": rows, "cols": cols,
-        "order": row["puzzle_order"] or None,  # stored 0 for a type without blocks
+        "box_size": row["box_size"] or None,  # stored 0 for a type without boxes
+        "order": row["box_size"] or None,  # deprecated: box_size's name before
         "solution": row["solution"], "error": row["error"],
         "registered_at": iso(row["registered_at"]), "analysed_at": iso(row["analysed_at"]),
         "level": row["level"], "ratings": loads(row["ratings"]),

@@ -13,6 +13,8 @@ from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram,
                                disable_created_metrics)
 from prometheus_client.core import GaugeMetricFamily
 
+from .states import FLAG_STATES
+
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
 BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512)
 ANALYSIS_BUCKETS = (0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -85,12 +87,12 @@ class Metrics:
             "fairgrid_job_duration_seconds", "Duration of each job's last successful run.",
             ["job"], registry=registry)
         self.job_rows = Gauge(
-            "fairgrid_job_rows", "Rows each job's last successful run handled, by kind.",
-            ["job", "kind"], registry=registry)
+            "fairgrid_job_rows", "Rows each job's last successful run handled, by what they are.",
+            ["job", "what"], registry=registry)
         self.metric_correlation = Gauge(
             "fairgrid_metric_human_correlation",
             "Correlation of each difficulty metric with the median human solve time "
-            "(live thesis Table 3.1, from the last nightly run).", ["metric", "kind"],
+            "(live thesis Table 3.1, from the last nightly run).", ["metric", "coefficient"],
             registry=registry)
         self.job_last_success = Gauge(
             "fairgrid_job_last_success_timestamp_seconds",
@@ -131,7 +133,7 @@ class Metrics:
         """Flags by review state (the open ones are the reviewers' queue)."""
         self.registry.register(_CountCollector(
             "fairgrid_flag_states", "Flags by review state.", "state",
-            ("open", "withdrawn", "cleared", "confirmed"), counts))
+            FLAG_STATES, counts))
 
 
 class _CountCollector:

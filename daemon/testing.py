@@ -85,35 +85,35 @@ HOSTILE = {
 _NEST = "@nest@"
 
 
-def hostile_body(kind: str, submission_id: str, portal: str = "demo",
+def hostile_body(name: str, submission_id: str, portal: str = "demo",
                  started_at: str = "2026-11-21T10:00:00Z") -> bytes:
-    """The raw body of one of the :data:`HOSTILE` kinds (each submission id its own; the
+    """The raw body of one of the :data:`HOSTILE` bodies (each submission id its own; the
     id is changed only where the id is the hostile part)."""
     body = solve_body(submission_id, portal=portal, started_at=started_at,
                       player_id=f"p-{submission_id}")
     levels = None
-    if kind in ("deep-client", "very-deep-client", "client-at-limit"):
+    if name in ("deep-client", "very-deep-client", "client-at-limit"):
         body["client"] = {"paste_count": 0, "trace": _NEST}  # the client block is level 2
-        levels = {"deep-client": 31, "very-deep-client": 998, "client-at-limit": 30}[kind]
-    elif kind in ("deep-move", "move-at-limit"):
+        levels = {"deep-client": 31, "very-deep-client": 998, "client-at-limit": 30}[name]
+    elif name in ("deep-move", "move-at-limit"):
         body["moves"][3]["x"] = _NEST
-        levels = 30 if kind == "deep-move" else 29
-    elif kind == "deep-array":
+        levels = 30 if name == "deep-move" else 29
+    elif name == "deep-array":
         return b"[" * 5000 + b"]" * 5000
-    elif kind == "bidi-id":
+    elif name == "bidi-id":
         body["submission_id"] = submission_id + "\u202egpj.exe"
-    elif kind == "control-id":
+    elif name == "control-id":
         body["player_id"] = "p-\x1b[2J" + submission_id
-    elif kind == "zero-width-id":
+    elif name == "zero-width-id":
         body["tournament_id"] = "t-\u200b1"
-    elif kind == "rtl-script-id":
+    elif name == "rtl-script-id":
         body["player_id"] = "\u05e9\u05d7\u05e7\u05df-" + submission_id
-    elif kind == "year-1":
+    elif name == "year-1":
         body["started_at"] = "0001-01-01T00:00:00Z"
-    elif kind == "long-log":
+    elif name == "long-log":
         body["moves"] = long_log(10_000)
-    elif kind not in HOSTILE:
-        raise ValueError(f"no hostile body {kind!r}")
+    elif name not in HOSTILE:
+        raise ValueError(f"no hostile body {name!r}")
     raw = json.dumps(body, ensure_ascii=False)
     if levels is not None:
         raw = raw.replace(f'"{_NEST}"', "[" * levels + "]" * levels)

@@ -30,7 +30,7 @@ def org_uk_rows() -> list[dict]:
 
 
 def org_uk_metrics(seed: int = 0, runs: float = 1.0, budget_s: float = 1.0,
-                   jobs: int | None = None) -> tuple[list[dict], np.ndarray, list[str]]:
+                   workers: int | None = None) -> tuple[list[dict], np.ndarray, list[str]]:
     """Every metric of every sudoku.org.uk puzzle, cached in experiments/_build.
 
     Returns (rows, metric matrix, metric names)."""
@@ -45,7 +45,7 @@ def org_uk_metrics(seed: int = 0, runs: float = 1.0, budget_s: float = 1.0,
         data = []
         with tqdm(total=len(rows), desc="rating sudoku.org.uk", unit="puzzle") as bar:
             for (res, err), row in zip(rate_many([r["puzzle"] for r in rows], seed=seed,
-                                                 runs=runs, budget_s=budget_s, jobs=jobs,
+                                                 runs=runs, budget_s=budget_s, workers=workers,
                                                  on_done=lambda: bar.update(1)), rows):
                 if err:
                     raise SystemExit(f"puzzle {row['date']}: {err}")

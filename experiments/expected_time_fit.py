@@ -1,6 +1,6 @@
 """Fit fairgrid's expected-time model on sudoku.org.uk human times, cross-validated.
 
-    python experiments/expected_time_fit.py [--write-calibration] [--jobs N] [--no-pencilmark]
+    python experiments/expected_time_fit.py [--write-calibration] [--workers N] [--no-pencilmark]
 
 1. Rates every puzzle of ../shared/data/sudoku_org_uk_times_train.tsv (2006-2013) with
    the human-like model and the human technique model (cached in experiments/_build;
@@ -52,7 +52,7 @@ def quarter(date: str) -> str:
     return f"{date[:4]}Q{(int(date[5:7]) - 1) // 3 + 1}"
 
 
-def metrics_table(rows, jobs):
+def metrics_table(rows, workers):
     """human + technique metrics of every puzzle, cached."""
     from tqdm import tqdm
     from fairgrid.solvers.rate import rate_many
@@ -69,7 +69,7 @@ def metrics_table(rows, jobs):
     data = []
     with tqdm(total=len(rows), desc="rating sudoku.org.uk", unit="puzzle") as bar:
         for (res, err), row in zip(rate_many([r["puzzle"] for r in rows], seed=0,
-                                             only=("human", "techniques"), jobs=jobs,
+                                             only=("human", "techniques"), workers=workers,
                                              on_done=lambda: bar.update(1)), rows):
             if err:
                 raise SystemExit(f"puzzle {row['date']}: {err}")
@@ -161,7 +161,7 @@ def figures(pred, seconds, levels, years) -> dict:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", "--jobs", type=int, default=None)
     ap.add_argument("--write-calibration", action="store_true")
     ap.add_argument("--no-pencilmark", action="store_true",
                     help="leave out the pencilmark comparison")
@@ -169,7 +169,7 @@ def main() -> int:
 
     from fairgrid.analytics.expected_time import fit
     rows = org_uk_rows()
-    metrics = metrics_table(rows, args.jobs)
+    metrics = metrics_table(rows, args.workers)
     seconds = np.array([float(r["mean_time_min"]) * 60 for r in rows])
     levels = np.array([r["level"] for r in rows])
     periods = [quarter(r["date"]) for r in rows]

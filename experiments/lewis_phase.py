@@ -40,7 +40,7 @@ def main() -> int:
     ap.add_argument("--orders", type=int, nargs="+", default=[3, 4])
     ap.add_argument("--instances", type=int, nargs="+", default=[10, 6])
     ap.add_argument("--trials", type=int, nargs="+", default=[4, 3])
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", "--jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
     from tqdm import tqdm
@@ -56,7 +56,7 @@ def main() -> int:
                     tasks.append((order, float(p), args.seed * 1_000_003 + order * 10_007
                                   + int(p * 100) * 101 + i, 1000 * i + t, CAPS[order]))
     results = []
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with ProcessPoolExecutor(args.workers) as pool:
         for r in tqdm(pool.map(_trial, tasks, chunksize=4), total=len(tasks),
                       desc="SA runs", unit="run"):
             results.append(r)

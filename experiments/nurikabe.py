@@ -1,7 +1,7 @@
 """Thesis Table 4.3 on janko.at Nurikabe puzzles: every metric per puzzle, and how the
 metrics correlate with each other and with puzzle size (Křivánek 2011, §4.2).
 
-    python experiments/nurikabe.py [--jobs N] [--seed 0] [--runs 3] [--sa-cap 100000]
+    python experiments/nurikabe.py [--workers N] [--seed 0] [--runs 3] [--sa-cap 100000]
                                    [--bf-cap 200000]
 
 1. Rates every puzzle of ../shared/data/nurikabe/janko_nurikabe.tsv (553 puzzles, 3×3
@@ -92,7 +92,7 @@ def _rate(args) -> tuple[str, dict]:
 
 
 def metrics(rows, *, seed: int, runs: int, sa_cap: int, bf_cap: int,
-            jobs: int | None) -> dict[str, dict]:
+            workers: int | None) -> dict[str, dict]:
     """Every puzzle's metrics, from the cache where it has them."""
     from tqdm import tqdm
     BUILD.mkdir(parents=True, exist_ok=True)
@@ -103,14 +103,14 @@ def metrics(rows, *, seed: int, runs: int, sa_cap: int, bf_cap: int,
     if todo:
         # compile (or load) the kernels once before the workers fork
         _rate(("warm-up", "3x3:....1....", "3x3:####o####", 0, 1, 100, 100))
-        jobs = jobs or os.cpu_count() or 1
+        workers = workers or os.cpu_count() or 1
         # the big puzzles first, so that no worker is left with one at the end
         todo.sort(key=lambda a: -len(a[1]))
         with tqdm(total=len(rows), initial=len(done), desc="rating janko.at Nurikabe",
                   unit="puzzle") as bar:
-            if jobs > 1:
+            if workers > 1:
                 from multiprocessing import get_context
-                with get_context("fork").Pool(jobs) as pool:
+                with get_context("fork").Pool(workers) as pool:
                     for k, (pid, m) in enumerate(pool.imap_unordered(_rate, todo)):
                         done[pid] = m
                         bar.update()
@@ -157,7 +157,7 @@ def _picture(names, labels, X, X10, path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", "--jobs", type=int, default=None)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--sa-cap", type=int, default=100_000)
@@ -166,7 +166,7 @@ def main() -> int:
 
     rows = _rows()
     data = metrics(rows, seed=args.seed, runs=args.runs, sa_cap=args.sa_cap,
-                   bf_cap=args.bf_cap, jobs=args.jobs)
+                   bf_cap=args.bf_cap, workers=args.workers)
     names = [k for k, _, _ in THESIS] + [k for k, _ in OURS]
     labels = [lab for _, lab, _ in THESIS] + [lab for _, lab in OURS]
     X = np.array([[data[r["id"]][n] for n in names] for r in rows], dtype=float)

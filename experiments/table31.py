@@ -1,6 +1,6 @@
 """Thesis Table 3.1 on sudoku.org.uk: every metric's correlation with human times.
 
-    python experiments/table31.py [--jobs N]
+    python experiments/table31.py [--workers N]
 
 1. Rates every puzzle of ../shared/data/sudoku_org_uk_times_train.tsv with every metric
    (cached in experiments/_build; ~25 min on 2 cores the first time).
@@ -28,10 +28,10 @@ THESIS = {"backtrack_steps": ("brute force", 0.25), "harmony_cost": ("harmony se
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--jobs", type=int, default=None)
+    ap.add_argument("--workers", "--jobs", type=int, default=None)
     args = ap.parse_args()
 
-    rows, X, names = org_uk_metrics(jobs=args.jobs)
+    rows, X, names = org_uk_metrics(workers=args.workers)
     minutes = np.array([float(r["mean_time_min"]) for r in rows])
 
     print(f"{len(rows)} sudoku.org.uk puzzles ({rows[-1]['date']} .. {rows[0]['date']}); "

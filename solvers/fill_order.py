@@ -230,16 +230,16 @@ def _run_batch(givens: bytes, order: int, seeds: np.ndarray, schedule: str, max_
     return lasts, settled, steps, solved
 
 
-def default_executor(jobs: int) -> ProcessPoolExecutor:
-    """A process pool of ``jobs`` workers (fork where the platform has it: no re-import)."""
+def default_executor(workers: int) -> ProcessPoolExecutor:
+    """A pool of ``workers`` processes (fork where the platform has it: no re-import)."""
     methods = multiprocessing.get_all_start_methods()
     ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    return ProcessPoolExecutor(max_workers=workers, mp_context=ctx)
 
 
 def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFAULT_RUNS,
                   schedule: str = "thesis", budget_s: float = DEFAULT_BUDGET_S,
-                  max_steps: int | None = None, capped: str = "solved", jobs: int = 1,
+                  max_steps: int | None = None, capped: str = "solved", workers: int = 1,
                   executor: Executor | None = None,
                   progress: Callable[[int], None] | None = None,
                   cancel: threading.Event | None = None,
@@ -251,7 +251,7 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
     puzzle : Puzzle
     seed : int or None
         Seeds all runs (``SeedSequence(seed)``); the same seed gives the same prediction
-        whatever ``jobs`` is. None draws fresh entropy.
+        whatever ``workers`` is. None draws fresh entropy.
     runs : int
         Number of SA runs R (thesis: 100).
     schedule : {"thesis", "lewis"}
@@ -262,7 +262,7 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
         Explicit step cap per run.
     capped : {"solved", "settled", "raw"}
         Which runs the ranks rest on (see the module docstring).
-    jobs : int
+    workers : int
         Processes to spread the runs over (1 = in this process). Ignored when an
         ``executor`` is given.
     executor : concurrent.futures.Executor, optional
@@ -279,8 +279,8 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
     """
     if runs < 1:
         raise ValueError(f"runs must be >= 1, got {runs}")
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
+    if workers < 1:
+        raise ValueError(f"workers must be >= 1, got {workers}")
     if max_steps is None:
         max_steps = steps_for_budget(budget_s, runs)
     if max_steps < 1:
@@ -294,7 +294,7 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
     seeds = spawn_seeds(seed, runs)
     givens = puzzle.givens.tobytes()
 
-    if executor is None and jobs == 1:
+    if executor is None and workers == 1:
         lasts, settled, steps, solved = _run_batch(givens, puzzle.order, seeds, schedule,
                                                    max_steps, progress)
     else:
@@ -307,10 +307,10 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
         if own:
             # Compile or load the kernel here once, so forked workers inherit it.
             run_kernel(Model.from_puzzle(puzzle), seeds[0], schedule=schedule, max_steps=1)
-            executor = default_executor(min(jobs, runs))
-        workers = jobs if own else (getattr(executor, "workers", None)
-                                    or getattr(executor, "_max_workers", None)
-                                    or os.cpu_count() or 1)
+            executor = default_executor(min(workers, runs))
+        if not own:
+            workers = (getattr(executor, "workers", None)
+                       or getattr(executor, "_max_workers", None) or os.cpu_count() or 1)
         # Several small batches per worker keep the cores busy when run lengths differ.
         if batch is None:
             batch = max(1, math.ceil(runs / (4 * workers)))

@@ -68,8 +68,8 @@ class Geometry:
 
     def unit_name(self, unit: int) -> str:
         """A human name for a unit: 'row 3', 'column 5' or 'block 9' (1-based)."""
-        kind = ("row", "column", "block")[unit // self.size]
-        return f"{kind} {unit % self.size + 1}"
+        name = ("row", "column", "block")[unit // self.size]
+        return f"{name} {unit % self.size + 1}"
 
     def cell_name(self, cell: int) -> str:
         """``r<row>c<col>``, 1-based, as players write it."""

@@ -39,9 +39,9 @@ DEFAULTS = {"hms": 50, "hmcr": 0.7, "par": 0.1, "max_imp": 10_000}
 
 
 @njit(inline="always")
-def _fitness(grid, units, size, kind, seen):
+def _fitness(grid, units, size, objective, seen):
     total = 0
-    if kind == 1:
+    if objective == 1:
         target = size * (size + 1) // 2
         for u in range(units.shape[0]):
             s = 0
@@ -75,7 +75,7 @@ def remember(memory, fit, new, f, best):
 
 
 @njit(cache=True, error_model="numpy")
-def harmony_kernel(givens, units, size, hms, hmcr, par, max_imp, kind, seed, best_out):
+def harmony_kernel(givens, units, size, hms, hmcr, par, max_imp, objective, seed, best_out):
     """One run; returns (best fitness, improvisations made, index of the best in memory)."""
     ncells = givens.shape[0]
     state = np.uint64(seed)
@@ -89,7 +89,7 @@ def harmony_kernel(givens, units, size, hms, hmcr, par, max_imp, kind, seed, bes
         for c in free:
             state, bits = next_u64(state)
             memory[h, c] = 1 + below32(bits >> U32, size)
-        fit[h] = _fitness(memory[h], units, size, kind, seen)
+        fit[h] = _fitness(memory[h], units, size, objective, seen)
     new = givens.astype(np.int64)
     imp = 0
     best = np.argmin(fit)
@@ -111,7 +111,7 @@ def harmony_kernel(givens, units, size, hms, hmcr, par, max_imp, kind, seed, bes
             else:
                 state, bits = next_u64(state)
                 new[c] = 1 + below32(bits >> U32, size)
-        f = _fitness(new, units, size, kind, seen)
+        f = _fitness(new, units, size, objective, seen)
         best = remember(memory, fit, new, f, best)
         imp += 1
     best_out[:] = memory[best]

@@ -67,13 +67,13 @@ class PuzzleType:
     check: Callable[[Any, np.ndarray], list[str]]       # what a final grid breaks ([] ok)
     # the quick metrics, seeded (``solution``: the known one, in move values, saves a search)
     rate: Callable[..., dict[str, float]]
-    model_order: Callable[[Any, np.ndarray], np.ndarray]  # human-like model's rank/cell
+    model_ranks: Callable[[Any, np.ndarray], np.ndarray]  # human-like model's rank/cell
     # (givens, shape, placed cells in order, solution) -> per placement: technique (0/1
     # deducible, NOT_DEDUCIBLE not), deductions on offer, values the board still allowed
     replay: Callable[[np.ndarray, tuple[int, int], np.ndarray, np.ndarray],
                      tuple[np.ndarray, np.ndarray, np.ndarray]]
     words: TypeWords
-    order: Callable[[Any], int]                        # Sudoku's block side; 0 without blocks
+    box_size: Callable[[Any], int]                     # Sudoku's block side; 0 without blocks
     # a grid of move values (a solution) as the text the service stores
     values_text: Callable[[np.ndarray], str]
     # how a board draws each move value (None: the value itself, as a digit or letter)
@@ -84,7 +84,7 @@ class PuzzleType:
     sa_fill_order: bool = False
     # the technique ladder (solvers.techniques, solvers.deduction) knows its steps
     technique_ladder: bool = False
-    # its grid is a square of blocks (Sudoku's order): boards draw their borders
+    # its grid is a square of blocks (Sudoku's): boards draw their borders
     blocks: bool = False
 
     @property

@@ -172,13 +172,13 @@ def rating_seed(seed: int | None, puzzle) -> int:
 
 
 def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
-              budget_s: float = DEFAULT_BUDGET_S, jobs: int | None = None,
+              budget_s: float = DEFAULT_BUDGET_S, workers: int | None = None,
               only: tuple[str, ...] | None = None, on_done=None, executor=None):
     """Rate many puzzles (Puzzle objects or text) in parallel; yields, in input order,
     ``(Ratings, None)`` or ``(None, error message)`` per puzzle.
 
     Each puzzle is rated with a seed derived from ``seed`` and the puzzle itself
-    (:func:`rating_seed`), so its rating depends on neither ``jobs`` nor where it stands
+    (:func:`rating_seed`), so its rating depends on neither ``workers`` nor where it stands
     in the batch: ``fairgrid rate`` gives a puzzle alone the figures it gets in a file.
     ``on_done()`` is called once per finished puzzle (progress bars). ``executor`` (any
     ``concurrent.futures.Executor``, e.g. a Dask cluster's) replaces the local pool.
@@ -187,8 +187,8 @@ def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
     items = list(puzzles)
     seeds = [rating_seed(seed, p) for p in items]
     args = [(p, int(s), runs, budget_s, only) for p, s in zip(items, seeds)]
-    jobs = min(jobs or os.cpu_count() or 1, max(1, len(items)))
-    if executor is None and jobs == 1:
+    workers = min(workers or os.cpu_count() or 1, max(1, len(items)))
+    if executor is None and workers == 1:
         for a in args:
             out = _rate_job(a)
             if on_done:
@@ -196,7 +196,7 @@ def rate_many(puzzles, *, seed: int = 0, runs: float = 1.0,
             yield out
         return
     own = executor is None
-    pool = default_executor(jobs) if own else executor
+    pool = default_executor(workers) if own else executor
     try:
         futures = [pool.submit(_rate_job, a) for a in args]
         if on_done:

@@ -252,15 +252,15 @@ class Board:
 # ----------------------------------------------------------------------------- singles
 
 def singles(b: Board) -> list[tuple[int, int, str]]:
-    """Every single on offer: (cell, digit, kind), a placement listed once under its
-    cheapest kind."""
+    """Every single on offer: (cell, digit, technique), a placement listed once under its
+    cheapest technique."""
     found: dict[tuple[int, int], str] = {}
     cand = b.cand
 
-    def offer(c, d, kind):
+    def offer(c, d, technique):
         old = found.get((c, d))
-        if old is None or _RANK[kind] < _RANK[old]:
-            found[(c, d)] = kind
+        if old is None or _RANK[technique] < _RANK[old]:
+            found[(c, d)] = technique
 
     size = b.size
     for u, unit in enumerate(b.units):
@@ -275,12 +275,12 @@ def singles(b: Board) -> list[tuple[int, int, str]]:
         hidden = once & ~twice
         if not hidden:
             continue
-        kind = FULL_HOUSE if empty == 1 else (HIDDEN_BOX if u >= 2 * size else HIDDEN_LINE)
+        technique = FULL_HOUSE if empty == 1 else (HIDDEN_BOX if u >= 2 * size else HIDDEN_LINE)
         for c in unit:
             m = cand[c] & hidden
             if m:
                 for d in _digits(m):
-                    offer(c, d, kind)
+                    offer(c, d, technique)
     for c, m in enumerate(cand):
         if m and not m & (m - 1):
             offer(c, m.bit_length(), NAKED_SINGLE)
@@ -291,12 +291,12 @@ _RANK = {k: i for i, k in enumerate(SINGLES)}
 
 
 def take_single(b: Board) -> Step | None:
-    """The single a person takes: the cheapest kind on offer, lowest cell first."""
+    """The single a person takes: the cheapest technique on offer, lowest cell first."""
     offers = singles(b)
     if not offers:
         return None
-    c, d, kind = min(offers, key=lambda o: (_RANK[o[2]], o[0], o[1]))
-    return Step(kind, placements=((c, d),), options=len(offers))
+    c, d, technique = min(offers, key=lambda o: (_RANK[o[2]], o[0], o[1]))
+    return Step(technique, placements=((c, d),), options=len(offers))
 
 
 # -------------------------------------------------------------------- locked candidates
@@ -319,7 +319,7 @@ def _claimings(b: Board) -> Iterator[Step]:
     return _locked(b, b.rows + b.cols, (2,), "claiming")
 
 
-def _locked(b, bases, kinds, name) -> Iterator[Step]:
+def _locked(b, bases, axes, name) -> Iterator[Step]:
     """Every locked-candidates step, in scan order (a digit with one place in a base is a
     single's business, not this)."""
     cand, cell_units, size, units = b.cand, b.cell_units, b.size, b.units
@@ -329,9 +329,9 @@ def _locked(b, bases, kinds, name) -> Iterator[Step]:
             where = [c for c in base if cand[c] & bit]
             if len(where) < 2:
                 continue
-            for kind in kinds:
-                target = cell_units[where[0]][kind]
-                if any(cell_units[c][kind] != target for c in where):
+            for axis in axes:
+                target = cell_units[where[0]][axis]
+                if any(cell_units[c][axis] != target for c in where):
                     continue
                 gone = tuple((c, d) for c in units[target]
                              if cand[c] & bit and c not in where)
@@ -719,15 +719,15 @@ def _skyscrapers(b: Board) -> Iterator[Step]:
     cand, size = b.cand, b.size
     for d in range(1, size + 1):
         bit = 1 << (d - 1)
-        for bases, kind in ((b.rows, 1), (b.cols, 0)):  # kind: the cross line's unit kind
+        for bases, axis in ((b.rows, 1), (b.cols, 0)):  # axis: the cross line's unit axis
             pairs = _conjugates(cand, bases, bit)
             for n, (_, a1, a2) in enumerate(pairs):
                 for _, c1, c2 in pairs[n + 1:]:
                     for base_a, top_a in ((a1, a2), (a2, a1)):
                         for base_c, top_c in ((c1, c2), (c2, c1)):
                             units = b.cell_units
-                            if (units[base_a][kind] != units[base_c][kind]
-                                    or units[top_a][kind] == units[top_c][kind]):
+                            if (units[base_a][axis] != units[base_c][axis]
+                                    or units[top_a][axis] == units[top_c][axis]):
                                 continue
                             gone = tuple((c, d) for c in _common(b, top_a, top_c, bit))
                             if gone:
@@ -1079,14 +1079,14 @@ def technique_needed(order: int, values, cell: int, solution, *, ladder=None) ->
         offers = singles(b)
         mine = [o for o in offers if o[0] == cell]
         if mine:
-            kind = min(mine, key=lambda o: _RANK[o[2]])[2]
-            step = Step(kind, placements=((cell, mine[0][1]),))
+            technique = min(mine, key=lambda o: _RANK[o[2]])[2]
+            step = Step(technique, placements=((cell, mine[0][1]),))
         elif offers:
-            # every single of the cheapest kind on offer at once: all sound, and a person
+            # every single of the cheapest technique on offer at once: all sound, and a person
             # takes the cheap ones before looking for harder ones
             rank = min(_RANK[o[2]] for o in offers)
-            kind = SINGLES[rank]
-            step = Step(kind, placements=tuple(dict.fromkeys(
+            technique = SINGLES[rank]
+            step = Step(technique, placements=tuple(dict.fromkeys(
                 (c, d) for c, d, k in offers if _RANK[k] == rank)))
         else:
             step = _next_step(b, ladder, solution)

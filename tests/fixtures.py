@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from hypothesis import strategies as st
 
+from fairgrid.daemon.testing import EASY, EASY_SOLUTION  # noqa: F401 - one spelling, shared
 from fairgrid.solvers.generator import random_puzzle, random_solution
 
-# The foundation issue's test puzzles (Sudoku Explainer ratings in brackets).
-EASY = "003020600900305001001806400008102900700000008006708200002609500800203009005010300"  # 1.2
+# The foundation issue's test puzzles (Sudoku Explainer ratings in brackets; EASY, 1.2,
+# is daemon.testing's).
 MEDIUM = "000000907000420180000705026100904000050000040000507009920108000034059000507000000"  # 2.0
 SA_HARD = "4.....8.5.3..........7......2.....6.....8.4......1.......6.3.7.5..2.....1.4......"  # 2.6
 HUMAN_HARD = "800000000003600000070090200050007000000045700000100030001000068008500010090000400"  # 10.7
@@ -35,8 +36,6 @@ DEDUCTION_HARD = (
     "670000039004102500000000000009814600000020000001309400006205900300000002200040006",
 )
 
-EASY_SOLUTION = ("483921657967345821251876493548132976729564138136798245"
-                 "372689514814253769695417382")
 
 
 @st.composite

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .client import DaemonClient, quote
 from .common import CONFIG_HELP, CliError, progress_bar, settings_of
+from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
 from .render import print_report
 
@@ -219,7 +220,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
                 bar.update(1)
 
     try:
-        answer = client.request("POST", "/v1/jobs/nightly")
+        answer = client.request("POST", "/v1/nightly-runs")
         if answer is not None:
             status, doc = answer
             if status != 202:
@@ -227,7 +228,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
             run_id, via = doc["run_id"], "the running daemon"
             while True:
                 time.sleep(0.5)
-                status, doc = client.request("GET", f"/v1/jobs/{run_id}") or (0, {})
+                status, doc = client.request("GET", f"/v1/nightly-runs/{run_id}") or (0, {})
                 if doc.get("stage") in STAGES:
                     for stage in STAGES[:STAGES.index(doc["stage"]) + 1]:
                         progress(stage)
@@ -294,8 +295,8 @@ def add_commands(sub) -> None:
                        "the database file when no daemon runs.")
     p.add_argument("--tournament")
     p.add_argument("--player")
-    p.add_argument("--state", choices=("open", "withdrawn", "cleared", "confirmed", "any"),
-                   default="any", help="the flags in this review state (default: any)")
+    p.add_argument("--state", choices=(*FLAG_STATES, "any"), default="any",
+                   help="the flags in this review state (default: any)")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     _daemon_options(p)
     p.set_defaults(func=cmd_flags)
@@ -325,7 +326,7 @@ def add_commands(sub) -> None:
                        description="Record a decision on a flag: cleared, confirmed, or open "
                        "to reopen it (an appeal). The history keeps every decision.")
     p.add_argument("flag_id", type=int, help="the id `fairgrid flags` prints")
-    p.add_argument("--state", required=True, choices=("cleared", "confirmed", "open"))
+    p.add_argument("--state", required=True, choices=REVIEW_STATES)
     p.add_argument("--note", help="why, for the history")
     _daemon_options(p)
     p.set_defaults(func=cmd_review)

@@ -15,13 +15,13 @@ def _pyplot():
     return matplotlib, plt
 
 
-def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str,
+def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, box_size: int, title: str,
                shape: tuple[int, int] | None = None):
     """One grid: each free cell coloured by its rank (light = early) with the rank written
-    in it; givens as digits on grey; block borders (Sudoku, block side ``order``) or the
+    in it; givens as digits on grey; block borders (Sudoku, block side ``box_size``) or the
     ``shape`` (rows, cols) of a type without blocks. ``ranks`` is flat, NaN for no rank."""
     matplotlib, _ = _pyplot()
-    rows, cols = shape or (order * order, order * order)
+    rows, cols = shape or (box_size * box_size, box_size * box_size)
     grid = np.asarray(ranks, dtype=float).reshape(rows, cols)
     # givens grey, so that early (light) cells stand apart from them
     cmap = matplotlib.colormaps["Blues"].with_extremes(bad="#dddddd")
@@ -37,7 +37,7 @@ def draw_ranks(ax, ranks: np.ndarray, givens: np.ndarray, order: int, title: str
                 value = int(grid[r, c])
                 ax.text(c, r, str(value), ha="center", va="center", fontsize=8,
                         color="white" if value > 0.6 * top else "#123")
-    block = order if shape is None else max(rows, cols)
+    block = box_size if shape is None else max(rows, cols)
     for k in range(rows + 1):
         ax.axhline(k - 0.5, color="black", linewidth=2.0 if k % block == 0 or k == rows
                    else 0.4)
@@ -67,16 +67,16 @@ def order_heatmap(pred: FillOrderPrediction, path: str) -> None:
     plt.close(fig)
 
 
-def orders_side_by_side(predicted, actual, givens, order: int, title: str, path: str,
+def orders_side_by_side(predicted, actual, givens, box_size: int, title: str, path: str,
                         shape: tuple[int, int] | None = None) -> None:
     """Write a PNG with the predicted and the player's fill order next to each other
     (``shape``: the rows and cols of a type without blocks)."""
     _, plt = _pyplot()
-    rows, cols = shape or (order * order, order * order)
+    rows, cols = shape or (box_size * box_size, box_size * box_size)
     fig, axes = plt.subplots(1, 2, figsize=(1.1 * cols + 2.5, 0.55 * rows + 1.3))
-    draw_ranks(axes[0], predicted, givens, order, "predicted (SA median rank)" if shape is None
+    draw_ranks(axes[0], predicted, givens, box_size, "predicted (SA median rank)" if shape is None
                else "predicted (propagation model)", shape)
-    image = draw_ranks(axes[1], actual, givens, order, "this solve (fill rank)", shape)
+    image = draw_ranks(axes[1], actual, givens, box_size, "this solve (fill rank)", shape)
     fig.colorbar(image, ax=axes, fraction=0.025, pad=0.02, label="rank (1 = filled first)")
     fig.suptitle(title, fontsize=10)
     fig.savefig(path, dpi=110, bbox_inches="tight")

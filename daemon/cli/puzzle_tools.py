@@ -55,11 +55,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0 if res.solved else 1
 
 
-def render_ranks(rank: np.ndarray, givens: np.ndarray, order: int) -> str:
-    """The predicted order as a grid: each free cell's rank, givens in brackets as the
-    puzzle writes them (letters from 10 on)."""
+def render_ranks(rank: np.ndarray, givens: np.ndarray, box_size: int) -> str:
+    """The predicted fill order as a grid: each free cell's rank, givens in brackets as
+    the puzzle writes them (letters from 10 on)."""
     texts = [f"[{symbol(int(g))}]" if g else str(int(r)) for r, g in zip(rank, givens)]
-    return layout_grid(texts, order, width=max(len(t) for t in texts))
+    return layout_grid(texts, box_size, width=max(len(t) for t in texts))
 
 
 def _cluster(args):
@@ -82,7 +82,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     cluster, executor = _cluster(args)
     bar = progress_bar(args.runs, "SA runs")
     try:
-        pred = predict_fill_order(puzzle, seed=args.seed, runs=args.runs, jobs=args.jobs,
+        pred = predict_fill_order(puzzle, seed=args.seed, runs=args.runs, workers=args.workers,
                              schedule=args.schedule, budget_s=args.budget,
                              max_steps=args.max_steps, progress=bar.update if bar else None,
                              executor=executor)
@@ -228,7 +228,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         raise
     try:
         results = rate_many([t for _, t in lines], seed=args.seed, runs=args.runs,
-                            budget_s=args.budget, jobs=args.jobs, only=only,
+                            budget_s=args.budget, workers=args.workers, only=only,
                             on_done=bar.update if bar else None, executor=executor)
         for (no, text), (ratings, err) in zip(lines, results):
             if err:
@@ -280,15 +280,15 @@ def cmd_generate(args: argparse.Namespace) -> int:
             raise CliError(f"found only {made} puzzles of level {args.level} in "
                            f"{attempts - 1} attempts")
         if args.unique:
-            min_givens = int(round(args.p * (args.order ** 4)))
-            puzzle, _ = tournament_puzzle(args.order, rng=rng, min_givens=min_givens)
+            min_givens = int(round(args.p * (args.box_size ** 4)))
+            puzzle, _ = tournament_puzzle(args.box_size, rng=rng, min_givens=min_givens)
         else:
-            puzzle = random_puzzle(args.order, args.p, rng=rng)
+            puzzle = random_puzzle(args.box_size, args.p, rng=rng)
         if calibration is not None:
             metrics = rate(puzzle, rng=rng, only=needed).metrics
             if calibration.describe(metrics)["level"] != args.level:
                 continue
-        print(format_line(puzzle.givens, args.order), flush=True)
+        print(format_line(puzzle.givens, args.box_size), flush=True)
         made += 1
     return 0
 
@@ -347,8 +347,9 @@ def add_commands(sub) -> None:
     p.add_argument("--runs", type=positive, default=DEFAULT_RUNS,
                    help=f"SA runs (default {DEFAULT_RUNS})")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
-    p.add_argument("--jobs", type=positive, default=os.cpu_count() or 1,
-                   help="processes (default: all cores); does not change the result")
+    p.add_argument("--workers", "--jobs", type=positive, default=os.cpu_count() or 1,
+                   help="processes (default: all cores); does not change the result "
+                   "(--jobs: its name before)")
     p.add_argument("--schedule", choices=("thesis", "lewis"), default="thesis")
     p.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET_S,
                    help=f"time budget in seconds on the reference machine (default "
@@ -386,8 +387,9 @@ def add_commands(sub) -> None:
                    help="SA time per puzzle in seconds on the reference machine, one core "
                    "(default 1); a step cap, so results do not depend on load")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
-    p.add_argument("--jobs", type=positive, default=os.cpu_count() or 1,
-                   help="processes for a file of puzzles (default: all cores)")
+    p.add_argument("--workers", "--jobs", type=positive, default=os.cpu_count() or 1,
+                   help="processes for a file of puzzles (default: all cores; --jobs: "
+                   "its name before)")
     p.add_argument("--json", action="store_true", help="one JSON object a puzzle, a line each")
     p.add_argument("--quick", action="store_true",
                    help="only the metrics the expected time and level need (the human "
@@ -403,7 +405,9 @@ def add_commands(sub) -> None:
                        "band/stack/row/column shuffles, relabelling) with each cell kept with "
                        "probability --p; with --unique, cells are removed while the solution "
                        "stays unique (down to a fraction --p of givens).")
-    p.add_argument("--order", type=int, choices=(2, 3, 4, 5), default=3)
+    p.add_argument("--box-size", "--order", type=int, choices=(2, 3, 4, 5), default=3,
+                   help="the side of a box: 3 for 9x9 (default), 4 for 16x16 (--order: "
+                   "its name before)")
     p.add_argument("--p", type=float, default=0.4,
                    help="probability a cell is kept (with --unique: the least fraction of "
                    "givens to keep)")

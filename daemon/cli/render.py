@@ -15,14 +15,14 @@ def _rank_text(grid_rows, cell_width: int, blocks: bool = True) -> list[str]:
     if not blocks:
         return [" ".join("·".rjust(cell_width) if v is None else str(v).rjust(cell_width)
                          for v in row) for row in grid_rows]
-    order = int(round(size ** 0.5))
+    box = int(round(size ** 0.5))
     lines = []
     for r, row in enumerate(grid_rows):
-        if r and r % order == 0:
-            lines.append("-+-".join(["-" * ((cell_width + 1) * order - 1)] * order))
+        if r and r % box == 0:
+            lines.append("-+-".join(["-" * ((cell_width + 1) * box - 1)] * box))
         cells = ["·".rjust(cell_width) if v is None else str(v).rjust(cell_width)
                  for v in row]
-        blocks = [" ".join(cells[b * order:(b + 1) * order]) for b in range(order)]
+        blocks = [" ".join(cells[b * box:(b + 1) * box]) for b in range(box)]
         lines.append(" | ".join(blocks))
     return lines
 
@@ -51,11 +51,11 @@ def print_report(doc: dict, png: str | None = None) -> None:
         print(f"  {s.what}: {s.unusual} (against {s.population})\n      {s.explanation}")
     pred, actual = ev.predicted_order, ev.actual_order
     width = max(2, len(str(len(ev.timeline))))
-    kind = puzzle_type(ev.puzzle_type)
-    left, right = (_rank_text(pred, width, kind.blocks),
-                   _rank_text(actual, width, kind.blocks))
+    ptype = puzzle_type(ev.puzzle_type)
+    left, right = (_rank_text(pred, width, ptype.blocks),
+                   _rank_text(actual, width, ptype.blocks))
     pad = max(len(x) for x in left)
-    model = kind.words.model
+    model = ptype.words.model
     print(f"\n{f'predicted order ({model}), 1 = first':<{pad}}    this solve")
     for a, b in zip(left, right):
         print(f"{a:<{pad}}    {b}")
@@ -69,8 +69,8 @@ def print_report(doc: dict, png: str | None = None) -> None:
         givens = np.array(ev.givens)
         rows, cols = len(actual), len(actual[0])
         orders_side_by_side(np.array(flat_p, dtype=float), np.array(flat_a, dtype=float),
-                            givens, int(round(rows ** 0.5)) if kind.blocks else 0,
+                            givens, int(round(rows ** 0.5)) if ptype.blocks else 0,
                             f"{shown(doc['portal'])}/{shown(doc['submission_id'])}: "
                             f"{verdict}, "
                             f"anomaly {ev.anomaly:.1f}", png,
-                            None if kind.blocks else (rows, cols))
+                            None if ptype.blocks else (rows, cols))

@@ -155,16 +155,17 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     puzzle_fields = {"givens": text} if puzzle_type(args.type).is_default else {
         "givens": text, "puzzle_type": args.type}
     rng = np.random.default_rng(args.seed)
-    kinds = ["honest"] * args.players + [cheats[i % len(cheats)] for i in range(args.cheaters)]
-    rng.shuffle(kinds)
+    behaviours = (["honest"] * args.players
+                  + [cheats[i % len(cheats)] for i in range(args.cheaters)])
+    rng.shuffle(behaviours)
     url, settings = _simulate_target(args)
     client = DaemonClient(url)
     puzzle_id = args.puzzle_id or f"sim-{text[:12]}"
     sent = {}
-    kind_of = {}
+    behaviour_of = {}
     run = uuid.uuid4().hex[:6]  # ids unique per run: a second run adds solves, not duplicates
-    for i, kind in enumerate(kinds):
-        sim = make(kind, rng)
+    for i, behaviour in enumerate(behaviours):
+        sim = make(behaviour, rng)
         sid = f"{args.prefix}-{run}-{i:05d}"
         body = json.dumps({"type": "solve.completed", "portal": args.portal,
                            "submission_id": sid, "tournament_id": args.tournament,
@@ -179,13 +180,14 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         status, doc = answer
         if status in (400, 401, 409, 422):
             raise CliError(f"the daemon refused {sid} with {status}: {doc.get('error')}")
-        sent[kind] = sent.get(kind, 0) + 1
-        kind_of[sid] = kind
-        print(json.dumps({"submission_id": sid, "kind": kind, "status": status}), flush=True)
+        sent[behaviour] = sent.get(behaviour, 0) + 1
+        behaviour_of[sid] = behaviour
+        print(json.dumps({"submission_id": sid, "behaviour": behaviour, "status": status}),
+              flush=True)
     print(f"sent {sum(sent.values())} solves: " + ", ".join(f"{v} {k}" for k, v in
                                                            sorted(sent.items())), file=sys.stderr)
     if args.wait > 0:
-        _report_flags(args, url, settings, kind_of)
+        _report_flags(args, url, settings, behaviour_of)
     return 0
 
 
@@ -235,8 +237,8 @@ def _scores_token(args: argparse.Namespace, url: str, settings) -> str:
 
 
 def _sudoku_simulator(args: argparse.Namespace):
-    """(puzzle text, cheat kinds, make(kind, rng)) for ``simulate``: honest solves by the
-    propagation model at the calibrated expected time, and every kind of copier
+    """(puzzle text, cheat behaviours, make(behaviour, rng)) for ``simulate``: honest
+    solves by the propagation model at the calibrated expected time, and every copier
     (``analytics.simulate``)."""
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.analytics.simulate import CHEATS, simulate
@@ -249,42 +251,42 @@ def _sudoku_simulator(args: argparse.Namespace):
     metrics = rate(puzzle, rng=args.seed, only=families_for(cal.metrics_needed)).metrics
     expected_log_s = float(np.log(cal.expected_time_s(metrics)))
 
-    def make(kind, rng):
-        return simulate(puzzle, solution, kind, rng=rng, expected_log_s=expected_log_s,
+    def make(behaviour, rng):
+        return simulate(puzzle, solution, behaviour, rng=rng, expected_log_s=expected_log_s,
                         sd_log=cal.residual_sd)
     return format_line(puzzle.givens, puzzle.order), CHEATS, make
 
 
 def _nurikabe_simulator(args: argparse.Namespace):
-    """(puzzle text, cheat kinds, make(kind, rng)) for ``simulate --type nurikabe``:
+    """(puzzle text, cheat behaviours, make(behaviour, rng)) for ``simulate --type nurikabe``:
     honest solves by the propagation model at its prior expected time, copies in row
     and random order (``analytics.nurikabe.simulate_nurikabe``)."""
     from fairgrid.analytics.nurikabe import PRIOR_SD_LOG, expected_log_time, simulate_nurikabe
     from .nurikabe_tools import load
 
-    kind_ = puzzle_type(NURIKABE)
+    ptype = puzzle_type(NURIKABE)
     puzzle = load(args.puzzle)
-    solution = kind_.solution(puzzle)
+    solution = ptype.solution(puzzle)
     if solution is None:
         raise CliError("the Nurikabe puzzle has no unique solution")
-    expected_log_s = expected_log_time(kind_.rate(puzzle, args.seed))
-    givens, shape = kind_.givens(puzzle), kind_.shape(puzzle)
+    expected_log_s = expected_log_time(ptype.rate(puzzle, args.seed))
+    givens, shape = ptype.givens(puzzle), ptype.shape(puzzle)
 
-    def make(kind, rng):
+    def make(behaviour, rng):
         # honest people around the prior: it is wide on purpose, they are not
-        return simulate_nurikabe(givens, shape, solution, kind, rng=rng,
+        return simulate_nurikabe(givens, shape, solution, behaviour, rng=rng,
                                  expected_log_s=expected_log_s,
                                  sd_log=min(0.3, PRIOR_SD_LOG))
-    return kind_.format(puzzle), ("row", "random"), make
+    return ptype.format(puzzle), ("row", "random"), make
 
 
 SIMULATORS = {SUDOKU: _sudoku_simulator, NURIKABE: _nurikabe_simulator}
 
 
 def _report_flags(args: argparse.Namespace, url: str, settings,
-                  kind_of: dict[str, str]) -> None:
+                  behaviour_of: dict[str, str]) -> None:
     """Wait until the daemon has scored the solves (the first analysis of a puzzle
-    compiles for half a minute), then say what was flagged, by kind."""
+    compiles for half a minute), then say what was flagged, by behaviour."""
     from .client import quote
     from .common import progress_bar
 
@@ -294,12 +296,12 @@ def _report_flags(args: argparse.Namespace, url: str, settings,
     except CliError as exc:
         print(f"not waiting for the scores: {exc}", file=sys.stderr)
         return
-    bar = progress_bar(len(kind_of), "scored", unit="solve")
+    bar = progress_bar(len(behaviour_of), "scored", unit="solve")
     scored: dict[str, bool] = {}
     deadline = time.monotonic() + args.wait
     try:
-        while len(scored) < len(kind_of) and time.monotonic() < deadline:
-            for sid in [s for s in kind_of if s not in scored]:
+        while len(scored) < len(behaviour_of) and time.monotonic() < deadline:
+            for sid in [s for s in behaviour_of if s not in scored]:
                 try:
                     doc = client.get(f"/v1/submissions/{quote(args.portal)}/{quote(sid)}")
                 except CliError as exc:  # the solves were sent: only the waiting stops
@@ -309,17 +311,17 @@ def _report_flags(args: argparse.Namespace, url: str, settings,
                     scored[sid] = bool(doc["score"]["flagged"])
                     if bar:
                         bar.update(1)
-            if len(scored) < len(kind_of):
+            if len(scored) < len(behaviour_of):
                 time.sleep(0.5)
     finally:
         if bar:
             bar.close()
-    kinds = sorted(set(kind_of.values()), key=lambda k: (k != "honest", k))
+    behaviours = sorted(set(behaviour_of.values()), key=lambda k: (k != "honest", k))
     parts = []
-    for kind in kinds:
-        mine = [s for s, k in kind_of.items() if k == kind]
-        parts.append(f"{kind} {sum(scored.get(s, False) for s in mine)} of {len(mine)}")
-    missing = len(kind_of) - len(scored)
+    for behaviour in behaviours:
+        mine = [s for s, k in behaviour_of.items() if k == behaviour]
+        parts.append(f"{behaviour} {sum(scored.get(s, False) for s in mine)} of {len(mine)}")
+    missing = len(behaviour_of) - len(scored)
     print("flagged: " + ", ".join(parts)
           + (f" ({missing} not scored within {args.wait:.0f} s)" if missing else ""),
           file=sys.stderr)
@@ -343,9 +345,9 @@ def add_commands(sub) -> None:
     p = sub.add_parser("simulate", help="send simulated honest and cheating solves",
                        description="Send signed webhooks with simulated solves of PUZZLE to a "
                        "running daemon: honest players (the human-like model with realistic "
-                       "pacing) and cheaters (the simulator's copier kinds, in turn). Prints one "
-                       "line per solve with its kind, then waits for the scores and says what "
-                       "was flagged, by kind.")
+                       "pacing) and cheaters (the simulator's copier behaviours, in turn). Prints "
+                       "one line per solve with its behaviour, then waits for the scores and "
+                       "says what was flagged, by behaviour.")
     p.add_argument("puzzle", help=PUZZLE_HELP)
     p.add_argument("--url", help="the daemon (default: FAIRGRID_URL, else the config's "
                    "server.host and server.port)")

@@ -12,17 +12,20 @@ from datetime import datetime, timezone
 from aiohttp import web
 
 from fairgrid.analytics.evidence import NAMES, rarity, signal_name
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..ingest import ValidationError
+from ..states import REVIEW_STATES, FlagState
 from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
-from ..web.organiser import REVIEW_STATES, record_review
+from ..web.organiser import record_review
 from .pages import FORM, NotFound, choice, mmss, page, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
-STATES = ("open", "cleared", "confirmed", "withdrawn", "any")
+STATES = (FlagState.OPEN.value, FlagState.CLEARED.value, FlagState.CONFIRMED.value,
+          FlagState.WITHDRAWN.value, "any")  # the queue's filter, in the order offered
 # evidence strength filters: the combined p-value at most
 STRENGTHS = {"any": None, "1e-3": 1e-3, "1e-5": 1e-5, "1e-6": 1e-6}
 STRENGTH_WORDS = {"any": "any", "1e-3": "below 1 in 1,000", "1e-5": "below 1 in 100,000",
@@ -30,16 +33,17 @@ STRENGTH_WORDS = {"any": "any", "1e-3": "below 1 in 1,000", "1e-5": "below 1 in 
 SORT_WORDS = {"newest": "newest first", "oldest": "oldest first",
               "strongest": "strongest evidence first", "tournament": "by tournament"}
 REASONS = ("any", *NAMES, "unforced")
-DECISIONS = {"cleared": "Clear (honest)", "confirmed": "Confirm (cheating)",
-             "open": "Reopen"}
-DONE_WORDS = {"cleared": "cleared", "confirmed": "confirmed", "open": "reopened"}
+DECISIONS = {FlagState.CLEARED: "Clear (honest)", FlagState.CONFIRMED: "Confirm (cheating)",
+             FlagState.OPEN: "Reopen"}
+DONE_WORDS = {FlagState.CLEARED: "cleared", FlagState.CONFIRMED: "confirmed",
+              FlagState.OPEN: "reopened"}
 
 
 @dataclass(frozen=True)
 class Queue:
     """A queue's filters and order, as the flag list's query string holds them."""
 
-    state: str = "open"
+    state: str = FlagState.OPEN.value
     sort: str = "newest"
     strength: str = "any"
     reason: str = "any"
@@ -52,7 +56,7 @@ class Queue:
         level = query.get("level", "") or ""
         if level and not level.isdigit():
             raise ValidationError("level", "must be a level number", 400)
-        return cls(state=choice(query, "state", STATES, "open"),
+        return cls(state=choice(query, "state", STATES, FlagState.OPEN.value),
                    sort=choice(query, "sort", tuple(sql.SORTS), "newest"),
                    strength=choice(query, "strength", tuple(STRENGTHS), "any"),
                    reason=choice(query, "reason", REASONS, "any"), level=level,
@@ -102,7 +106,7 @@ def standing_words(n: int) -> str:
 
 def card(row: dict, now: datetime) -> dict:
     """What a queue card shows of a flag, in words."""
-    kind = row.get("puzzle_type") or "sudoku"
+    kind = row.get("puzzle_type") or DEFAULT_TYPE
     expected = row.get("expected_s")
     return {**row, "strength": rarity(row["p_value"]) if row["p_value"] is not None
             else "not scored",
@@ -138,7 +142,7 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
         "states": STATES, "sorts": SORT_WORDS, "strengths": STRENGTH_WORDS,
         "reasons": [(r, signal_name(r) if r != "any" else "any") for r in REASONS],
         "decided": await _decided(request, who),
-        "decisions": [(s, DECISIONS[s]) for s in ("cleared", "confirmed")],
+        "decisions": [(s, DECISIONS[s]) for s in (FlagState.CLEARED, FlagState.CONFIRMED)],
         "export": (f"/ui/tournaments/{urllib.parse.quote(q.tournament, safe='')}/flags.csv"
                    if q.tournament else None)})
 
@@ -175,7 +179,7 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
     history = await read(request, sql.history, flag_id)
     before, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     decisions = [(s, DECISIONS[s]) for s in REVIEW_STATES if s != row["state"]
-                 and not (s == "open" and row["state"] == "withdrawn")]
+                 and not (s == FlagState.OPEN and row["state"] == FlagState.WITHDRAWN)]
     qs = q.query()
     return render(request, "flag.html", {
         "title": f"Flag {flag_id}", "flag": row, "history": history, "decisions": decisions,
@@ -194,7 +198,7 @@ def _decision(form) -> tuple[str, str | None]:
     note = str(form.get("note", "")).strip() or None
     if note is not None and len(note) > 4000:
         raise ValidationError("note", "at most 4,000 characters", 400)
-    if state == "confirmed" and note is None:
+    if state == FlagState.CONFIRMED and note is None:
         raise ValidationError("note", "confirming cheating needs a note saying why (the "
                               "player may ask)", 400)
     return state, note

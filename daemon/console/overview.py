@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from ..states import FlagState
 from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import CTX, read
@@ -16,7 +17,7 @@ async def overview(request: web.Request, who: Principal) -> web.Response:
     backlogs = await read(request, sql.backlogs, who.visible())
     fpr = request.app[CTX].settings.scoring_fpr
     for r in rows:
-        flagged = r["open"] + r["cleared"] + r["confirmed"]
+        flagged = sum(r[s] for s in (FlagState.OPEN, FlagState.CLEARED, FlagState.CONFIRMED))
         r["flag_rate"] = flagged / r["scored"] if r["scored"] else None
     return render(request, "overview.html", {"title": "Overview", "rows": rows,
                                               "backlogs": backlogs, "fpr": fpr})

@@ -25,12 +25,12 @@ async def puzzle_page(request: web.Request, who: Principal) -> web.Response:
     if row is None or not (row["owner"] is None or who.sees(row["owner"])):
         raise NotFound(f"There is no puzzle {pid!r}.")
     doc = documents.puzzle(row)
-    order, shape, _, _ = grid_of(doc, 0)
+    box_size, shape, _, _ = grid_of(doc, 0)
     givens = grid_facts(doc["puzzle_type"], doc["givens"])[0].tolist()
     board = None
     if doc["predicted_order"]:
         ranks = [r or None for r in flat(doc["predicted_order"])]
-        board = svg.board(order, givens, ranks, max_rank=max(1, sum(1 for g in givens
+        board = svg.board(box_size, givens, ranks, max_rank=max(1, sum(1 for g in givens
                                                                    if not g)),
                           title="Predicted fill order", id_prefix="pz", shape=shape)
     ratings = doc["ratings"] or {}

@@ -133,10 +133,10 @@ def client_address(peer: str | None, forwarded_for: list[str], trusted: tuple) -
         return address
     hops = [hop.strip() for header in forwarded_for for hop in header.split(",")]
     for hop in reversed(hops):
-        kind = proxy(hop)
-        if kind is None:
+        trusted_hop = proxy(hop)
+        if trusted_hop is None:
             break
         address = hop
-        if not kind:
+        if not trusted_hop:
             break
     return address

@@ -9,6 +9,8 @@ from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.puzzle_model import grid_facts
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+from fairgrid.solvers.techniques import SINGLES
 
 from .. import documents
 from ..store.repository import console as sql
@@ -20,11 +22,6 @@ from ..web.context import CTX, read
 from . import svg
 from .pages import NotFound, mmss, page, render
 
-SINGLE_NAMES = ("full house", "hidden single box", "hidden single line", "naked single")
-# how the replay shows a move's value, per type (None: the value's base-36 digit)
-VALUE_SYMBOLS = {"sudoku": None, "nurikabe": ["", "\u25a0", "\u00b7"]}  # river ■, island ·
-
-
 def expected_time(ratings: dict) -> str | None:
     """A puzzle's expected solve time as m:ss, from its ratings (None before them)."""
     seconds = ratings.get("expected_time_s")
@@ -32,13 +29,13 @@ def expected_time(ratings: dict) -> str | None:
 
 
 def grid_of(puzzle: dict | None, ncells: int) -> tuple[int, tuple[int, int] | None, int, int]:
-    """(order, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
+    """(box_size, shape for ``svg.board``, rows, cols) of a puzzle document; without one,
     the Sudoku grid of ``ncells`` cells."""
     if puzzle is None:
-        order = int(round(ncells ** 0.25)) or 3
-        return order, None, order * order, order * order
-    if puzzle["puzzle_type"] == "sudoku":
-        return puzzle["order"], None, puzzle["rows"], puzzle["cols"]
+        box_size = int(round(ncells ** 0.25)) or 3
+        return box_size, None, box_size * box_size, box_size * box_size
+    if puzzle_type(puzzle["puzzle_type"]).blocks:
+        return puzzle["box_size"], None, puzzle["rows"], puzzle["cols"]
     return 0, (puzzle["rows"], puzzle["cols"]), puzzle["rows"], puzzle["cols"]
 
 
@@ -102,7 +99,7 @@ def replay_moves(moves, timeline: list[dict], marks: list[list[str]],
                 t = timeline[i]
                 if t.get("proof"):
                     found = f"proved by {t['proof']}"
-                elif t.get("needed") and t["needed"] not in SINGLE_NAMES:
+                elif t.get("needed") and t["needed"] not in SINGLES:
                     found = f"needed a {t['needed']}"
         out.append([t_ms, cell, value, bool(note), kinds, found])
     return out
@@ -119,9 +116,9 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                         row["player_id"])
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
-    kind = (puzzle or {}).get("puzzle_type") or "sudoku"
+    kind = (puzzle or {}).get("puzzle_type") or DEFAULT_TYPE
     givens = evidence.get("givens") or []
-    order, shape, rows, cols = grid_of(puzzle, len(givens))
+    box_size, shape, rows, cols = grid_of(puzzle, len(givens))
     # one predicted order: the puzzle's own, with a rank per cell (the evidence's copy
     # ranks by median, so cells share ranks); the evidence's for a puzzle gone since
     predicted = ([r or None for r in flat(puzzle["predicted_order"])]
@@ -132,10 +129,10 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
     if givens and predicted and actual:
-        boards = {"predicted": svg.board(order, givens, predicted, max_rank=max_rank,
+        boards = {"predicted": svg.board(box_size, givens, predicted, max_rank=max_rank,
                                          title="Predicted fill order", id_prefix="pred",
                                          shape=shape),
-                  "actual": svg.board(order, givens, actual, max_rank=max_rank,
+                  "actual": svg.board(box_size, givens, actual, max_rank=max_rank,
                                       title="This solve's fill order", id_prefix="act",
                                       shape=shape),
                   "legend": svg.legend(max_rank, id_prefix="legend")}
@@ -152,16 +149,17 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                                   for ms in marks])
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
     needed = evidence.get("hardest_needed")
-    if needed and needed.get("technique") not in SINGLE_NAMES:
+    if needed and needed.get("technique") not in SINGLES:
         needed = {**needed, "where": f"r{needed['cell'] // cols + 1}c{needed['cell'] % cols + 1}"}
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
     solution = None
-    if kind == "sudoku" and puzzle and puzzle.get("solution"):
+    if kind == DEFAULT_TYPE and puzzle and puzzle.get("solution"):
         solution = grid_facts(kind, puzzle["solution"])[0].tolist()
-    replay = {"order": order, "rows": rows, "cols": cols, "givens": givens,
-              "values": VALUE_SYMBOLS.get(kind), "words": MARK_WORDS,
+    replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
+              # how the replay shows a move's value (None: the value's base-36 digit)
+              "values": puzzle_type(kind).symbols, "words": MARK_WORDS,
               "moves": replay_moves(moves, timeline, marks, solution)}
     return {
         "ev": evidence, "signals": signals, "boards": boards, "chart": chart,

@@ -93,7 +93,7 @@ def rank_colour(rank: int, max_rank: int) -> str:
 
 
 def board(
-    order: int,
+    box_size: int,
     givens: list[int],
     ranks: list[int | None],
     *,
@@ -104,18 +104,18 @@ def board(
     shape: tuple[int, int] | None = None,
 ) -> str:
     """A puzzle grid: givens in grey, free cells coloured and numbered by fill order.
-    A Sudoku grid of block side ``order`` has its blocks drawn; a grid of another type
-    (``order`` 0) names its ``shape`` (rows, cols), and its givens are clue numbers."""
+    A Sudoku grid of block side ``box_size`` has its blocks drawn; a grid of another type
+    (``box_size`` 0) names its ``shape`` (rows, cols), and its givens are clue numbers."""
     if shape is None:
-        if not 2 <= order <= 5:
-            raise ValueError(f"order must be 2..5, got {order}")
-        rows = cols = order * order
+        if not 2 <= box_size <= 5:
+            raise ValueError(f"box_size must be 2..5, got {box_size}")
+        rows = cols = box_size * box_size
     else:
         rows, cols = shape
         if rows < 1 or cols < 1:
             raise ValueError(f"shape must be at least 1x1, got {rows}x{cols}")
     cells = rows * cols
-    top = order * order if shape is None else cells  # the largest given
+    top = box_size * box_size if shape is None else cells  # the largest given
     if len(givens) != cells or len(ranks) != cells:
         raise ValueError(f"need {cells} givens and ranks, got {len(givens)} and {len(ranks)}")
     if highlight is not None and not 0 <= highlight < cells:
@@ -125,9 +125,9 @@ def board(
     width, height = cols * cell + 2 * pad, rows * cell + 2 * pad
     n_given = sum(1 for g in givens if g)
     n_ranked = sum(1 for g, r in zip(givens, ranks) if not g and r is not None)
-    kind = "given" if shape is None else "clue"
+    fixed = "given" if shape is None else "clue"
     desc = (
-        f"{rows} by {cols} grid: {n_given} {kind} cells in grey, {n_ranked} free cells "
+        f"{rows} by {cols} grid: {n_given} {fixed} cells in grey, {n_ranked} free cells "
         f"coloured and numbered by fill order (1 to {max_rank}), light to dark."
     )
     out = [_open(id_prefix, width, height, title, desc, "board")]
@@ -140,7 +140,7 @@ def board(
                 raise ValueError(f"{name}: given {given} is outside 1..{top}")
             text = _symbol(given) if shape is None else str(given)
             cls, fill, ink, font = "given", _GIVEN_FILL, "#000000", 22 if given < 100 else 15
-            tip = f"{name}: {kind} {text}"
+            tip = f"{name}: {fixed} {text}"
         elif rank is not None:
             fill = rank_colour(rank, max_rank)
             cls, ink, text, font = "rank", _text_colour(fill), str(rank), 15 if rank < 100 else 12
@@ -158,9 +158,9 @@ def board(
     right, bottom = pad + cols * cell, pad + rows * cell
     if shape is None:  # thin lines inside blocks, thick ones around them
         thin = "".join(f"M{pad + i * cell} {pad}V{bottom}M{pad} {pad + i * cell}H{right}"
-                       for i in range(1, rows) if i % order)
+                       for i in range(1, rows) if i % box_size)
         thick = "".join(f"M{pad + i * cell} {pad}V{bottom}M{pad} {pad + i * cell}H{right}"
-                        for i in range(0, rows + 1, order))
+                        for i in range(0, rows + 1, box_size))
     else:  # no blocks: thin lines inside, the border thick
         thin = "".join(f"M{pad + i * cell} {pad}V{bottom}" for i in range(1, cols))
         thin += "".join(f"M{pad} {pad + i * cell}H{right}" for i in range(1, rows))

@@ -57,17 +57,17 @@ class PuzzleCatalog:
         twice) with other givens or another type, QueueFull when ``room(ncells)`` says
         the analysis queue cannot take a new one; nothing is written then."""
         rows: dict[str, tuple[str, str, int, str, str]] = {}
-        for where, pid, text, kind in items:
+        for where, pid, text, type_name in items:
             try:
-                givens, order, solution = await asyncio.to_thread(check_puzzle, text,
-                                                                  "givens", kind)
+                givens, box_size, solution = await asyncio.to_thread(check_puzzle, text,
+                                                                  "givens", type_name)
             except ValidationError as exc:
                 exc.field = where + (exc.field or "givens")
                 raise
-            if pid in rows and (rows[pid][1], rows[pid][4]) != (givens, kind):
+            if pid in rows and (rows[pid][1], rows[pid][4]) != (givens, type_name):
                 raise Conflict("id", f"puzzle {pid!r} is listed twice with other givens "
                                      f"or another type")
-            rows[pid] = (pid, givens, order, solution, kind)
+            rows[pid] = (pid, givens, box_size, solution, type_name)
         new = []
         for pid, row in rows.items():
             known = await self.by_id(pid)
@@ -83,8 +83,8 @@ class PuzzleCatalog:
                                                                 utc_now()))
             if clash:  # lost a race with another registration
                 raise Conflict("id", f"puzzle {clash[0]!r} is registered with other givens")
-        infos = [self._by_id.setdefault(pid, PuzzleInfo(pid, givens, order, solution, kind))
-                 for pid, givens, order, solution, kind in new]
+        infos = [self._by_id.setdefault(pid, PuzzleInfo(pid, givens, box, solution, type_name))
+                 for pid, givens, box, solution, type_name in new]
         fresh = {row[0] for row in new}
         created = []
         for _, pid, _, _ in items:

@@ -1,8 +1,8 @@
-"""A puzzle as ingestion checks it: text → (givens, order, solution), unique or refused.
+"""A puzzle as ingestion checks it: text → (givens, box_size, solution), unique or refused.
 
 Every type keeps its canonical text (``solvers.puzzle_types``: Sudoku's one-line format,
 Nurikabe's ``ROWSxCOLS:``) as ``givens`` and its solution as one base-36 symbol a cell in
-move values; ``order`` is Sudoku's block side, 0 for a type without blocks.
+move values; ``box_size`` is Sudoku's block side, 0 for a type without blocks.
 """
 
 from __future__ import annotations
@@ -24,21 +24,21 @@ class PuzzleInfo:
 
     id: str
     givens: str  # the type's canonical text
-    order: int
+    box_size: int
     solution: str
     puzzle_type: str = DEFAULT_TYPE
 
     @functools.cached_property
-    def kind(self) -> PuzzleType:
+    def ptype(self) -> PuzzleType:
         return puzzle_type(self.puzzle_type)
 
     @functools.cached_property
     def _parsed(self):
-        return self.kind.parse(self.givens)
+        return self.ptype.parse(self.givens)
 
     @functools.cached_property
     def givens_array(self) -> np.ndarray:
-        return self.kind.givens(self._parsed)
+        return self.ptype.givens(self._parsed)
 
     @functools.cached_property
     def solution_array(self) -> np.ndarray:
@@ -47,12 +47,12 @@ class PuzzleInfo:
     @functools.cached_property
     def max_value(self) -> int:
         """The largest value a move may carry (0 erases or clears)."""
-        return self.kind.max_value(self._parsed)
+        return self.ptype.max_value(self._parsed)
 
     @property
     def blank(self) -> int:
         """What a free cell left empty counts as in a finished grid."""
-        return self.kind.blank
+        return self.ptype.blank
 
     @functools.cached_property
     def matching_texts(self) -> set[str]:
@@ -69,11 +69,11 @@ def check_type(value, field: str = "puzzle_type") -> str:
     return value
 
 
-def canonical_text(text: str, field: str, kind: str) -> str:
-    """The canonical text of puzzle ``text`` of type ``kind`` (parsed, not solved: a
+def canonical_text(text: str, field: str, type_name: str) -> str:
+    """The canonical text of puzzle ``text`` of type ``type_name`` (parsed, not solved: a
     known puzzle sent in another layout is recognised without a search);
     ValidationError(422) when it does not parse."""
-    t = puzzle_type(kind)
+    t = puzzle_type(type_name)
     try:
         return t.format(t.parse(text))
     except ValueError as exc:
@@ -81,33 +81,33 @@ def canonical_text(text: str, field: str, kind: str) -> str:
 
 
 def check_puzzle(text: str, field: str = "givens",
-                 kind: str = DEFAULT_TYPE) -> tuple[str, int, str]:
-    """Parse and check a puzzle of type ``kind``: (canonical text, order, solution text);
+                 type_name: str = DEFAULT_TYPE) -> tuple[str, int, str]:
+    """Parse and check a puzzle of type ``type_name``: (canonical text, box_size, solution text);
     ValidationError(422) when it does not parse or has no unique solution."""
     from fairgrid.solvers.nurikabe import SearchLimitError
 
-    t = puzzle_type(kind)
+    t = puzzle_type(type_name)
     try:
         puzzle = t.parse(text)
     except ValueError as exc:
-        raise ValidationError(field, f"{exc}{_other_type_hint(text, kind)}") from None
+        raise ValidationError(field, f"{exc}{_other_type_hint(text, type_name)}") from None
     try:
         solution = t.solution(puzzle)
         n = 1 if solution is not None else t.count(puzzle, 2)
     except SearchLimitError:
         raise ValidationError(field, f"the uniqueness check could not settle whether this "
-                              f"{kind} puzzle has exactly one solution (its exact search "
+                              f"{type_name} puzzle has exactly one solution (its exact search "
                               f"met its step cap); fairgrid cannot take it") from None
     if solution is None:
         raise ValidationError(field, "the puzzle has no solution" if n == 0
                               else "the puzzle has more than one solution")
-    return t.format(puzzle), t.order(puzzle), t.values_text(solution)
+    return t.format(puzzle), t.box_size(puzzle), t.values_text(solution)
 
 
-def _other_type_hint(text: str, kind: str) -> str:
+def _other_type_hint(text: str, type_name: str) -> str:
     """A hint naming the type that reads ``text``, when another one does ('': none)."""
     for other in TYPES:
-        if other != kind:
+        if other != type_name:
             try:
                 puzzle_type(other).parse(text)
             except ValueError:

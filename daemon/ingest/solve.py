@@ -279,10 +279,10 @@ def parse_solve(data: dict) -> SolveEvent:
     if givens is not None and (not isinstance(givens, str)
                                or len(givens) > MAX_GIVENS_LENGTH):
         raise ValidationError("puzzle.givens", "must be puzzle text (see docs/puzzles.md)")
-    kind = puzzle.get("puzzle_type")
-    if kind is not None and (not isinstance(kind, str) or kind not in PUZZLE_TYPES):
+    type_name = puzzle.get("puzzle_type")
+    if type_name is not None and (not isinstance(type_name, str) or type_name not in PUZZLE_TYPES):
         raise ValidationError("puzzle.puzzle_type",
-                              f"must be one of {', '.join(PUZZLE_TYPES)}, got {kind!r}")
+                              f"must be one of {', '.join(PUZZLE_TYPES)}, got {type_name!r}")
     started_at = parse_time(data.get("started_at"), "started_at")
     outcome = data.get("outcome")
     if outcome is not None and outcome not in OUTCOMES:
@@ -295,7 +295,7 @@ def parse_solve(data: dict) -> SolveEvent:
         raise ValidationError("moves", "must be a list")
     columns = _moves_fast(moves) or _moves_checked(moves)
     return SolveEvent(portal, submission_id, tournament_id, player_id, puzzle_id, givens,
-                      started_at, *columns, kind, outcome, client)
+                      started_at, *columns, type_name, outcome, client)
 
 
 def scoring_fields(raw: str) -> tuple[dict | None, str | None]:

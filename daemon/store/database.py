@@ -7,6 +7,7 @@ import concurrent.futures
 import contextlib
 import logging
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -72,7 +73,7 @@ class Store:
                  memory_limit_mb: int = 2048, threads: int = 0,
                  on_batch: Callable[[int], None] | None = None,
                  moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S,
-                 moves_of: MovesOf | None = None):
+                 moves_of: MovesOf | None = None, clock: Callable[[], float] = time.perf_counter):
         self.path = path
         self._threads = threads
         self._open_args = (checkpoint_mb, memory_limit_mb, threads, moves_of)
@@ -96,7 +97,8 @@ class Store:
                              group_commit_ms=group_commit_ms, max_batch=max_batch,
                              dedupe_days=dedupe_days, on_batch=on_batch,
                              moves_idle_s=moves_idle_s, moves_max_age_s=moves_max_age_s,
-                             wal_path=f"{path}.wal", checkpoint_bytes=checkpoint_mb * 10**6)
+                             wal_path=f"{path}.wal", checkpoint_bytes=checkpoint_mb * 10**6,
+                             clock=clock)
         self.writer.start()
 
     def _open(self) -> duckdb.DuckDBPyConnection:

@@ -38,7 +38,7 @@ class SubmissionRecord:
     note: np.ndarray  # bool: a pencil mark, not a placement
     complete: bool
     raw: str  # the body as received (same_content() on two of them: identical resubmission)
-    # (givens, order, solution, puzzle type) of a puzzle the portal knew no puzzle of
+    # (givens, box size, solution, puzzle type) of a puzzle the portal knew no puzzle of
     # that name for: the writer claims the name (``repository.ingest.claim_puzzle``)
     new_puzzle: tuple[str, int, str, str] | None = None
 

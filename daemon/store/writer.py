@@ -82,8 +82,10 @@ class Writer:
                  on_batch: Callable[[int], None] | None = None,
                  moves_idle_s: float = MOVES_IDLE_S, moves_max_age_s: float = MOVES_MAX_AGE_S,
                  moves_max_rows: int = MOVES_MAX_ROWS, wal_path: str | None = None,
-                 checkpoint_bytes: int = 0):
+                 checkpoint_bytes: int = 0,
+                 clock: Callable[[], float] = time.perf_counter):
         self._con = con
+        self._clock = clock  # what idle time is measured with (tests pass their own)
         # Unbounded queue; the bound applies to submissions only (ad-hoc writes such as a
         # finished analysis must never be dropped, nor block the event loop).
         self._queue: queue.SimpleQueue = queue.SimpleQueue()  # C: no Condition per put
@@ -121,11 +123,11 @@ class Writer:
         return self._waiting
 
     def idle_seconds(self) -> float:
-        """Seconds (time.perf_counter) the writer has spent waiting for work since it
+        """Seconds (of its clock) the writer has spent waiting for work since it
         started: sampled twice, the share of the time between that it was idle tells
         whether ingestion leaves room for other work."""
         since = self._idle_since
-        return self._idle_s + (time.perf_counter() - since if since is not None else 0.0)
+        return self._idle_s + (self._clock() - since if since is not None else 0.0)
 
     def submit(self, record: SubmissionRecord, loop: asyncio.AbstractEventLoop | None = None
                ) -> concurrent.futures.Future | asyncio.Future:
@@ -206,9 +208,9 @@ class Writer:
     def _run(self) -> None:
         name_os_thread("fg-writer")
         while True:
-            kind, payload, fut = self._next()
-            if kind != "sub":
-                if self._other(kind, payload, fut):
+            op, payload, fut = self._next()
+            if op != "sub":
+                if self._other(op, payload, fut):
                     return
                 continue
             batch = [(payload, fut)]
@@ -303,22 +305,22 @@ class Writer:
             return 0
 
     def _wait(self, timeout: float | None):
-        self._idle_since = since = time.perf_counter()
+        self._idle_since = since = self._clock()
         try:
             return self._queue.get(timeout=timeout)
         except queue.Empty:
             return None
         finally:
-            self._idle_s += time.perf_counter() - since
+            self._idle_s += self._clock() - since
             self._idle_since = None
 
-    def _other(self, kind: str, payload, fut) -> bool:
+    def _other(self, op: str, payload, fut) -> bool:
         """Run a queued item that is not a submission; True for "stop"."""
-        if kind == "call":
+        if op == "call":
             self._run_call(payload, fut)
-        elif kind == "exclusive":
+        elif op == "exclusive":
             self._run_exclusive(payload, fut)
-        elif kind == "sync":
+        elif op == "sync":
             self._run_sync(fut)
         else:  # stop
             self._drain_remaining()
@@ -329,17 +331,17 @@ class Writer:
         batch, others = [], []
         while True:
             try:
-                kind, payload, fut = self._queue.get_nowait()
+                op, payload, fut = self._queue.get_nowait()
             except queue.Empty:
                 break
-            if kind == "sub":
+            if op == "sub":
                 batch.append((payload, fut))
-            elif kind != "stop":
-                others.append((kind, payload, fut))
+            elif op != "stop":
+                others.append((op, payload, fut))
         if batch:
             self._commit_batch(batch)
-        for kind, payload, fut in others:
-            self._other(kind, payload, fut)
+        for op, payload, fut in others:
+            self._other(op, payload, fut)
         self._store_moves_quietly()
 
     def _store_moves(self) -> None:

@@ -1,2 +1,2 @@
 """The HTTP service: the aiohttp app (:mod:`.app`), its middlewares, and one module per
-route family: the solve webhook, puzzles, organiser queries and reviews, jobs, health."""
+route family: the solve webhook, puzzles, organiser queries and reviews, nightly runs, health."""

@@ -1,7 +1,7 @@
 """The aiohttp application: factory, routes, lifecycle.
 
 ``create_app(settings)`` builds the app; its resources (the DuckDB store with its writer
-thread, the process pool, puzzle analysis, scoring, the nightly scheduler) open and close
+thread, the process pool, puzzle analysis, scoring, the nightly job's cron) open and close
 in ``cleanup_ctx``, so SIGTERM (aiohttp's graceful shutdown) stops accepting, drains the
 write queue, commits and closes.
 """
@@ -25,9 +25,10 @@ from ..work.analysis import PuzzleAnalysis
 from ..work.compute import PRIORITY, Cluster
 from ..work.notify import Notifier
 from ..work.pool import Lane, LanePool
-from ..work.scheduler import NightlyRunner
+from ..work.nightly_runner import NightlyRunner
 from ..work.scoring import Scorer
-from . import health, jobs, lifecycle, notifications, organiser, puzzles, users
+from . import (health, lifecycle, nightly_runs, notifications, organiser, puzzles,
+               users)
 from .. import console
 from .auth import Accounts
 from .context import CTX, Context, Parts
@@ -62,14 +63,14 @@ async def _resources(app: web.Application):
     ctx.metrics.watch_queue(store.writer.depth)
     ctx.metrics.watch_puzzles(analysis.counts)
     ctx.metrics.watch_flags(lambda: store.read(organiser_sql.flag_counts))
-    jobs = NightlyRunner(store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), scorer,
-                         tasks=cluster.lane(PRIORITY[int(Lane.SMALL_PUZZLES)] - 5)
-                         if cluster else None)
-    ctx.started(Parts(store, accounts, PuzzleCatalog(store), analysis, scorer, jobs,
+    nightly = NightlyRunner(store, s, ctx.metrics, pool.lane(Lane.NIGHTLY), scorer,
+                            tasks=cluster.lane(PRIORITY[int(Lane.SMALL_PUZZLES)] - 5)
+                            if cluster else None)
+    ctx.started(Parts(store, accounts, PuzzleCatalog(store), analysis, scorer, nightly,
                       notifier))
     await analysis.start()
     await scorer.start()
-    await jobs.start()
+    await nightly.start()
     await notifier.start()
     watch = asyncio.create_task(ctx.secrets.watch(), name="fairgrid-secrets-watch")
     try:
@@ -78,7 +79,7 @@ async def _resources(app: web.Application):
         watch.cancel()
         await asyncio.gather(watch, return_exceptions=True)
         await notifier.stop()
-        await jobs.stop()
+        await nightly.stop()
         await scorer.stop()
         await analysis.stop()
         await asyncio.to_thread(pool.shutdown)  # closing a cluster's client may wait
@@ -113,8 +114,11 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     r.add_post("/v1/players/{portal}/{player_id}/erase", lifecycle.post_erase)
     r.add_get("/v1/tournaments/{tournament}/export/{table}.{fmt}", lifecycle.get_export)
     r.add_post("/v1/backups", lifecycle.post_backup)
-    r.add_post("/v1/jobs/nightly", jobs.post_nightly)
-    r.add_get("/v1/jobs/{run_id}", jobs.get_job)
+    r.add_post("/v1/nightly-runs", nightly_runs.post_run)
+    r.add_get("/v1/nightly-runs/{run_id}", nightly_runs.get_run)
+    # the same under their names before (docs/openapi.yaml marks them deprecated)
+    r.add_post("/v1/jobs/nightly", nightly_runs.post_run)
+    r.add_get("/v1/jobs/{run_id}", nightly_runs.get_run)
     console.setup(app)
     r.add_get("/metrics", health.metrics)
     r.add_get("/healthz", health.healthz)

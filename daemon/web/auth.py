@@ -107,11 +107,11 @@ class Accounts:
         given = token.encode()
         found = None
         # compare with every service token: no early exit to time
-        for kind, tokens in (("admin", settings.admin_tokens),
+        for role, tokens in (("admin", settings.admin_tokens),
                              ("organiser", settings.organiser_tokens)):
             for k, candidate in enumerate(tokens, 1):
                 if hmac.compare_digest(candidate.encode(), given) and found is None:
-                    found = Principal(f"service token {k} ({kind})", kind, None, False)
+                    found = Principal(f"service token {k} ({role})", role, None, False)
         if found is not None:
             return found
         if token.startswith(TOKEN_PREFIX):

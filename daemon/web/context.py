@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from ..store import Store
     from ..work.analysis import PuzzleAnalysis
     from ..work.notify import Notifier
-    from ..work.scheduler import NightlyRunner
+    from ..work.nightly_runner import NightlyRunner
     from ..work.scoring import Scorer
     from .auth import Accounts
 
@@ -33,7 +33,7 @@ class Parts:
     catalog: PuzzleCatalog
     analysis: PuzzleAnalysis
     scorer: Scorer
-    jobs: NightlyRunner
+    nightly: NightlyRunner
     notifier: Notifier
 
 
@@ -70,7 +70,7 @@ class Context:
     catalog = property(lambda self: self.parts.catalog)
     analysis = property(lambda self: self.parts.analysis)
     scorer = property(lambda self: self.parts.scorer)
-    jobs = property(lambda self: self.parts.jobs)
+    nightly = property(lambda self: self.parts.nightly)
     notifier = property(lambda self: self.parts.notifier)
 
 

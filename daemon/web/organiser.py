@@ -14,16 +14,17 @@ from .. import documents
 from ..ingest import ValidationError, parse_json, parse_time
 from ..store.repository import organiser as sql
 from ..documents import iso
+from ..states import FLAG_STATES, REVIEW_STATES
 from .auth import AuthError, Principal
 from .tokens import require_token
 from .context import CTX, read, write
 from .responses import error, json_response, known_query
 
 MAX_LIMIT = 500
-REVIEW_STATES = ("cleared", "confirmed", "open")  # open: reopened, e.g. on appeal
-FLAG_STATES = ("open", "withdrawn", "cleared", "confirmed")
-FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_score",
-                        "state", "fdr"})
+FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_anomaly",
+                        "min_score", "state", "fdr"})
+# query parameters renamed (docs/architecture.md#glossary): the old name still answers
+QUERY_ALIASES = {"min_anomaly": "min_score"}
 
 
 async def get_submission(request: web.Request) -> web.Response:
@@ -45,6 +46,9 @@ def _query_time(request: web.Request, name: str) -> datetime | None:
 
 def _query_number(request: web.Request, name: str, convert, default, lo, hi):
     text = request.query.get(name)
+    if text is None and name in QUERY_ALIASES:
+        name = QUERY_ALIASES[name]
+        text = request.query.get(name)
     if text is None:
         return default
     try:
@@ -79,8 +83,8 @@ async def get_flags(request: web.Request) -> web.Response:
     cursor = _decode_cursor(request.query["cursor"]) if "cursor" in request.query else None
     query = {"tournament": request.query.get("tournament"),
              "player": request.query.get("player"), "since": _query_time(request, "since"),
-             "min_score": _query_number(request, "min_score", float, None, float("-inf"),
-                                        float("inf")),
+             "min_anomaly": _query_number(request, "min_anomaly", float, None,
+                                          float("-inf"), float("inf")),
              "state": state, "cursor": cursor, "limit": limit + 1,
              "portals": who.visible()}
     rows = await read(request, sql.flags, **query)

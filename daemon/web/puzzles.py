@@ -33,8 +33,8 @@ async def post_puzzles(request: web.Request) -> web.Response:
             raise ValidationError(where + "id", "must be a string of 1..200 characters")
         if not isinstance(givens, str):
             raise ValidationError(where + "givens", "must be puzzle text")
-        kind = check_type(item.get("puzzle_type"), where + "puzzle_type")
-        checked.append((where, pid, givens, kind))
+        type_name = check_type(item.get("puzzle_type"), where + "puzzle_type")
+        checked.append((where, pid, givens, type_name))
     # all or none: a bad puzzle anywhere in a batch registers nothing
     ctx = request.app[CTX]
     created, new = await ctx.catalog.register_many(checked, room=ctx.analysis.has_room)
@@ -49,8 +49,8 @@ async def post_puzzles(request: web.Request) -> web.Response:
 async def get_puzzle(request: web.Request) -> web.Response:
     """A puzzle's status, solution, ratings and predicted fill order. The fill-order keys
     keep the names of the published contract (``predicted_order``, ``order_median``,
-    ``order_spread``, ``order_basis_runs``: "order" there is the fill order); ``order``
-    is the block side."""
+    ``order_spread``, ``order_basis_runs``: "order" there is the fill order); ``box_size``
+    is the side of a Sudoku box (``order``, deprecated, repeats it)."""
     who = require_token(request, admin=False)
     known_query(request)
     pid = request.match_info["id"]

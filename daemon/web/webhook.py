@@ -59,7 +59,7 @@ class ResolvedPuzzle:
     """The puzzle a solve is of: a registered one, or one its givens will register."""
 
     info: PuzzleInfo
-    new: tuple[str, int, str, str] | None = None  # (givens, order, solution, type) to claim
+    new: tuple[str, int, str, str] | None = None  # (givens, box size, solution, type) to claim
 
 
 async def handle_solve(request: web.Request) -> web.Response:
@@ -124,9 +124,9 @@ async def _resolve_puzzle(ctx, portal: str, event: SolveEvent) -> ResolvedPuzzle
         if event.givens is None:
             raise ValidationError("puzzle.givens",
                                   "unknown puzzle: register it or send its givens")
-        kind = event.puzzle_type or DEFAULT_TYPE
+        type_name = event.puzzle_type or DEFAULT_TYPE
         new = (*await asyncio.to_thread(check_puzzle, event.givens, "puzzle.givens",
-                                        kind), kind)
+                                        type_name), type_name)
         return ResolvedPuzzle(PuzzleInfo(event.puzzle_id, *new), new)
     if event.puzzle_type not in (None, info.puzzle_type):
         raise ValidationError("puzzle.puzzle_type",

@@ -97,12 +97,12 @@ def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
             "fill_basis_runs": pred.basis_runs, "seconds": time.perf_counter() - started}
 
 
-def _analyse_typed(kind: str, givens: str, solution: str | None, seed: int,
+def _analyse_typed(type_name: str, givens: str, solution: str | None, seed: int,
                    executor: Executor | None) -> dict:
     if solution is None:
-        raise ValueError(f"a {kind} puzzle is analysed with its solution")
+        raise ValueError(f"a {type_name} puzzle is analysed with its solution")
     started = time.perf_counter()
-    args = (kind, givens, solution, seed)
+    args = (type_name, givens, solution, seed)
     model, median = (executor.submit(puzzle_model.build_typed, *args).result()
                      if executor is not None else puzzle_model.build_typed(*args))
     return {"model": model, "predicted_fill_order": [int(r or 0) for r in median],
@@ -196,7 +196,7 @@ class PuzzleAnalysis:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)
         if row is None or row[1] != "pending":
             return
-        givens, _status, solution, kind = row
+        givens, _status, solution, type_name = row
         s = self._settings
         executor = self._pool and self._pool.lane(lane)
         if isinstance(executor, ClusterLane):
@@ -209,7 +209,7 @@ class PuzzleAnalysis:
                                              executor=executor,
                                              cancel=self._cancel, solution=solution,
                                              batch=1 if lane == Lane.LARGE_PUZZLES else None,
-                                             puzzle_type=kind)
+                                             puzzle_type=type_name)
         except Exception as exc:
             if isinstance(executor, ClusterLane) and Cluster.lost(exc):
                 # the scheduler or every worker went away mid-analysis: wait for it

@@ -1,6 +1,6 @@
 """The nightly rating refresh: fit, recalibrate, consensus orders, re-score.
 
-:func:`run_nightly` is one run of the job against a :class:`JobDB`, the daemon's store
+:func:`run_nightly` is one run of the job against a :class:`NightlyDB`, the daemon's store
 (reads on cursors, writes through the single writer) or a file opened directly by
 ``fairgrid recompute`` when no daemon runs. It loads, calls ``analytics``, and writes:
 
@@ -62,7 +62,7 @@ from ..store.connection import in_transaction
 from ..store.repository import lifecycle
 from ..store.repository import nightly as sql
 
-log = logging.getLogger("fairgrid.jobs")
+log = logging.getLogger("fairgrid.nightly")
 
 STAGES = ("load", "fit", "recalibrate", "consensus", "write", "retention", "rescore")
 JOB = "nightly"
@@ -76,34 +76,34 @@ CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
 LEVEL_TASK = 250           # sampled solves per level-null task
 
 
-class JobCancelled(Exception):
+class NightlyCancelled(Exception):
     """The daemon is shutting down: the run stops at its next stage, before its write
     commits. A stop is no failure: the run is recorded ``abandoned``, as a killed one is."""
 
 
 @dataclass
-class JobDB:
+class NightlyDB:
     """What the job needs from a database: repository reads and one-transaction writes."""
 
     read: Callable          # (fn, *args) -> fn(cursor, *args)
     write: Callable         # (fn, *args) -> fn(con, *args), in one transaction
 
 
-def direct_db(con) -> JobDB:
-    """A JobDB on a DuckDB connection owned by this process (no daemon runs)."""
-    return JobDB(lambda fn, *args: fn(con, *args),
+def direct_db(con) -> NightlyDB:
+    """A NightlyDB on a DuckDB connection owned by this process (no daemon runs)."""
+    return NightlyDB(lambda fn, *args: fn(con, *args),
                  lambda fn, *args: in_transaction(con, fn, *args))
 
 
-def store_db(store) -> JobDB:
-    return JobDB(store.read, lambda fn, *args: store.write(fn, *args).result())
+def store_db(store) -> NightlyDB:
+    return NightlyDB(store.read, lambda fn, *args: store.write(fn, *args).result())
 
 
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
 
 
-def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
+def current_calibration(db: NightlyDB, shipped: Calibration) -> Calibration:
     """The metrics → log-time model in force: the last run's recalibration, else the
     ``shipped`` one; also the shipped one when it reads other features than the last
     run's (a new fairgrid ships a new model: a portal starts again from it)."""
@@ -116,7 +116,7 @@ def current_calibration(db: JobDB, shipped: Calibration) -> Calibration:
 
 # ------------------------------------------------------------------------------- the run
 
-def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str], None]
+def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[str], None]
                 = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
     re-score). Raises on failure, or a stop, after recording it in ``job_runs``.
@@ -131,7 +131,7 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
         summary = _run(db, settings, executor, progress, run_id,
                        tasks if tasks is not None else executor)
     except BaseException as exc:
-        status = "abandoned" if isinstance(exc, JobCancelled) else "failed"
+        status = "abandoned" if isinstance(exc, NightlyCancelled) else "failed"
         try:
             db.write(sql.finish_run, run_id, status, datetime.now(timezone.utc),
                      {"error": f"{type(exc).__name__}: {exc}"})
@@ -145,7 +145,7 @@ def run_nightly(db: JobDB, settings, *, executor=None, progress: Callable[[str],
     return summary
 
 
-def _run(db: JobDB, s, executor, progress, run_id: str, tasks=None) -> dict:
+def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     """The stages of :data:`STAGES` in order, each announced to ``progress`` as it
     starts (``retention`` only when move logs expire); the run's summary."""
     progress("load")
@@ -176,7 +176,7 @@ def _summary(loaded: Loaded, fits: Fits, recal: Recalibrated, orders: Orders,
     return {"solves": int(loaded.log_t.size), "puzzles": len(loaded.ids),
             "players": len(loaded.players), "move_logs_dropped": retained,
             "recalibrated_on": r.puzzles, "consensus_puzzles": len(orders.consensus),
-            "mu": fits.sudoku.mu, "band_null_levels": sorted(orders.level_nulls),
+            "mu": fits.sudoku.mu, "null_levels": sorted(orders.level_nulls),
             "by_type": written.by_type, "residual_sd": fits.sudoku.residual_sd,
             "correlations": r.correlations, "rescore": rescore}
 
@@ -202,18 +202,18 @@ class Loaded:
     calibration: Calibration        # the metrics → log-time model in force
     shipped: Calibration            # fairgrid's own (the recalibration's prior)
     ids: list[str]
-    kinds: np.ndarray               # each puzzle's type (object)
+    types: np.ndarray               # each puzzle's type (object)
     metrics: list[dict]             # each puzzle's metrics (Sudoku's completed)
     prior: np.ndarray               # each puzzle's expected log seconds
     prior_sd: np.ndarray
     players: list[sql.EligiblePlayer]
-    player_kinds: np.ndarray        # each player's type (object)
+    player_types: np.ndarray        # each player's type (object)
     j: np.ndarray                   # per solve: its puzzle's index (int64)
     i: np.ndarray                   # per solve: its player's index (int64)
     log_t: np.ndarray               # per solve: log seconds
 
 
-def _load(db: JobDB) -> Loaded:
+def _load(db: NightlyDB) -> Loaded:
     """The load stage: the calibration in force, the rated puzzles and their priors
     (storing the metrics completed for it), the eligible players and solves."""
     shipped = load_default()
@@ -226,10 +226,10 @@ def _load(db: JobDB) -> Loaded:
     players = db.read(sql.eligible_players)
     return Loaded(
         calibration=cal, shipped=shipped, ids=[p.id for p in puzzles],
-        kinds=np.array([p.puzzle_type for p in puzzles], dtype=object),
+        types=np.array([p.puzzle_type for p in puzzles], dtype=object),
         metrics=priors.metrics, prior=priors.prior, prior_sd=priors.prior_sd,
         players=players,
-        player_kinds=np.array([p.puzzle_type for p in players], dtype=object),
+        player_types=np.array([p.puzzle_type for p in players], dtype=object),
         j=np.asarray(solves["j"], dtype=np.int64),
         i=np.asarray(solves["i"], dtype=np.int64),
         log_t=np.log(np.asarray(solves["duration_ms"], dtype=float) / 1000.0))
@@ -290,19 +290,19 @@ def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
     puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
     ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it."""
     fits = {}
-    kinds = loaded.kinds
-    for kind in [CALIBRATED] + sorted(set(kinds.tolist()) - {CALIBRATED}):
-        pz = np.flatnonzero(kinds == kind)
-        pl = np.flatnonzero(loaded.player_kinds == kind)
+    types = loaded.types
+    for type_name in [CALIBRATED] + sorted(set(types.tolist()) - {CALIBRATED}):
+        pz = np.flatnonzero(types == type_name)
+        pl = np.flatnonzero(loaded.player_types == type_name)
         mine = np.isin(loaded.j, pz)
         lam = lambda_puzzle
-        if kind != CALIBRATED and pz.size:
+        if type_name != CALIBRATED and pz.size:
             lam *= (loaded.shipped.residual_sd / float(np.median(loaded.prior_sd[pz]))) ** 2
         task = FitTask(loaded.log_t[mine], np.searchsorted(pz, loaded.j[mine]),
                        np.searchsorted(pl, loaded.i[mine]), loaded.prior[pz], pl.size, lam,
                        lambda_player)
-        fits[kind] = (executor.submit(_fit_job, task).result() if executor is not None
-                      else _fit_job(task))
+        fits[type_name] = (executor.submit(_fit_one, task).result() if executor is not None
+                           else _fit_one(task))
     return fits
 
 
@@ -318,7 +318,7 @@ class FitTask(NamedTuple):
     lambda_player: float
 
 
-def _fit_job(task: FitTask) -> Fit:
+def _fit_one(task: FitTask) -> Fit:
     return fit_ratings(task.log_t, task.puzzle, task.player, task.prior, task.n_players,
                        lambda_puzzle=task.lambda_puzzle, lambda_player=task.lambda_player)
 
@@ -328,9 +328,9 @@ def _join_fits(fits: dict[str, Fit], loaded: Loaded) -> tuple[np.ndarray, np.nda
     order of the puzzles and players loaded."""
     difficulty = loaded.prior.astype(float)
     skill = np.zeros(len(loaded.players))
-    for kind, fit in fits.items():
-        difficulty[loaded.kinds == kind] = fit.difficulty
-        skill[loaded.player_kinds == kind] = fit.skill
+    for type_name, fit in fits.items():
+        difficulty[loaded.types == type_name] = fit.difficulty
+        skill[loaded.player_types == type_name] = fit.skill
     return difficulty, skill
 
 
@@ -351,7 +351,7 @@ def _recalibrate(loaded: Loaded, fits: Fits, min_solves: int, run_id: str) -> Re
     least ``min_solves`` solves (other types keep their prior), with every metric's
     correlation with the median human time."""
     counts, medians = recalibration.puzzle_medians(loaded.log_t, loaded.j, len(loaded.ids))
-    sudoku = loaded.kinds == CALIBRATED
+    sudoku = loaded.types == CALIBRATED
     recal = recalibration.recalibrate(
         loaded.calibration, [m for m, k in zip(loaded.metrics, sudoku) if k],
         fits.sudoku.difficulty, counts[sudoku], medians[sudoku], min_solves=min_solves,
@@ -371,32 +371,32 @@ class Orders:
     level_nulls: dict               # level key -> signal -> [centre, scale]
 
 
-def _consensus(db: JobDB, loaded: Loaded, fits: Fits, min_solves: int, tasks) -> Orders:
+def _consensus(db: NightlyDB, loaded: Loaded, fits: Fits, min_solves: int, tasks) -> Orders:
     """The consensus stage: the consensus order of every puzzle with at least
     ``min_solves`` solves, each puzzle's level, and each level's honest nulls from a
     seeded sample of real solves (the per-puzzle work as tasks of ``tasks``)."""
     consensus_of = _consensus_orders(db, min_solves, tasks)
-    levels = _levels(loaded.calibration, fits.by_type, loaded.kinds, fits.difficulty)
-    level_of = {pid: level_key(kind, lvl)
-                for pid, kind, lvl in zip(loaded.ids, loaded.kinds, levels.tolist())}
+    levels = _levels(loaded.calibration, fits.by_type, loaded.types, fits.difficulty)
+    level_of = {pid: level_key(type_name, lvl)
+                for pid, type_name, lvl in zip(loaded.ids, loaded.types, levels.tolist())}
     return Orders(consensus_of, levels, _level_nulls(db, level_of, tasks))
 
 
-def _levels(cal: Calibration, fits: dict[str, Fit], kinds, difficulty) -> np.ndarray:
+def _levels(cal: Calibration, fits: dict[str, Fit], types, difficulty) -> np.ndarray:
     """Each puzzle's level on its type's cut points (Sudoku's: the calibration's)
     shifted by the type's fitted offset, so that a level keeps its quantile meaning
     whatever the portal's players' speed."""
-    sudoku = kinds == CALIBRATED
-    levels = np.zeros(len(kinds), dtype=np.int64)
+    sudoku = types == CALIBRATED
+    levels = np.zeros(len(types), dtype=np.int64)
     levels[sudoku] = recalibration.levels(cal, difficulty[sudoku],
                                           float(fits[CALIBRATED].mu))
     for k in np.flatnonzero(~sudoku):
-        levels[k] = type_level(kinds[k], float(np.exp(difficulty[k])),
-                               float(fits[kinds[k]].mu))
+        levels[k] = type_level(types[k], float(np.exp(difficulty[k])),
+                               float(fits[types[k]].mu))
     return levels
 
 
-def _level_nulls(db: JobDB, level_of: dict[str, str], tasks) -> dict:
+def _level_nulls(db: NightlyDB, level_of: dict[str, str], tasks) -> dict:
     """The honest nulls of each level (``level_of``: each puzzle's level key) learnt
     from a seeded sample of real solves, :data:`LEVEL_TASK` solves a task."""
     samples = list(_sample_solves(db, level_of))
@@ -415,7 +415,7 @@ class Written:
     by_type: dict                   # per type with solves, as stored (see _by_type)
 
 
-def _write(db: JobDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
+def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
            orders: Orders) -> Written:
     """The write stage: the run's row, its puzzles' and players' ratings, and the
     pointer that puts it in force, in one transaction."""
@@ -430,10 +430,10 @@ def _write(db: JobDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrat
 
 def _by_type(fits: Fits) -> dict:
     """Each type with solves: its offset, residual and skill spreads, solves."""
-    return {kind: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
+    return {type_name: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
                    "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
                    "solves": int(f.puzzle_solves.sum())}
-            for kind, f in fits.by_type.items() if f.puzzle_solves.sum() > 0}
+            for type_name, f in fits.by_type.items() if f.puzzle_solves.sum() > 0}
 
 
 def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Recalibrated,
@@ -444,7 +444,7 @@ def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Reca
         run_id=run_id, finished_at=now, solves=int(loaded.log_t.size),
         puzzles=len(loaded.ids), players=len(loaded.players), mu=fits.sudoku.mu,
         residual_sd=fits.sudoku.residual_sd, calibration=r.calibration.to_json(),
-        correlations=json.dumps(r.correlations), band_nulls=json.dumps(orders.level_nulls),
+        correlations=json.dumps(r.correlations), level_nulls=json.dumps(orders.level_nulls),
         by_type=json.dumps(by_type))
 
 
@@ -457,7 +457,7 @@ def _puzzle_rows(run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
         "run_id": np.array([run_id] * len(ids), dtype=object),
         "puzzle_id": np.array(ids, dtype=object),
         "difficulty": fits.difficulty,
-        "prior": loaded.prior + np.array([float(fits.by_type[k].mu) for k in loaded.kinds]),
+        "prior": loaded.prior + np.array([float(fits.by_type[k].mu) for k in loaded.types]),
         "expected_time_s": np.exp(fits.difficulty),
         "level": orders.levels.astype(np.int64),
         "solves": recal.counts.astype(np.int64),
@@ -486,14 +486,14 @@ def _player_rows(run_id: str, loaded: Loaded, fits: Fits) -> dict[str, np.ndarra
 
 # ----------------------------------------------------------------- retention and rescore
 
-def _retention(db: JobDB, now: datetime, retention_days: int, rescore_days: int) -> int:
+def _retention(db: NightlyDB, now: datetime, retention_days: int, rescore_days: int) -> int:
     """The retention stage: drop the move logs of solves older than ``retention_days``
     (never within ``rescore_days``: re-scoring reads them); the solves whose log went."""
     days = max(retention_days, rescore_days)
     return db.write(lifecycle.apply_retention, now - timedelta(days=days))
 
 
-def _rescore(db: JobDB, now: datetime, rescore_days: int) -> list[int]:
+def _rescore(db: NightlyDB, now: datetime, rescore_days: int) -> list[int]:
     """The rescore stage: the scored submissions of the ``rescore_days`` days before
     ``now``, oldest first (the caller re-scores them)."""
     return db.read(sql.recent_scored, now - timedelta(days=rescore_days))
@@ -532,7 +532,7 @@ def _consensus_chunk(part: dict) -> dict[str, Consensus]:
     return out
 
 
-def _consensus_orders(db: JobDB, min_solves: int, tasks=None) -> dict[str, Consensus]:
+def _consensus_orders(db: NightlyDB, min_solves: int, tasks=None) -> dict[str, Consensus]:
     """The consensus of every puzzle with at least ``min_solves`` eligible solves, read
     in id ranges of about :data:`CONSENSUS_CHUNK` solves so that memory stays bounded
     whatever the size of the moves table; each range is a task of ``tasks``."""
@@ -571,7 +571,7 @@ def _in_tasks(tasks, fn, items):
         yield f.result()
 
 
-def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:
+def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
     """A seeded sample of real unflagged solves as (level, facts, t_ms, cell, digit,
     note), for the per-level nulls."""
     moves = db.read(sql.sample_moves, LEVEL_SAMPLE, LEVEL_SAMPLE_SEED)
@@ -582,10 +582,10 @@ def _sample_solves(db: JobDB, level_of: dict[str, str]) -> Iterator[tuple]:
         if p.fill_rank_median is not None:
             cells, shape = grid_facts(p.puzzle_type, p.givens)
             solution = cells_of(p.solution)
-            facts[p.id] = PuzzleFacts(cells, p.order, solution,
+            facts[p.id] = PuzzleFacts(cells, p.box_size, solution,
                                       per_cell(json.loads(p.fill_rank_median)), 0.0, 1.0,
                                       None, p.puzzle_type, shape,
-                                      hardest_rung_for(cells, solution, p.order,
+                                      hardest_rung_for(cells, solution, p.box_size,
                                                        p.puzzle_type))
     for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]

@@ -25,7 +25,7 @@ import numpy as np
 
 from fairgrid.analytics.calibration import skill_uncertainty
 from fairgrid.analytics.evidence import signal_name
-from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreJob,
+from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreTask,
                                              ScoringInputs, scoring_inputs)
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
@@ -48,7 +48,7 @@ IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the l
 MAX_REASON = 500  # characters of a failure's reason kept with the submission
 
 
-def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict | None, str]]:
+def compute_batch(payload: tuple[dict, list[ScoreTask]]) -> list[tuple[dict | None, str]]:
     """The analytics of a batch of submissions: per submission, the summary the writer
     needs (``Evidence.summary``) and the whole evidence as JSON text, or (None, why it could
     not be scored). ``payload`` is the batch's moves as columns (sorted by ``sub_key``,
@@ -72,7 +72,7 @@ def compute_batch(payload: tuple[dict, list[ScoreJob]]) -> list[tuple[dict | Non
     return out
 
 
-def _score_one(job: ScoreJob, moves: dict[str, np.ndarray]) -> tuple[dict, str]:
+def _score_one(job: ScoreTask, moves: dict[str, np.ndarray]) -> tuple[dict, str]:
     """(summary, evidence JSON) of one submission; raises what stops it being scored."""
     from fairgrid.analytics.evidence import score_solve
     client, reported = scoring_fields(job.raw)
@@ -106,7 +106,7 @@ def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:
         rating = PuzzleRating(row["difficulty"], row["level"],
                               json.loads(row["consensus_fill_rank"] or "null"),
                               extra.get("null"))
-    return scoring_inputs(row["givens"], row["puzzle_order"], row["solution"],
+    return scoring_inputs(row["givens"], row["box_size"], row["solution"],
                           json.loads(row["fill_rank_median"]),
                           PuzzleModel.from_json(json.loads(row["ratings"])), run, rating,
                           row["puzzle_type"])
@@ -259,11 +259,11 @@ class Scorer:
             log.warning("submission %r of portal %r: %s", row["submission_id"],
                         row["portal"], reason)
 
-    def _job(self, row: dict, inputs: ScoringInputs) -> ScoreJob:
+    def _job(self, row: dict, inputs: ScoringInputs) -> ScoreTask:
         rated = row["skill"] is not None
         skill_sd = (skill_uncertainty(int(row["skill_solves"] or 0),
                                       self._settings.nightly_lambda_player) if rated else 0.0)
-        return ScoreJob(inputs.facts if rated else inputs.facts_without_skill, inputs.null,
+        return ScoreTask(inputs.facts if rated else inputs.facts_without_skill, inputs.null,
                         int(row["sub_key"]), row["raw"],
                         float(row["skill"]) if rated else 0.0, self._settings.scoring_fpr,
                         inputs.sources, rated, skill_sd)

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fairgrid.analytics.calibration import (GUARD, bh, complete, fit_null, guard,
-                                            honest_null, player_z, score, tail)
+                                            honest_null, judge, player_z, tail)
 
 # ------------------------------------------------------------------------ fit_null
 
@@ -95,23 +95,23 @@ def _null():
 def test_one_kind_of_evidence_needs_to_be_beyond_what_people_do():
     null = _null()
     # order far off and nothing else: one family, not beyond 1e-6 and not allowed alone
-    v = score({"order_sa": -1.0, "pace_variation": 0.8}, null)
+    v = judge({"order_sa": -1.0, "pace_variation": 0.8}, null)
     assert not v.flagged
     # both pacing signals odd: still one family (a steady person is steady twice)
-    v = score({"pace_variation": 0.3, "pacing_difficulty": -0.6}, null)
+    v = judge({"pace_variation": 0.3, "pacing_difficulty": -0.6}, null)
     assert not v.flagged and [f for f, _ in v.families] == ["pacing"]
     # a metronome: beyond anything people do, flagged by pacing alone
-    v = score({"pace_variation": 0.05, "pacing_difficulty": 0.0}, null)
+    v = judge({"pace_variation": 0.05, "pacing_difficulty": 0.0}, null)
     assert v.flagged and v.rule == "alone" and "pace_variation" in v.reasons
     # two independent families each below 1 in 100
-    v = score({"order_sa": -0.2, "unforced": 12.0, "pace_variation": 0.8}, null)
+    v = judge({"order_sa": -0.2, "unforced": 12.0, "pace_variation": 0.8}, null)
     assert v.flagged and v.rule == "two" and set(v.reasons) == {"order_sa", "unforced"}
 
 
 def test_a_family_counts_once_in_the_combination():
     null = _null()
-    one = score({"pace_variation": 0.3}, null)
-    two = score({"pace_variation": 0.3, "pacing_difficulty": 1.0}, null)
+    one = judge({"pace_variation": 0.3}, null)
+    two = judge({"pace_variation": 0.3, "pacing_difficulty": 1.0}, null)
     # the second member is unremarkable, so the family's p is the first's times two
     assert two.p_value == pytest.approx(min(1.0, 2 * one.p_value), rel=1e-9)
 
@@ -120,7 +120,7 @@ def test_p_values_stay_in_the_open_interval():
     null = _null()
     for values in ({}, {"unforced": 0.0}, {"order_sa": 1.0, "switch": 0.0},
                    {"order_sa": -1.0, "unforced": 80.0, "pace_variation": 1e-9}):
-        v = score(values, null)
+        v = judge(values, null)
         assert 0.0 < v.p_value < 1.0 and math.isfinite(v.anomaly)
         assert all(0.0 < s.p < 1.0 and math.isfinite(s.z) for s in v.signals)
 
@@ -211,7 +211,7 @@ def test_player_z_by_hand():
 
 def test_player_z_stays_finite_and_one_solve_cannot_erase_the_rest():
     # an empty or abandoned submission scores p = 1 - 1e-16, not 1.0
-    abandoned = score({}, complete({})).p_value
+    abandoned = judge({}, complete({})).p_value
     assert abandoned < 1.0
     strong = player_z([1e-9] * 5)
     with_one = player_z([1e-9] * 5 + [abandoned])
@@ -262,3 +262,15 @@ def test_honest_null_is_seeded_and_covers_the_signals():
         assert (centre, scale) == guard(name, centre, scale) or name == "speed"
     # honest solves follow an order close to the model's
     assert a["order_sa"][0] > 0.3
+
+
+def test_pace_and_speed_do_not_corroborate_each_other_a_fast_person_is_even():
+    null = _null()
+    even = {"pace_variation": 0.25}                     # about 1 in 100,000
+    assert not judge({**even, "speed": -2.0}, null).flagged  # and 1 in 40 fast
+    assert not judge({"switch": 1.6, "speed": -2.0}, null).flagged
+    assert not judge({"switch": 1.6, "pace_variation": 0.4}, null).flagged  # one pace
+    # an order unlike people's does corroborate it
+    v = judge({**even, "order_sa": 0.1}, null)
+    assert v.flagged and v.rule == "two"
+    assert set(v.reasons) == {"pace_variation", "order_sa"}

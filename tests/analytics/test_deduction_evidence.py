@@ -47,7 +47,7 @@ def _log(cells, solution, times_ms, notes=()):
 
 def _deduce(givens, solution, log):
     fill = fill_order(*log, givens, solution)
-    return fill, deduce(givens, solution, fill, *log, hardest_rung(givens, solution))
+    return fill, deduce(givens, solution, fill, *log)
 
 
 def test_a_cell_an_x_wing_proves_after_a_long_think_is_a_persons_work():
@@ -181,12 +181,17 @@ def _stall_hints():
     cells = [c for c, _, _ in placed]
     x = _fish_stall(givens, solution, cells)
     rest = cells[x:]
-    hints = [c for c in rest if engine.trace_placements(
-        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN][:2]
-    order = cells[:x] + hints + [c for c in rest if c not in hints]
-    times = 3000 * np.arange(1, len(order) + 1)
+    times = 3000 * np.arange(1, len(cells) + 1)
     times[x:] += 30_000
-    return givens, solution, _log(order, solution, times), x
+    first = next(c for c in rest if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN)
+    for second in rest:  # one that nothing up to the stall's rungs proves after it
+        hints = [first, second]
+        order = cells[:x] + hints + [c for c in rest if c not in hints]
+        log = _log(order, solution, times)
+        if second != first and _deduce(givens, solution, log)[1].unexplained[x + 1]:
+            return givens, solution, log, x
+    raise AssertionError("no second hint")
 
 
 def _evidence(givens, solution, log):
@@ -223,3 +228,53 @@ def test_the_timeline_says_what_proved_each_placement_and_old_documents_read_pla
                                               3000 * np.arange(1, len(cells) + 1)))
     assert not any(p.unproven for p in honest.timeline)
     assert all(p.proof for p in honest.timeline) and honest.llr["right_first_time"] == 0
+
+
+def test_a_hint_run_at_a_stall_is_spelt_out_and_weighs_as_a_run():
+    givens, solution, log, x = _stall_hints()
+    fill, found = _deduce(givens, solution, log)
+    assert found.run_of(x) == (x, x + 1) and found.hint_run_llr() > 0
+    ev = _evidence(givens, solution, log)
+    assert ev.llr["hint_run"] > 0
+    words = ev.signal("unproven").explanation
+    assert f"placement {x + 1} (" in words and "came 3 s after" in words
+    assert f"placements {x + 1} to {x + 2}, none of which anything proved" in words
+    # the same two cells a minute apart: not one look, no run
+    t, c, d, n = log
+    t = t.copy()
+    t[x + 1:] += 60_000
+    fill, found = _deduce(givens, solution, (t, c, d, n))
+    assert found.run_of(x) == (x, x) and found.hint_run_llr() <= 0
+
+
+def test_a_hint_taken_at_a_stall_raises_the_evidence_a_long_think_for_an_x_wing_does_not():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    times = 3000 * np.arange(1, len(cells) + 1)
+    times[x:] += 240_000  # four minutes' think, then the cell the x-wing proves
+    person = _evidence(givens, solution, _log(cells, solution, times))
+    hinted = _evidence(*_stall_hints()[:3])
+    assert person.signal("unproven").value == 0 and not any(
+        p.unproven for p in person.timeline)
+    assert hinted.signal("unproven").value >= 1
+    assert hinted.signal("unproven").p < person.signal("unproven").p
+    assert sum(hinted.llr.values()) > sum(person.llr.values())
+
+
+@pytest.mark.parametrize("model", ["pencil_marker", "auto_notes"])
+def test_a_player_who_works_in_notes_proves_the_placements_and_is_not_flagged(model):
+    from .test_bench_players import MODELS, PUZZLES, SOLUTIONS
+
+    givens = parse(PUZZLES["medium"]).givens.astype(np.int64)
+    solution = np.asarray(SOLUTIONS["medium"], dtype=np.int64)
+    for seed in (1, 2, 3):
+        log = MODELS[model](PUZZLES["medium"], solution, np.random.default_rng(seed),
+                            300.0, tidy=0.9)
+        fill = fill_order(*log.arrays, givens, solution)
+        notes = read_notes(*log.arrays, givens, fill.seq)
+        assert notes.auto == (model == "auto_notes")  # the portal's marks are recognised
+        assert notes.thinking == (model == "pencil_marker")
+        ev = _evidence(givens, solution, log.arrays)
+        assert not ev.flagged and not any(p.unproven for p in ev.timeline), ev.verdict
+        assert ev.llr["right_first_time"] == 0 and ev.llr["hint_run"] == 0

@@ -42,7 +42,7 @@ def analysed():
         puzzle = parse(text)
         solution = solution_of(puzzle)
         sol_text = "".join(str(d) for d in solution)
-        pred = predict_fill_order(puzzle, seed=seed, runs=20, budget_s=5, jobs=1)
+        pred = predict_fill_order(puzzle, seed=seed, runs=20, budget_s=5, workers=1)
         median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
         model = build(text, sol_text, median, seed)
         out.append((text, puzzle, solution, scoring_inputs(text, 3, sol_text, median, model)))
@@ -88,12 +88,12 @@ def test_copiers_are_still_caught(analysed):
     rng = np.random.default_rng(12)
     caught = {}
     for text, puzzle, solution, inputs in analysed:
-        for kind in ("row", "random", "block", "steady"):
+        for behaviour in ("row", "random", "block", "steady"):
             for _ in range(5):
-                sim = simulate(puzzle, solution, kind, rng=rng,
+                sim = simulate(puzzle, solution, behaviour, rng=rng,
                                expected_log_s=inputs.facts.expected_log_s)
                 ev = _score(inputs, (sim.t_ms, sim.cell, sim.digit, sim.note))
-                caught.setdefault(kind, []).append(ev["flagged"])
+                caught.setdefault(behaviour, []).append(ev["flagged"])
                 assert ev["flagged"] == ev["verdict"].startswith("Flagged for review")
     # on a very easy puzzle a random order still hits many singles, so one may pass
     assert all(caught["row"]) and all(caught["block"]) and all(caught["steady"])
@@ -161,7 +161,7 @@ def _medium_inputs():
     puzzle = parse(MEDIUM)
     solution = solution_of(puzzle)
     sol_text = "".join(str(d) for d in solution)
-    pred = predict_fill_order(puzzle, seed=1, runs=10, budget_s=5, jobs=1)
+    pred = predict_fill_order(puzzle, seed=1, runs=10, budget_s=5, workers=1)
     median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
     return MEDIUM, puzzle, solution, scoring_inputs(MEDIUM, 3, sol_text, median,
                                                     build(MEDIUM, sol_text, median, 1))
@@ -198,10 +198,10 @@ def test_an_order_the_sa_runs_disagree_on_is_not_scored_against():
     from fairgrid.analytics.puzzle_model import ORDER_RELIABILITY_FLOOR, PuzzleModel
 
     # an empty grid: every run fills it in its own order; a real puzzle: they agree
-    noise = predict_fill_order(parse("." * 81), seed=0, runs=20, budget_s=2, jobs=1)
+    noise = predict_fill_order(parse("." * 81), seed=0, runs=20, budget_s=2, workers=1)
     assert noise.split_half() < ORDER_RELIABILITY_FLOOR
     text, puzzle, solution, inputs = _medium_inputs()
-    good = predict_fill_order(puzzle, seed=0, runs=20, budget_s=5, jobs=1)
+    good = predict_fill_order(puzzle, seed=0, runs=20, budget_s=5, workers=1)
     assert good.split_half() > ORDER_RELIABILITY_FLOOR
     sol = "".join(str(d) for d in solution)
     median = [None if np.isnan(v) else float(v) for v in good.median_rank]

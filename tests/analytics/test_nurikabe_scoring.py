@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fairgrid.analytics.calibration import honest_null, score
+from fairgrid.analytics.calibration import honest_null, judge
 from fairgrid.analytics.evidence import score_solve
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.analytics.nurikabe import (LEVEL_BOUNDS_S, PRIOR_SD_LOG, expected_log_time, level,
@@ -19,7 +19,7 @@ def _facts(seed=5):
     p = generate_nurikabe(8, 8, np.random.default_rng(seed))
     sol = t.solution(p)
     metrics = {**static_metrics(p), "prop_hints": 0.0}
-    rank = t.model_order(p, sol)
+    rank = t.model_ranks(p, sol)
     return p, PuzzleFacts(t.givens(p), 0, sol, np.where(rank < 0, np.nan, rank),
                           expected_log_time(metrics), PRIOR_SD_LOG, None, "nurikabe",
                           t.shape(p))
@@ -35,7 +35,7 @@ def test_honest_nurikabe_solves_pass_and_a_copy_in_row_order_is_flagged():
                               expected_log_s=facts.expected_log_s)
         f = fill_order(s.t_ms, s.cell, s.digit, s.note, facts.givens, facts.solution)
         assert f.complete
-        assert not score(compute(facts, f, s.duration_ms), null).flagged
+        assert not judge(compute(facts, f, s.duration_ms), null).flagged
     s = simulate_nurikabe(facts.givens, facts.shape, facts.solution, "row", rng=rng,
                           expected_log_s=facts.expected_log_s)
     evidence = score_solve(facts, null, s.t_ms, s.cell, s.digit, s.note)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fairgrid.analytics.calibration import bh, complete, honest_null, score
+from fairgrid.analytics.calibration import bh, complete, honest_null, judge
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.analytics.signals import PuzzleFacts, change_point, compute, spearman
-from fairgrid.analytics.simulate import KINDS, simulate
+from fairgrid.analytics.simulate import BEHAVIOURS, simulate
 from fairgrid.solvers import parse
 from fairgrid.solvers.propagation import HIDDEN, NAKED, NOT_DEDUCIBLE, run_once, solution_of
 
@@ -122,14 +122,14 @@ def test_copy_in_row_order_is_flagged_and_honest_solves_are_not():
     null = honest_null(facts, rng=1, n=80)
     rng = np.random.default_rng(2)
     honest_flags = 0
-    for kind in ("honest", "scanner") * 30:
-        s = simulate(puzzle, sol, kind, rng=rng, expected_log_s=facts.expected_log_s)
+    for behaviour in ("honest", "scanner") * 30:
+        s = simulate(puzzle, sol, behaviour, rng=rng, expected_log_s=facts.expected_log_s)
         f = fill_order(s.t_ms, s.cell, s.digit, s.note, puzzle.givens, sol)
-        honest_flags += score(compute(facts, f, s.duration_ms), null).flagged
+        honest_flags += judge(compute(facts, f, s.duration_ms), null).flagged
     assert honest_flags == 0
     s = simulate(puzzle, sol, "row", rng=rng, expected_log_s=facts.expected_log_s)
     f = fill_order(s.t_ms, s.cell, s.digit, s.note, puzzle.givens, sol)
-    verdict = score(compute(facts, f, s.duration_ms), null)
+    verdict = judge(compute(facts, f, s.duration_ms), null)
     assert verdict.flagged and verdict.p_value < 1e-3
     assert "unforced" in verdict.reasons
 
@@ -150,18 +150,17 @@ def test_bh():
     assert list(bh([], 0.05)) == []
 
 
-def test_simulator_is_seeded_and_every_kind_completes_the_grid():
+def test_simulator_is_seeded_and_every_behaviour_completes_the_grid():
     puzzle, sol, _ = _facts(EASY)
-    for kind in KINDS:
-        a = simulate(puzzle, sol, kind, rng=9, expected_log_s=6.0)
-        b = simulate(puzzle, sol, kind, rng=9, expected_log_s=6.0)
+    for behaviour in BEHAVIOURS:
+        a = simulate(puzzle, sol, behaviour, rng=9, expected_log_s=6.0)
+        b = simulate(puzzle, sol, behaviour, rng=9, expected_log_s=6.0)
         assert np.array_equal(a.t_ms, b.t_ms) and np.array_equal(a.cell, b.cell)
         assert np.all(np.diff(a.t_ms) >= 0)
         f = fill_order(a.t_ms, a.cell, a.digit, a.note, puzzle.givens, sol)
-        assert f.complete, kind
-    with pytest.raises(ValueError, match="kind"):
+        assert f.complete, behaviour
+    with pytest.raises(ValueError, match="behaviour"):
         simulate(puzzle, sol, "robot", rng=1, expected_log_s=6.0)
-
 
 
 @settings(max_examples=200, deadline=None)

@@ -4,47 +4,14 @@ sign-in throttle, CSRF, cookies and the console's security headers."""
 
 from __future__ import annotations
 
-import asyncio
-import re
 
 import pytest
 
 from fairgrid.daemon.console.sessions import LoginThrottle, Sessions
-from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.web.app import create_app
 
-from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_A, bearer, make_settings,
-                              signed, solve_body)
-
-PASSWORD = "a long password"
-
-
-async def _flagged(client, portal, sid, secret, **extra):
-    body = solve_body(submission_id=sid, portal=portal, moves=ROW_COPY, **extra)
-    raw, headers = signed(body, secret=secret, msg_id=sid)
-    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
-    deadline = asyncio.get_running_loop().time() + 120
-    while True:
-        doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
-                                      headers=bearer(ADMIN))).json()
-        if doc["status"] == "scored":
-            assert doc["score"]["flag"] is not None
-            return doc["score"]["flag"]["id"]
-        assert asyncio.get_running_loop().time() < deadline
-        await asyncio.sleep(0.2)
-
-
-async def _user(client, name, role="organiser", portals=("demo",)):
-    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
-        "name": name, "role": role, "portals": list(portals), "password": PASSWORD})
-    assert resp.status == 201, await resp.text()
-    tok = await client.post(f"/v1/users/{name}/tokens", headers=bearer(ADMIN), json={})
-    return (await tok.json())["token"]
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
+from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, PASSWORD, SECRET_A, add_user, bearer,
+                              login_token, make_settings, post_flagged, sign_in, signed, solve_body)
 
 
 async def test_users_api_validates_and_tokens_are_personal(client):
@@ -59,7 +26,7 @@ async def test_users_api_validates_and_tokens_are_personal(client):
                         ({"name": "x", "role": "admin", "portals": ["demo"]}, "portals")]:
         resp = await client.post("/v1/users", json=body, headers=bearer(ADMIN))
         assert resp.status == 422 and (await resp.json())["field"] == field, body
-    token = await _user(client, "alice")
+    token = await add_user(client, "alice")
     again = await client.post("/v1/users", headers=bearer(ADMIN),
                               json={"name": "alice", "role": "admin"})
     assert again.status == 409
@@ -84,9 +51,9 @@ async def test_users_api_validates_and_tokens_are_personal(client):
 
 
 async def test_portal_scope_and_reviews_name_the_person(client):
-    demo_flag = await _flagged(client, "demo", "copy-demo", SECRET_A)
-    other_flag = await _flagged(client, "other", "copy-other", OTHER_SECRET)
-    alice = await _user(client, "alice", portals=["demo"])
+    demo_flag = await post_flagged(client, "demo", "copy-demo", SECRET_A)
+    other_flag = await post_flagged(client, "other", "copy-other", OTHER_SECRET)
+    alice = await add_user(client, "alice", portals=["demo"])
     # the other portal does not exist for alice: 404, like a wrong id
     for path in ("/v1/submissions/other/copy-other", "/v1/players/other/p-42"):
         resp = await client.get(path, headers=bearer(alice))
@@ -118,7 +85,7 @@ async def test_portal_scope_and_reviews_name_the_person(client):
 async def test_an_organiser_sees_no_portal_until_granted(client):
     raw, headers = signed(solve_body())
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
-    nobody = await _user(client, "nobody", portals=())
+    nobody = await add_user(client, "nobody", portals=())
     me = await (await client.get("/v1/me", headers=bearer(nobody))).json()
     assert me["portals"] == []
     assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 404
@@ -140,7 +107,7 @@ async def test_an_organiser_sees_no_portal_until_granted(client):
     assert doc["portals"] == ["other"] and not doc["all_portals"]
     assert (await client.get("/v1/submissions/demo/s-1", headers=bearer(nobody))).status == 404
     # an admin made an organiser keeps no portal of their admin days
-    root = await _user(client, "root", role="admin", portals=())
+    root = await add_user(client, "root", role="admin", portals=())
     assert (await client.get("/v1/me", headers=bearer(root))).status == 200
     resp = await client.patch("/v1/users/root", json={"role": "organiser"},
                               headers=bearer(ADMIN))
@@ -149,30 +116,18 @@ async def test_an_organiser_sees_no_portal_until_granted(client):
     assert (await (await client.get("/v1/me", headers=bearer(root))).json())["portals"] == []
 
 
-async def _login_token(client) -> str:
-    html = await (await client.get("/ui/login")).text()
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
-async def _sign_in(client, name, password=PASSWORD, headers=None):
-    token = await _login_token(client)
-    return await client.post("/ui/login", data={"csrf": token, "name": name,
-                                                "password": password, "next": "/ui/flags"},
-                             allow_redirects=False, headers=headers)
-
-
 async def test_sign_in_cookies_headers_csrf_and_scope(client):
-    await _user(client, "alice", portals=["demo"])
+    await add_user(client, "alice", portals=["demo"])
     resp = await client.get("/ui/flags", allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?next=")
-    resp = await _sign_in(client, "alice", "wrong password!")
+    resp = await sign_in(client, "alice", "wrong password!")
     assert resp.status == 401 and "Wrong name or password" in await resp.text()
     # behind a TLS proxy the cookie is Secure (the test client then keeps it to itself)
-    resp = await _sign_in(client, "alice", headers={"X-Forwarded-Proto": "https"})
+    resp = await sign_in(client, "alice", headers={"X-Forwarded-Proto": "https"})
     cookie = resp.headers.getall("Set-Cookie")
     session = next(c for c in cookie if c.startswith("fairgrid_session="))
     assert "Secure" in session
-    resp = await _sign_in(client, "alice")
+    resp = await sign_in(client, "alice")
     assert resp.status == 303 and resp.headers["Location"] == "/ui/flags"
     cookie = resp.headers.getall("Set-Cookie")
     session = next(c for c in cookie if c.startswith("fairgrid_session="))
@@ -199,11 +154,11 @@ async def test_sign_in_cookies_headers_csrf_and_scope(client):
 
 
 async def test_sign_in_is_throttled_and_never_redirects_elsewhere(client):
-    await _user(client, "alice")
+    await add_user(client, "alice")
     for _ in range(5):
-        assert (await _sign_in(client, "alice", "not the password")).status == 401
+        assert (await sign_in(client, "alice", "not the password")).status == 401
     # refused even with the right password while locked
-    resp = await _sign_in(client, "alice")
+    resp = await sign_in(client, "alice")
     assert resp.status == 429 and "Too many failed sign-ins" in await resp.text()
     # a form without the sign-in cookie's token is refused
     client.session.cookie_jar.clear()
@@ -216,32 +171,32 @@ async def test_behind_a_trusted_proxy_the_throttle_counts_each_client(aiohttp_cl
                                                                      tmp_path):
     client = await aiohttp_client(create_app(make_settings(
         tmp_path, console_trusted_proxies="10.0.0.0/8, 127.0.0.1")))
-    await _user(client, "alice")
-    await _user(client, "bob")
+    await add_user(client, "alice")
+    await add_user(client, "bob")
 
     def via(*hops):  # what the proxy sends: the addresses it and those before it saw
         return {"X-Forwarded-For": ", ".join(hops)}
     for _ in range(5):
-        resp = await _sign_in(client, "alice", "not the password", headers=via("203.0.113.5"))
+        resp = await sign_in(client, "alice", "not the password", headers=via("203.0.113.5"))
         assert resp.status == 401
     # that client is refused, and so is alice's name from anywhere ...
-    assert (await _sign_in(client, "bob", headers=via("203.0.113.5"))).status == 429
-    assert (await _sign_in(client, "alice", headers=via("198.51.100.7"))).status == 429
+    assert (await sign_in(client, "bob", headers=via("203.0.113.5"))).status == 429
+    assert (await sign_in(client, "alice", headers=via("198.51.100.7"))).status == 429
     # ... but not everyone else behind the same proxy
-    assert (await _sign_in(client, "bob", headers=via("198.51.100.7"))).status == 303
+    assert (await sign_in(client, "bob", headers=via("198.51.100.7"))).status == 303
     # an address the client put in front is not believed; proxies in a chain are skipped
     forged = via("198.51.100.9", "203.0.113.5", "10.1.2.3")
-    assert (await _sign_in(client, "bob", headers=forged)).status == 429
+    assert (await sign_in(client, "bob", headers=forged)).status == 429
 
 
 async def test_without_a_trusted_proxy_forwarded_for_is_ignored(client):
-    await _user(client, "alice")
-    await _user(client, "bob")
+    await add_user(client, "alice")
+    await add_user(client, "bob")
     for k in range(5):
-        resp = await _sign_in(client, f"guess-{k}", "not the password",
+        resp = await sign_in(client, f"guess-{k}", "not the password",
                               headers={"X-Forwarded-For": f"203.0.113.{k}"})
         assert resp.status == 401
-    resp = await _sign_in(client, "bob", headers={"X-Forwarded-For": "198.51.100.7"})
+    resp = await sign_in(client, "bob", headers={"X-Forwarded-For": "198.51.100.7"})
     assert resp.status == 429
 
 
@@ -262,8 +217,8 @@ def test_the_client_address_behind_proxies():
 
 async def test_next_is_only_a_console_path(aiohttp_client, tmp_path):
     client = await aiohttp_client(create_app(make_settings(tmp_path)))
-    await _user(client, "alice")
-    token = await _login_token(client)
+    await add_user(client, "alice")
+    token = await login_token(client)
     resp = await client.post("/ui/login", data={"csrf": token, "name": "alice",
                                                 "password": PASSWORD,
                                                 "next": "//evil.example/ui/"},

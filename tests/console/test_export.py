@@ -10,8 +10,8 @@ import urllib.parse
 
 from fairgrid.daemon.web.app import create_app
 
-from ..daemon.helpers import ADMIN, SECRET_A, bearer, make_settings
-from .test_accounts import PASSWORD, _flagged, _sign_in, _user
+from ..daemon.helpers import (ADMIN, PASSWORD, SECRET_A, add_user, bearer, make_settings,
+                              post_flagged, sign_in)
 
 TOURNAMENT = "Grand Prix 数独 Ü"
 # each would start a formula once the blanks before it are skipped
@@ -24,14 +24,14 @@ HARMLESS = ["a fast solver", "a=b", "1+1", " spaced but plain"]
 async def test_the_csv_export_neutralises_formulas_and_names_the_file(aiohttp_client,
                                                                     tmp_path):
     client = await aiohttp_client(create_app(make_settings(tmp_path)))
-    flag = await _flagged(client, "demo", "copy", SECRET_A, tournament_id=TOURNAMENT,
+    flag = await post_flagged(client, "demo", "copy", SECRET_A, tournament_id=TOURNAMENT,
                           player_id="=cmd|' /C calc'!A0")
     for i, note in enumerate(HOSTILE + HARMLESS):  # each a change, so each a history row
         resp = await client.post(f"/v1/flags/{flag}/review", headers=bearer(ADMIN),
                                  json={"state": ("cleared", "open")[i % 2], "note": note})
         assert resp.status == 200, await resp.text()
-    await _user(client, "root", role="admin", portals=())
-    assert (await _sign_in(client, "root", PASSWORD)).status == 303
+    await add_user(client, "root", role="admin", portals=())
+    assert (await sign_in(client, "root", PASSWORD)).status == 303
     resp = await client.get(f"/ui/tournaments/{urllib.parse.quote(TOURNAMENT)}/flags.csv")
     assert resp.status == 200
     rows = list(csv.DictReader(io.StringIO(await resp.text())))

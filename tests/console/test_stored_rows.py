@@ -5,36 +5,16 @@ never a 500, and the ids isolated so they reorder nothing around them."""
 from __future__ import annotations
 
 import asyncio
-import re
 import urllib.parse
 
-import pytest
 
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
-from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 
-from ..daemon.helpers import ADMIN, bearer, make_settings, signed, solve_body
+from ..daemon.helpers import ADMIN, bearer, sign_in_as_admin, signed, solve_body
 
 PLAYER = "p-\u202e24"  # shows as "p-42" reversed around it, in a browser or a terminal
 TOURNAMENT = "t-\u202e1"
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
-
-
-async def _signed_in(client) -> None:
-    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
-        "name": "rev", "role": "admin", "password": "a long password"})
-    assert resp.status == 201, await resp.text()
-    html = await (await client.get("/ui/login")).text()
-    csrf = re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-    resp = await client.post("/ui/login", data={"csrf": csrf, "name": "rev",
-                                                "password": "a long password"},
-                             allow_redirects=False)
-    assert resp.status == 303
 
 
 async def _page(client, path: str) -> str:
@@ -69,7 +49,7 @@ async def test_rows_stored_before_the_rules_are_shown_and_isolated(client, capsy
     doc = await (await client.get("/v1/submissions/demo/s-1", headers=bearer(ADMIN))).json()
     assert "BC" in doc["started_at"] and doc["player_id"] == PLAYER
 
-    await _signed_in(client)
+    await sign_in_as_admin(client)
     pages = {path: await _page(client, path) for path in (
         "/ui/", "/ui/flags", f"/ui/flags/{flag_id}", f"/ui/players/demo/{player}",
         "/ui/search?q=s-1", "/ui/flags?state=any&tournament="

@@ -28,9 +28,9 @@ def fill_of(group: ET.Element) -> str:
     return next(c for c in group if c.tag == NS + "rect").get("fill")
 
 
-def sample_board(order: int, *, title: str = "board", id_prefix: str = "b", **kw) -> str:
+def sample_board(box_size: int, *, title: str = "board", id_prefix: str = "b", **kw) -> str:
     """Every third cell given (digit cycling), the rest ranked 1.., every seventh unknown."""
-    size = order * order
+    size = box_size * box_size
     givens, ranks, r = [], [], 0
     for c in range(size * size):
         if c % 3 == 0:
@@ -43,12 +43,12 @@ def sample_board(order: int, *, title: str = "board", id_prefix: str = "b", **kw
             else:
                 r += 1
                 ranks.append(r)
-    return svg.board(order, givens, ranks, max_rank=max(r, 1), title=title,
+    return svg.board(box_size, givens, ranks, max_rank=max(r, 1), title=title,
                      id_prefix=id_prefix, **kw)
 
 
-def counts(order: int) -> tuple[int, int, int]:
-    cells = order**4
+def counts(box_size: int) -> tuple[int, int, int]:
+    cells = box_size**4
     given = sum(1 for c in range(cells) if c % 3 == 0)
     unknown = sum(1 for c in range(cells) if c % 3 and c % 7 == 0)
     return given, cells - given - unknown, unknown
@@ -98,14 +98,14 @@ def test_ids_use_the_prefix_and_bad_prefixes_are_refused() -> None:
         svg.legend(3, id_prefix='x" onload="alert(1)')
 
 
-@pytest.mark.parametrize("order", [2, 3])
-def test_board_draws_every_cell_once(order: int) -> None:
-    root = parse(sample_board(order))
-    given, ranked, unknown = counts(order)
+@pytest.mark.parametrize("box_size", [2, 3])
+def test_board_draws_every_cell_once(box_size: int) -> None:
+    root = parse(sample_board(box_size))
+    given, ranked, unknown = counts(box_size)
     assert len(with_class(root, "given")) == given
     assert len(with_class(root, "rank")) == ranked
     assert len(with_class(root, "unknown")) == unknown
-    assert len(with_class(root, "cell")) == order**4
+    assert len(with_class(root, "cell")) == box_size**4
     for g in with_class(root, "unknown"):
         assert own_text(g, "text") == "\u00b7"
         assert fill_of(g) == "#ffffff"

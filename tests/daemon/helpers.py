@@ -1,18 +1,32 @@
-"""Helpers for the daemon tests: settings on a tmp DuckDB file, signed webhooks, solve logs."""
+"""The one helpers module of the tests (test modules import from here and from
+:mod:`tests.fixtures`, never from each other; fixtures are in ``tests/conftest.py``):
+settings on a tmp DuckDB file, signed webhooks, solve logs, a real daemon in a
+subprocess, polling."""
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
+import re
+import shutil
+import subprocess
+import sys
 import time
-from datetime import datetime, timezone
+import urllib.error
+import urllib.request
+from datetime import datetime, timedelta, timezone
 
+import numpy as np
+import pytest
 from standardwebhooks import Webhook
 
 from fairgrid.daemon.settings import Settings
-from fairgrid.daemon.testing import SECRET_A, solve_body, solve_moves  # noqa: F401 - shared
+from fairgrid.daemon.testing import (EASY, EASY_ROW_COPY, EASY_SOLUTION,  # noqa: F401
+                                     SECRET_A, free_port, solve_body, solve_moves)
+from fairgrid.daemon.testing import SECRET_OTHER as OTHER_SECRET
 
 SECRET_B = "whsec_" + "dGVzdCBzZWNyZXQgbnVtYmVyIHR3byBmb3I="
-OTHER_SECRET = "whsec_" + "b3RoZXIgcG9ydGFsIHNlY3JldCBrZXkgMTIz"
 ORGANISER = "organiser-token"
 ADMIN = "admin-token"
 
@@ -75,3 +89,265 @@ def query(store, sql: str, params=None, *, needs_moves: bool = False) -> list[tu
         return cur.execute(sql, params or []).fetchall()
     read.needs_moves = needs_moves
     return store.read(read)
+
+
+FAIRGRID = shutil.which("fairgrid")
+
+
+CMD = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
+
+
+def write_config(path, port, db, extra=""):
+    path.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n[storage]\npath = "{db}"\n'
+                    f'[analysis]\nworkers = 1\norder_runs = 4\norder_budget_s = 1.0\n'
+                    f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
+                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n' + extra)
+
+
+def request(url, data=None, headers=None):
+    req = urllib.request.Request(url, data=data, headers=headers or {},
+                                 method="POST" if data is not None else "GET")
+    try:
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return resp.status, json.loads(resp.read() or b"null")
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read() or b"null")
+
+
+def start_daemon(tmp_path, extra=""):
+    """A `fairgrid serve` on a free port (``extra``: more of its config), until the
+    generator is closed: (process, base URL, database, tmp_path)."""
+    port = free_port()
+    db = tmp_path / "fg.duckdb"
+    cfg = tmp_path / "fairgrid.toml"
+    write_config(cfg, port, db, extra)
+    proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if request(base + "/healthz")[0] == 200:
+                break
+        except (urllib.error.URLError, ConnectionError):
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"daemon did not start: {proc.stderr.read()}")
+        time.sleep(0.2)
+    yield proc, base, db, tmp_path
+    if proc.poll() is None:
+        proc.kill()
+        proc.wait()
+
+
+URL = "/v1/webhooks/solves"
+
+
+def store(client):
+    """The store of an ``aiohttp_client``'s app."""
+    from fairgrid.daemon.web.context import CTX
+
+    return client.server.app[CTX].store
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    """``fairgrid ARGS`` in a subprocess, its output captured."""
+    return subprocess.run([*CMD, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def assert_clean_usage_error(proc: subprocess.CompletedProcess, *words: str) -> None:
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    last = proc.stderr.strip().splitlines()[-1]
+    for word in words:
+        assert word in last, last
+
+
+async def until(predicate, timeout=60.0):
+    """Poll ``predicate()`` (a plain or an async function) until it is true."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        done = predicate()
+        if inspect.isawaitable(done):
+            done = await done
+        if done:
+            return
+        assert asyncio.get_running_loop().time() < deadline, "timed out"
+        await asyncio.sleep(0.01)
+
+
+EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
+
+
+COLUMNS = ("(sub_key, portal, submission_id, webhook_id, tournament_id, player_id, puzzle_id, "
+           "started_at, received_at, committed_at, n_moves, duration_ms, complete, status, raw)")
+
+
+METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
+
+
+def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
+    """A database of ready puzzles (all with EASY's grid) and complete solves whose times
+    follow log t = d_j - s_i + noise; returns the truth."""
+    from fairgrid.analytics.expected_time import load_default
+    from fairgrid.analytics.puzzle_model import complete_metrics
+    from fairgrid.daemon.store import connect
+
+    rng = np.random.default_rng(seed)
+    con = connect(str(path))
+    now = datetime.now(timezone.utc)
+    # the stored models hold only the human model's metrics, as puzzles analysed before
+    # the technique model do: the nightly job rates what the calibration reads and lacks
+    prior = load_default().expected_log_time(
+        complete_metrics(EASY, METRICS, load_default().metrics_needed))
+    true_delta = rng.normal(0, 0.3, puzzles)
+    true_d = prior - 1.0 + true_delta          # this portal's players are e times faster
+    skill = rng.normal(0, 0.4, players)
+    ratings = json.dumps({"metrics": METRICS, "expected_log_s": prior, "sd_log": 0.17,
+                          "null": {}, "level": 3})
+    for j in range(puzzles):
+        con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                    "registered_at, ratings, fill_rank_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
+                    [f"p{j:02d}", EASY, EASY_SOLUTION, now, ratings, json.dumps([None] * 81)])
+    subs, moves = [], {"sub_key": [], "seq": [], "t_ms": [], "cell": [], "digit": [],
+                       "note": []}
+    key = 0
+    for j in range(puzzles):
+        solvers = players if not (few_solves_puzzle and j == puzzles - 1) else 2
+        for i in rng.choice(players, solvers, replace=False):
+            dur = int(1000 * np.exp(true_d[j] - skill[i] + rng.normal(0, 0.15)))
+            order = list(EMPTY) if j == 0 else list(rng.permutation(EMPTY))
+            t = np.linspace(dur / len(order), dur, len(order)).astype(int)
+            for seq, (c, tt) in enumerate(zip(order, t)):
+                moves["sub_key"].append(key), moves["seq"].append(seq)
+                moves["t_ms"].append(int(tt)), moves["cell"].append(c)
+                moves["digit"].append(int(EASY_SOLUTION[c])), moves["note"].append(False)
+            subs.append((key, "demo", f"s{key}", f"w{key}", "t", f"u{i:03d}", f"p{j:02d}",
+                         now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
+                         "scored", "{}"))
+            key += 1
+    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?, ?, ?, ?)", subs)
+    con.register("m", {k: np.array(v) for k, v in moves.items()})
+    con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
+    con.unregister("m")
+    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
+    return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
+
+
+async def wait_ready(client, pid, timeout=60.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await (await client.get(f"/v1/puzzles/{pid}", headers=bearer(ORGANISER))).json()
+        if doc["status"] != "pending" or asyncio.get_running_loop().time() > deadline:
+            return doc
+        await asyncio.sleep(0.2)
+
+
+async def wait_scored(client, sid, timeout=60.0):
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await (await client.get(f"/v1/submissions/demo/{sid}",
+                                      headers=bearer(ORGANISER))).json()
+        if doc["status"] == "scored" or asyncio.get_running_loop().time() > deadline:
+            return doc
+        await asyncio.sleep(0.2)
+
+
+async def nightly_run(client):
+    resp = await client.post("/v1/nightly-runs", headers=bearer(ADMIN))
+    run_id = (await resp.json())["run_id"]
+
+    async def finished():
+        doc = await (await client.get(f"/v1/nightly-runs/{run_id}", headers=bearer(ADMIN))).json()
+        return doc["status"] in ("success", "failed")
+    await until(finished, 300)
+    doc = await (await client.get(f"/v1/nightly-runs/{run_id}", headers=bearer(ADMIN))).json()
+    assert doc["status"] == "success", doc
+    return doc
+
+
+def record(sid: str, hook: str, player: str = "p-1"):
+    from datetime import datetime, timezone
+
+    import numpy as np
+
+    from fairgrid.daemon.store import SubmissionRecord
+
+    now = datetime.now(timezone.utc)
+    moves = np.arange(3)
+    return SubmissionRecord("demo", sid, hook, None, player, "easy", now, now,
+                            moves.astype(np.int64), moves.astype(np.int16),
+                            np.ones(3, dtype=np.int16), np.zeros(3, dtype=bool), False,
+                            f'{{"s": "{sid}", "p": "{player}"}}')
+
+
+NEVER = 3600.0  # seconds: the writer stores pending moves only when asked
+
+
+def solves(n: int) -> list[tuple[bytes, object]]:
+    """(raw body, record) pairs as the webhook builds them, move logs of different lengths
+    with pencil marks and erases, bodies written compactly and indented."""
+    import json
+
+    from fairgrid.daemon.store import SubmissionRecord
+    from fairgrid.daemon.ingest import parse_body
+
+    out = []
+    for k in range(n):
+        moves = solve_moves()[: 10 + 7 * k]
+        moves.insert(3, {"t_ms": moves[2]["t_ms"], "cell": 0, "digit": 5, "kind": "note"})
+        moves.insert(5, {"t_ms": moves[4]["t_ms"], "cell": moves[4]["cell"], "digit": 0})
+        raw = json.dumps(solve_body(submission_id=f"r-{k}", moves=moves),
+                         indent=None if k % 2 else 1).encode()
+        ev = parse_body(raw)
+        out.append((raw, SubmissionRecord.of(ev, ev.puzzle_id, f"h-{k}", ev.started_at,
+                                             False, raw.decode())))
+    return out
+
+
+PASSWORD = "a long password"
+
+
+async def post_flagged(client, portal, sid, secret, **extra):
+    body = solve_body(submission_id=sid, portal=portal, moves=EASY_ROW_COPY, **extra)
+    raw, headers = signed(body, secret=secret, msg_id=sid)
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
+    deadline = asyncio.get_running_loop().time() + 120
+    while True:
+        doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
+                                      headers=bearer(ADMIN))).json()
+        if doc["status"] == "scored":
+            assert doc["score"]["flag"] is not None
+            return doc["score"]["flag"]["id"]
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.2)
+
+
+async def add_user(client, name, role="organiser", portals=("demo",)):
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": name, "role": role, "portals": list(portals), "password": PASSWORD})
+    assert resp.status == 201, await resp.text()
+    tok = await client.post(f"/v1/users/{name}/tokens", headers=bearer(ADMIN), json={})
+    return (await tok.json())["token"]
+
+
+async def sign_in_as_admin(client, name: str = "rev") -> None:
+    """Add an admin ``name`` and sign the test client in as them (the console's cookie)."""
+    resp = await client.post("/v1/users", headers=bearer(ADMIN), json={
+        "name": name, "role": "admin", "password": PASSWORD})
+    assert resp.status == 201, await resp.text()
+    assert (await sign_in(client, name)).status == 303
+
+
+async def login_token(client) -> str:
+    html = await (await client.get("/ui/login")).text()
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+async def sign_in(client, name, password=PASSWORD, headers=None):
+    token = await login_token(client)
+    return await client.post("/ui/login", data={"csrf": token, "name": name,
+                                                "password": password, "next": "/ui/flags"},
+                             allow_redirects=False, headers=headers)

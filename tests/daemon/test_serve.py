@@ -4,78 +4,17 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-import urllib.error
-import urllib.request
 
 import pytest
 
-from .helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
+from .helpers import (ADMIN, CMD, bearer, count, free_port, request, signed, solve_body,
+                      write_config)
 
 pytestmark = pytest.mark.slow
-
-FAIRGRID = shutil.which("fairgrid")
-CMD = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def write_config(path, port, db, extra=""):
-    path.write_text(f'[server]\nhost = "127.0.0.1"\nport = {port}\n[storage]\npath = "{db}"\n'
-                    f'[analysis]\nworkers = 1\norder_runs = 4\norder_budget_s = 1.0\n'
-                    f'[portals.demo]\nsecrets = ["{SECRET_A}"]\n'
-                    f'[auth]\norganiser_tokens = ["org"]\nadmin_tokens = ["{ADMIN}"]\n' + extra)
-
-
-def request(url, data=None, headers=None):
-    req = urllib.request.Request(url, data=data, headers=headers or {},
-                                 method="POST" if data is not None else "GET")
-    try:
-        with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, json.loads(resp.read() or b"null")
-    except urllib.error.HTTPError as exc:
-        return exc.code, json.loads(exc.read() or b"null")
-
-
-@pytest.fixture
-def daemon(tmp_path):
-    yield from start_daemon(tmp_path)
-
-
-def start_daemon(tmp_path, extra=""):
-    """A `fairgrid serve` on a free port (``extra``: more of its config), until the
-    generator is closed: (process, base URL, database, tmp_path)."""
-    port = free_port()
-    db = tmp_path / "fg.duckdb"
-    cfg = tmp_path / "fairgrid.toml"
-    write_config(cfg, port, db, extra)
-    proc = subprocess.Popen([*CMD, "serve", "--config", str(cfg)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if request(base + "/healthz")[0] == 200:
-                break
-        except (urllib.error.URLError, ConnectionError):
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            proc.kill()
-            pytest.fail(f"daemon did not start: {proc.stderr.read()}")
-        time.sleep(0.2)
-    yield proc, base, db, tmp_path
-    if proc.poll() is None:
-        proc.kill()
-        proc.wait()
 
 
 def test_serve_accepts_webhooks_and_drains_on_sigterm(daemon):

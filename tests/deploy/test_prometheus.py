@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ..daemon.helpers import bearer, signed, solve_body
-from ..daemon.test_serve import daemon, free_port, request, start_daemon  # noqa: F401
+from ..daemon.helpers import bearer, free_port, request, signed, solve_body, start_daemon
 
 pytestmark = pytest.mark.slow
 

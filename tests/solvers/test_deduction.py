@@ -294,14 +294,14 @@ def test_each_rung_pass_removes_what_the_reference_techniques_find(b, q):
     assert engine_rung(b, q) == {e for t in DEDUCTION_RUNGS[q - 1] for e in found(t, b)}
 
 
-@pytest.mark.parametrize("kind,kw", [("model", {}), ("random", {}),
+@pytest.mark.parametrize("placed_by,kw", [("model", {}), ("random", {}),
                                      ("random", {"chain_budget": 2}),
                                      ("random", {"max_rung": D.FISH, "d1_from": D.LOCKED})])
-def test_the_trace_is_the_reference_trace(kind, kw):
+def test_the_trace_is_the_reference_trace(placed_by, kw):
     puzzle = parse(DEDUCTION_HARD[3])
     solution = solution_of(puzzle)
     run = solve_with_techniques(puzzle, solution)
-    cells = (np.array([c for c, _, _ in run.placements()]) if kind == "model"
+    cells = (np.array([c for c, _, _ in run.placements()]) if placed_by == "model"
              else np.random.default_rng(3).permutation(puzzle.empty_cells))
     got = D.trace_placements(puzzle.givens, solution, cells, **kw)
     ref = D.trace_reference(puzzle.givens, solution, cells, **kw)

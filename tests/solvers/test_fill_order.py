@@ -29,14 +29,14 @@ def test_prediction_ranks_every_free_cell_once():
 
 def test_same_seed_same_prediction_whatever_the_number_of_processes():
     puzzle = parse(EASY)
-    one = predict_fill_order(puzzle, seed=7, runs=10, jobs=1)
-    two = predict_fill_order(puzzle, seed=7, runs=10, jobs=2)
-    single = predict_fill_order(puzzle, seed=7, runs=10, jobs=2, batch=1)  # one run per task
+    one = predict_fill_order(puzzle, seed=7, runs=10, workers=1)
+    two = predict_fill_order(puzzle, seed=7, runs=10, workers=2)
+    single = predict_fill_order(puzzle, seed=7, runs=10, workers=2, batch=1)  # one run per task
     for other in (two, single):
         assert np.array_equal(one.steps, other.steps)
         assert np.array_equal(one.rank, other.rank)
         assert np.allclose(one.median_rank, other.median_rank, equal_nan=True)
-    other = predict_fill_order(puzzle, seed=8, runs=10, jobs=1)
+    other = predict_fill_order(puzzle, seed=8, runs=10, workers=1)
     assert not np.array_equal(one.steps, other.steps)
 
 
@@ -96,7 +96,7 @@ def test_summarize_ranks_by_last_swap_step():
 
 def test_bad_arguments():
     puzzle = parse(EASY)
-    for kwargs, word in [({"runs": 0}, "runs"), ({"jobs": 0}, "jobs"),
+    for kwargs, word in [({"runs": 0}, "runs"), ({"workers": 0}, "workers"),
                          ({"max_steps": 0}, "max_steps"), ({"schedule": "x"}, "schedule")]:
         with pytest.raises(ValueError, match=word):
             predict_fill_order(puzzle, **kwargs)

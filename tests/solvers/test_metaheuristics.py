@@ -159,8 +159,8 @@ def test_rate_returns_every_metric_and_orders_easy_below_hard():
 
 def test_rate_many_keeps_input_order_reports_errors_and_ignores_jobs():
     items = [MEDIUM, "." * 81, EASY]
-    one = list(rate_many(items, seed=3, runs=0.2, budget_s=0.1, jobs=1, only=("human",)))
-    two = list(rate_many(items, seed=3, runs=0.2, budget_s=0.1, jobs=2, only=("human",)))
+    one = list(rate_many(items, seed=3, runs=0.2, budget_s=0.1, workers=1, only=("human",)))
+    two = list(rate_many(items, seed=3, runs=0.2, budget_s=0.1, workers=2, only=("human",)))
     assert one[1][0] is None and "unique" in one[1][1]
     assert [r.metrics if r else e for r, e in one] == [r.metrics if r else e for r, e in two]
     assert one[2][0].metrics["givens"] == 32

@@ -53,7 +53,7 @@ def test_nurikabe_through_the_seam():
     assert t.check(p, wrong)
     assert t.check(p, np.zeros_like(sol)) == ["every cell must be river (1) or island (2)"]
     # the model's own order is deducible at every step; reversed, the first is not
-    rank = t.model_order(p, sol)
+    rank = t.model_ranks(p, sol)
     order = np.argsort(np.where(rank < 0, np.inf, rank))[:int((rank >= 0).sum())]
     tech, options, _ = t.replay(t.givens(p), t.shape(p), order, sol)
     assert (tech != NOT_DEDUCIBLE).all() and (options > 0).all()
@@ -62,10 +62,10 @@ def test_nurikabe_through_the_seam():
     assert t.solution(t.parse("2x2:2...")) is None  # two solutions
 
 
-def test_a_generated_nurikabe_replays_its_model_order_without_a_guess():
+def test_a_generated_nurikabe_replays_its_model_ranks_without_a_guess():
     t = puzzle_type("nurikabe")
     p = generate_nurikabe(6, 6, np.random.default_rng(2))
     sol = t.solution(p)
-    rank = t.model_order(p, sol)
+    rank = t.model_ranks(p, sol)
     free = np.flatnonzero(t.givens(p) == 0)
     assert sorted(rank[free].tolist()) == list(range(free.size))

@@ -297,8 +297,8 @@ def test_the_technique_needed_for_a_cell_is_the_hardest_step_before_it():
         pytest.fail("the hard puzzle needed nothing beyond singles")
     # a cell that is a single on the board is that single
     easy = parse(MEDIUM)
-    c, d, kind = singles(Board.of(easy))[0]
-    assert technique_needed(3, easy.givens.tolist(), c, solution_of(easy)).technique == kind
+    c, d, technique = singles(Board.of(easy))[0]
+    assert technique_needed(3, easy.givens.tolist(), c, solution_of(easy)).technique == technique
     with pytest.raises(ValueError):
         technique_needed(3, puzzle.givens.tolist(), int(np.flatnonzero(puzzle.givens)[0]),
                          solution)

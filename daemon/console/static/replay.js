@@ -8,8 +8,9 @@
   var data = document.getElementById("replay-data");
   if (!root || !data) { return; }
   var d = JSON.parse(data.textContent);
-  // order: Sudoku's block side (0: no blocks); values: how a type shows a move's value
-  var order = d.order, rows = d.rows, cols = d.cols, moves = d.moves;
+  // box_size: the side of a Sudoku block (0: no blocks); values: how a type shows a
+  // move's value
+  var box = d.box_size, rows = d.rows, cols = d.cols, moves = d.moves;
   var boardEl = document.getElementById("replay-board");
   var step = document.getElementById("rp-step");
   var status = document.getElementById("rp-status");
@@ -30,8 +31,8 @@
     var el = document.createElement("div");
     var r = Math.floor(c / cols), k = c % cols;
     el.setAttribute("role", "gridcell");
-    if (order && k % order === 0 && k) { el.classList.add("bl"); }
-    if (order && r % order === 0 && r) { el.classList.add("bt"); }
+    if (box && k % box === 0 && k) { el.classList.add("bl"); }
+    if (box && r % box === 0 && r) { el.classList.add("bt"); }
     if (d.givens[c]) {  // a Sudoku given, a Nurikabe clue: both as numbers
       el.classList.add("given");
       el.textContent = d.values ? String(d.givens[c]) : DIGITS[d.givens[c]];

@@ -4,6 +4,7 @@ Every read takes ``portals`` (None: every portal) and never returns rows of othe
 
 from __future__ import annotations
 
+from ...states import FlagState
 from .rows import dicts, first, portal_clause
 
 SORTS = {"newest": "f.created_at DESC, f.id DESC", "oldest": "f.created_at ASC, f.id ASC",
@@ -16,17 +17,17 @@ def like_pattern(text: str) -> str:
     return "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
 
 
+_FLAGS_BY_STATE = "".join(f"count(f.id) FILTER (WHERE f.state = '{s}') AS {s}, "
+                          for s in FlagState)
+
+
 def overview(cur, portals) -> list[dict]:
     """Per tournament: solves received, scored, unfinished; flags by state."""
     clause, params = portal_clause("s.portal", portals)
     cur.execute(
         "SELECT coalesce(s.tournament_id, '') AS tournament_id, count(*) AS received, "
         "count(*) FILTER (WHERE s.status = 'scored') AS scored, "
-        "count(*) FILTER (WHERE NOT s.complete) AS unfinished, "
-        "count(f.id) FILTER (WHERE f.state = 'open') AS open, "
-        "count(f.id) FILTER (WHERE f.state = 'cleared') AS cleared, "
-        "count(f.id) FILTER (WHERE f.state = 'confirmed') AS confirmed, "
-        "count(f.id) FILTER (WHERE f.state = 'withdrawn') AS withdrawn, "
+        "count(*) FILTER (WHERE NOT s.complete) AS unfinished, " + _FLAGS_BY_STATE +
         "max(s.received_at) AS last_solve "
         "FROM submissions s LEFT JOIN flags f ON f.portal = s.portal AND "
         f"f.submission_id = s.submission_id WHERE {clause} "

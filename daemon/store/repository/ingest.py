@@ -37,22 +37,22 @@ def already_stored(con, portal: str, webhook_ids: list[str], hooks_since: dateti
         [portal, webhook_ids, hooks_since, portal, submission_ids]).fetchall()
 
 
-def insert_puzzle(con, puzzle_id: str, givens: str, order: int, solution: str,
+def insert_puzzle(con, puzzle_id: str, givens: str, box_size: int, solution: str,
                   now: datetime, puzzle_type: str, owner: str | None = None
                   ) -> None:
     """Register a puzzle as ``pending`` unless the id is already known (``owner``: the
     portal whose webhook registered it; None: every portal's)."""
-    con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+    con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
                 "registered_at, puzzle_type, owner) VALUES (?, ?, ?, ?, 'pending', ?, ?, ?) "
                 "ON CONFLICT DO NOTHING",
-                [puzzle_id, givens, order, solution, now, puzzle_type, owner])
+                [puzzle_id, givens, box_size, solution, now, puzzle_type, owner])
 
 
-_PUZZLE = "p.id, p.givens, p.puzzle_order, p.solution, p.puzzle_type"
+_PUZZLE = "p.id, p.givens, p.box_size, p.solution, p.puzzle_type"
 
 
 def resolve_name(cur, portal: str, name: str) -> tuple[str, str, int, str, str] | None:
-    """(id, givens, order, solution, puzzle type) of the puzzle a portal calls ``name``:
+    """(id, givens, box_size, solution, puzzle type) of the puzzle a portal calls ``name``:
     one of its names, else a shared puzzle (no owner) or its own of that id; None when it
     knows no such puzzle (another portal's puzzle of that id is not its)."""
     row = cur.execute(f"SELECT {_PUZZLE} FROM puzzle_names n JOIN puzzles p ON "
@@ -67,22 +67,22 @@ def resolve_name(cur, portal: str, name: str) -> tuple[str, str, int, str, str] 
 def claim_puzzle(con, portal: str, name: str, puzzle: tuple[str, int, str, str],
                  now: datetime) -> str | None:
     """The id of the puzzle ``portal`` calls ``name``, registering ``puzzle`` (givens,
-    order, solution, type) under it when the portal knows no such puzzle: as ``name``
+    box_size, solution, type) under it when the portal knows no such puzzle: as ``name``
     when that id is free, else as ``name@portal`` (another portal uses the id). None
     when the portal's puzzle of that name has other givens or another type (a race of
     two first solves). Runs in the writer's transaction, so two claims never race."""
-    givens, order, solution, kind = puzzle
+    givens, box_size, solution, type_name = puzzle
     known = resolve_name(con, portal, name)
     if known is not None:
         pid = known[0]
-        if (known[1], known[4]) != (givens, kind):
+        if (known[1], known[4]) != (givens, type_name):
             return None
     else:
         pid, n = name, 1
         while con.execute("SELECT 1 FROM puzzles WHERE id = ?", [pid]).fetchone():
             n += 1
             pid = f"{name}@{portal}" if n == 2 else f"{name}@{portal}~{n}"
-        insert_puzzle(con, pid, givens, order, solution, now, kind, owner=portal)
+        insert_puzzle(con, pid, givens, box_size, solution, now, type_name, owner=portal)
     con.execute("INSERT INTO puzzle_names VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
                 [portal, name, pid])
     return pid

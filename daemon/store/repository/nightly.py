@@ -13,6 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ...states import STANDING, sql_list
 from . import needs_moves, outbox
 
 # the solves the ratings learn from: complete, timed, of analysed puzzles, without an
@@ -23,7 +24,7 @@ ELIGIBLE = """
     WHERE s.complete AND s.duration_ms > 0 AND p.status = 'ready' AND p.ratings IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal
                       AND f.submission_id = s.submission_id
-                      AND f.state IN ('open', 'confirmed'))
+                      AND f.state IN """ + sql_list(STANDING) + """)
 """
 
 
@@ -57,7 +58,7 @@ class PuzzleText(NamedTuple):
     id: str
     givens: str
     solution: str
-    order: int
+    box_size: int
     fill_rank_median: str | None    # JSON: the predicted median fill rank per cell
     puzzle_type: str
 
@@ -74,7 +75,7 @@ class RatingRunRow(NamedTuple):
     residual_sd: float
     calibration: str                # JSON: the metrics -> log-time model in force after
     correlations: str               # JSON: metric -> {pearson, spearman} vs humans
-    band_nulls: str                 # JSON: level key -> signal -> [centre, scale]
+    level_nulls: str                 # JSON: level key -> signal -> [centre, scale]
     by_type: str                    # JSON: type -> {mu, residual_sd, skill_sd, solves}
 
 
@@ -187,7 +188,7 @@ def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
 def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:
     """The puzzles ``ids`` (in no particular order)."""
     return [PuzzleText._make(r) for r in cur.execute(
-        "SELECT id, givens, solution, puzzle_order, fill_rank_median, puzzle_type "
+        "SELECT id, givens, solution, box_size, fill_rank_median, puzzle_type "
         "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()]
 
 

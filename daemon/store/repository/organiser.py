@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ...states import STANDING, sql_list
 from . import needs_moves, outbox
 from .rows import dicts, first, portal_clause
 
@@ -36,14 +37,14 @@ FLAG_COLUMNS = ("f.id, f.portal, f.submission_id, f.created_at, f.state, f.reaso
                 "s.tournament_id, s.player_id, s.puzzle_id, sc.anomaly, sc.p_value")
 
 
-def flags(cur, *, tournament=None, player=None, since=None, min_score=None, state=None,
+def flags(cur, *, tournament=None, player=None, since=None, min_anomaly=None, state=None,
           cursor=None, limit=50, portals=None) -> list[dict]:
     """Flags, newest first, filtered; keyset pagination after ``cursor`` (created_at, id);
     only of ``portals`` when given."""
     clause, params = portal_clause("f.portal", portals)
     where = [clause]
     for clause, value in (("s.tournament_id = ?", tournament), ("s.player_id = ?", player),
-                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_score),
+                          ("f.created_at >= ?", since), ("sc.anomaly >= ?", min_anomaly),
                           ("f.state = ?", state)):
         if value is not None:
             where.append(clause)
@@ -77,7 +78,7 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
         "SELECT s.submission_id, s.tournament_id, s.puzzle_id, s.started_at, s.duration_ms, "
         "s.n_moves, s.complete, s.status, s.score_error, sc.anomaly, sc.p_value, "
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
-        "f.submission_id = s.submission_id AND f.state IN ('open', 'confirmed')) AS flagged "
+        f"f.submission_id = s.submission_id AND f.state IN {sql_list(STANDING)}) AS flagged "
         "FROM submissions s LEFT JOIN scores sc ON sc.portal = s.portal AND "
         "sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
         "ORDER BY s.started_at DESC", [portal, player_id])

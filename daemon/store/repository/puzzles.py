@@ -13,27 +13,27 @@ def ping(cur) -> None:
 
 
 def puzzle_texts(cur, puzzle_id: str) -> tuple[str, int, str, str] | None:
-    """(givens, order, solution, puzzle type) of a registered puzzle, or None."""
-    return cur.execute("SELECT givens, puzzle_order, solution, puzzle_type FROM puzzles "
+    """(givens, box_size, solution, puzzle type) of a registered puzzle, or None."""
+    return cur.execute("SELECT givens, box_size, solution, puzzle_type FROM puzzles "
                        "WHERE id = ?", [puzzle_id]).fetchone()
 
 
 def register_many(con, rows: list[tuple[str, str, int, str, str]],
                   now: datetime) -> list[str]:
-    """Register puzzles (id, givens, order, solution, puzzle type) all or none: the ids
+    """Register puzzles (id, givens, box_size, solution, puzzle type) all or none: the ids
     already registered with other givens or type (and nothing written), or [] once every
     new id is in."""
     ids = [r[0] for r in rows]
-    known = {pid: (givens, kind) for pid, givens, kind in con.execute(
+    known = {pid: (givens, type_name) for pid, givens, type_name in con.execute(
         "SELECT id, givens, puzzle_type FROM puzzles WHERE id IN "
         "(SELECT unnest(?::VARCHAR[]))", [ids]).fetchall()}
-    clash = [pid for pid, givens, _, _, kind in rows
-             if pid in known and known[pid] != (givens, kind)]
+    clash = [pid for pid, givens, _, _, type_name in rows
+             if pid in known and known[pid] != (givens, type_name)]
     if clash:
         return clash
-    for pid, givens, order, solution, kind in rows:
+    for pid, givens, box_size, solution, type_name in rows:
         if pid not in known:
-            insert_puzzle(con, pid, givens, order, solution, now, kind)
+            insert_puzzle(con, pid, givens, box_size, solution, now, type_name)
     return []
 
 

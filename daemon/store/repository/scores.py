@@ -22,6 +22,7 @@ from datetime import datetime
 
 import numpy as np
 
+from ...states import FlagState
 from . import needs_moves, outbox
 from .rows import dicts
 
@@ -31,9 +32,9 @@ MACHINE = "fairgrid"  # the actor of the changes scoring makes
 def rescored_state(state: str, flagged: bool, by_person: bool = False) -> str | None:
     """The state a flag moves to when its submission is scored again (None: it stays,
     because a person decided it: a review, or a reopening, was its last change)."""
-    if by_person or state not in ("open", "withdrawn"):
+    if by_person or state not in (FlagState.OPEN, FlagState.WITHDRAWN):
         return None
-    return "open" if flagged else "withdrawn"
+    return FlagState.OPEN.value if flagged else FlagState.WITHDRAWN.value
 
 
 def these_keys(column: str, sub_keys) -> str:
@@ -89,7 +90,7 @@ def moves_of(cur, sub_keys) -> dict[str, np.ndarray]:
 def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
     """A puzzle's stored analysis with its rating under ``run_id`` (None: none)."""
     cur.execute(
-        "SELECT p.status, p.givens, p.puzzle_order, p.solution, p.puzzle_type, "
+        "SELECT p.status, p.givens, p.box_size, p.solution, p.puzzle_type, "
         "p.fill_rank_median, "
         "p.ratings, pr.difficulty, pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
         "FROM puzzles p LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
@@ -99,12 +100,12 @@ def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
 
 
 def rating_run(cur, run_id: str) -> tuple:
-    """(mu, residual_sd, sd of Sudoku player skills, band_nulls JSON, by_type JSON) of a
+    """(mu, residual_sd, sd of Sudoku player skills, level_nulls JSON, by_type JSON) of a
     rating run."""
     return cur.execute(
         "SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
         "FROM player_ratings WHERE run_id = r.run_id AND puzzle_type = 'sudoku'), "
-        "r.band_nulls, r.by_type FROM rating_runs r WHERE r.run_id = ?",
+        "r.level_nulls, r.by_type FROM rating_runs r WHERE r.run_id = ?",
         [run_id]).fetchone()
 
 
@@ -136,7 +137,7 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     if score_batch["flagged"].any():
         created = con.execute(
             "INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
-            "SELECT b.portal, b.submission_id, ?, 'open', b.reasons FROM "
+            f"SELECT b.portal, b.submission_id, ?, '{FlagState.OPEN}', b.reasons FROM "
             "score_batch b WHERE b.flagged AND NOT EXISTS (SELECT 1 FROM flags f "
             "WHERE f.portal = b.portal AND f.submission_id = b.submission_id) "
             "AND EXISTS (SELECT 1 FROM submissions s WHERE s.portal = b.portal AND "
@@ -144,7 +145,7 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "RETURNING id, portal, submission_id", [now]).fetchall()
     if created:
         con.execute(
-            "INSERT INTO flag_history SELECT f.id, ?, 'open', b.note, ? "
+            f"INSERT INTO flag_history SELECT f.id, ?, '{FlagState.OPEN}', b.note, ? "
             "FROM flags f JOIN score_batch b ON b.portal = f.portal AND "
             "b.submission_id = f.submission_id WHERE list_contains(?, f.id)",
             [now, MACHINE, [c[0] for c in created]])

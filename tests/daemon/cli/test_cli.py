@@ -12,25 +12,13 @@ import pytest
 from fairgrid.solvers import format_grid, parse
 
 from ...fixtures import EASY, EASY_SOLUTION, HUMAN_HARD, MEDIUM, SA_HARD
+from ..helpers import assert_clean_usage_error, run_cli
 
 FAIRGRID = shutil.which("fairgrid")
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    cmd = [FAIRGRID] if FAIRGRID else [sys.executable, "-m", "fairgrid.daemon.cli"]
-    return subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def assert_clean_usage_error(proc: subprocess.CompletedProcess, *words: str) -> None:
-    assert proc.returncode == 2, proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stdout == ""
-    last = proc.stderr.strip().splitlines()[-1]
-    for word in words:
-        assert word in last, last
-
-
 def test_solve_sa_prints_the_solution_and_figures():
-    proc = run("solve", EASY, "--seed", "3")
+    proc = run_cli("solve", EASY, "--seed", "3")
     assert proc.returncode == 0, proc.stderr
     assert parse(proc.stdout.split("\n\n")[0]).givens.tolist() == [int(c) for c in EASY_SOLUTION]
     assert "solved: True" in proc.stdout and "steps:" in proc.stdout
@@ -38,8 +26,8 @@ def test_solve_sa_prints_the_solution_and_figures():
 
 @pytest.mark.parametrize("method", ["sa", "bf"])
 def test_solve_json_is_reproducible(method):
-    a = json.loads(run("solve", EASY, "--method", method, "--seed", "5", "--json").stdout)
-    b = json.loads(run("solve", EASY, "--method", method, "--seed", "5", "--json").stdout)
+    a = json.loads(run_cli("solve", EASY, "--method", method, "--seed", "5", "--json").stdout)
+    b = json.loads(run_cli("solve", EASY, "--method", method, "--seed", "5", "--json").stdout)
     assert a == b and a["solved"] and a["solution"] == EASY_SOLUTION
     assert a["method"] == method and a["steps"] > 0
 
@@ -47,44 +35,44 @@ def test_solve_json_is_reproducible(method):
 def test_solve_reads_a_grid_file(tmp_path):
     f = tmp_path / "puzzle.txt"
     f.write_text(format_grid(parse(EASY).givens) + "\n")
-    proc = run("solve", str(f), "--method", "bf", "--json")
+    proc = run_cli("solve", str(f), "--method", "bf", "--json")
     assert json.loads(proc.stdout)["solution"] == EASY_SOLUTION
 
 
 def test_solve_that_hits_the_cap_exits_1_with_a_message():
-    proc = run("solve", SA_HARD, "--max-steps", "1000", "--json")
+    proc = run_cli("solve", SA_HARD, "--max-steps", "1000", "--json")
     out = json.loads(proc.stdout)
     assert proc.returncode == 1 and not out["solved"] and "step cap" in out["message"]
 
 
 def test_predict_order_json():
-    proc = run("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "2", "--json")
+    proc = run_cli("predict-order", EASY, "--runs", "8", "--seed", "2", "--workers", "2", "--json")
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["runs"] == 8 and out["seed"] == 2 and out["capped_runs"] == 0
     ranks = [r for row in out["rank"] for r in row if r is not None]
     assert sorted(ranks) == list(range(1, 50))  # EASY has 49 free cells
-    one = json.loads(run("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "1",
-                         "--json").stdout)
+    one = json.loads(run_cli("predict-order", EASY, "--runs", "8", "--seed", "2", "--jobs", "1",
+                         "--json").stdout)  # --jobs: --workers' old name
     assert one["rank"] == out["rank"]
 
 
 def test_predict_order_grid_output():
-    proc = run("predict-order", EASY, "--runs", "4", "--jobs", "1")
+    proc = run_cli("predict-order", EASY, "--runs", "4", "--workers", "1")
     assert proc.returncode == 0, proc.stderr
     assert "[3]" in proc.stdout and "runs: 4" in proc.stdout and "SA difficulty" in proc.stdout
 
 
 def test_predict_order_draws_a_heatmap(tmp_path):
     png = tmp_path / "order.png"
-    proc = run("predict-order", EASY, "--runs", "4", "--jobs", "1", "--png", str(png))
+    proc = run_cli("predict-order", EASY, "--runs", "4", "--workers", "1", "--png", str(png))
     assert proc.returncode == 0, proc.stderr
     data = png.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
 
 def test_predict_order_budget_sets_the_cap():
-    proc = run("predict-order", SA_HARD, "--runs", "4", "--budget", "0.002", "--jobs", "1",
+    proc = run_cli("predict-order", SA_HARD, "--runs", "4", "--budget", "0.002", "--workers", "1",
                "--json")
     out = json.loads(proc.stdout)
     assert out["max_steps"] == 20_000 and out["capped_runs"] == 4 and out["basis_runs"] == 4
@@ -99,8 +87,8 @@ def test_output_into_a_closed_pipe_is_not_an_error():
 
 
 def test_count():
-    assert run("count", EASY).stdout.strip() == "1 solution (unique)"
-    proc = run("count", "." * 81, "--json")
+    assert run_cli("count", EASY).stdout.strip() == "1 solution (unique)"
+    proc = run_cli("count", "." * 81, "--json")
     assert proc.returncode == 1 and json.loads(proc.stdout)["unique"] is False
 
 
@@ -117,25 +105,25 @@ def test_count():
     (("frobnicate",), ("invalid choice",)),
 ])
 def test_bad_input_exits_2_with_one_line(args, words):
-    assert_clean_usage_error(run(*args), *words)
+    assert_clean_usage_error(run_cli(*args), *words)
 
 
 # ------------------------------------------------------------------------ rate, generate
 
 def test_rate_one_puzzle_json_and_text():
-    proc = run("rate", MEDIUM, "--json", "--runs", "0.3", "--budget", "0.2")
+    proc = run_cli("rate", MEDIUM, "--json", "--runs", "0.3", "--budget", "0.2")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["puzzle"] == MEDIUM.replace("0", ".")
     assert 1 <= doc["level"] <= 5 and doc["level_name"] and doc["expected_time_s"] > 0
     assert {"serate", "refutation_sum", "sa_steps", "backtrack_steps", "harmony_cost",
             "hill_iterations", "relaxation_count", "slis_level"} <= set(doc["metrics"])
-    text = run("rate", MEDIUM, "--runs", "0.3", "--budget", "0.2")
+    text = run_cli("rate", MEDIUM, "--runs", "0.3", "--budget", "0.2")
     assert text.returncode == 0 and "expected solve time" in text.stdout
 
 
 def test_rate_quick_runs_only_what_the_expected_time_reads(tmp_path):
-    proc = run("rate", HUMAN_HARD, "--json", "--quick")
+    proc = run_cli("rate", HUMAN_HARD, "--json", "--quick")
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert "sa_steps" not in doc["metrics"] and "tq_hardest" in doc["metrics"]
@@ -144,19 +132,19 @@ def test_rate_quick_runs_only_what_the_expected_time_reads(tmp_path):
     assert doc["level"] == 5
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{MEDIUM}\n{HUMAN_HARD}\n")
-    lines = [json.loads(x) for x in run("rate", str(bank), "--json", "--quick",
-                                        "--jobs", "1").stdout.splitlines()]
+    lines = [json.loads(x) for x in run_cli("rate", str(bank), "--json", "--quick",
+                                        "--workers", "1").stdout.splitlines()]
     assert [x["expected_time_s"] for x in lines][1] == doc["expected_time_s"]
     assert lines[0]["expected_time_s"] < lines[1]["expected_time_s"]
-    text = run("rate", HUMAN_HARD, "--quick").stdout
+    text = run_cli("rate", HUMAN_HARD, "--quick").stdout
     assert f"hardest step: {doc['hardest_technique']}" in text and "tq_scan" in text
 
 
 def test_rate_a_file_keeps_input_order_and_reports_bad_lines(tmp_path):
     bank = tmp_path / "bank.txt"
     bank.write_text(f"# a puzzle bank\nid1 {MEDIUM} x\nid2 {EASY} y\nid3 {'.' * 81} z\n")
-    proc = run("rate", str(bank), "--json", "--runs", "0.2", "--budget", "0.1",
-               "--jobs", "2")
+    proc = run_cli("rate", str(bank), "--json", "--runs", "0.2", "--budget", "0.1",
+               "--workers", "2")
     assert proc.returncode == 2
     lines = [json.loads(x) for x in proc.stdout.splitlines()]
     assert [x["puzzle"] for x in lines] == [MEDIUM, EASY, "." * 81]
@@ -169,16 +157,16 @@ def test_rate_a_file_keeps_input_order_and_reports_bad_lines(tmp_path):
 def test_generate_lewis_and_unique_puzzles():
     from fairgrid.solvers import parse
     from fairgrid.solvers.backtracking import count_solutions
-    proc = run("generate", "--order", "3", "--p", "0.4", "--count", "3", "--seed", "1")
+    proc = run_cli("generate", "--box-size", "3", "--p", "0.4", "--count", "3", "--seed", "1")
     assert proc.returncode == 0
     lines = proc.stdout.split()
     assert len(lines) == 3 and all(len(x) == 81 for x in lines)
-    assert run("generate", "--order", "3", "--p", "0.4", "--count", "3",
+    assert run_cli("generate", "--order", "3", "--p", "0.4", "--count", "3",  # the old name
                "--seed", "1").stdout == proc.stdout
-    proc = run("generate", "--unique", "--count", "2", "--p", "0.3", "--seed", "2")
+    proc = run_cli("generate", "--unique", "--count", "2", "--p", "0.3", "--seed", "2")
     for text in proc.stdout.split():
         assert count_solutions(parse(text)) == 1
-    bad = run("generate", "--p", "1.5")
+    bad = run_cli("generate", "--p", "1.5")
     assert bad.returncode == 2 and "--p" in bad.stderr
 
 
@@ -189,10 +177,10 @@ def test_serve_runs_on_uvloop_unless_told_not_to():
 
     from fairgrid.daemon.cli.service import _event_loop
 
-    for wanted, kind in ((True, uvloop.Loop), (False, asyncio.AbstractEventLoop)):
+    for wanted, loop_type in ((True, uvloop.Loop), (False, asyncio.AbstractEventLoop)):
         loop = _event_loop(wanted)
         try:
-            assert isinstance(loop, kind)
+            assert isinstance(loop, loop_type)
             assert wanted or not isinstance(loop, uvloop.Loop)
         finally:
             loop.close()
@@ -258,14 +246,14 @@ def test_serve_says_where_it_listens_and_keeps_secrets_out_of_its_output(tmp_pat
 
 
 def test_rate_depends_on_the_puzzle_and_seed_not_on_its_place_in_a_file(tmp_path):
-    alone = json.loads(run("rate", MEDIUM, "--runs", "0.2", "--budget", "0.2", "--json",
-                           "--jobs", "1").stdout)
+    alone = json.loads(run_cli("rate", MEDIUM, "--runs", "0.2", "--budget", "0.2", "--json",
+                           "--workers", "1").stdout)
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{EASY}\n{MEDIUM}\n")
-    second = [json.loads(x) for x in run("rate", str(bank), "--runs", "0.2", "--budget",
-                                         "0.2", "--json", "--jobs", "1").stdout.splitlines()]
+    second = [json.loads(x) for x in run_cli("rate", str(bank), "--runs", "0.2", "--budget",
+                                         "0.2", "--json", "--workers", "1").stdout.splitlines()]
     bank.write_text(f"{MEDIUM}\n{EASY}\n")
-    first = [json.loads(x) for x in run("rate", str(bank), "--runs", "0.2", "--budget",
+    first = [json.loads(x) for x in run_cli("rate", str(bank), "--runs", "0.2", "--budget",
                                         "0.2", "--json", "--jobs", "2").stdout.splitlines()]
     assert alone["metrics"] == second[1]["metrics"] == first[0]["metrics"]
     assert alone["expected_time_s"] == second[1]["expected_time_s"]
@@ -274,17 +262,17 @@ def test_rate_depends_on_the_puzzle_and_seed_not_on_its_place_in_a_file(tmp_path
 def test_rate_names_the_bad_line_of_a_file_and_takes_long_puzzle_text(tmp_path):
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{EASY}\n{MEDIUM}\nthis line is garbage\n")
-    assert_clean_usage_error(run("rate", str(bank)), "line 3")
+    assert_clean_usage_error(run_cli("rate", str(bank)), "line 3")
     # one grid over several lines, bands separated, is one puzzle (not a bad line)
     rows = [MEDIUM[9 * r:9 * r + 9] for r in range(9)]
     grid = tmp_path / "grid.txt"
     grid.write_text("\n".join(rows[:3] + ["---------"] + rows[3:6] + ["---------"]
                               + rows[6:]) + "\n")
-    proc = run("rate", str(grid), "--runs", "0.2", "--budget", "0.2", "--json")
+    proc = run_cli("rate", str(grid), "--runs", "0.2", "--budget", "0.2", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["puzzle"].replace(".", "0") == MEDIUM
     # text longer than a file name may be is puzzle text, not a file to open
-    proc = run("rate", "1" * 256)
+    proc = run_cli("rate", "1" * 256)
     assert proc.returncode == 2 and "File name too long" not in proc.stderr
     assert "Traceback" not in proc.stderr
 

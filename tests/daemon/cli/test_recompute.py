@@ -9,9 +9,8 @@ import signal
 import subprocess
 import time
 
-from ..helpers import ADMIN, SECRET_A, bearer, count, signed, solve_body
-from ..cli.test_cli import run
-from ..test_serve import CMD, daemon, request  # noqa: F401 - fixture
+from ..helpers import (ADMIN, CMD, SECRET_A, bearer, count, request, run_cli, signed,
+                       solve_body)
 
 pytestmark = pytest.mark.slow
 
@@ -30,28 +29,28 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
             break
         time.sleep(0.3)
     # the organiser's view of one scored solve, in the terminal and as a picture
-    rep = run("report", "demo", "s-2", "--config", cfg, "--png", str(tmp_path / "r.png"))
+    rep = run_cli("report", "demo", "s-2", "--config", cfg, "--png", str(tmp_path / "r.png"))
     assert rep.returncode == 0, rep.stderr
     assert "predicted order (SA)" in rep.stdout and "this solve" in rep.stdout
     # plain words, the population named, no internal signal names
     assert "against simulated honest players" in rep.stdout and "order_sa" not in rep.stdout
     assert (tmp_path / "r.png").stat().st_size > 10_000
-    missing = run("report", "demo", "nope", "--config", cfg)
+    missing = run_cli("report", "demo", "nope", "--config", cfg)
     assert missing.returncode == 2 and "404" in missing.stderr
     # simulated traffic from the command line
-    sim = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+    sim = run_cli("simulate", "003020600900305001001806400008102900700000008006708200002609500"
               "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "2",
               "--cheaters", "1", "--puzzle-id", "easy", "--config", cfg, timeout=300)
     assert sim.returncode == 0, sim.stderr
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
-    assert sorted(x["kind"] for x in lines) == ["honest", "honest", "row"]
+    assert sorted(x["behaviour"] for x in lines) == ["honest", "honest", "row"]
     assert all(x["status"] == 202 for x in lines)
-    # it waited for the scores and says what was flagged, by kind
+    # it waited for the scores and says what was flagged, by behaviour
     summary = [x for x in sim.stderr.splitlines() if x.startswith("flagged: ")]
     assert summary and summary[0].startswith("flagged: honest ") and "row " in summary[0]
     assert "not scored" not in summary[0]
     # a second run adds solves (ids are unique per run) instead of duplicates
-    again = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+    again = run_cli("simulate", "003020600900305001001806400008102900700000008006708200002609500"
                 "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "1",
                 "--cheaters", "0", "--puzzle-id", "easy", "--wait", "0", timeout=300)
     assert again.returncode == 0, again.stderr
@@ -59,7 +58,7 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     assert [x["status"] for x in second] == [202]
     assert second[0]["submission_id"] not in {x["submission_id"] for x in lines}
     # a secret that is not one: exit 2 and one line, no traceback
-    bad = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+    bad = run_cli("simulate", "003020600900305001001806400008102900700000008006708200002609500"
               "800203009005010300", "--url", base, "--secret", "notasecret")
     assert bad.returncode == 2 and "--secret" in bad.stderr and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
@@ -69,22 +68,22 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
                     headers=bearer(ADMIN))[1]["status"] != "scored" for x in lines + second):
         time.sleep(0.3)
 
-    res = run("recompute", "--config", cfg, "--json", timeout=300)
+    res = run_cli("recompute", "--config", cfg, "--json", timeout=300)
     assert res.returncode == 0, res.stderr
     summary = json.loads(res.stdout)
     assert summary["puzzles"] == 1
-    status, doc = request(base + f"/v1/jobs/{summary['run_id']}", headers=bearer(ADMIN))
+    status, doc = request(base + f"/v1/nightly-runs/{summary['run_id']}", headers=bearer(ADMIN))
     assert status == 200 and doc["status"] == "success" and doc["stage"] == "done"
-    status, _ = request(base + "/v1/jobs/nope", headers=bearer(ADMIN))
+    status, _ = request(base + "/v1/nightly-runs/nope", headers=bearer(ADMIN))
     assert status == 404
     with __import__("urllib.request").request.urlopen(base + "/metrics") as resp:
         text = resp.read().decode()
     assert 'fairgrid_job_last_success_timestamp_seconds{job="nightly"}' in text
-    assert 'fairgrid_job_rows{job="nightly",kind="puzzles"} 1.0' in text
+    assert 'fairgrid_job_rows{job="nightly",what="puzzles"} 1.0' in text
     # stop the daemon: recompute now works on the file itself
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
-    res = run("recompute", "--config", cfg, "--json", timeout=300)
+    res = run_cli("recompute", "--config", cfg, "--json", timeout=300)
     assert res.returncode == 0, res.stderr
     again = json.loads(res.stdout)
     assert again["run_id"] != summary["run_id"] and again["puzzles"] == 1
@@ -119,7 +118,7 @@ def test_recompute_without_daemon_or_database_is_a_clean_error(tmp_path):
     cfg = tmp_path / "c.toml"
     cfg.write_text(f'[server]\nport = 1\n[storage]\npath = "{tmp_path / "none.duckdb"}"\n'
                    f'[auth]\nadmin_tokens = ["{ADMIN}"]\n')
-    res = run("recompute", "--config", str(cfg))
+    res = run_cli("recompute", "--config", str(cfg))
     assert res.returncode == 2 and "no database" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -128,12 +127,12 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
 
     proc, base, db, tmp_path = daemon
     cfg = str(tmp_path / "fairgrid.toml")
-    sim = run("simulate", NURIKABE_8, "--type", "nurikabe", "--url", base, "--secret",
+    sim = run_cli("simulate", NURIKABE_8, "--type", "nurikabe", "--url", base, "--secret",
               SECRET_A, "--players", "3", "--cheaters", "2", "--puzzle-id", "nk",
               "--config", cfg, timeout=300)
     assert sim.returncode == 0, sim.stderr
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
-    assert sorted(x["kind"] for x in lines) == ["honest"] * 3 + ["random", "row"]
+    assert sorted(x["behaviour"] for x in lines) == ["honest"] * 3 + ["random", "row"]
     assert all(x["status"] == 202 for x in lines)
     puzzle = request(base + "/v1/puzzles/nk", headers=bearer(ADMIN))[1]
     assert puzzle["puzzle_type"] == "nurikabe" and puzzle["status"] == "ready"
@@ -141,12 +140,12 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
     assert summary and "row " in summary[0] and "not scored" not in summary[0]
     # at cold start a Nurikabe copy is often not flagged on one solve (docs/detection.md),
     # but it is the most anomalous of the five
-    anomaly = {x["kind"] + x["submission_id"]: request(
+    anomaly = {x["behaviour"] + x["submission_id"]: request(
         base + f"/v1/submissions/demo/{x['submission_id']}", headers=bearer(ADMIN))[1][
         "score"]["anomaly"] for x in lines}
     assert not max(anomaly, key=anomaly.get).startswith("honest")
     # Sudoku text under --type nurikabe: exit 2 and one line
-    bad = run("simulate", "003020600900305001001806400008102900700000008006708200002609500"
+    bad = run_cli("simulate", "003020600900305001001806400008102900700000008006708200002609500"
               "800203009005010300", "--type", "nurikabe", "--url", base, "--secret", SECRET_A)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1

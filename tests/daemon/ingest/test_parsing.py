@@ -28,9 +28,9 @@ from fairgrid.daemon.text import refused_char, shown
 
 from ...fixtures import EASY
 
-GIVENS, ORDER, SOLUTION = check_puzzle(EASY)
-INFO = PuzzleInfo("easy", GIVENS, ORDER, SOLUTION)
-SIZE = ORDER * ORDER
+GIVENS, BOX_SIZE, SOLUTION = check_puzzle(EASY)
+INFO = PuzzleInfo("easy", GIVENS, BOX_SIZE, SOLUTION)
+SIZE = BOX_SIZE * BOX_SIZE
 
 
 def oracle(moves: list[dict]) -> tuple[str | None, bool]:

@@ -147,7 +147,6 @@ def _call(base, method, path, body=None, headers=None):
         return exc.code, json.loads(exc.read() or b"null")
 
 
-
 def test_a_hostile_portal_and_a_killed_backup_cost_the_other_portal_nothing(tmp_path):
     """bench/fault_soak.py's pieces, small: an ordinary portal's solves are delivered
     until 2xx across a SIGKILL that stops a backup, while a hostile portal's bodies get
@@ -191,12 +190,12 @@ def test_a_hostile_portal_and_a_killed_backup_cost_the_other_portal_nothing(tmp_
     sender.start()
     backups = tmp_path / "backups"
     try:
-        for kind, (status, field) in HOSTILE.items():
-            got = deliver(base, hostile_body(kind, f"b-{kind}", "hostile"), SECRET_OTHER,
-                          f"m-{kind}", stop)
-            assert (got[0], (got[1] or {}).get("field")) == (status, field), (kind, got)
+        for name, (status, field) in HOSTILE.items():
+            got = deliver(base, hostile_body(name, f"b-{name}", "hostile"), SECRET_OTHER,
+                          f"m-{name}", stop)
+            assert (got[0], (got[1] or {}).get("field")) == (status, field), (name, got)
             if status < 300:
-                acked["hostile"].add(f"b-{kind}")
+                acked["hostile"].add(f"b-{name}")
         copying = threading.Thread(target=backup)
         copying.start()
         while copying.is_alive() and not list(backups.glob("*.partial")):

@@ -105,14 +105,14 @@ def test_a_nightly_run_killed_while_starting_is_abandoned_after_a_restart(tmp_pa
                                       f'{free_port()}"\n')
     proc = start(cfg, base)
     try:
-        status, doc = _call(base, "POST", "/v1/jobs/nightly")
+        status, doc = _call(base, "POST", "/v1/nightly-runs")
         assert status == 202, doc
         run_id = doc["run_id"]
     finally:
         _stop(proc, signal.SIGKILL)
     proc = start(cfg, base)
     try:
-        status, doc = _call(base, "GET", f"/v1/jobs/{run_id}")
+        status, doc = _call(base, "GET", f"/v1/nightly-runs/{run_id}")
         assert status == 200, doc
         assert doc["status"] == "abandoned" and doc["finished_at"] is None
     finally:
@@ -128,7 +128,7 @@ def test_a_nightly_run_a_sigterm_stops_is_abandoned_not_failed(tmp_path):
                                       f'{free_port()}"\n')
     proc = start(cfg, base)
     try:
-        status, doc = _call(base, "POST", "/v1/jobs/nightly")
+        status, doc = _call(base, "POST", "/v1/nightly-runs")
         assert status == 202, doc
         run_id = doc["run_id"]
     finally:
@@ -136,7 +136,7 @@ def test_a_nightly_run_a_sigterm_stops_is_abandoned_not_failed(tmp_path):
     assert proc.returncode == 0
     proc = start(cfg, base)
     try:
-        status, doc = _call(base, "GET", f"/v1/jobs/{run_id}")
+        status, doc = _call(base, "GET", f"/v1/nightly-runs/{run_id}")
         assert status == 200 and doc["status"] == "abandoned", doc
     finally:
         _stop(proc)

@@ -18,8 +18,7 @@ import time
 import pytest
 
 from fairgrid.daemon.testing import CMD, free_port, start, write_config
-from ..helpers import count, signed, solve_body
-from ..test_serve import request
+from ..helpers import count, request, signed, solve_body
 
 pytestmark = pytest.mark.slow
 

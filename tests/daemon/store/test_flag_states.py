@@ -10,8 +10,7 @@ import numpy as np
 from fairgrid.daemon.store import Store
 from fairgrid.daemon.store.repository import organiser, scores
 
-from ..helpers import query
-from .test_keyfilter import _record
+from ..helpers import query, record
 
 
 def _batch(sid: str, key: int, flagged: bool) -> dict:
@@ -28,7 +27,7 @@ def test_rescoring_follows_the_machine_and_leaves_a_persons_decision(tmp_path):
     store = Store(str(tmp_path / "f.duckdb"))
     try:
         for sid in ("a", "b"):
-            assert store.writer.submit(_record(sid, f"h-{sid}")).result(30).outcome == \
+            assert store.writer.submit(record(sid, f"h-{sid}")).result(30).outcome == \
                 "accepted"
         keys = dict(query(store, "SELECT submission_id, sub_key FROM submissions"))
         t0 = datetime(2026, 11, 23, tzinfo=timezone.utc)

@@ -15,7 +15,7 @@ def test_every_added_key_is_maybe_seen(keys, capacity):
         f.add(keys[lo:lo + 17])
     assert f.maybe(keys).all()
     assert len(f) == len(keys)
-from ..helpers import query
+from ..helpers import query, record
 
 
 def test_layers_keep_the_false_positive_rate_low():
@@ -30,21 +30,6 @@ def test_layers_keep_the_false_positive_rate_low():
     assert KeyFilter().maybe([]).shape == (0,)
 
 
-def _record(sid: str, hook: str, player: str = "p-1"):
-    from datetime import datetime, timezone
-
-    import numpy as np
-
-    from fairgrid.daemon.store import SubmissionRecord
-
-    now = datetime.now(timezone.utc)
-    moves = np.arange(3)
-    return SubmissionRecord("demo", sid, hook, None, player, "easy", now, now,
-                            moves.astype(np.int64), moves.astype(np.int16),
-                            np.ones(3, dtype=np.int16), np.zeros(3, dtype=bool), False,
-                            f'{{"s": "{sid}", "p": "{player}"}}')
-
-
 def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, monkeypatch):
     import threading
 
@@ -53,7 +38,7 @@ def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, 
 
     path = str(tmp_path / "k.duckdb")
     store = Store(path)
-    assert store.writer.submit(_record("a", "h-a")).result(30).outcome == "accepted"
+    assert store.writer.submit(record("a", "h-a")).result(30).outcome == "accepted"
     store.close()
 
     gate = threading.Event()
@@ -70,20 +55,20 @@ def test_writer_dedupes_the_same_before_and_after_its_filter_is_built(tmp_path, 
             return store.writer.submit(rec).result(30).outcome
 
         # filter not built: every key is checked in the database
-        assert outcome(_record("a", "h-a")) == "duplicate"        # stored before the start
-        assert outcome(_record("a", "h-x", "p-2")) == "conflict"  # same id, other content
-        assert outcome(_record("b", "h-b")) == "accepted"         # written meanwhile
+        assert outcome(record("a", "h-a")) == "duplicate"        # stored before the start
+        assert outcome(record("a", "h-x", "p-2")) == "conflict"  # same id, other content
+        assert outcome(record("b", "h-b")) == "accepted"         # written meanwhile
         assert not store.writer.filter_ready()
         gate.set()
         deadline = __import__("time").monotonic() + 30
         while not store.writer.filter_ready():  # the switch happens on the next batch
-            assert outcome(_record("b", "h-b")) == "duplicate"
+            assert outcome(record("b", "h-b")) == "duplicate"
             assert __import__("time").monotonic() < deadline
         for sid, hook in (("a", "h-a"), ("b", "h-b")):
-            assert outcome(_record(sid, hook)) == "duplicate"
+            assert outcome(record(sid, hook)) == "duplicate"
         # "c": another submission under a used webhook-id is refused, not dropped
-        assert outcome(_record("c", "h-b")) == "hook_conflict"
-        assert outcome(_record("c", "h-c")) == "accepted"
+        assert outcome(record("c", "h-b")) == "hook_conflict"
+        assert outcome(record("c", "h-c")) == "accepted"
         assert query(store, "SELECT count(*) FROM submissions") == [(3,)]
     finally:
         store.close()

@@ -12,17 +12,24 @@ from fairgrid.daemon.store.connection import connect, migrations
 from ...fixtures import EASY, EASY_SOLUTION
 
 
-def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
-    path = str(tmp_path / "old.duckdb")
-    now = datetime.now(timezone.utc)
+def _at_schema(path: str, version: int, now: datetime) -> duckdb.DuckDBPyConnection:
+    """A database file as fairgrid left it at schema ``version`` (its migrations run in
+    order), open for the old rows a test puts in."""
     con = duckdb.connect(path)
     con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
                 "applied_at TIMESTAMPTZ NOT NULL)")
-    for version, script in migrations():
-        if version >= 11:
+    for n, script in migrations():
+        if n > version:
             break
         con.execute(script)
-        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+        con.execute("INSERT INTO schema_version VALUES (?, ?)", [n, now])
+    return con
+
+
+def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = _at_schema(path, 10, now)
     con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
                 "registered_at) VALUES ('p', ?, 3, ?, 'ready', ?)",
                 [EASY, EASY_SOLUTION, now])
@@ -48,14 +55,7 @@ def test_puzzles_and_skills_from_before_types_become_sudoku(tmp_path):
 def test_people_added_before_explicit_scope_keep_what_they_saw(tmp_path):
     path = str(tmp_path / "old.duckdb")
     now = datetime.now(timezone.utc)
-    con = duckdb.connect(path)
-    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
-                "applied_at TIMESTAMPTZ NOT NULL)")
-    for version, script in migrations():
-        if version >= 14:
-            break
-        con.execute(script)
-        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+    con = _at_schema(path, 13, now)
     # an empty list meant every portal
     for name, role, portals in (("ann", "organiser", "[]"), ("bea", "organiser", '["demo"]'),
                                 ("cid", "admin", "[]")):
@@ -75,14 +75,7 @@ def test_puzzles_from_before_names_per_portal_keep_their_names(tmp_path):
 
     path = str(tmp_path / "old.duckdb")
     now = datetime.now(timezone.utc)
-    con = duckdb.connect(path)
-    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
-                "applied_at TIMESTAMPTZ NOT NULL)")
-    for version, script in migrations():
-        if version >= 15:
-            break
-        con.execute(script)
-        con.execute("INSERT INTO schema_version VALUES (?, ?)", [version, now])
+    con = _at_schema(path, 14, now)
     for pid in ("x", "y"):
         con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
                     "registered_at) VALUES (?, ?, 3, ?, 'ready', ?)",

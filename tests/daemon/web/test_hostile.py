@@ -152,9 +152,9 @@ query_value = st.text(max_size=30).map(lambda t: urllib.parse.quote(t, safe=""))
 @hsettings(max_examples=120)
 @given(st.sampled_from([
     ("GET", "/v1/puzzles/{a}"), ("GET", "/v1/submissions/{a}/{b}"),
-    ("GET", "/v1/players/{a}/{b}"), ("GET", "/v1/jobs/{a}"),
+    ("GET", "/v1/players/{a}/{b}"), ("GET", "/v1/nightly-runs/{a}"), ("GET", "/v1/jobs/{a}"),
     ("GET", "/v1/flags?tournament={q}&fdr={r}"), ("GET", "/v1/flags?limit={r}&cursor={q}"),
-    ("GET", "/v1/flags?since={q}&min_score={r}&player={q}"),
+    ("GET", "/v1/flags?since={q}&min_anomaly={r}&player={q}"),
     ("POST", "/v1/flags/{a}/review"), ("POST", "/v1/puzzles")]),
     segment, segment, query_value, query_value,
     st.one_of(st.none(), json_values.map(lambda v: json.dumps(v).encode()),

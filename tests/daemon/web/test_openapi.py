@@ -12,7 +12,6 @@ import yaml
 from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.settings import Settings
 
-from ..test_serve import daemon  # noqa: F401 - fixture
 
 pytestmark = pytest.mark.slow
 

@@ -3,21 +3,13 @@ that id is never used, and cannot be taken over (real app, real DuckDB file)."""
 
 from __future__ import annotations
 
-import pytest
 
-from fairgrid.daemon.web.app import create_app
 
 from ...fixtures import EASY, MEDIUM
-from ..helpers import ADMIN, ORGANISER, OTHER_SECRET, bearer, make_settings, query, signed, \
-    solve_body, solve_moves
-from .test_webhook import URL, store
+from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, URL, bearer, query, signed, solve_body,
+                       solve_moves, store)
 
 PASSWORD = "correct horse battery"
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
 
 
 async def post(client, body, secret=None, msg_id="m"):
@@ -81,7 +73,9 @@ async def test_a_puzzle_registered_through_the_api_is_every_portals(client):
     assert {p for (p,) in query(store(client), "SELECT puzzle_id FROM submissions")} == \
         {"shared"}
     resp = await client.get("/v1/puzzles/shared", headers=bearer(ORGANISER))
-    assert (await resp.json())["owner"] is None
+    doc = await resp.json()
+    # a 9x9 Sudoku's blocks are 3 by 3; ``order`` repeats it for clients from before
+    assert doc["owner"] is None and doc["box_size"] == doc["order"] == 3
 
 
 async def _organiser_of(client, portal: str) -> str:

@@ -12,23 +12,10 @@ from datetime import datetime, timezone
 import pytest
 
 from fairgrid.daemon.web.app import create_app
-from fairgrid.daemon.web.context import CTX
 
 from ...fixtures import EASY, EASY_SOLUTION
-from ..helpers import (query, ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, bearer, make_settings,
-                      signed, solve_body, solve_moves)
-
-URL = "/v1/webhooks/solves"
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    app = create_app(make_settings(tmp_path))
-    return await aiohttp_client(app)
-
-
-def store(client):
-    return client.server.app[CTX].store
+from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, URL, bearer, make_settings,
+                       query, signed, solve_body, solve_moves, store, until)
 
 
 def rows(client, sql, params=None):
@@ -201,11 +188,12 @@ async def test_body_over_the_limit_is_413(aiohttp_client, tmp_path):
 
 async def test_full_write_queue_is_503_with_retry_after(aiohttp_client, tmp_path):
     client = await aiohttp_client(create_app(make_settings(tmp_path, storage_write_queue_size=1)))
-    release = threading.Event()
-    blocker = store(client).writer.call(lambda con: release.wait(10))
-    await asyncio.sleep(0.05)  # the writer is now busy
+    busy, release = threading.Event(), threading.Event()
+    writer = store(client).writer
+    blocker = writer.call(lambda con: (busy.set(), release.wait(10)))
+    await until(lambda: busy.is_set())
     first = asyncio.create_task(post(client, solve_body("s-1"), msg_id="a"))
-    await asyncio.sleep(0.2)  # s-1 waits in the queue
+    await until(lambda: writer.depth() == 1)  # s-1 waits in the queue
     raw, headers = signed(solve_body("s-2"), msg_id="b")
     resp = await client.post(URL, data=raw, headers=headers)
     assert resp.status == 503 and resp.headers["Retry-After"] == "5"
@@ -272,14 +260,15 @@ async def test_flags_are_filtered_and_paginated_newest_first(client):
         if cursor is None:
             break
     assert seen == ["s-4", "s-3", "s-2", "s-1", "s-0"]
-    doc = await (await client.get("/v1/flags?player=p-1&min_score=2&tournament=t-1",
-                                  headers=bearer(ORGANISER))).json()
-    assert [f["submission_id"] for f in doc["flags"]] == ["s-3"]
+    for name in ("min_anomaly", "min_score"):  # min_score: min_anomaly's old name
+        doc = await (await client.get(f"/v1/flags?player=p-1&{name}=2&tournament=t-1",
+                                      headers=bearer(ORGANISER))).json()
+        assert [f["submission_id"] for f in doc["flags"]] == ["s-3"]
     doc = await (await client.get("/v1/flags?since=2026-11-21T12:03:00Z",
                                   headers=bearer(ORGANISER))).json()
     assert [f["submission_id"] for f in doc["flags"]] == ["s-4", "s-3"]
-    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_score=high",
-                "state=pending", "tournamnet=t-1"):
+    for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_anomaly=high",
+                "min_score=high", "state=pending", "tournamnet=t-1"):
         resp = await client.get(f"/v1/flags?{bad}", headers=bearer(ORGANISER))
         assert resp.status == 400 and (await resp.json())["field"] == bad.split("=")[0]
     # the state filter: one flag reviewed as confirmed is not among the open ones

@@ -2,29 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 
-import pytest
 
 from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SIXTEEN
-from ..helpers import query, ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
-
-
-async def wait_ready(client, pid, timeout=60.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while True:
-        doc = await (await client.get(f"/v1/puzzles/{pid}", headers=bearer(ORGANISER))).json()
-        if doc["status"] != "pending" or asyncio.get_running_loop().time() > deadline:
-            return doc
-        await asyncio.sleep(0.2)
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
+from ..helpers import ADMIN, ORGANISER, bearer, make_settings, query, signed, solve_body, wait_ready
 
 
 async def test_register_analyse_and_query(client):

@@ -20,8 +20,7 @@ from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import predict_fill_order
 
 from ...fixtures import EASY, SA_HARD
-from ..helpers import ADMIN, ORGANISER, bearer, make_settings, signed, solve_body
-from .test_notify import until
+from ..helpers import ADMIN, ORGANISER, bearer, build, make_settings, signed, solve_body, until
 
 pytestmark = pytest.mark.slow
 
@@ -37,7 +36,7 @@ def cluster():
 
 def test_the_cluster_gives_the_local_prediction(cluster):
     puzzle = parse(EASY)
-    local = predict_fill_order(puzzle, seed=3, runs=12, jobs=1)
+    local = predict_fill_order(puzzle, seed=3, runs=12, workers=1)
     remote = Cluster(cluster.scheduler_address)
     try:
         lane = remote.lane(10).connect()
@@ -52,7 +51,7 @@ def test_the_cluster_gives_the_local_prediction(cluster):
 
 def test_a_worker_killed_mid_prediction_changes_nothing(cluster):
     puzzle = parse(SA_HARD)
-    local = predict_fill_order(puzzle, seed=5, runs=8, max_steps=400_000, jobs=1)
+    local = predict_fill_order(puzzle, seed=5, runs=8, max_steps=400_000, workers=1)
     remote = Cluster(cluster.scheduler_address)
     try:
         lane = remote.lane(10).connect()
@@ -183,13 +182,12 @@ def test_the_nightly_job_gives_the_same_ratings_wherever_its_tasks_run(tmp_path,
     from fairgrid.daemon.work.nightly import direct_db, run_nightly
     from fairgrid.daemon.work.pool import Lane, LanePool
 
-    from .test_nightly import build
 
     def ratings(con, run_id):
         rows = con.execute("SELECT puzzle_id, difficulty, consensus_fill_rank, "
                            "consensus_fill_spread FROM puzzle_ratings WHERE run_id = ? "
                            "ORDER BY puzzle_id", [run_id]).fetchall()
-        nulls = con.execute("SELECT band_nulls FROM rating_runs WHERE run_id = ?",
+        nulls = con.execute("SELECT level_nulls FROM rating_runs WHERE run_id = ?",
                             [run_id]).fetchone()[0]
         return rows, json.loads(nulls)
 
@@ -217,7 +215,7 @@ def test_rating_a_bank_on_the_cluster_gives_the_local_ratings(cluster):
     from ...fixtures import MEDIUM
 
     bank = [EASY, MEDIUM]
-    local = list(rate_many(bank, runs=0.2, budget_s=0.2, jobs=1))
+    local = list(rate_many(bank, runs=0.2, budget_s=0.2, workers=1))
     remote = Cluster(cluster.scheduler_address)
     try:
         done = []

@@ -24,9 +24,8 @@ from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ...fixtures import EASY, EASY_SOLUTION
-from ..helpers import ADMIN, ORGANISER, bearer, make_settings, query, signed, solve_body
-from .test_notify import until
-
+from ..helpers import (ADMIN, ORGANISER, bearer, make_settings, nightly_run, query, signed,
+                       solve_body, until)
 
 
 async def _post(client, sid, player, moves=None, tournament="cup"):
@@ -48,19 +47,6 @@ async def _all_scored(client, sids):
     await until(done, 180)
 
 
-async def _nightly(client):
-    resp = await client.post("/v1/jobs/nightly", headers=bearer(ADMIN))
-    run_id = (await resp.json())["run_id"]
-
-    async def finished():
-        doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
-        return doc["status"] in ("success", "failed")
-    await until(finished, 300)
-    doc = await (await client.get(f"/v1/jobs/{run_id}", headers=bearer(ADMIN))).json()
-    assert doc["status"] == "success", doc
-    return doc
-
-
 def _mentions(store, needles: list[str]) -> dict[str, int]:
     """Rows of every table whose any text column contains any of ``needles``."""
     found = {}
@@ -80,11 +66,6 @@ def _mentions(store, needles: list[str]) -> dict[str, int]:
     return found
 
 
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
-
-
 async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(client):
     await _post(client, "stays", "keep-me")
     await _all_scored(client, ["stays"])
@@ -95,7 +76,7 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(clien
     await _post(client, "gone-1", "erase-me", ROW_COPY)  # flagged
     await _post(client, "gone-2", "erase-me", sim.moves())  # honest: it counts for ratings
     await _all_scored(client, ["gone-1", "gone-2"])
-    await _nightly(client)  # the person now has a skill rating too
+    await nightly_run(client)  # the person now has a skill rating too
     store = client.server.app[CTX].store
     assert _mentions(store, ["erase-me"])  # everywhere before
     resp = await client.post("/v1/players/demo/erase-me/erase", headers=bearer(ORGANISER))
@@ -116,7 +97,7 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(clien
                               headers=bearer(ADMIN))).status == 404
     # the other player, the puzzle and the ratings are as they were, and a run still works
     assert (await client.get("/v1/submissions/demo/stays", headers=bearer(ORGANISER))).status == 200
-    await _nightly(client)
+    await nightly_run(client)
 
 
 async def test_retention_drops_old_move_logs_and_keeps_the_verdicts(client):

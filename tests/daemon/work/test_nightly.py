@@ -15,58 +15,8 @@ from fairgrid.analytics.puzzle_model import complete_metrics
 from fairgrid.daemon.work.nightly import direct_db, run_nightly
 from fairgrid.daemon.store import connect
 
-from ...fixtures import EASY, EASY_SOLUTION, NURIKABE_8
-from ..helpers import make_settings
-
-EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
-COLUMNS = ("(sub_key, portal, submission_id, webhook_id, tournament_id, player_id, puzzle_id, "
-           "started_at, received_at, committed_at, n_moves, duration_ms, complete, status, raw)")
-METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
-
-
-def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
-    """A database of ready puzzles (all with EASY's grid) and complete solves whose times
-    follow log t = d_j - s_i + noise; returns the truth."""
-    rng = np.random.default_rng(seed)
-    con = connect(str(path))
-    now = datetime.now(timezone.utc)
-    # the stored models hold only the human model's metrics, as puzzles analysed before
-    # the technique model do: the nightly job rates what the calibration reads and lacks
-    prior = load_default().expected_log_time(
-        complete_metrics(EASY, METRICS, load_default().metrics_needed))
-    true_delta = rng.normal(0, 0.3, puzzles)
-    true_d = prior - 1.0 + true_delta          # this portal's players are e times faster
-    skill = rng.normal(0, 0.4, players)
-    ratings = json.dumps({"metrics": METRICS, "expected_log_s": prior, "sd_log": 0.17,
-                          "null": {}, "level": 3})
-    for j in range(puzzles):
-        con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
-                    "registered_at, ratings, fill_rank_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
-                    [f"p{j:02d}", EASY, EASY_SOLUTION, now, ratings, json.dumps([None] * 81)])
-    subs, moves = [], {"sub_key": [], "seq": [], "t_ms": [], "cell": [], "digit": [],
-                       "note": []}
-    key = 0
-    for j in range(puzzles):
-        solvers = players if not (few_solves_puzzle and j == puzzles - 1) else 2
-        for i in rng.choice(players, solvers, replace=False):
-            dur = int(1000 * np.exp(true_d[j] - skill[i] + rng.normal(0, 0.15)))
-            order = list(EMPTY) if j == 0 else list(rng.permutation(EMPTY))
-            t = np.linspace(dur / len(order), dur, len(order)).astype(int)
-            for seq, (c, tt) in enumerate(zip(order, t)):
-                moves["sub_key"].append(key), moves["seq"].append(seq)
-                moves["t_ms"].append(int(tt)), moves["cell"].append(c)
-                moves["digit"].append(int(EASY_SOLUTION[c])), moves["note"].append(False)
-            subs.append((key, "demo", f"s{key}", f"w{key}", "t", f"u{i:03d}", f"p{j:02d}",
-                         now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
-                         "scored", "{}"))
-            key += 1
-    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?)", subs)
-    con.register("m", {k: np.array(v) for k, v in moves.items()})
-    con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
-    con.unregister("m")
-    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
-    return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
+from ...fixtures import EASY, NURIKABE_8
+from ..helpers import COLUMNS, EMPTY, METRICS, build, make_settings
 
 
 def _ratings(con, run_id):
@@ -105,8 +55,8 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
     run = con.execute("SELECT calibration, correlations FROM rating_runs").fetchone()
     assert json.loads(run[0])["features"] and "fitted_difficulty" in json.loads(run[1])
     # honest nulls learnt from the real solves, per level (times are evenly spaced here)
-    bands = json.loads(con.execute("SELECT band_nulls FROM rating_runs").fetchone()[0])
-    assert bands and summary["band_null_levels"] == sorted(bands)
+    bands = json.loads(con.execute("SELECT level_nulls FROM rating_runs").fetchone()[0])
+    assert bands and summary["null_levels"] == sorted(bands)
     for null in bands.values():
         # every null at least as wide as people differ, whatever these solves show
         assert null["unforced"][0] >= 2.0
@@ -124,17 +74,17 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
     """Ready Nurikabe puzzles (NURIKABE_8's grid) solved by ``skill_of``'s players, whose
     times follow log t = prior + 0.5 - skill; returns the solves added."""
     from fairgrid.solvers.puzzle_types import puzzle_type, values_text
-    kind = puzzle_type("nurikabe")
-    p = kind.parse(NURIKABE_8)
-    solution = kind.solution(p)
-    free = np.flatnonzero(kind.givens(p) == 0)
+    ptype = puzzle_type("nurikabe")
+    p = ptype.parse(NURIKABE_8)
+    solution = ptype.solution(p)
+    free = np.flatnonzero(ptype.givens(p) == 0)
     now = datetime.now(timezone.utc)
     ratings = json.dumps({"metrics": {"cells": 64.0}, "expected_log_s": prior, "sd_log": 1.0,
                           "null": {}, "level": 3})
     key = con.execute("SELECT coalesce(max(sub_key) + 1, 0) FROM submissions").fetchone()[0]
     n = 0
     for j in range(puzzles):
-        con.execute("INSERT INTO puzzles (id, givens, puzzle_order, solution, status, "
+        con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
                     "registered_at, ratings, fill_rank_median, puzzle_type) VALUES "
                     "(?, ?, 0, ?, 'ready', ?, ?, ?, 'nurikabe')",
                     [f"nk{j}", NURIKABE_8, values_text(solution), now, ratings,
@@ -183,7 +133,7 @@ def test_each_puzzle_type_gets_its_own_fit_and_skills(tmp_path):
                               "run_id = ?", [both["run_id"]]).fetchall())
     assert all(d_both[p] == pytest.approx(d_alone[p]) for p in d_alone)
     # Nurikabe's levels have nulls of their own
-    bands = json.loads(con.execute("SELECT band_nulls FROM rating_runs WHERE run_id = ?",
+    bands = json.loads(con.execute("SELECT level_nulls FROM rating_runs WHERE run_id = ?",
                                    [both["run_id"]]).fetchone()[0])
     assert any(k.startswith("nurikabe:") for k in bands)
     assert any(not k.startswith("nurikabe:") for k in bands)
@@ -292,7 +242,7 @@ def test_load_indexes_each_solve_by_its_puzzle_and_player(tmp_path):
                           np.random.default_rng(1), puzzles=2)
     loaded = _load(direct_db(con))
     assert loaded.ids == sorted(loaded.ids) and len(loaded.ids) == 8
-    assert loaded.kinds.tolist() == ["nurikabe"] * 2 + ["sudoku"] * 6  # nk* < p*
+    assert loaded.types.tolist() == ["nurikabe"] * 2 + ["sudoku"] * 6  # nk* < p*
     assert loaded.log_t.size == truth["n"] + added
     got = sorted((loaded.ids[j], *loaded.players[i], round(float(np.exp(t)) * 1000))
                  for j, i, t in zip(loaded.j, loaded.i, loaded.log_t))
@@ -300,7 +250,7 @@ def test_load_indexes_each_solve_by_its_puzzle_and_player(tmp_path):
         "SELECT s.puzzle_id, s.portal, s.player_id, p.puzzle_type, s.duration_ms FROM "
         "submissions s JOIN puzzles p ON p.id = s.puzzle_id").fetchall())
     assert got == want
-    assert loaded.player_kinds.tolist() == [p.puzzle_type for p in loaded.players]
+    assert loaded.player_types.tolist() == [p.puzzle_type for p in loaded.players]
 
 
 def test_the_fit_stage_fits_each_type_on_its_own_puzzles_and_players(tmp_path):
@@ -315,8 +265,8 @@ def test_the_fit_stage_fits_each_type_on_its_own_puzzles_and_players(tmp_path):
     s = make_settings(tmp_path)
     fits = _fit(loaded, s.nightly_lambda_puzzle, s.nightly_lambda_player, None)
     assert list(fits.by_type) == ["sudoku", "nurikabe"]
-    for kind, fit in fits.by_type.items():
-        puzzles, players = loaded.kinds == kind, loaded.player_kinds == kind
+    for type_name, fit in fits.by_type.items():
+        puzzles, players = loaded.types == type_name, loaded.player_types == type_name
         assert fit.difficulty.size == puzzles.sum() and fit.skill.size == players.sum()
         assert fit.puzzle_solves.sum() == np.isin(loaded.j, np.flatnonzero(puzzles)).sum()
         assert fits.difficulty[puzzles].tolist() == fit.difficulty.tolist()
@@ -366,11 +316,11 @@ def test_levels_keep_their_meaning_whatever_the_players_speed():
         cuts = np.log(np.asarray(bounds, dtype=float))
         return np.r_[cuts[0] - 1, (cuts[1:] + cuts[:-1]) / 2, cuts[-1] + 1]
 
-    kinds = np.array(["sudoku"] * 5 + ["nurikabe"] * 5, dtype=object)
+    types = np.array(["sudoku"] * 5 + ["nurikabe"] * 5, dtype=object)
     difficulty = np.r_[between(cal.level_bounds_s), between(nurikabe.LEVEL_BOUNDS_S)]
     for mu in (0.0, -np.log(2), 0.4):
         fits = {"sudoku": _fit_with_mu(mu), "nurikabe": _fit_with_mu(mu)}
-        assert _levels(cal, fits, kinds, difficulty + mu).tolist() == [1, 2, 3, 4, 5] * 2
+        assert _levels(cal, fits, types, difficulty + mu).tolist() == [1, 2, 3, 4, 5] * 2
     # Nurikabe's quicker times: its levels 1 to 4 would all be Sudoku's easiest
     as_sudoku = _levels(cal, {"sudoku": _fit_with_mu(0.0)}, np.array(["sudoku"] * 5),
                         difficulty[5:])
@@ -389,15 +339,15 @@ def test_the_write_stage_stores_what_the_stages_computed(tmp_path):
     orders = _consensus(db, loaded, fits, s.nightly_min_solves, None)
     written = _write(db, "r1", loaded, fits, recal, orders)
     run = dict(zip(("run_id", "finished_at", "solves", "puzzles", "players", "mu",
-                    "residual_sd", "calibration", "band_nulls", "by_type"),
+                    "residual_sd", "calibration", "level_nulls", "by_type"),
                    con.execute("SELECT run_id, finished_at, solves, puzzles, players, mu, "
-                               "residual_sd, calibration, band_nulls, by_type "
+                               "residual_sd, calibration, level_nulls, by_type "
                                "FROM rating_runs").fetchone()))
     assert run["run_id"] == "r1" and run["finished_at"] == written.at
     assert (run["solves"], run["puzzles"], run["players"]) == (loaded.log_t.size, 12, 30)
     assert (run["mu"], run["residual_sd"]) == (fits.sudoku.mu, fits.sudoku.residual_sd)
     assert run["calibration"] == recal.recalibration.calibration.to_json()
-    assert json.loads(run["band_nulls"]) == orders.level_nulls and orders.level_nulls
+    assert json.loads(run["level_nulls"]) == orders.level_nulls and orders.level_nulls
     assert json.loads(run["by_type"]) == written.by_type and list(written.by_type) == ["sudoku"]
     rows = con.execute("SELECT puzzle_id, difficulty, prior, level, solves, "
                        "consensus_fill_rank IS NOT NULL FROM puzzle_ratings "
@@ -424,7 +374,7 @@ def test_a_rating_run_row_is_stored_by_column_name(tmp_path):
     now = datetime.now(timezone.utc)
     row = RatingRunRow(run_id="r", finished_at=now, solves=11, puzzles=7, players=5,
                        mu=-0.5, residual_sd=0.25, calibration='{"c": 1}',
-                       correlations='{"k": 2}', band_nulls='{"3": {}}',
+                       correlations='{"k": 2}', level_nulls='{"3": {}}',
                        by_type='{"sudoku": {}}')
     empty = {"puzzle_id": np.array([], dtype=object)}
     in_transaction(con, write_rating_run, row, empty, {"player_id": empty["puzzle_id"]})

@@ -17,8 +17,8 @@ from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.daemon.work.notify import backoff_s
 
-from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, bearer, make_settings, signed,
-                       solve_body)
+from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, bearer, make_settings, signed, solve_body,
+                       until)
 
 FAST = dict(notify_backoff_s=0.05, notify_backoff_max_s=0.2, notify_poll_s=0.05)
 
@@ -50,13 +50,6 @@ class Receiver:
         app = web.Application()
         app.router.add_post("/hook", self.handle)
         return app
-
-
-async def until(predicate, timeout=60.0):
-    deadline = asyncio.get_running_loop().time() + timeout
-    while not await predicate():
-        assert asyncio.get_running_loop().time() < deadline, "timed out"
-        await asyncio.sleep(0.05)
 
 
 async def _endpoint(client, url):

@@ -10,27 +10,18 @@ import numpy as np
 import pytest
 
 from fairgrid.analytics.nurikabe import simulate_nurikabe
-from fairgrid.daemon.web.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.solvers.puzzle_types import puzzle_type
 
-from ...console.test_accounts import _sign_in, _user
 from ...fixtures import EASY, NURIKABE_8
-from ..helpers import ADMIN, ORGANISER, bearer, make_settings, query, signed, solve_body
-from .test_analysis import wait_ready
-from .test_lifecycle import _nightly
-from .test_scoring import wait_scored
+from ..helpers import (ADMIN, ORGANISER, add_user, bearer, nightly_run, query, sign_in, signed,
+                       solve_body, wait_ready, wait_scored)
 
 KIND = puzzle_type("nurikabe")
 PUZZLE = KIND.parse(NURIKABE_8)
 GIVENS = KIND.givens(PUZZLE)
 SOLUTION = KIND.solution(PUZZLE)
 FREE = np.flatnonzero(GIVENS == 0)
-
-
-@pytest.fixture
-async def client(aiohttp_client, tmp_path):
-    return await aiohttp_client(create_app(make_settings(tmp_path)))
 
 
 async def _register(client, pid="nk", text=NURIKABE_8, **extra):
@@ -88,7 +79,7 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     assert (await _register(client)).status == 201
     doc = await wait_ready(client, "nk")
     assert doc["status"] == "ready" and doc["puzzle_type"] == "nurikabe"
-    assert (doc["rows"], doc["cols"], doc["order"]) == (8, 8, None)
+    assert (doc["rows"], doc["cols"], doc["box_size"], doc["order"]) == (8, 8, None, None)
     assert doc["solution"] == "".join(str(v) for v in SOLUTION)
     ratings = doc["ratings"]
     assert 1 <= ratings["level"] <= 5 and ratings["sd_log"] == 1.0
@@ -161,8 +152,8 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     assert (tmp_path / "copy.png").stat().st_size > 10_000
 
     # the reviewer's pages draw the Nurikabe grid
-    await _user(client, "rev")
-    assert (await _sign_in(client, "rev")).status == 303
+    await add_user(client, "rev")
+    assert (await sign_in(client, "rev")).status == 303
     page = await client.get(f"/ui/flags/{fid}")
     html = await page.text()
     assert page.status == 200 and "8 by 8 grid" in html and "clue cells" in html
@@ -186,14 +177,14 @@ async def test_the_nightly_job_fits_each_type_apart(client):
         assert (await _post(client, f"n{k}", _moves(sim), player=f"p-{k % 4}")).status == 202
     for k in range(8):
         await wait_scored(client, f"n{k}")
-    doc = await _nightly(client)
+    doc = await nightly_run(client)
     by_type = doc["rows"]["by_type"]
     assert set(by_type) == {"nurikabe"} and by_type["nurikabe"]["solves"] == 8
     # the solves were e times faster than the prior: the fit's offset says so
     assert by_type["nurikabe"]["mu"] == pytest.approx(-1.0, abs=0.3)
     store = client.app[CTX].store
-    kinds = query(store, "SELECT DISTINCT puzzle_type FROM player_ratings")
-    assert kinds == [("nurikabe",)]
+    types = query(store, "SELECT DISTINCT puzzle_type FROM player_ratings")
+    assert types == [("nurikabe",)]
     level = query(store, "SELECT level FROM puzzle_ratings WHERE puzzle_id = 'nk'")[0][0]
     assert 1 <= level <= 5
     # re-scored against the fitted difficulty (the run queues the re-scoring)

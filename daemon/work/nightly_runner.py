@@ -1,5 +1,5 @@
 """The nightly job inside the daemon: the APScheduler cron trigger, on-demand runs
-(``POST /v1/jobs/nightly``), progress for ``GET /v1/jobs/{id}``, metrics."""
+(``POST /v1/nightly-runs``), progress for ``GET /v1/nightly-runs/{id}``, metrics."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ from datetime import datetime, timezone
 
 from ..store.repository import nightly as sql
 from .compute import ComputeUnavailable
-from .nightly import JOB, JobCancelled, new_run_id, run_nightly, store_db
+from .nightly import JOB, NightlyCancelled, new_run_id, run_nightly, store_db
 
-log = logging.getLogger("fairgrid.jobs")
+log = logging.getLogger("fairgrid.nightly")
 
 
-class JobBusy(Exception):
+class NightlyBusy(Exception):
     """A nightly run is already in progress (409)."""
 
 
@@ -28,7 +28,7 @@ class NightlyRunner:
         self._executor = executor
         self._tasks = tasks  # the per-puzzle work: a cluster's lane, or None (executor)
         self._scorer = scorer
-        self._scheduler = None
+        self._cron = None
         self._task = None
         self._recorded: asyncio.Future | None = None  # the current run's row is written
         self._cancel = False
@@ -44,36 +44,36 @@ class NightlyRunner:
             from apscheduler.schedulers.asyncio import AsyncIOScheduler
             from apscheduler.triggers.cron import CronTrigger
 
-            self._scheduler = AsyncIOScheduler(timezone=timezone.utc)
-            self._scheduler.add_job(
+            self._cron = AsyncIOScheduler(timezone=timezone.utc)
+            self._cron.add_job(
                 self._scheduled, CronTrigger.from_crontab(cron, timezone=timezone.utc),
                 id=JOB, coalesce=True, max_instances=1,
                 misfire_grace_time=self._settings.nightly_misfire_grace_s,
                 replace_existing=True)
-            self._scheduler.start()
+            self._cron.start()
 
     async def stop(self) -> None:
-        if self._scheduler is not None:
-            self._scheduler.shutdown(wait=False)
+        if self._cron is not None:
+            self._cron.shutdown(wait=False)
         self._cancel = True
         if self._task is not None and not self._task.done():
             await asyncio.gather(self._task, return_exceptions=True)
 
     def next_run_time(self):
-        job = self._scheduler.get_job(JOB) if self._scheduler else None
+        job = self._cron.get_job(JOB) if self._cron else None
         return job.next_run_time if job else None
 
     async def _scheduled(self) -> None:
         try:
             await self.trigger_and_wait()
-        except JobBusy:
+        except NightlyBusy:
             log.info("nightly run skipped: one is already running")
 
     def trigger(self) -> str:
-        """Start a run now; its id. JobBusy while one runs. Its ``job_runs`` row is the
+        """Start a run now; its id. NightlyBusy while one runs. Its ``job_runs`` row is the
         run's first write: :meth:`run_now` waits for it."""
         if self._task is not None and not self._task.done():
-            raise JobBusy(f"run {self.state['run_id']} is in progress")
+            raise NightlyBusy(f"run {self.state['run_id']} is in progress")
         run_id = new_run_id()
         self.state = {"run_id": run_id, "stage": "starting"}
         self._recorded = asyncio.get_running_loop().create_future()
@@ -94,7 +94,7 @@ class NightlyRunner:
 
     def _progress(self, stage: str) -> None:
         if self._cancel:
-            raise JobCancelled("the daemon is shutting down")
+            raise NightlyCancelled("the daemon is shutting down")
         self.state["stage"] = stage
 
     async def _record(self, run_id: str) -> None:
@@ -120,7 +120,7 @@ class NightlyRunner:
             raise
         try:
             summary = await asyncio.to_thread(self._run_all_cores, run_id)
-        except JobCancelled:
+        except NightlyCancelled:
             self.state["stage"] = "cancelled"
             raise
         except Exception:
@@ -134,8 +134,8 @@ class NightlyRunner:
         m = self._metrics
         m.job_last_success.labels(JOB).set(time.time())
         m.job_duration.labels(JOB).set(time.perf_counter() - started)
-        for kind in ("solves", "puzzles", "players", "consensus_puzzles"):
-            m.job_rows.labels(JOB, kind).set(summary[kind])
+        for what in ("solves", "puzzles", "players", "consensus_puzzles"):
+            m.job_rows.labels(JOB, what).set(summary[what])
         m.job_rows.labels(JOB, "rescored").set(len(summary["rescore"]))
         self._set_correlations(summary["correlations"])
         log.info("nightly run %s: %d solves, %d puzzles, %d players in %.1f s", run_id,
@@ -159,8 +159,8 @@ class NightlyRunner:
 
     def _set_correlations(self, corr: dict) -> None:
         for metric, values in corr.items():
-            for kind, value in values.items():
-                self._metrics.metric_correlation.labels(metric, kind).set(value)
+            for coefficient, value in values.items():
+                self._metrics.metric_correlation.labels(metric, coefficient).set(value)
 
     def _publish_correlations(self) -> None:
         text = self._store.read(sql.current_correlations)
