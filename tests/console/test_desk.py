@@ -16,8 +16,8 @@ from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.console.flags import age, standing_words
 from fairgrid.daemon.web.app import create_app
 
-from ..daemon.helpers import ADMIN, SECRET_A, bearer, make_settings
-from .test_accounts import _flagged, _sign_in, _user
+from ..daemon.helpers import (ADMIN, SECRET_A, add_user, bearer, make_settings,
+                              post_flagged, sign_in)
 
 PLAYERS = ["SIM-player-00011", "sim-player-00012", "other-3"]
 ROW_COPY_CELLS = len(ROW_COPY)
@@ -29,14 +29,15 @@ async def desk(aiohttp_client, tmp_path):
     client = await aiohttp_client(create_app(make_settings(tmp_path)))
     flags = []
     for i, player in enumerate(PLAYERS):
-        flags.append(await _flagged(client, "demo", f"copy-{i}", SECRET_A, player_id=player,
+        flags.append(await post_flagged(client, "demo", f"copy-{i}", SECRET_A, player_id=player,
                                     tournament_id="cup-a" if i < 2 else "cup-b"))
-    await _user(client, "alice", portals=["demo"])
-    assert (await _sign_in(client, "alice")).status == 303
+    await add_user(client, "alice", portals=["demo"])
+    assert (await sign_in(client, "alice")).status == 303
     return client, flags
 
 
 async def _csrf(client, path: str) -> str:
+    """The session's CSRF token, from a console page's form."""
     html = await (await client.get(path)).text()
     return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
 
