@@ -297,13 +297,13 @@ def _mmss(seconds: float) -> str:
 
 def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: dict) -> str:
     """A one-sentence reading of one signal, in an organiser's words."""
-    if name == "order_sa":
+    if name == "order_sa":  # a null's centre can lie past the scale's end (Nurikabe's)
         return (f"the order of the {extra['filled']} placements agrees with how people "
                 f"are predicted to solve this puzzle at {value:.2f} (1 = the same order, "
-                f"0 = unrelated); a typical honest solve agrees at {centre:.2f}")
+                f"0 = unrelated); a typical honest solve agrees at {min(centre, 1.0):.2f}")
     if name == "order_consensus":
         return (f"the order agrees with the order this portal's players used at "
-                f"{value:.2f}; a typical honest solve agrees at {centre:.2f}")
+                f"{value:.2f}; a typical honest solve agrees at {min(centre, 1.0):.2f}")
     if name == "unproven":
         return _unproven_words(value, centre, extra)
     if name == "unforced":
@@ -569,3 +569,9 @@ def _hardest_needed(needed: dict, rep) -> HardestNeeded | None:
     k = max(unforced, key=lambda i: (needed[i][1], -i))
     return HardestNeeded(k + 1, int(rep.cells[k]), needed[k][0],
                          float(rep.intervals_ms[k]) / 1000.0)
+
+
+def signal_name(name: str, kind: str = DEFAULT_TYPE) -> str:
+    """A signal's name in words, in the puzzle type's terms (a name this version does
+    not know is shown as it is)."""
+    return _name(name, kind) if name == "unforced" or name in NAMES else name

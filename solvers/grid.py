@@ -263,7 +263,8 @@ def _parse_numbers(text: str) -> Puzzle:
 
 # ---------------------------------------------------------------------------- formatting
 
-def _symbol(digit: int) -> str:
+def symbol(digit: int) -> str:
+    """A digit as the one-line format writes it: 1-9, then letters (A = 10); 0 is "."."""
     return "." if digit == 0 else _ALPHABET[digit - 1]
 
 
@@ -272,7 +273,7 @@ def format_line(grid, order: int | None = None) -> str:
     arr = np.asarray(grid).reshape(-1)
     if order is None:
         order_for_cells(arr.size)  # raises PuzzleError for a size that is no grid
-    return "".join(_symbol(int(d)) for d in arr)
+    return "".join(symbol(int(d)) for d in arr)
 
 
 def layout_grid(texts: list[str], order: int, width: int = 1) -> str:
@@ -295,7 +296,7 @@ def format_grid(grid, order: int | None = None) -> str:
     """A readable grid with ``|`` between blocks and a rule between bands."""
     arr = np.asarray(grid).reshape(-1)
     order = order_for_cells(arr.size) if order is None else order
-    return layout_grid([_symbol(int(d)) for d in arr], order)
+    return layout_grid([symbol(int(d)) for d in arr], order)
 
 
 def format_numbers(grid, order: int | None = None) -> str:

@@ -16,7 +16,6 @@ stderr, never a traceback.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from typing import Sequence
@@ -25,7 +24,7 @@ from fairgrid.solvers import PuzzleError
 
 from . import (demo, lifecycle_tools, organiser_tools, player_tools, puzzle_tools, service,
                user_tools)
-from .common import EXIT_USAGE, CliError
+from .common import EXIT_USAGE, CliError, Parser
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -36,9 +35,8 @@ WRITES_DATA = frozenset({"serve", "demo", "backup", "restore", "export", "recomp
 PRIVATE_UMASK = 0o077
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="fairgrid", description="Keeps online Sudoku tournaments fair.")
+def build_parser() -> Parser:
+    parser = Parser(prog="fairgrid", description="Keeps online Sudoku tournaments fair.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     puzzle_tools.add_commands(sub)
     organiser_tools.add_commands(sub)

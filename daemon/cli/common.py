@@ -16,6 +16,27 @@ class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse with the project's one-line usage errors: the problem, and where the
+    usage is (``--help``), exit status 2. Subcommands' parsers are of this class too."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.set_defaults(cli_prog=self.prog)  # the innermost command parsed wins
+
+    def error(self, message: str):
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+    def parse_args(self, args=None, namespace=None):
+        """Arguments nothing took are named by the command they were given to."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            prog = getattr(parsed, "cli_prog", self.prog)
+            self.exit(EXIT_USAGE, f"{prog}: error: unrecognized arguments: {' '.join(extra)} "
+                      f"(see {prog} --help)\n")
+        return parsed
+
+
 def _number(convert, minimum, rule: str):
     """An argparse type: ``convert`` the text and require ``minimum <= value < inf``."""
     def parse(text: str):

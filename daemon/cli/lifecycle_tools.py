@@ -88,6 +88,15 @@ def _download(client, path: str, target: Path) -> int:
         raise CliError(f"the daemon answered {exc.code}: {message}") from None
 
 
+def folder(path: str) -> Path:
+    """A folder to write into, made (with its parents) when missing."""
+    out = Path(path).resolve()
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out} is a file, not a folder")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     import contextlib
 
@@ -95,9 +104,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     from fairgrid.daemon.store.connection import read_only
     from fairgrid.daemon.store.repository import lifecycle
 
-    out = Path(args.out)
-    if not out.is_dir():
-        raise CliError(f"{out} is not a folder")
+    out = folder(args.out)
     client, settings = connect(args, admin=True)
     name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in args.tournament)
     alive = client.request("GET", "/healthz") is not None
@@ -108,6 +115,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con or contextlib.nullcontext():
+        if con is not None and not lifecycle.tournament_known(con.cursor(), args.tournament):
+            raise CliError(f"no solve was sent for tournament {args.tournament!r}")
         for table in lifecycle.EXPORTS:
             target = out / f"{name}-{table}.{args.format}"
             if con is None:
@@ -124,21 +133,19 @@ def cmd_backup(args: argparse.Namespace) -> int:
     import os
     import shutil
 
-    folder = Path(args.dir).resolve() if args.dir else None
-    if folder is not None and not folder.is_dir():
-        raise CliError(f"{folder} is not a folder")
+    target_dir = folder(args.dir) if args.dir else None
     client, settings = connect(args, admin=True)
     answer = client.request("POST", "/v1/backups", b"{}", {"content-type": "application/json"})
     if answer is not None:
         status, doc = answer
         if status >= 400:
             raise CliError(f"the daemon answered {status}: {doc.get('error')}")
-        if folder is not None:  # the daemon writes to its backup_dir; move it here
+        if target_dir is not None:  # the daemon writes to its backup_dir; move it here
             made = Path(doc["path"])
             if not made.exists():
                 raise CliError(f"the daemon wrote {made}, which is not on this machine: "
                                "fetch it from there")
-            doc["path"] = str(Path(shutil.move(str(made), str(folder / made.name))))
+            doc["path"] = str(Path(shutil.move(str(made), str(target_dir / made.name))))
     elif settings is None:
         raise _unreachable(client)
     else:  # no daemon: the file is ours
@@ -149,10 +156,10 @@ def cmd_backup(args: argparse.Namespace) -> int:
         from fairgrid.daemon.store.connection import connect as open_db
         from fairgrid.daemon.web.lifecycle import backup_dir
 
-        folder = folder or backup_dir(settings)
-        folder.mkdir(parents=True, exist_ok=True)
+        into = target_dir or backup_dir(settings)
+        into.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
-        target = folder / f"fairgrid-{stamp}.duckdb"
+        target = into / f"fairgrid-{stamp}.duckdb"
         try:
             con = open_db(settings.storage_path)
         except StoreError as exc:

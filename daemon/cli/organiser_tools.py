@@ -108,7 +108,7 @@ def _flags_from_file(settings, query: dict) -> list[dict]:
 
 def cmd_flags(args: argparse.Namespace) -> int:
     query = {k: v for k, v in (("tournament", args.tournament), ("player", args.player),
-                               ("state", args.state)) if v}
+                               ("state", args.state)) if v and v != "any"}
     client, settings = connect(args)
     flags = all_pages(client, "/v1/flags", "flags", query)
     source = "daemon"
@@ -180,7 +180,8 @@ def cmd_player(args: argparse.Namespace) -> int:
     verdict = "FLAGGED as a player" if agg["player_flagged"] else "not flagged as a player"
     z = "-" if agg["stouffer_z"] is None else f"{agg['stouffer_z']:.2f}"
     print(f"{shown(doc['portal'])}/{shown(doc['player_id'])}: {verdict} (evidence z {z}, "
-          f"threshold {agg['player_flag_threshold']}; {agg['flagged']} flags standing, "
+          f"threshold {agg['player_flag_threshold']}; {agg['flagged']} "
+          f"flag{'' if agg['flagged'] == 1 else 's'} standing, "
           f"{agg['player_flag_count']} make the case)")
     print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
           f"{agg['complete']} complete")
@@ -298,7 +299,8 @@ def add_commands(sub) -> None:
                        "the database file when no daemon runs.")
     p.add_argument("--tournament")
     p.add_argument("--player")
-    p.add_argument("--state", choices=FLAG_STATES)
+    p.add_argument("--state", choices=(*FLAG_STATES, "any"), default="any",
+                   help="the flags in this review state (default: any)")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     _daemon_options(p)
     p.set_defaults(func=cmd_flags)

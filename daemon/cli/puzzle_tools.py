@@ -7,13 +7,14 @@ import argparse
 import functools
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
 import numpy as np
 
 from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle, parse
-from fairgrid.solvers.grid import layout_grid
+from fairgrid.solvers.grid import layout_grid, symbol
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES
 
 from .common import PUZZLE_HELP, CliError, positive, positive_float, progress_bar, seed
@@ -55,8 +56,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def render_ranks(rank: np.ndarray, givens: np.ndarray, box_size: int) -> str:
-    """The predicted fill order as a grid: each free cell's rank, givens as the given in brackets."""
-    texts = [f"[{g}]" if g else str(int(r)) for r, g in zip(rank, givens)]
+    """The predicted fill order as a grid: each free cell's rank, givens in brackets as
+    the puzzle writes them (letters from 10 on)."""
+    texts = [f"[{symbol(int(g))}]" if g else str(int(r)) for r, g in zip(rank, givens)]
     return layout_grid(texts, box_size, width=max(len(t) for t in texts))
 
 
@@ -297,11 +299,15 @@ def _run_for_type(sudoku, args: argparse.Namespace) -> int:
     import importlib
 
     if args.type == SUDOKU:
+        if NURIKABE_TEXT.match(getattr(args, "puzzle", "") or ""):
+            raise CliError("this looks like a Nurikabe puzzle (ROWSxCOLS:cells): add "
+                           "--type nurikabe")
         return sudoku(args)
     tools = importlib.import_module(TOOLS[args.type], __package__)
     return getattr(tools, sudoku.__name__)(args)
 
 
+NURIKABE_TEXT = re.compile(r"\s*\d+\s*[xX]\s*\d+\s*:")  # Nurikabe's ROWSxCOLS:cells
 # the module of each other type's namesakes of the puzzle commands
 TOOLS = {NURIKABE: ".nurikabe_tools"}
 

@@ -146,6 +146,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if not key:
         raise CliError("--secret is not a webhook secret: expected whsec_ followed by "
                        "base64 (as `fairgrid portal add` prints)")
+    args.tournament, args.prefix = simulated_ids(args.type, args.tournament, args.prefix)
     url, settings = _simulate_target(args)
 
     def show(sid: str, behaviour: str, status: int) -> None:
@@ -201,6 +202,14 @@ def send_simulated(args: argparse.Namespace, client: DaemonClient, on_sent) -> d
         behaviour_of[sid] = behaviour
         on_sent(sid, behaviour, status)
     return behaviour_of
+
+
+def simulated_ids(kind: str, tournament: str | None, prefix: str | None) -> tuple[str, str]:
+    """The tournament and the id prefix of simulated solves: the ones given, else the
+    Sudoku demo's, and another type's own (its players never share a Sudoku history)."""
+    default = puzzle_type(kind).is_default
+    return (tournament or ("simulated" if default else f"simulated-{kind}"),
+            prefix or ("sim" if default else f"sim-{kind}"))
 
 
 def _simulate_target(args: argparse.Namespace):
@@ -359,9 +368,11 @@ def add_commands(sub) -> None:
     p.add_argument("--secret", required=True, help="the portal's whsec_ secret")
     p.add_argument("--players", type=seed, default=20, help="honest players (default 20)")
     p.add_argument("--cheaters", type=seed, default=5, help="cheaters (default 5)")
-    p.add_argument("--tournament", default="simulated")
+    p.add_argument("--tournament", help="the tournament the solves are sent for (default: "
+                   "simulated; for another type simulated-TYPE)")
     p.add_argument("--puzzle-id", default=None)
-    p.add_argument("--prefix", default="sim", help="prefix of submission and player ids")
+    p.add_argument("--prefix", help="prefix of submission and player ids (default: sim; "
+                   "for another type sim-TYPE, so that types never share players)")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--wait", type=float, default=300.0,
                    help="seconds to wait for the scores before saying what was flagged "

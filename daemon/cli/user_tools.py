@@ -15,19 +15,20 @@ from .organiser_tools import _daemon_options, call
 MIN_PASSWORD = 10  # the daemon checks it too; asking again here saves a round trip
 
 
-def _password(args) -> str:
-    """From stdin (``--password-stdin``, one line) or asked twice at the terminal."""
+def _password(args, ask=getpass.getpass) -> str:
+    """From stdin (``--password-stdin``, one line) or asked twice at the terminal; its
+    length is checked before it is asked again."""
     if args.password_stdin:
         password = sys.stdin.readline().rstrip("\n")
     elif sys.stdin.isatty():
-        password = getpass.getpass("password: ")
-        if getpass.getpass("again: ") != password:
-            raise CliError("the two passwords differ")
+        password = ask("password: ")
     else:
         raise CliError("no terminal to ask for a password: pass it on stdin with "
                        "--password-stdin")
     if len(password) < MIN_PASSWORD:
         raise CliError(f"a password has at least {MIN_PASSWORD} characters")
+    if not args.password_stdin and ask("again: ") != password:
+        raise CliError("the two passwords differ")
     return password
 
 

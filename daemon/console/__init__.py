@@ -32,6 +32,11 @@ async def _to_console(request: web.Request) -> web.Response:
     raise web.HTTPFound("/ui/")
 
 
+async def _favicon(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(resources.files(__name__).joinpath("static", "favicon.ico"),
+                            headers={"Cache-Control": "max-age=86400"})
+
+
 def setup(app: web.Application) -> None:
     from ..web.context import CTX
     from . import (exports, flags, notifications, overview, pages, players, puzzles, signin,
@@ -43,20 +48,25 @@ def setup(app: web.Application) -> None:
                                                                 "templates"),
                                autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["shown"] = shown  # ids where no <bdi> may go (an <option>'s text)
+    env.globals.update(when=pages.when, mmss=pages.mmss)
     app[pages.CONSOLE] = pages.Console(app[CTX].settings)
     app.on_response_prepare.append(_headers)
     r = app.router
     r.add_get("/ui", _to_console)
+    r.add_get("/favicon.ico", _favicon)
     r.add_get("/ui/login", signin.login_form)
     r.add_post("/ui/login", signin.login)
     r.add_post("/ui/logout", signin.logout)
     r.add_get("/ui/", overview.overview)
     r.add_get("/ui/flags", flags.flag_queue)
     r.add_get("/ui/flags/{id}", flags.flag_page)
+    r.add_post("/ui/flags/review", flags.bulk_review)
     r.add_post("/ui/flags/{id}/review", flags.review)
     players.add_routes(r)
     r.add_get("/ui/players/{portal}/{player_id}", solves.player_page)
+    r.add_get("/ui/puzzles", puzzles.puzzle_list)
     r.add_get("/ui/puzzles/{id:.+}", puzzles.puzzle_page)
+    r.add_get("/ui/submissions/{portal}/{id}", solves.solve_page)
     r.add_get("/ui/search", solves.search)
     r.add_get("/ui/tournaments/{tournament}/flags.csv", exports.export_csv)
     r.add_get("/ui/notifications", notifications.notifications)

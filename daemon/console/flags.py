@@ -1,10 +1,18 @@
-"""The flag queue, a flag's page with its review form, and recording a decision."""
+"""The flag queue (cards to scan, filters, sorts, bulk decisions), a flag's page with its
+review form and its place in the queue, and recording decisions. A flag opened from the
+queue carries the queue's filters in its address, so after a decision the next flag of
+that queue opens."""
 
 from __future__ import annotations
 
 import urllib.parse
+from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from aiohttp import web
+
+from fairgrid.analytics.evidence import NAMES, rarity, signal_name
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..ingest import ValidationError
 from ..states import REVIEW_STATES, FlagState
@@ -12,7 +20,7 @@ from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import record_review
-from .pages import FORM, NotFound, choice, page, render
+from .pages import FORM, NotFound, choice, mmss, page, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -22,44 +30,136 @@ STATES = (FlagState.OPEN.value, FlagState.CLEARED.value, FlagState.CONFIRMED.val
 STRENGTHS = {"any": None, "1e-3": 1e-3, "1e-5": 1e-5, "1e-6": 1e-6}
 STRENGTH_WORDS = {"any": "any", "1e-3": "below 1 in 1,000", "1e-5": "below 1 in 100,000",
                   "1e-6": "below 1 in a million"}
+SORT_WORDS = {"newest": "newest first", "oldest": "oldest first",
+              "strongest": "strongest evidence first", "tournament": "by tournament"}
+REASONS = ("any", *NAMES, "unforced")
 DECISIONS = {FlagState.CLEARED: "Clear (honest)", FlagState.CONFIRMED: "Confirm (cheating)",
              FlagState.OPEN: "Reopen"}
+DONE_WORDS = {FlagState.CLEARED: "cleared", FlagState.CONFIRMED: "confirmed",
+              FlagState.OPEN: "reopened"}
+
+
+@dataclass(frozen=True)
+class Queue:
+    """A queue's filters and order, as the flag list's query string holds them."""
+
+    state: str = FlagState.OPEN.value
+    sort: str = "newest"
+    strength: str = "any"
+    reason: str = "any"
+    level: str = ""
+    tournament: str = ""
+    player: str = ""
+
+    @classmethod
+    def of(cls, query) -> Queue:
+        level = query.get("level", "") or ""
+        if level and not level.isdigit():
+            raise ValidationError("level", "must be a level number", 400)
+        return cls(state=choice(query, "state", STATES, FlagState.OPEN.value),
+                   sort=choice(query, "sort", tuple(sql.SORTS), "newest"),
+                   strength=choice(query, "strength", tuple(STRENGTHS), "any"),
+                   reason=choice(query, "reason", REASONS, "any"), level=level,
+                   tournament=query.get("tournament", "") or "",
+                   player=(query.get("player", "") or "").strip())
+
+    def filters(self) -> dict:
+        """The repository's keyword arguments."""
+        return {"tournament": self.tournament or None,
+                "state": None if self.state == "any" else self.state,
+                "player": self.player or None, "max_p": STRENGTHS[self.strength],
+                "reason": None if self.reason == "any" else self.reason,
+                "level": int(self.level) if self.level else None, "sort": self.sort}
+
+    def query(self, **extra) -> str:
+        """The query string of this queue (defaults left out), with ``extra``."""
+        fields = {k: v for k, v in vars(self).items()
+                  if v != getattr(Queue, k, None) and v != ""}
+        return urllib.parse.urlencode({**fields, **{k: v for k, v in extra.items()
+                                                    if v is not None}})
+
+
+def age(then: datetime, now: datetime) -> str:
+    """How long ago, in the largest unit that fits: "5 min", "3 h", "2 days"."""
+    seconds = max(0, int((now - then).total_seconds()))
+    for size, unit in ((86400, "day"), (3600, "h"), (60, "min")):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if unit == 'day' and n != 1 else ''} ago"
+    return "just now"
+
+
+RAISED = "raised by scoring: "
+
+
+def plain_note(note: str | None) -> str:
+    """A history note for people: a flag scoring raised before its notes were in words
+    names its signals, which are put in words here."""
+    if not note or not note.startswith(RAISED) or ";" in note:
+        return note or ""
+    return RAISED + "; ".join(signal_name(r.strip()) for r in note[len(RAISED):].split(","))
+
+
+def standing_words(n: int) -> str:
+    return f"{n} flag{'' if n == 1 else 's'} standing"
+
+
+def card(row: dict, now: datetime) -> dict:
+    """What a queue card shows of a flag, in words."""
+    kind = row.get("puzzle_type") or DEFAULT_TYPE
+    expected = row.get("expected_s")
+    return {**row, "strength": rarity(row["p_value"]) if row["p_value"] is not None
+            else "not scored",
+            "chips": [(r, signal_name(r, kind)) for r in row.get("reasons") or ()],
+            "taken": mmss(row["duration_ms"]),
+            "expected": mmss(1000 * expected) if expected else None,
+            "standing_words": standing_words(row["standing"]),
+            "age": age(row["created_at"], now)}
 
 
 @page
 async def flag_queue(request: web.Request, who: Principal) -> web.Response:
-    state = choice(request, "state", STATES, FlagState.OPEN.value)
-    sort = choice(request, "sort", tuple(sql.SORTS), "newest")
-    strength = choice(request, "strength", tuple(STRENGTHS), "any")
-    tournament = request.query.get("tournament") or None
-    player = request.query.get("player") or None
+    q = Queue.of(request.query)
     try:
         page_no = max(1, int(request.query.get("page", "1")))
     except ValueError:
         raise ValidationError("page", "must be a page number", 400) from None
-    rows, total = await read(request, sql.flag_queue, who.visible(), tournament=tournament,
-                             state=None if state == "any" else state, player=player,
-                             max_p=STRENGTHS[strength], sort=sort,
+    rows, total = await read(request, sql.flag_queue, who.visible(), **q.filters(),
                              offset=(page_no - 1) * PAGE_SIZE, limit=PAGE_SIZE)
     pages = max(1, -(-total // PAGE_SIZE))
-    query = {k: v for k, v in (("tournament", tournament), ("state", state),
-                               ("player", player), ("strength", strength), ("sort", sort))
-             if v}
-
-    def link(n):
-        return "/ui/flags?" + urllib.parse.urlencode({**query, "page": n})
-
+    now = datetime.now(timezone.utc)
     tournaments = await read(request, sql.tournaments, who.visible())
+    levels = await read(request, sql.levels, who.visible())
+    first = (page_no - 1) * PAGE_SIZE + 1
     return render(request, "flags.html", {
-        "title": "Flags", "rows": rows, "total": total, "page": page_no, "pages": pages,
-        "prev": link(page_no - 1) if page_no > 1 else None,
-        "next": link(page_no + 1) if page_no < pages else None,
-        "tournaments": tournaments, "f": {"tournament": tournament or "", "state": state,
-                                           "player": player or "", "strength": strength,
-                                           "sort": sort},
-        "states": STATES, "sorts": tuple(sql.SORTS), "strengths": STRENGTH_WORDS,
-        "export": (f"/ui/tournaments/{urllib.parse.quote(tournament, safe='')}/flags.csv"
-                   if tournament else None)})
+        "title": "Flags", "rows": [card(r, now) for r in rows], "total": total,
+        "page": page_no, "pages": pages, "shown_from": first,
+        "shown_to": first + len(rows) - 1,
+        "prev": "/ui/flags?" + q.query(page=page_no - 1) if page_no > 1 else None,
+        "next": "/ui/flags?" + q.query(page=page_no + 1) if page_no < pages else None,
+        "beyond": page_no > pages and total > 0, "first_page": "/ui/flags?" + q.query(),
+        "tournaments": tournaments, "levels": levels, "f": q, "qs": q.query(),
+        "states": STATES, "sorts": SORT_WORDS, "strengths": STRENGTH_WORDS,
+        "reasons": [(r, signal_name(r) if r != "any" else "any") for r in REASONS],
+        "decided": await _decided(request, who),
+        "decisions": [(s, DECISIONS[s]) for s in (FlagState.CLEARED, FlagState.CONFIRMED)],
+        "export": (f"/ui/tournaments/{urllib.parse.quote(q.tournament, safe='')}/flags.csv"
+                   if q.tournament else None)})
+
+
+async def _decided(request: web.Request, who: Principal) -> str | None:
+    """The notice after a decision: what was recorded (``?decided=ID`` or ``?bulk=N``)."""
+    bulk = request.query.get("bulk")
+    if bulk and bulk.isdigit():
+        n = int(bulk)
+        return f"{n} flag{'' if n == 1 else 's'} decided."
+    decided = request.query.get("decided", "")
+    if not decided.isdigit():
+        return None
+    row = await read(request, sql.flag, int(decided), who.visible())
+    if row is None:
+        return None
+    return f"Flag {row['id']} is {DONE_WORDS.get(row['state'], row['state'])}."
 
 
 def _flag_id(request: web.Request) -> int:
@@ -72,32 +172,79 @@ def _flag_id(request: web.Request) -> int:
 @page
 async def flag_page(request: web.Request, who: Principal) -> web.Response:
     flag_id = _flag_id(request)
+    q = Queue.of(request.query)
     row = await read(request, sql.flag, flag_id, who.visible())
     if row is None:
         raise NotFound(f"There is no flag {flag_id}.")
     history = await read(request, sql.history, flag_id)
+    before, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     decisions = [(s, DECISIONS[s]) for s in REVIEW_STATES if s != row["state"]
                  and not (s == FlagState.OPEN and row["state"] == FlagState.WITHDRAWN)]
+    qs = q.query()
     return render(request, "flag.html", {
         "title": f"Flag {flag_id}", "flag": row, "history": history, "decisions": decisions,
+        "qs": qs, "queue": "/ui/flags?" + qs,
+        "prev_flag": f"/ui/flags/{before}?{qs}" if before else None,
+        "next_flag": f"/ui/flags/{after}?{qs}" if after else None,
+        "decided": await _decided(request, who), "plain_note": plain_note,
         **await solve_view(request, row)})
 
 
-@page
-async def review(request: web.Request, who: Principal) -> web.Response:
-    flag_id = _flag_id(request)
-    form = request[FORM]
+def _decision(form) -> tuple[str, str | None]:
+    """The decision and note of a review form; confirming cheating needs a note."""
     state = str(form.get("state", ""))
     if state not in REVIEW_STATES:
         raise ValidationError("decision", "choose clear, confirm or reopen", 400)
     note = str(form.get("note", "")).strip() or None
     if note is not None and len(note) > 4000:
         raise ValidationError("note", "at most 4,000 characters", 400)
+    if state == FlagState.CONFIRMED and note is None:
+        raise ValidationError("note", "confirming cheating needs a note saying why (the "
+                              "player may ask)", 400)
+    return state, note
+
+
+def _queue_of_form(form) -> Queue:
+    """The queue a decision was made from (the form's ``queue``, its query string)."""
+    return Queue.of(dict(urllib.parse.parse_qsl(str(form.get("queue", "")))))
+
+
+@page
+async def review(request: web.Request, who: Principal) -> web.Response:
+    """One decision; then the next flag of the queue it came from opens (or the queue,
+    at its end)."""
+    flag_id = _flag_id(request)
+    form = request[FORM]
+    state, note = _decision(form)
     if not who.can_review:
         raise ValidationError(None, "you may not review flags", 403)
+    q = _queue_of_form(form)
+    _, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     history = await record_review(request, who, flag_id, state, note)
     if history is None:
         raise NotFound(f"There is no flag {flag_id}.")
-    raise web.HTTPSeeOther(f"/ui/flags/{flag_id}#history")
+    target = f"/ui/flags/{after}" if after else "/ui/flags"
+    raise web.HTTPSeeOther(f"{target}?{q.query(decided=flag_id)}")
 
+
+@page
+async def bulk_review(request: web.Request, who: Principal) -> web.Response:
+    """One decision with one note for the flags ticked in the queue."""
+    form = request[FORM]
+    state, note = _decision(form)
+    if not who.can_review:
+        raise ValidationError(None, "you may not review flags", 403)
+    try:
+        ids = sorted({int(v) for v in form.getall("flag", [])})
+    except ValueError:
+        raise ValidationError("flag", "must be flag ids", 400) from None
+    if not ids:
+        raise ValidationError("flag", "tick the flags to decide", 400)
+    for flag_id in ids:  # all or none: every flag is checked before any is decided
+        if await read(request, sql.flag, flag_id, who.visible()) is None:
+            raise NotFound(f"There is no flag {flag_id}.")
+    for flag_id in ids:
+        await record_review(request, who, flag_id, state, note)
+    q = _queue_of_form(form)
+    raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(ids))}")
 

@@ -15,7 +15,7 @@ from .pages import NotFound, choice, page, render, when
 
 @page
 async def notifications(request: web.Request, who: Principal) -> web.Response:
-    state = choice(request, "state", ("failed", "pending", "delivered", "any"), "any")
+    state = choice(request.query, "state", ("failed", "pending", "delivered", "any"), "any")
     rows = await read(request, outbox_sql.listing, state=None if state == "any" else state,
                       portals=who.visible(), limit=200)
     return render(request, "notifications.html", {

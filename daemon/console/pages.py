@@ -14,6 +14,7 @@ from datetime import datetime, timezone
 
 import aiohttp_jinja2
 from aiohttp import web
+from markupsafe import Markup
 
 from ..ingest import ValidationError
 from ..settings import proxy_networks
@@ -87,8 +88,9 @@ def page(handler):
     return wrapped
 
 
-def choice(request, name: str, allowed, default: str) -> str:
-    value = request.query.get(name, default) or default
+def choice(query, name: str, allowed, default: str) -> str:
+    """A query parameter that must be one of ``allowed``."""
+    value = query.get(name, default) or default
     if value not in allowed:
         raise ValidationError(name, f"must be one of {', '.join(allowed)}", 400)
     return value
@@ -101,14 +103,18 @@ def mmss(ms) -> str:
     return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}" if s >= 3600 else f"{s // 60}:{s % 60:02d}"
 
 
-def when(value) -> str:
-    """A stored time for people; one outside what Python represents (stored before
-    ingestion bounded times) arrives as DuckDB's text and is shown as it is."""
+def when(value) -> Markup:
+    """A stored time for people: UTC in the page, the reader's local time once the
+    script runs, the full time on hover. One outside what Python represents (stored
+    before ingestion bounded times) arrives as DuckDB's text and is shown as it is."""
     if value is None:
-        return "–"
+        return Markup("–")
     if not isinstance(value, datetime):
-        return str(value)
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return Markup.escape(str(value))
+    utc = value.astimezone(timezone.utc)
+    return Markup('<time datetime="{}" title="{}" data-local>{}</time>').format(
+        utc.isoformat(), utc.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        utc.strftime("%Y-%m-%d %H:%M UTC"))
 
 
 @page

@@ -8,7 +8,7 @@ import json
 from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
-from fairgrid.analytics.evidence import RULES
+from fairgrid.analytics.puzzle_model import grid_facts
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
@@ -20,7 +20,7 @@ from ..text import shown
 from ..web.auth import Principal
 from ..web.context import CTX, read
 from . import svg
-from .pages import NotFound, mmss, page, render, when
+from .pages import NotFound, mmss, page, render
 
 def expected_time(ratings: dict) -> str | None:
     """A puzzle's expected solve time as m:ss, from its ratings (None before them)."""
@@ -53,20 +53,78 @@ def _hard_steps(timeline: list[dict]) -> list[bool]:
     return [t["difficulty"] >= cut and t["difficulty"] > diffs[0] for t in timeline]
 
 
+# what the replay and the pace chart call each kind of mark
+MARK_WORDS = {"unforced": "nothing forced it", "unproven": "nothing proved it",
+              "pace": "the pace changed here", "wrong": "wrong digit", "erase": "erased",
+              "note": "notes"}
+NOT_DEDUCIBLE = "not deducible"  # the timeline's technique for a cell nothing forced
+
+
+def _marks(timeline: list[dict], switch: int | None) -> list[list[str]]:
+    """Per placement of the timeline, what the evidence says of it: nothing forced it
+    (the board offered no single for it), nothing proved it (``unproven``: not the
+    deduction ladder, nor the player's own notes; documents without the key say
+    nothing), the pace changed at it."""
+    out = []
+    for i, t in enumerate(timeline):
+        marks = []
+        if t.get("technique") == NOT_DEDUCIBLE:
+            marks.append("unforced")
+        if t.get("unproven"):
+            marks.append("unproven")
+        if switch is not None and i == switch - 1:
+            marks.append("pace")
+        out.append(marks)
+    return out
+
+
+def replay_moves(moves, timeline: list[dict], marks: list[list[str]],
+                 solution: list[int] | None) -> list[list]:
+    """The replay's moves: [t_ms, cell, value, is_note, marks, what the evidence found
+    (words or None)]; a placement is matched to its timeline entry by time and cell."""
+    at = {(t["t_ms"], t["cell"]): i for i, t in enumerate(timeline)}
+    out = []
+    for t_ms, cell, value, note in moves:
+        kinds, found = [], None
+        if note:
+            kinds.append("note")
+        elif not value:
+            kinds.append("erase")
+        else:
+            if solution and solution[cell] and solution[cell] != value:
+                kinds.append("wrong")
+            i = at.get((t_ms, cell))
+            if i is not None:
+                kinds += marks[i]
+                t = timeline[i]
+                if t.get("proof"):
+                    found = f"proved by {t['proof']}"
+                elif t.get("needed") and t["needed"] not in SINGLES:
+                    found = f"needed a {t['needed']}"
+        out.append([t_ms, cell, value, bool(note), kinds, found])
+    return out
+
+
 async def solve_view(request: web.Request, row: dict) -> dict:
     """What a page shows of one solve (a row with ``sub_key``, ``portal``, ``player_id``,
     ``puzzle_id``, ``submission_id``, ``duration_ms`` and its score's ``evidence``): the
-    evidence in words, the fill orders, the replay, the pace, the puzzle's facts and the
-    player's other solves."""
+    evidence in words, the fill orders, the replay with the evidence marked, the pace,
+    the puzzle's facts and the player's other solves."""
     evidence = json.loads(row["evidence"]) if row["evidence"] else {}
     moves = await read(request, organiser_sql.moves, row["sub_key"])
     others = await read(request, organiser_sql.player_submissions, row["portal"],
                         row["player_id"])
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
+    kind = (puzzle or {}).get("puzzle_type") or DEFAULT_TYPE
     givens = evidence.get("givens") or []
     box_size, shape, rows, cols = grid_of(puzzle, len(givens))
-    predicted, actual = flat(evidence.get("predicted_order")), flat(evidence.get("actual_order"))
+    # one predicted order: the puzzle's own, with a rank per cell (the evidence's copy
+    # ranks by median, so cells share ranks); the evidence's for a puzzle gone since
+    predicted = ([r or None for r in flat(puzzle["predicted_order"])]
+                 if puzzle and puzzle.get("predicted_order")
+                 else flat(evidence.get("predicted_order")))
+    actual = flat(evidence.get("actual_order"))
     free = sum(1 for g in givens if not g)
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
@@ -84,8 +142,11 @@ async def solve_view(request: web.Request, row: dict) -> dict:
         seconds.append(max(0.0, (t["t_ms"] - last) / 1000.0))
         last = t["t_ms"]
     switch = (evidence.get("switch") or {}).get("from_placement")
+    marks = _marks(timeline, switch)
     chart = svg.pace_chart(seconds, hard=_hard_steps(timeline), title="Seconds per placement",
-                           id_prefix="pace", switch_at=switch - 1 if switch else None)
+                           id_prefix="pace", switch_at=switch - 1 if switch else None,
+                           marks=[", ".join(MARK_WORDS[m] for m in ms if m != "pace")
+                                  for ms in marks])
     signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
     needed = evidence.get("hardest_needed")
     if needed and needed.get("technique") not in SINGLES:
@@ -93,18 +154,32 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
+    solution = None
+    if kind == DEFAULT_TYPE and puzzle and puzzle.get("solution"):
+        solution = grid_facts(kind, puzzle["solution"])[0].tolist()
     replay = {"box_size": box_size, "rows": rows, "cols": cols, "givens": givens,
               # how the replay shows a move's value (None: the value's base-36 digit)
-              "values": puzzle_type((puzzle or {}).get("puzzle_type") or DEFAULT_TYPE).symbols,
-              "moves": [[t, c, d, bool(n)] for t, c, d, n in moves]}
+              "values": puzzle_type(kind).symbols, "words": MARK_WORDS,
+              "moves": replay_moves(moves, timeline, marks, solution)}
     return {
-        "ev": evidence, "signals": signals, "rule": RULES.get(evidence.get("rule") or ""),
-        "boards": boards, "chart": chart, "needed": needed,
+        "ev": evidence, "signals": signals, "boards": boards, "chart": chart,
+        "needed": needed, "switch": switch,
+        "marked": {m: sum(m in ms for ms in marks) for m in ("unforced", "unproven")},
         "others": [o for o in others if o["submission_id"] != row["submission_id"]][:20],
         "puzzle": puzzle, "level": ratings.get("level_name"),
         "expected": expected_time(ratings), "duration": mmss(row["duration_ms"]),
-        "mmss": mmss, "when": when,
         "replay_json": json.dumps(replay).replace("</", "<\\/"), "size": cols}
+
+
+@page
+async def solve_page(request: web.Request, who: Principal) -> web.Response:
+    """Any solve, flagged or not: its evidence and replay."""
+    portal, sid = request.match_info["portal"], request.match_info["id"]
+    row = await read(request, sql.submission, who.visible(), portal, sid)
+    if row is None:
+        raise NotFound(f"There is no solve {sid!r} of portal {portal!r}.")
+    return render(request, "solve.html", {"title": f"Solve {shown(sid)}", "row": row,
+                                          **await solve_view(request, row)})
 
 
 @page
@@ -122,7 +197,7 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
         "title": f"Player {shown(player)}", "portal": portal, "player": player, "rows": rows,
         "z": z, "threshold": s.scoring_player_z, "flag_count": s.scoring_player_flags,
         "flagged": flagged, "player_flagged": (z is not None and z >= s.scoring_player_z)
-        or flagged >= s.scoring_player_flags, "mmss": mmss, "when": when})
+        or flagged >= s.scoring_player_flags})
 
 
 
@@ -131,5 +206,4 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
 async def search(request: web.Request, who: Principal) -> web.Response:
     text = request.query.get("q", "").strip()
     rows = await read(request, sql.search, who.visible(), text) if text else []
-    return render(request, "search.html", {"title": "Search", "q": text, "rows": rows,
-                                            "mmss": mmss, "when": when})
+    return render(request, "search.html", {"title": "Search", "q": text, "rows": rows})

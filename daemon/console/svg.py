@@ -224,11 +224,15 @@ def pace_chart(
     id_prefix: str,
     switch_at: int | None = None,
     expected: list[float] | None = None,
+    marks: list[str] | None = None,
 ) -> str:
-    """Seconds per placement as bars on a log scale; hard steps marked, pace switch dashed."""
+    """Seconds per placement as bars on a log scale; hard steps marked, pace switch dashed.
+    ``marks`` names, per placement, what the evidence says of it ("" for nothing), e.g.
+    "nothing forced it": such bars get a red triangle, labelled in the legend."""
     n = len(seconds)
-    if len(hard) != n or (expected is not None and len(expected) != n):
-        raise ValueError("hard and expected need one entry per placement")
+    marks = marks if marks is not None else [""] * n
+    if len(hard) != n or len(marks) != n or (expected is not None and len(expected) != n):
+        raise ValueError("hard, marks and expected need one entry per placement")
     if switch_at is not None and not 0 <= switch_at < n:
         raise ValueError(f"switch_at {switch_at} is not a placement index (0..{n - 1})")
     if not all(math.isfinite(s) for s in [*seconds, *(expected or [])]):
@@ -286,11 +290,12 @@ def pace_chart(
             f' text-anchor="middle">{p}</text>'
         )
 
-    for i, (s, is_hard) in enumerate(zip(seconds, hard)):
+    for i, (s, is_hard, mark) in enumerate(zip(seconds, hard, marks)):
         y = y_of(s)
         h = max(bottom - y, 1.0)  # a 0.1 s bar still shows
         cls, fill = ("hard", "#d95f02") if is_hard else ("easy", "#7b9cc4")
-        tip = f"placement {i + 1}: {_fmt_seconds(s)} s" + (" (hard step)" if is_hard else "")
+        tip = (f"placement {i + 1}: {_fmt_seconds(s)} s" + (" (hard step)" if is_hard else "")
+               + (f"; {mark}" if mark else ""))
         out.append(
             f'<rect class="bar {cls}" x="{_n(centre[i] - bar_w / 2)}" y="{_n(bottom - h)}"'
             f' width="{_n(bar_w)}" height="{_n(h)}" fill="{fill}"><title>{_esc(tip)}</title></rect>'
@@ -299,6 +304,13 @@ def pace_chart(
             out.append(
                 f'<circle class="marker" cx="{_n(centre[i])}" cy="{_n(bottom - h - 4)}"'
                 f' r="{_n(min(2.5, max(slot / 2, 1.2)))}" fill="#d95f02"/>'
+            )
+        if mark:  # below the axis, so it never hides a hard step's dot
+            cx, r = centre[i], min(4.0, max(slot / 2, 1.5))
+            out.append(
+                f'<path class="evidence-mark" d="M{_n(cx)},{bottom + 16} l{_n(r)},{_n(2 * r)} '
+                f'l{_n(-2 * r)},0 z" fill="#a50e0e"><title>{_esc(f"placement {i + 1}: {mark}")}'
+                '</title></path>'
             )
     out.append(
         f'<line class="axis" x1="{x0}" y1="{bottom}" x2="{x1}" y2="{bottom}" stroke="#444444"/>'
@@ -327,10 +339,20 @@ def pace_chart(
         )
         legend_x -= 170
     if n_hard:
+        label = "hard step (top quarter by difficulty)"
         out.append(
-            f'<g class="legend-entry"><circle cx="{legend_x - 60}" cy="8" r="3" fill="#d95f02"/>'
-            f'<text x="{legend_x}" y="8" font-size="10" fill="#222222" text-anchor="end"'
-            ' dominant-baseline="central">hard step</text></g>'
+            f'<g class="legend-entry"><circle cx="{_n(legend_x - 5.2 * len(label) - 8)}" cy="8"'
+            f' r="3" fill="#d95f02"/><text x="{legend_x}" y="8" font-size="10" fill="#222222"'
+            f' text-anchor="end" dominant-baseline="central">{label}</text></g>'
         )
+        legend_x -= 5.2 * len(label) + 20
+    for label in dict.fromkeys(m for m in marks if m):
+        out.append(
+            f'<g class="legend-entry evidence"><path d="M{_n(legend_x - 5.2 * len(label) - 11)},4'
+            ' l3,6 l-6,0 z" fill="#a50e0e"/>'
+            f'<text x="{_n(legend_x)}" y="8" font-size="10" fill="#222222" text-anchor="end"'
+            f' dominant-baseline="central">{_esc(label)}</text></g>'
+        )
+        legend_x -= 5.2 * len(label) + 22
     out.append("</svg>")
     return "".join(out)

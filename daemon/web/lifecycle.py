@@ -62,6 +62,9 @@ async def get_export(request: web.Request) -> web.StreamResponse:
         raise ValidationError("table", f"must be one of {', '.join(sql.EXPORTS)}", 404)
     if fmt not in sql.FORMATS:
         raise ValidationError("format", f"must be one of {', '.join(sql.FORMATS)}", 404)
+    if not await read(request, sql.tournament_known, tournament):
+        raise ValidationError("tournament", f"no solve was sent for tournament {tournament!r}",
+                              404)
     fd, path = tempfile.mkstemp(suffix=f".{fmt}", prefix="fairgrid-export-")
     os.close(fd)
     try:

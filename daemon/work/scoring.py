@@ -24,8 +24,10 @@ import time
 import numpy as np
 
 from fairgrid.analytics.calibration import skill_uncertainty
+from fairgrid.analytics.evidence import signal_name
 from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreTask,
                                              ScoringInputs, scoring_inputs)
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..ingest.solve import ValidationError, scoring_fields
 from ..metrics import Metrics
@@ -299,11 +301,17 @@ class Scorer:
             "evidence": np.array([text for _, (_, text) in items], dtype=object),
             "reasons": np.array([json.dumps(ev["reasons"]) for _, (ev, _) in items],
                                 dtype=object),
-            "note": np.array(["raised by scoring: " + ", ".join(ev["reasons"])
-                              for _, (ev, _) in items], dtype=object),
+            "note": np.array([_raised_note(ev) for _, (ev, _) in items], dtype=object),
         }
         created = await asyncio.wrap_future(self._store.write(
             sql.write_scores, batch, utc_now(), rescored))
         for key in created:
             for reason in results[key][0]["reasons"]:
                 self._metrics.flags.labels(reason).inc()
+
+
+def _raised_note(evidence: dict) -> str:
+    """The history note of a flag scoring raised: its reasons in words."""
+    kind = evidence.get("puzzle_type") or DEFAULT_TYPE
+    return "raised by scoring: " + "; ".join(signal_name(r, kind)
+                                             for r in evidence["reasons"])

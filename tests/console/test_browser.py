@@ -58,6 +58,11 @@ def daemon(tmp_path_factory, browser):
         out = _cli("simulate", EASY, "--url", base, "--secret", SECRET_A, "--players", "4",
                    "--cheaters", "3", "--tournament", "spring-cup", "--wait", "300", base=base)
         assert out.returncode == 0, out.stderr
+        # a queue to work through: blatant copiers of every kind, most of them flagged
+        out = _cli("simulate", EASY, "--url", base, "--secret", SECRET_A, "--players", "0",
+                   "--cheaters", "98", "--tournament", "desk-cup", "--prefix", "desk",
+                   "--seed", "1", "--wait", "300", base=base)
+        assert out.returncode == 0, out.stderr
         yield base
     finally:
         proc.terminate()
@@ -149,7 +154,8 @@ def test_a_reviewer_finds_reads_replays_and_decides(browser, daemon, tmp_path):
     browser.save_screenshot(str(Path(shots or tmp_path) / "console-flag.png"))
     set_width(browser, *DESKTOP)
 
-    # decide: clear the first, confirm the second; the history names alice
+    # decide: clear the first, confirm the second; the next flag of the queue opens,
+    # and the decided flag's history names alice
     from selenium.webdriver.common.keys import Keys
 
     for url, choice, note in ((first, "cleared", "known fast solver"),
@@ -170,8 +176,10 @@ def test_a_reviewer_finds_reads_replays_and_decides(browser, daemon, tmp_path):
             button = browser.switch_to.active_element
             assert button.get_attribute("type") == "submit"
             button.send_keys(Keys.ENTER)
-        # the page before the post already has a history (the flag's raising): wait for
-        # the new page's row, not for any row
+        flag_id = url.split("/")[-1].split("?")[0]
+        _wait(lambda: f"Flag {flag_id} is {choice}." in browser.find_element(
+            By.CSS_SELECTOR, "main").text)
+        browser.get(url)
         _wait(lambda: f"{choice} alice {note}" in browser.find_element(
             By.CSS_SELECTOR, "#history table").text)
         assert choice in browser.find_element(By.CSS_SELECTOR, "h1 .tag").text
@@ -219,3 +227,160 @@ def test_forms_without_the_csrf_token_are_refused(browser, daemon):
     browser.delete_all_cookies()
     browser.get(daemon + "/ui/login")
     _check_layout(browser, "sign-in page")
+
+
+def _shot(browser, tmp_path, name: str, width: int, height: int) -> None:
+    """A screenshot for the docs (FAIRGRID_SCREENSHOT_DIR) or the test's own folder."""
+    set_width(browser, width, height)
+    browser.execute_script("window.scrollTo(0, 0)")
+    browser.save_screenshot(str(Path(os.environ.get("FAIRGRID_SCREENSHOT_DIR") or tmp_path)
+                                / name))
+
+
+def _keys(browser, *keys, ctrl: bool = False) -> None:
+    """Keys to whatever has the focus, as a person types them."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.keys import Keys
+
+    chain = ActionChains(browser)
+    if ctrl:
+        chain.key_down(Keys.CONTROL)
+    chain.send_keys(*keys)
+    if ctrl:
+        chain.key_up(Keys.CONTROL)
+    chain.perform()
+
+
+def _h1(browser) -> str:
+    from selenium.webdriver.common.by import By
+    return browser.find_element(By.TAG_NAME, "h1").text
+
+
+# words of the evidence table that a line break cuts in two (at a phone's width)
+BROKEN_WORDS_JS = r"""
+const broken = [];
+for (const cell of document.querySelectorAll('table.signals td, table.signals th')) {
+  const walker = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    const re = /\S+/g;
+    let m;
+    while ((m = re.exec(node.textContent))) {
+      const range = document.createRange();
+      range.setStart(node, m.index);
+      range.setEnd(node, m.index + m[0].length);
+      const tops = new Set(Array.from(range.getClientRects()).map(r => Math.round(r.top)));
+      if (tops.size > 1) broken.push(m[0]);
+    }
+  }
+}
+return broken;
+"""
+
+SQUARE_JS = """
+const cells = Array.from(document.querySelectorAll('#replay-board div'));
+return cells.map(c => { const r = c.getBoundingClientRect(); return [r.width, r.height]; });
+"""
+
+
+def test_the_replay_marks_the_evidence_and_keeps_square_cells(browser, daemon, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    sign_in(browser, daemon, "alice")
+    browser.get(daemon + "/ui/flags?tournament=desk-cup&reason=unforced")
+    browser.find_element(By.CSS_SELECTOR, "a.flaglink").click()
+    _wait(lambda: _h1(browser).startswith("Flag "))
+    data = browser.execute_script(
+        "return JSON.parse(document.getElementById('replay-data').textContent)")
+    marked = [i for i, m in enumerate(data["moves"]) if "unforced" in m[4]]
+    assert marked, "a solve flagged for digits nothing forced has them marked"
+    # the pace chart labels its marks for what they are
+    legend = browser.find_element(By.CSS_SELECTOR, "figure.chart svg").text
+    assert "nothing forced it" in legend and "hard step" in legend
+    assert len(browser.find_elements(By.CSS_SELECTOR, "figure.chart .evidence-mark")) >= 1
+    # the first marked move, from the start: the board shows it marked, the status says so
+    browser.find_element(By.ID, "rp-first").click()
+    browser.find_element(By.ID, "rp-mark").click()
+    status = browser.find_element(By.ID, "rp-status")
+    first = next(i for i, m in enumerate(data["moves"])
+                 if set(m[4]) & {"unforced", "unproven", "pace", "wrong", "erase"})
+    _wait(lambda: status.text.startswith(f"Move {first + 1} of"))
+    cell = data["moves"][first][1]
+    classes = browser.find_elements(By.CSS_SELECTOR, "#replay-board div")[cell] \
+        .get_attribute("class").split()
+    assert "last" in classes and {f"mark-{k}" for k in data["moves"][first][4]} <= set(classes)
+    if first in marked:
+        assert "nothing forced it" in status.text
+    # at a phone's width the evidence table breaks lines between words, not inside them
+    set_width(browser, *PHONE)
+    assert browser.execute_script(BROKEN_WORDS_JS) == []
+    # square cells at every width, with an empty board and a full one
+    for width, height in (DESKTOP, PHONE):
+        set_width(browser, width, height)
+        for button in ("rp-first", "rp-last"):
+            browser.find_element(By.ID, button).click()
+            sizes = browser.execute_script(SQUARE_JS)
+            assert len(sizes) == 81
+            assert all(abs(w - h) <= 1.0 and w > 5 for w, h in sizes), (width, button,
+                                                                          sizes[:9])
+    # the pictures in docs/console.md: the replay at a marked move, on a laptop and a phone
+    browser.find_element(By.ID, "rp-first").click()
+    browser.find_element(By.ID, "rp-mark").click()
+    for name, size in (("console-replay.png", (1100, 1300)),
+                       ("console-replay-phone.png", PHONE)):
+        set_width(browser, *size)
+        browser.execute_script("document.getElementById('replay-h').scrollIntoView()")
+        browser.find_element(By.ID, "replay").screenshot(
+            str(Path(os.environ.get("FAIRGRID_SCREENSHOT_DIR") or tmp_path) / name))
+    set_width(browser, *DESKTOP)
+
+
+def test_fifty_flags_by_keyboard_alone(browser, daemon, tmp_path):
+    """Open the queue, move to the first card, open it; then fifty times: pick a
+    decision, write a note, record; the next flag of the queue opens."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    sign_in(browser, daemon, "alice")
+    queue = daemon + "/ui/flags?tournament=desk-cup&sort=oldest"
+    browser.get(queue)
+    _check_layout(browser, "flag queue")
+    _shot(browser, tmp_path, "console-queue.png", 1100, 1300)
+    set_width(browser, *DESKTOP)
+    ids = [int(a.get_attribute("href").split("/ui/flags/")[1].split("?")[0])
+           for a in browser.find_elements(By.CSS_SELECTOR, "a.flaglink")]
+    assert len(ids) >= 50, f"only {len(ids)} flags to work through"
+    _keys(browser, "?")
+    assert browser.find_element(By.ID, "keys").is_displayed()
+    _keys(browser, Keys.ESCAPE)
+    assert not browser.find_element(By.ID, "keys").is_displayed()
+    _keys(browser, "j")
+    assert f"/ui/flags/{ids[0]}?" in browser.switch_to.active_element.get_attribute("href")
+    _keys(browser, Keys.ENTER)
+    for n, flag_id in enumerate(ids[:50]):
+        _wait(lambda: _h1(browser).startswith(f"Flag {flag_id}"))
+        if n == 1:  # j and k move between the queue's open flags (the first is decided)
+            assert not browser.find_elements(By.ID, "prev-flag")
+            _keys(browser, "j")
+            _wait(lambda: _h1(browser).startswith(f"Flag {ids[2]}"))
+            _keys(browser, "k")
+            _wait(lambda: _h1(browser).startswith(f"Flag {flag_id}"))
+        if n % 10 == 3:  # confirming needs a note: the form will not send without one
+            _keys(browser, "x")
+            _keys(browser, Keys.ENTER, ctrl=True)
+            assert _h1(browser).startswith(f"Flag {flag_id}")
+            assert browser.switch_to.active_element.get_attribute("id") == "note"
+            _keys(browser, f"copied (case {n})")
+        else:
+            _keys(browser, "c")
+            _keys(browser, Keys.ESCAPE)  # out of the note; n puts the cursor back in
+            _keys(browser, "n")
+            assert browser.switch_to.active_element.get_attribute("id") == "note"
+            _keys(browser, f"honest enough (case {n})")
+        _keys(browser, Keys.ENTER, ctrl=True)
+        _wait(lambda: f"Flag {flag_id} is " in browser.find_element(By.TAG_NAME, "main").text)
+    # every decision is recorded, once, with its note and alice's name
+    csv_text = _get_as(browser, daemon + "/ui/tournaments/desk-cup/flags.csv")
+    for n in range(50):
+        words = f"copied (case {n})" if n % 10 == 3 else f"honest enough (case {n})"
+        assert csv_text.count(words) == 1, words
+    assert csv_text.count(",alice,") == 50

@@ -292,3 +292,18 @@ def test_a_board_without_blocks_has_its_own_shape_and_clue_numbers():
     with pytest.raises(ValueError, match="outside 1..12"):
         svg.board(0, [13] + givens[1:], ranks, max_rank=10, title="t", id_prefix="nk",
                   shape=(3, 4))
+
+
+def test_evidence_marks_are_drawn_and_named_in_the_legend() -> None:
+    marks = ["", "nothing forced it", "", "nothing forced it, nothing proved it"]
+    markup = svg.pace_chart([1.0, 2.0, 3.0, 4.0], hard=[False, False, True, False],
+                            title="t", id_prefix="p", marks=marks)
+    root = parse(markup)
+    drawn = with_class(root, "evidence-mark")
+    assert len(drawn) == 2
+    assert [own_text(m, "title") for m in drawn] == [
+        "placement 2: nothing forced it", "placement 4: nothing forced it, nothing proved it"]
+    legend = " ".join(t.text or "" for t in root.iter() if t.tag.endswith("text"))
+    assert "nothing forced it" in legend and "hard step (top quarter by difficulty)" in legend
+    with pytest.raises(ValueError):
+        svg.pace_chart([1.0], hard=[False], title="t", id_prefix="p", marks=["", ""])

@@ -223,9 +223,12 @@ def test_lifecycle_commands_through_the_daemon(daemon):
     assert out.returncode == 0 and out.stdout.startswith("0 notifications")
     out = cli("notify", "demo", "--off")
     assert out.returncode == 0 and "no notifications" in out.stdout
-    # export: four files, read back by DuckDB
-    folder = tmp_path / "export"
-    folder.mkdir()
+    # export: four files, read back by DuckDB, into a folder made for them; a tournament
+    # nothing was sent for is named, and nothing is written
+    folder = tmp_path / "export" / "spring"
+    out = cli("export", "--tournament", "nope", "--out", str(folder))
+    assert out.returncode == 2 and "'nope'" in out.stderr and out.stderr.count("\n") == 1
+    assert not any(folder.iterdir())
     out = cli("export", "--tournament", "t-1", "--format", "parquet", "--out", str(folder))
     assert out.returncode == 0, out.stderr
     import duckdb
@@ -235,8 +238,7 @@ def test_lifecycle_commands_through_the_daemon(daemon):
     assert sorted(p.name for p in folder.iterdir()) == [
         f"t-1-{t}.parquet" for t in ("flags", "reviews", "scores", "submissions")]
     # a backup moved into a folder of our choosing
-    backups = tmp_path / "kept"
-    backups.mkdir()
+    backups = tmp_path / "kept" / "nightly"
     out = cli("backup", str(backups))
     assert out.returncode == 0, out.stderr
     path = out.stdout.strip()

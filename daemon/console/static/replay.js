@@ -1,5 +1,7 @@
-// Steps through a solve's moves on the flag page. The moves come from the page's
-// JSON data block (no inline script: the console runs under a strict CSP).
+// Steps through a solve's moves on the flag and solve pages. The moves come from the
+// page's JSON data block (no inline script: the console runs under a strict CSP).
+// Each move is [t_ms, cell, value, is_note, marks, what the evidence found]; marks name
+// what the evidence says of it (unforced, unproven, pace, wrong, erase, note).
 (function () {
   "use strict";
   var root = document.getElementById("replay");
@@ -12,12 +14,19 @@
   var boardEl = document.getElementById("replay-board");
   var step = document.getElementById("rp-step");
   var status = document.getElementById("rp-status");
+  var found = document.getElementById("rp-found");
   var playBtn = document.getElementById("rp-play");
+  var speed = document.getElementById("rp-speed");
   var cells = [], timer = null, at = 0;
   var DIGITS = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+  var EVIDENCE = ["unforced", "unproven", "pace", "wrong", "erase"];
   function sym(v) { return d.values ? d.values[v] : DIGITS[v]; }
 
-  boardEl.style.gridTemplateColumns = "repeat(" + cols + ", 1fr)";
+  // rows as well as columns: a row without digits keeps its height, so cells stay
+  // square and the board keeps its shape as moves play
+  boardEl.style.gridTemplateColumns = "repeat(" + cols + ", minmax(0, 1fr))";
+  boardEl.style.gridTemplateRows = "repeat(" + rows + ", minmax(0, 1fr))";
+  boardEl.style.aspectRatio = cols + " / " + rows;
   for (var c = 0; c < rows * cols; c++) {
     var el = document.createElement("div");
     var r = Math.floor(c / cols), k = c % cols;
@@ -37,51 +46,88 @@
     var s = Math.round(ms / 1000);
     return Math.floor(s / 60) + ":" + ("0" + (s % 60)).slice(-2);
   }
+  function evidenceOf(m) {
+    return m[4].filter(function (k) { return EVIDENCE.indexOf(k) >= 0; });
+  }
 
   function show(n) {
     at = Math.max(0, Math.min(moves.length, n));
-    var grid = d.givens.slice();
-    for (var i = 0; i < at; i++) {
+    var grid = d.givens.slice(), notes = {}, i, c;
+    for (i = 0; i < at; i++) {
       var m = moves[i];
-      if (!m[3]) { grid[m[1]] = m[2]; }  // placements; pencil marks leave the cell
+      if (m[3]) {  // a note toggles a candidate; a note of 0 clears the cell's notes
+        var set = notes[m[1]] || (notes[m[1]] = {});
+        if (!m[2]) { notes[m[1]] = {}; } else if (set[m[2]]) { delete set[m[2]]; } else { set[m[2]] = true; }
+      } else {
+        grid[m[1]] = m[2];
+      }
     }
-    for (var c = 0; c < cells.length; c++) {
+    for (c = 0; c < cells.length; c++) {
       if (d.givens[c]) { continue; }
-      cells[c].textContent = grid[c] ? sym(grid[c]) : "";
-      cells[c].classList.remove("last");
+      var el = cells[c];
+      el.className = el.className.replace(/\b(last|notes|mark-\w+)\b/g, "").trim();
+      if (grid[c]) {
+        el.textContent = sym(grid[c]);
+      } else {
+        var marks = Object.keys(notes[c] || {}).sort();
+        el.textContent = marks.map(function (v) { return sym(+v); }).join("");
+        if (marks.length) { el.classList.add("notes"); }
+      }
     }
     step.value = String(at);
+    found.textContent = "";
     if (at === 0) {
       status.textContent = "Start: " + moves.length + " moves to replay.";
       return;
     }
     var last = moves[at - 1];
-    cells[last[1]].classList.add("last");
+    var cell = cells[last[1]];
+    cell.classList.add("last");
+    last[4].forEach(function (k) { cell.classList.add("mark-" + k); });
     var rc = "r" + (Math.floor(last[1] / cols) + 1) + "c" + (last[1] % cols + 1);
+    var words = last[4].map(function (k) { return d.words[k]; });
     status.textContent = "Move " + at + " of " + moves.length + " at " + clock(last[0]) +
-      ": " + rc + (last[3] ? " pencil mark " : " ← ") + (last[2] ? sym(last[2]) : "erased");
+      ": " + rc + (last[3] ? " note " : " ← ") + (last[2] ? sym(last[2]) : "erased") +
+      (words.length ? " (" + words.join("; ") + ")" : "");
+    if (last[5] || last[4].indexOf("unproven") >= 0) {
+      found.textContent = "What the deduction ladder found at this placement: " +
+        (last[5] || "nothing proved it") + ".";
+    }
   }
 
   function stop() {
-    if (timer) { clearInterval(timer); timer = null; }
+    if (timer) { clearTimeout(timer); timer = null; }
     playBtn.textContent = "Play";
     playBtn.setAttribute("aria-label", "Play");
+  }
+  function delay() {  // fixed step, or the solve's own time between moves
+    if (speed.value === "step" || at === 0 || at >= moves.length) { return 250; }
+    return Math.min(30000, Math.max(0, moves[at][0] - moves[at - 1][0]) / +speed.value);
+  }
+  function tick() {
+    if (at >= moves.length) { stop(); return; }
+    show(at + 1);
+    timer = setTimeout(tick, delay());
+  }
+  function nextMark() {
+    for (var i = at; i < moves.length; i++) {
+      if (evidenceOf(moves[i]).length) { show(i + 1); return; }
+    }
+    status.textContent = "No marked move after move " + at + ".";
   }
 
   document.getElementById("rp-first").addEventListener("click", function () { stop(); show(0); });
   document.getElementById("rp-back").addEventListener("click", function () { stop(); show(at - 1); });
   document.getElementById("rp-next").addEventListener("click", function () { stop(); show(at + 1); });
   document.getElementById("rp-last").addEventListener("click", function () { stop(); show(moves.length); });
+  document.getElementById("rp-mark").addEventListener("click", function () { stop(); nextMark(); });
   step.addEventListener("input", function () { stop(); show(parseInt(step.value, 10)); });
   playBtn.addEventListener("click", function () {
     if (timer) { stop(); return; }
     if (at >= moves.length) { show(0); }
     playBtn.textContent = "Pause";
     playBtn.setAttribute("aria-label", "Pause");
-    timer = setInterval(function () {
-      if (at >= moves.length) { stop(); return; }
-      show(at + 1);
-    }, 250);
+    timer = setTimeout(tick, delay());
   });
   show(moves.length);
 })();

@@ -169,6 +169,12 @@ def schema_version(cur) -> int | None:
     return cur.execute("SELECT max(version) FROM schema_version").fetchone()[0]
 
 
+def tournament_known(cur, tournament: str) -> bool:
+    """Whether any solve was sent for ``tournament``."""
+    return cur.execute("SELECT EXISTS (SELECT 1 FROM submissions WHERE tournament_id = ?)",
+                       [tournament]).fetchone()[0]
+
+
 def export_to(cur, tournament: str, table: str, fmt: str, target: str) -> int:
     """Write one table of a tournament to ``target`` with DuckDB's COPY; rows written."""
     sql = EXPORTS[table].replace("$t", "?")

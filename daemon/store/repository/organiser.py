@@ -88,14 +88,16 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
 def review(con, flag_id: int, state: str, note: str | None, actor: str,
            now: datetime, portals=None) -> list[tuple] | None:
     """Record a review decision; the flag's whole history, or None for no such flag (of
-    ``portals``, when given)."""
-    row = con.execute("SELECT portal FROM flags WHERE id = ?", [flag_id]).fetchone()
+    ``portals``, when given). The state a flag already has changes nothing: no history
+    row, no notification."""
+    row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
     if row is None or (portals is not None and row[0] not in portals):
         return None
-    con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
-    con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
-                [flag_id, now, state, note, actor])
-    outbox.enqueue_review(con, flag_id, state, note, actor, now)
+    if row[1] != state:
+        con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
+        con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
+                    [flag_id, now, state, note, actor])
+        outbox.enqueue_review(con, flag_id, state, note, actor, now)
     return con.execute("SELECT changed_at, state, note, actor FROM flag_history "
                        "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
 

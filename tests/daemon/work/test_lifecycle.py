@@ -145,8 +145,11 @@ async def test_export_is_read_back_by_duckdb(client, tmp_path):
         pq = None
     if pq is not None:  # where pyarrow is installed it reads them as well
         assert pq.read_table(tmp_path / "flags.parquet").num_rows == len(flags)
-    for path in ("/v1/tournaments/cup/export/nope.csv", "/v1/tournaments/cup/export/flags.xml"):
+    for path in ("/v1/tournaments/cup/export/nope.csv", "/v1/tournaments/cup/export/flags.xml",
+                 "/v1/tournaments/nope/export/flags.csv"):
         assert (await client.get(path, headers=bearer(ADMIN))).status == 404
+    resp = await client.get("/v1/tournaments/nope/export/flags.csv", headers=bearer(ADMIN))
+    assert "'nope'" in (await resp.json())["error"]
     assert (await client.get("/v1/tournaments/cup/export/flags.csv",
                              headers=bearer(ORGANISER))).status == 403
 

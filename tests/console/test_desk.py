@@ -1,0 +1,223 @@
+"""The review desk against a real app (aiohttp on 127.0.0.1, a real DuckDB file, signed
+webhooks scored for real): queue cards in words, filters and sorts, substring search,
+the flow from one decision to the next flag, bulk decisions, a page for every solve,
+the puzzles list, one predicted order and the small things."""
+
+from __future__ import annotations
+
+import json
+import re
+import urllib.parse
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
+from fairgrid.daemon.console.flags import age, standing_words
+from fairgrid.daemon.web.app import create_app
+
+from ..daemon.helpers import (ADMIN, SECRET_A, add_user, bearer, make_settings,
+                              post_flagged, sign_in)
+
+PLAYERS = ["SIM-player-00011", "sim-player-00012", "other-3"]
+ROW_COPY_CELLS = len(ROW_COPY)
+
+
+@pytest.fixture
+async def desk(aiohttp_client, tmp_path):
+    """Three flagged copies by three players in two tournaments; alice signed in."""
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    flags = []
+    for i, player in enumerate(PLAYERS):
+        flags.append(await post_flagged(client, "demo", f"copy-{i}", SECRET_A, player_id=player,
+                                    tournament_id="cup-a" if i < 2 else "cup-b"))
+    await add_user(client, "alice", portals=["demo"])
+    assert (await sign_in(client, "alice")).status == 303
+    return client, flags
+
+
+async def _csrf(client, path: str) -> str:
+    """The session's CSRF token, from a console page's form."""
+    html = await (await client.get(path)).text()
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+async def _text(client, path: str, status: int = 200) -> str:
+    resp = await client.get(path)
+    assert resp.status == status, (path, resp.status)
+    return await resp.text()
+
+
+def _flag_links(html: str) -> list[int]:
+    return [int(x) for x in re.findall(r'class="flaglink" href="/ui/flags/(\d+)', html)]
+
+
+async def test_queue_cards_filters_sorts_and_substring_search(desk):
+    client, flags = desk
+    html = await _text(client, "/ui/flags")
+    assert sorted(_flag_links(html)) == sorted(flags)
+    card = html[html.index('class="card flagcard"'):]
+    card = card[:card.index("</li>")]
+    # strength in words, reasons as chips in words, time against expected, standing, age
+    assert re.search(r"below 1 in a million|about 1 in [\d,]+ honest solves", card)
+    chips = re.findall(r'<span class="chip" data-reason="(\w+)">([^<]+)</span>', card)
+    assert chips and all("_" not in words for _, words in chips)
+    assert "took 0:" in card and "1 flag standing" in card and "raised <time" in card
+    assert re.search(r'<time datetime="[^"]+" title="[^"]+ UTC">', card)
+    # player search: any part, any case
+    for text, expected in (("sim-PLAYER", {0, 1}), ("00011", {0}), ("R-3", {2}),
+                           ("nobody", set())):
+        html = await _text(client, "/ui/flags?player=" + urllib.parse.quote(text))
+        assert set(_flag_links(html)) == {flags[i] for i in expected}, text
+    html = await _text(client, "/ui/search?q=" + urllib.parse.quote("sim-PLAYER"))
+    assert html.count('class="solvelink"') == 2
+    # filters: reason, level, tournament; sorts
+    reason = chips[0][0]
+    assert set(_flag_links(await _text(client, f"/ui/flags?reason={reason}"))) == set(flags)
+    other = next(r for r in ("paste", "switch", "speed") if r != reason)
+    assert "No flags match." in await _text(client, f"/ui/flags?reason={other}&state=any")
+    assert "No flags match." in await _text(client, "/ui/flags?level=5")
+    html = await _text(client, "/ui/flags?sort=tournament")
+    assert _flag_links(html) == [flags[1], flags[0], flags[2]]  # cup-a newest first, cup-b
+    assert (await client.get("/ui/flags?reason=bogus")).status == 400
+    assert (await client.get("/ui/flags?level=x")).status == 400
+    # a page past the end says so, with a way back
+    html = await _text(client, "/ui/flags?page=99")
+    assert "past the end" in html and "No flags match." not in html
+
+
+async def test_a_decision_opens_the_next_flag_and_a_repeat_adds_nothing(desk):
+    client, flags = desk
+    queue = "sort=oldest"
+    first, second, third = flags  # oldest first: the order they were raised
+    page = await _text(client, f"/ui/flags/{first}?{queue}")
+    assert f'href="/ui/flags/{second}?{queue}" id="next-flag"' in page
+    assert 'name="queue" value="sort=oldest"' in page
+    csrf = await _csrf(client, f"/ui/flags/{first}?{queue}")
+    # confirming cheating needs a note
+    resp = await client.post(f"/ui/flags/{first}/review",
+                             data={"csrf": csrf, "state": "confirmed", "queue": queue})
+    assert resp.status == 400 and "needs a note" in await resp.text()
+    resp = await client.post(f"/ui/flags/{first}/review", allow_redirects=False, data={
+        "csrf": csrf, "state": "cleared", "note": "fast, known", "queue": queue})
+    assert resp.status == 303
+    assert resp.headers["Location"] == f"/ui/flags/{second}?sort=oldest&decided={first}"
+    html = await _text(client, resp.headers["Location"])
+    assert f"Flag {first} is cleared." in html
+    # the decided flag has left the open queue; its neighbours close up
+    assert f'href="/ui/flags/{third}?{queue}" id="next-flag"' in html
+    assert 'id="prev-flag"' not in html
+    # the same state again: no history row, from the console or the API
+    await client.post(f"/ui/flags/{first}/review", allow_redirects=False, data={
+        "csrf": csrf, "state": "cleared", "note": "again", "queue": queue})
+    resp = await client.post(f"/v1/flags/{first}/review", headers=bearer(ADMIN),
+                             json={"state": "cleared", "note": "and again"})
+    assert resp.status == 200
+    rows = (await resp.json())["history"]
+    assert [r["state"] for r in rows] == ["open", "cleared"], rows
+    # the history reads in words: the raising note names no internal signal
+    html = await _text(client, f"/ui/flags/{first}")
+    raised = re.search(r"raised by scoring: ([^<]+)<", html).group(1)
+    assert "_" not in raised and raised.strip()
+    # the last flag of the queue goes back to the queue
+    csrf = await _csrf(client, f"/ui/flags/{third}?{queue}")
+    resp = await client.post(f"/ui/flags/{third}/review", allow_redirects=False, data={
+        "csrf": csrf, "state": "confirmed", "note": "copied", "queue": queue})
+    assert resp.headers["Location"] == f"/ui/flags?sort=oldest&decided={third}"
+
+
+async def test_bulk_decisions_take_one_note(desk):
+    client, flags = desk
+    csrf = await _csrf(client, "/ui/flags")
+    data = [("csrf", csrf), ("state", "confirmed"), ("queue", "")]
+    data += [("flag", str(f)) for f in flags[:2]]
+    resp = await client.post("/ui/flags/review", data=data)
+    assert resp.status == 400 and "needs a note" in await resp.text()
+    resp = await client.post("/ui/flags/review", allow_redirects=False,
+                             data=data + [("note", "one ring of copiers")])
+    assert resp.status == 303 and resp.headers["Location"] == "/ui/flags?bulk=2"
+    assert "2 flags decided." in await _text(client, resp.headers["Location"])
+    for f in flags[:2]:
+        html = await _text(client, f"/ui/flags/{f}")
+        assert "one ring of copiers" in html and 'class="tag confirmed"' in html
+    assert _flag_links(await _text(client, "/ui/flags")) == [flags[2]]
+    # a flag that is not there decides none of them
+    resp = await client.post("/ui/flags/review", data=[
+        ("csrf", csrf), ("state", "cleared"), ("flag", str(flags[2])), ("flag", "999")])
+    assert resp.status == 404
+    assert _flag_links(await _text(client, "/ui/flags")) == [flags[2]]
+
+
+async def test_every_solve_has_a_page_linked_from_search_player_and_puzzle(desk):
+    client, flags = desk
+    path = "/ui/submissions/demo/copy-1"
+    html = await _text(client, path)
+    assert "Solve <bdi>copy-1</bdi>" in html and f'href="/ui/flags/{flags[1]}"' in html
+    assert 'id="replay-data"' in html
+    await _text(client, "/ui/submissions/demo/nope", 404)
+    await _text(client, "/ui/submissions/other/copy-1", 404)
+    for page in ("/ui/search?q=copy-1", "/ui/players/demo/sim-player-00012",
+                 "/ui/puzzles/" + urllib.parse.quote(await _puzzle_id(client), safe="")):
+        assert f'href="{path}"' in await _text(client, page), page
+
+
+async def _puzzle_id(client) -> str:
+    doc = await (await client.get("/v1/submissions/demo/copy-1", headers=bearer(ADMIN))).json()
+    return doc["puzzle_id"]
+
+
+async def test_puzzles_list_favicon_and_navigation(desk):
+    client, _ = desk
+    html = await _text(client, "/ui/puzzles")
+    pid = await _puzzle_id(client)
+    assert f'href="/ui/puzzles/{urllib.parse.quote(pid, safe="")}"' in html
+    assert "analysed" in html or "waiting for analysis" in html
+    nav = re.search(r'<nav aria-label="Main">(.*?)</nav>', html, re.S).group(1)
+    assert re.findall(r">(\w+)</a>", nav) == ["Overview", "Flags", "Players", "Puzzles",
+                                              "Search", "Notifications"]
+    resp = await client.get("/favicon.ico")
+    assert resp.status == 200 and (await resp.read())[:4] == b"\0\0\1\0"
+
+
+async def test_the_flag_page_says_each_thing_once(desk):
+    client, flags = desk
+    html = await _text(client, f"/ui/flags/{flags[0]}")
+    verdict = re.search(r'<p class="verdict">([^<]+)</p>', html).group(1)
+    assert html.count(verdict) == 1
+    assert "Flagged because" not in html
+    # one predicted order: every free cell has its own rank, as on the puzzle page
+    start = html.index('<svg', html.index('id="order"'))
+    board = html[start:html.index("</svg>", start)]
+    ranks = [int(r) for r in re.findall(r"filled (\d+)", board)]
+    assert len(ranks) == len(set(ranks)) == ROW_COPY_CELLS
+    replay = json.loads(re.search(r'id="replay-data">(.*?)</script>', html, re.S).group(1)
+                        .replace("<\\/", "</"))
+    # the replay knows which placements the evidence is about
+    marked = [m for m in replay["moves"] if "unforced" in m[4] or "unproven" in m[4]]
+    assert marked and all(not m[3] and m[2] for m in marked)
+    assert "agree" in await _text(client, "/ui/puzzles/" + urllib.parse.quote(
+        await _puzzle_id(client), safe=""))
+
+
+def test_ages_and_standing_in_words():
+    now = datetime(2026, 11, 27, 12, 0, tzinfo=timezone.utc)
+    assert [age(now - timedelta(seconds=s), now) for s in (5, 300, 7200, 86400, 3 * 86400)] \
+        == ["just now", "5 min ago", "2 h ago", "1 day ago", "3 days ago"]
+    assert [standing_words(n) for n in (0, 1, 2)] == [
+        "0 flags standing", "1 flag standing", "2 flags standing"]
+
+
+def test_the_replay_marks_what_the_evidence_says_of_each_move():
+    from fairgrid.daemon.console.solves import _marks, replay_moves
+
+    timeline = [{"t_ms": 1000, "cell": 0, "technique": "naked single", "proof": "naked single"},
+                {"t_ms": 2000, "cell": 1, "technique": "not deducible", "unproven": True},
+                {"t_ms": 4000, "cell": 2, "technique": "hidden single"}]  # an old document
+    marks = _marks(timeline, switch=3)
+    assert marks == [[], ["unforced", "unproven"], ["pace"]]
+    moves = [(500, 5, 3, True), (1000, 0, 4, False), (1500, 1, 0, False),
+             (2000, 1, 7, False), (4000, 2, 9, False)]
+    out = replay_moves(moves, timeline, marks, solution=[4, 6, 9, 0, 0, 0])
+    assert [m[4] for m in out] == [["note"], [], ["erase"], ["wrong", "unforced", "unproven"],
+                                   ["pace"]]
+    assert out[1][5] == "proved by naked single" and out[3][5] is None and out[4][5] is None

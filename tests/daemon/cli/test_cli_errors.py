@@ -1,0 +1,80 @@
+"""The command line's rough edges, each pinned: one-line usage errors everywhere, the
+password's length checked at once, a Nurikabe puzzle given to a Sudoku command, 16×16
+givens as letters, ``flags --state any``, and simulated players per puzzle type."""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+import pytest
+
+from fairgrid.daemon.cli import build_parser, main
+from fairgrid.daemon.cli.common import CliError
+from fairgrid.daemon.cli.puzzle_tools import render_ranks
+from fairgrid.daemon.cli.user_tools import _password
+
+
+def _commands(parser: argparse.ArgumentParser, prefix=()):
+    """Every command and subcommand, as the words that name it."""
+    subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    if not subs:
+        yield prefix
+    for action in subs:
+        for name, sub in action.choices.items():
+            yield from _commands(sub, (*prefix, name))
+
+
+def test_every_usage_error_is_one_line_naming_help(capsys):
+    commands = list(_commands(build_parser()))
+    assert len(commands) > 20
+    for words in commands:
+        with pytest.raises(SystemExit) as exit_:
+            main([*words, "--no-such-option"])
+        assert exit_.value.code == 2, words
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1, (words, err)
+        assert err.startswith(f"fairgrid {' '.join(words)}: error: ") and f"(see fairgrid {' '.join(words)} --help)" in err
+
+
+def test_the_password_length_is_checked_before_asking_again(monkeypatch):
+    asked = []
+
+    def ask(prompt):
+        asked.append(prompt)
+        return "short"
+    monkeypatch.setattr("sys.stdin.isatty", lambda: True)
+    with pytest.raises(CliError, match="at least 10 characters"):
+        _password(argparse.Namespace(password_stdin=False), ask=ask)
+    assert asked == ["password: "]
+    answers = iter(["long enough 1", "long enough 2"])
+    with pytest.raises(CliError, match="differ"):
+        _password(argparse.Namespace(password_stdin=False), ask=lambda _: next(answers))
+
+
+def test_a_nurikabe_puzzle_without_its_type_is_named(capsys):
+    assert main(["solve", "4x5:1...2.....3.....4."]) == 2
+    assert "--type nurikabe" in capsys.readouterr().err
+
+
+def test_big_givens_are_letters_as_the_input_writes_them():
+    givens = np.zeros(256, dtype=np.int8)
+    givens[:3] = [9, 10, 16]
+    text = render_ranks(np.arange(256), givens, 4)
+    assert "[9]" in text and "[A]" in text and "[G]" in text and "[1" not in text
+
+
+def test_flags_take_state_any():
+    args = build_parser().parse_args(["flags", "--state", "any"])
+    assert args.state == "any"
+    assert build_parser().parse_args(["flags"]).state == "any"
+
+
+def test_simulated_players_are_apart_per_type():
+    from fairgrid.daemon.cli.service import simulated_ids
+
+    assert simulated_ids("sudoku", None, None) == ("simulated", "sim")
+    assert simulated_ids("nurikabe", None, None) == ("simulated-nurikabe", "sim-nurikabe")
+    assert simulated_ids("nurikabe", "cup", "p") == ("cup", "p")
+    args = build_parser().parse_args(["simulate", "x", "--secret", "s", "--tournament", "t"])
+    assert args.tournament == "t" and args.prefix is None
