@@ -33,7 +33,7 @@ def case_link(portal: str, player: str) -> str:
 
 @page
 async def player_queue(request: web.Request, who: Principal) -> web.Response:
-    state = choice(request, "state", STATES, "flagged")
+    state = choice(request.query, "state", STATES, "flagged")
     try:
         page_no = max(1, int(request.query.get("page", "1")))
     except ValueError:
