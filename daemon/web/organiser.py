@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import json
 from datetime import datetime, timezone
 
 from aiohttp import web
@@ -19,7 +17,7 @@ from ..states import FLAG_STATES, REVIEW_STATES
 from .auth import AuthError, Principal
 from .tokens import require_token
 from .context import CTX, read, write
-from .responses import error, json_response, known_query
+from .responses import cursor as cursor_of, error, json_response, known_query, read_cursor
 
 MAX_LIMIT = 500
 FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_anomaly",
@@ -61,16 +59,8 @@ def _query_number(request: web.Request, name: str, convert, default, lo, hi):
     return value
 
 
-def _encode_cursor(created_at: datetime, flag_id: int) -> str:
-    return base64.urlsafe_b64encode(json.dumps([created_at.isoformat(), flag_id]).encode()).decode()
-
-
-def _decode_cursor(text: str) -> tuple[datetime, int]:
-    try:
-        at, fid = json.loads(base64.urlsafe_b64decode(text.encode()))
-        return datetime.fromisoformat(at), int(fid)
-    except (ValueError, TypeError):
-        raise ValidationError("cursor", "is not a cursor this API returned", 400) from None
+def _flag_position(at: str, flag_id: int) -> tuple[datetime, int]:
+    return datetime.fromisoformat(at), int(flag_id)
 
 
 async def get_flags(request: web.Request) -> web.Response:
@@ -81,7 +71,7 @@ async def get_flags(request: web.Request) -> web.Response:
     if state is not None and state not in FLAG_STATES:
         raise ValidationError("state", f"must be one of {', '.join(FLAG_STATES)}", 400)
     limit = _query_number(request, "limit", int, 50, 1, MAX_LIMIT)
-    cursor = _decode_cursor(request.query["cursor"]) if "cursor" in request.query else None
+    cursor = read_cursor(request, _flag_position)
     query = {"tournament": request.query.get("tournament"),
              "player": request.query.get("player"), "since": _query_time(request, "since"),
              "min_anomaly": _query_number(request, "min_anomaly", float, None,
@@ -91,7 +81,8 @@ async def get_flags(request: web.Request) -> web.Response:
     rows = await read(request, sql.flags, **query)
     more = len(rows) > limit
     rows = rows[:limit]
-    next_cursor = _encode_cursor(rows[-1]["created_at"], rows[-1]["id"]) if more else None
+    next_cursor = (cursor_of([rows[-1]["created_at"].isoformat(), rows[-1]["id"]])
+                   if more else None)
     doc = {"flags": [documents.flag(r) for r in rows], "next_cursor": next_cursor}
     if "fdr" in request.query:
         doc["bh"] = await _benjamini_hochberg(request, who)

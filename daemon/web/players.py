@@ -3,7 +3,6 @@ document, and a person's decision (``POST /v1/players/{portal}/{player}/review``
 
 from __future__ import annotations
 
-import base64
 import json
 from datetime import datetime, timezone
 
@@ -18,24 +17,19 @@ from ..store.repository import players as sql
 from .auth import AuthError
 from .context import read, write
 from .organiser import MAX_LIMIT, REVIEW_STATES, _query_number, actor_name
-from .responses import error, json_response, known_query
+from .responses import cursor as cursor_of, error, json_response, known_query, read_cursor
 from .tokens import require_token
 
 PLAYER_STATES = sql.STATES
 PLAYERS_QUERY = frozenset({"state", "limit", "cursor"})
 
 
-def _encode(row: dict) -> str:
-    return base64.urlsafe_b64encode(json.dumps(
-        [row["p_value"], row["portal"], row["player_id"]]).encode()).decode()
+def _position(row: dict) -> list:
+    return [row["p_value"], row["portal"], row["player_id"]]
 
 
-def _decode(text: str) -> tuple[float, str, str]:
-    try:
-        p, portal, player = json.loads(base64.urlsafe_b64decode(text.encode()))
-        return float(p), str(portal), str(player)
-    except (ValueError, TypeError):
-        raise ValidationError("cursor", "is not a cursor this API returned", 400) from None
+def _read_position(p, portal, player) -> tuple[float, str, str]:
+    return float(p), str(portal), str(player)
 
 
 async def get_players(request: web.Request) -> web.Response:
@@ -46,7 +40,7 @@ async def get_players(request: web.Request) -> web.Response:
     if state is not None and state not in PLAYER_STATES:
         raise ValidationError("state", f"must be one of {', '.join(PLAYER_STATES)}", 400)
     limit = _query_number(request, "limit", int, 50, 1, MAX_LIMIT)
-    cursor = _decode(request.query["cursor"]) if "cursor" in request.query else None
+    cursor = read_cursor(request, _read_position)
     rows = await read(request, sql.listing, state=state, portals=who.visible(),
                       cursor=cursor, limit=limit + 1)
     more = len(rows) > limit
@@ -60,7 +54,7 @@ async def get_players(request: web.Request) -> web.Response:
                         "summary": v.summary, "judged_at": iso(r["judged_at"]),
                         "flagged_at": iso(r["flagged_at"])})
     return json_response({"players": players,
-                          "next_cursor": _encode(rows[-1]) if more else None})
+                          "next_cursor": cursor_of(_position(rows[-1])) if more else None})
 
 
 async def review_player(request: web.Request) -> web.Response:

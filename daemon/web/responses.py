@@ -3,6 +3,7 @@ query parameters a route knows."""
 
 from __future__ import annotations
 
+import base64
 import json
 import math
 import unicodedata
@@ -62,3 +63,20 @@ def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
         takes = (f"known: {', '.join(sorted(known))}" if known
                  else "this route takes no query parameters")
         raise ValidationError(unknown[0], f"unknown query parameter ({takes})", 400)
+
+
+def cursor(values: list) -> str:
+    """An opaque pagination cursor holding ``values`` (JSON in URL-safe base64)."""
+    return base64.urlsafe_b64encode(json.dumps(values).encode()).decode()
+
+
+def read_cursor(request: web.Request, parse):
+    """The request's ``cursor`` read back through ``parse(*values)``; None without one,
+    a 400 for a cursor this API did not return."""
+    text = request.query.get("cursor")
+    if text is None:
+        return None
+    try:
+        return parse(*json.loads(base64.urlsafe_b64decode(text.encode())))
+    except (ValueError, TypeError):
+        raise ValidationError("cursor", "is not a cursor this API returned", 400) from None
