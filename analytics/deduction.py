@@ -101,32 +101,14 @@ def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     t_ms, cell, digit = (np.asarray(a, dtype=np.int64) for a in (t_ms, cell, digit))
     givens = np.asarray(givens)
     empty = givens == 0
-    # plain lists: a log holds hundreds of note moves, numpy scalars cost µs each
-    marks = [0] * 81
-    peak = [0] * 81                             # most marks a cell has held
-    at = {int(s): k for k, s in enumerate(seq)}
-    masks = np.zeros((len(seq), 81), dtype=np.int64)
-    narrowed = np.zeros((len(seq), 81), dtype=bool)
-    filled = np.zeros(81, dtype=bool)
+    seq = np.asarray(seq, dtype=np.int64)
+    fill_at = np.full(t_ms.size, -1, dtype=np.int64)
+    fill_at[seq] = np.arange(seq.size)
+    masks = np.zeros((seq.size, 81), dtype=np.int64)
+    narrowed = np.zeros((seq.size, 81), dtype=bool)
+    struck = int(engine.marks_kernel(t_ms, cell, digit, note, empty, fill_at,
+                                     np.sort(t_ms[~note]), masks, narrowed))
     first_place = int(np.argmax(~note)) if (~note).any() else note.size
-    placed_at = set(t_ms[~note].tolist())  # a portal strikes peers' marks at those
-    struck = 0
-    empty_l = empty.tolist()
-    for i, (t, c, d, n) in enumerate(zip(t_ms.tolist(), cell.tolist(), digit.tolist(),
-                                         note.tolist())):
-        if not (0 <= c < 81) or not empty_l[c]:
-            continue
-        if n:
-            if d and marks[c] >> d & 1 and t not in placed_at:
-                struck += 1
-            marks[c] = 0 if d == 0 else marks[c] ^ (1 << d)
-            peak[c] = max(peak[c], bin(marks[c]).count("1"))
-            continue
-        k = at.get(i)
-        if k is not None:
-            masks[k] = np.where(filled, 0, marks)
-            narrowed[k] = np.asarray(peak) >= 2
-        filled[c] = d != 0
     times = t_ms[note]
     _, counts = np.unique(times, return_counts=True)
     auto = bool(counts.max() >= AUTO_NOTES_MIN)

@@ -1019,6 +1019,44 @@ def trace_kernel(givens, solution, cells, max_rung, d1_from, budget,
     return -1
 
 
+# ------------------------------------------------------------------ pencil marks
+
+@njit(cache=True)
+def marks_kernel(t_ms, cell, digit, note, empty, fill_at, placed_t, masks, narrowed):
+    """Replay a move log's pencil marks (a note ``(cell, d)`` toggles mark d, ``(cell,
+    0)`` clears the cell's marks; a placed digit hides them): fill row ``fill_at[i]`` of
+    ``masks`` (the marks of the cells still empty) and ``narrowed`` (a cell that has
+    held two or more marks) just before move i, where fill_at[i] >= 0. ``placed_t``:
+    the sorted times of the placements. Returns how many marks were removed by hand (a
+    note removing a mark at an instant no placement shares: not the portal's strike)."""
+    marks = np.zeros(81, dtype=np.int64)
+    peak = np.zeros(81, dtype=np.int64)
+    filled = np.zeros(81, dtype=np.bool_)
+    struck = 0
+    for i in range(t_ms.shape[0]):
+        c = cell[i]
+        d = digit[i]
+        if c < 0 or c >= 81 or not empty[c] or d < 0 or d > 9:
+            continue
+        if note[i]:
+            if d > 0 and (marks[c] >> d) & 1:
+                j = np.searchsorted(placed_t, t_ms[i])
+                if j >= placed_t.shape[0] or placed_t[j] != t_ms[i]:
+                    struck += 1
+            marks[c] = 0 if d == 0 else marks[c] ^ (_ONE << d)
+            n = _POP[marks[c] & 1023]
+            if n > peak[c]:
+                peak[c] = n
+            continue
+        k = fill_at[i]
+        if k >= 0:
+            for x in range(81):
+                masks[k, x] = 0 if filled[x] else marks[x]
+                narrowed[k, x] = peak[x] >= 2
+        filled[c] = d != 0
+    return struck
+
+
 # ------------------------------------------------------------------------ Python API
 
 @dataclass(frozen=True, eq=False)

@@ -279,3 +279,21 @@ def test_a_player_who_works_in_notes_proves_the_placements_and_is_not_flagged(mo
         ev = _evidence(givens, solution, log.arrays)
         assert not ev.flagged and not any(p.unproven for p in ev.timeline), ev.verdict
         assert ev.llr["right_first_time"] == 0 and ev.llr["hint_run"] == 0
+
+
+def test_the_marks_replay_follows_the_webhooks_rules():
+    givens = np.zeros(81, dtype=np.int64)
+    givens[80] = 9
+    # (t, cell, digit, note): marks 3 and 5 in cell 0, 5 struck by hand; cell 1 cleared
+    # and re-marked; a placement in cell 2 hides its marks, its erasure shows them; a
+    # mark struck at a placement's instant is the portal's; moves on a given are ignored
+    moves = [(0, 0, 3, 1), (0, 0, 5, 1), (0, 2, 4, 1), (10, 0, 5, 1), (20, 1, 6, 1),
+             (20, 1, 0, 1), (21, 1, 7, 1), (30, 2, 4, 0), (30, 0, 3, 1), (31, 80, 1, 1),
+             (40, 2, 0, 0), (50, 3, 1, 0)]
+    t, c, d, n = (np.array(col) for col in zip(*moves))
+    notes = read_notes(t, c, d, n.astype(bool), givens, [7, 11])
+    first, last = notes.masks
+    assert first[0] == 1 << 3 and first[1] == 1 << 7 and first[2] == 1 << 4
+    assert last[0] == 0 and last[2] == 1 << 4 and last[80] == 0
+    assert notes.narrowed[0, 0] and not notes.narrowed[0, 1] and not notes.narrowed[0, 2]
+    assert notes.struck == 1 and not notes.auto
