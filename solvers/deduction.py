@@ -1019,6 +1019,41 @@ def trace_kernel(givens, solution, cells, max_rung, d1_from, budget,
     return -1
 
 
+# ------------------------------------------------------------------ a fresh look
+
+@njit(cache=True)
+def look_kernel(grid, cand, cell, digit, max_rung, max_looks):
+    """How many looks at the board make ``cell`` a single for ``digit`` (0: it is one
+    already): each look removes, all at once, every candidate that any technique of
+    rungs 1..max_rung finds on the board as it then is. ``max_looks`` + 1 when more are
+    needed; ``max_looks`` + 2 when no number of looks does (they stop removing, or the
+    candidates break). ``cand`` is changed."""
+    ws = _workspace()
+    pos, elim = ws[0], ws[1]
+    acc = np.zeros(81, dtype=np.int64)
+    look = 0
+    while True:     # each look removes a candidate or ends: at most 730
+        if _broken(grid, cand):
+            return max_looks + 2
+        _positions(cand, pos)
+        if _single_at(cand, pos, cell, digit):
+            return look if look <= max_looks else max_looks + 1
+        for c in range(81):
+            acc[c] = 0
+        for q in range(1, max_rung + 1):
+            _rung(q, grid, cand, ws)
+            for c in range(81):
+                acc[c] |= elim[c]
+        moved = False
+        for c in range(81):
+            if acc[c] & cand[c]:
+                cand[c] &= ~acc[c]
+                moved = True
+        if not moved:
+            return max_looks + 2
+        look += 1
+
+
 # ------------------------------------------------------------------ pencil marks
 
 @njit(cache=True)
@@ -1153,6 +1188,25 @@ def proves(cand_masks, grid, cell: int, digit: int, max_rung: int = CHAIN) -> in
     if not 1 <= digit <= 9:
         raise ValueError(f"digit must be 1..9, got {digit}")
     return int(proves_kernel(grid, cand, int(cell), int(digit), _check_rung(max_rung)))
+
+
+def looks(cand_masks, grid, cell: int, digit: int, max_rung: int,
+          max_looks: int = 3) -> int:
+    """How many looks at the board (every elimination of rungs 1..``max_rung`` on the
+    board as it stands, all at once) make ``cell`` a single for ``digit``, from these
+    candidate masks: 0 when it is one already, ``max_looks`` + 1 when more than
+    ``max_looks`` are needed, ``max_looks`` + 2 when no number of looks proves it. A stuck person who finds the easiest
+    move places a cell one look proves; a cell several looks away is a chain of
+    deductions nobody makes in their head between two placements. Masks as for
+    :func:`closure`; the chain rung is not searched here."""
+    grid = _grid_of(grid, "grid")
+    cand = _masks_of(cand_masks, grid)
+    if not 0 <= cell < 81 or grid[cell]:
+        raise ValueError(f"cell {cell} is not an empty cell of the grid")
+    if not 1 <= digit <= 9:
+        raise ValueError(f"digit must be 1..9, got {digit}")
+    rung = min(_check_rung(max_rung), WING)
+    return int(look_kernel(grid, cand, int(cell), int(digit), rung, max(int(max_looks), 0)))
 
 
 def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
