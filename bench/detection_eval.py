@@ -87,8 +87,10 @@ def _score(inputs, logs, skills):
     from fairgrid.analytics.evidence import score_solve
     out = []
     if logs and not _WARM:
-        # a worker's first scoring loads the compiled kernels from disk: not a solve's cost
-        score_solve(inputs.facts_without_skill, inputs.null, *logs[0])
+        # a worker's first scorings load the compiled kernels from disk, each at its first
+        # use (a stall, a log with notes): not a solve's cost
+        for log in logs:
+            score_solve(inputs.facts_without_skill, inputs.null, *log)
         _WARM.append(True)
     for (t, c, d, n), rated in zip(logs, skills):
         skill, solves = rated if rated is not None else (None, 0)
