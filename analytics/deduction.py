@@ -140,8 +140,10 @@ HINT_SLIP = 0.02    # a hinted cell typed wrong
 # solves each on 20 dailies); (0 + 1/2) / (5 + 1) for the honest share.
 RUN_HINT = 8 / 30
 RUN_HONEST = 0.5 / 6
-# At a stall, how many looks at the bare board (every elimination up to the rung allowed
-# there, all at once) prove the cell placed: P(hinted) / P(honest) per outcome, from
+# At a stall (and for a cell no bare single typed seconds after a stall placement one
+# look did not prove), how many looks at the bare board (every elimination up to the
+# rung allowed there, all at once) prove the cell placed: P(hinted) / P(honest) per
+# outcome, from
 # bench/players.py (seeds 11 and 12, 16 dailies, 3 solves per model each; never the
 # seeds the benches report). Hints at the stall, right first time: 1 look 12 %, 2 looks
 # 8 %, more 15 %, no number of looks 65 %; wrong first: a slip, 2 %. Honest models, per
@@ -200,6 +202,7 @@ class Deduction:
     intervals_ms: np.ndarray  # per placement: time since the one before (first: the start)
     looks: np.ndarray | None = None  # at a stall, looks at the bare board that prove it
                                      # (engine.looks; -1 elsewhere)
+    look_rung: np.ndarray | None = None  # the rung those looks used (the stall's)
 
     @property
     def stalls_met(self) -> np.ndarray:
@@ -243,7 +246,7 @@ class Deduction:
         if n <= STALL_LOOKS:
             return ("a single already", "one look at the board",
                     "two rounds of eliminations")[n]
-        upto = RUNG_WORDS[min(int(self.allowed[k]), engine.CHAIN)]
+        upto = RUNG_WORDS[min(int(self.look_rung[k]), engine.CHAIN)]
         return ("more than two rounds of eliminations" if n == STALL_LOOKS + 1 else
                 f"no number of rounds of eliminations up to {upto}")
 
@@ -282,9 +285,10 @@ class Deduction:
                 & (self.offer == engine.SINGLE))
 
     def stall_look_llr(self) -> float:
-        """Σ ln LR over the placements made at a stall, right first time and not proved
-        by the player's marks, of how many looks at the board prove them
-        (:data:`STALL_LOOK_LR`)."""
+        """Σ ln LR over the placements made at a stall (or seconds after one that one
+        look did not prove) and not proved by the player's marks: how many looks at the
+        board prove them, right first time (:data:`STALL_LOOK_LR`), or wrong
+        (:data:`STALL_WRONG_LR`)."""
         if self.looks is None:
             return 0.0
         at = self.looks >= 0
@@ -336,6 +340,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     by_notes = np.zeros(fill.cells.size, dtype=bool)
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
+    look_rungs = [0] * fill.cells.size
     grid = givens.copy()
     intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
     for k, c in enumerate(fill.cells.tolist()):
@@ -347,6 +352,13 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # at a stall the ladder may not search beyond a wing (chains are blind spots)
         stall = trace.offer[k] > engine.SINGLE and allowed[k] <= engine.CHAIN \
             and proof[k] != engine.NOT_ANALYSED
+        look_rung = int(allowed[k])
+        # a cell no bare single, typed seconds after a stall placement one look did not
+        # prove: the same look at the same stall (the hints after the first)
+        if not stall and k and looks[k - 1] > 1 and intervals[k] <= RUN_GAP_MS \
+                and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED:
+            stall, look_rung = True, look_rungs[k - 1]
+        look_rungs[k] = look_rung
         mine_prove = False
         if marks:
             mine = notes.masks[k]
@@ -358,8 +370,8 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                     by_notes[k] = mine_prove
                     cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
         if stall and not mine_prove:
-            looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]),
-                                    int(allowed[k]), STALL_LOOKS)
+            looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
+                                    STALL_LOOKS)
         grid[c] = solution[c]
     return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes, intervals,
-                     looks)
+                     looks, np.asarray(look_rungs, dtype=np.int64))

@@ -313,6 +313,8 @@ def test_a_cell_one_look_proves_at_a_stall_weighs_for_the_player_a_far_one_again
     givens, solution, log, x = _stall_hints()
     fill, hinted = _deduce(givens, solution, log)
     assert hinted.looks[x] > 1 and hinted.stall_look_llr() > person.stall_look_llr()
+    # the second hint, seconds later, is weighed as part of the same stall
+    assert hinted.looks[x + 1] >= 0 and hinted.look_rung[x + 1] == hinted.look_rung[x]
     assert hinted.llr()["stall_look"] == pytest.approx(hinted.stall_look_llr(), abs=1e-4)
     # the timeline says it in words, at the stall only
     ev = _evidence(givens, solution, log)
