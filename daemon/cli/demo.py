@@ -263,7 +263,7 @@ def _traffic(args: argparse.Namespace, daemon_url: str, secret: str) -> None:
 async def _run(args: argparse.Namespace, settings) -> None:
     from aiohttp import web
 
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
 
     daemon_url = f"http://{settings.server_host}:{settings.server_port}"
     secret = settings.portals[PORTAL][0]

@@ -39,7 +39,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from aiohttp import web
 
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
     from fairgrid.daemon.settings import SECRETS_FILE, SettingsError, load_settings
     from fairgrid.daemon.store import StoreError
 

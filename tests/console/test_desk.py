@@ -14,7 +14,7 @@ import pytest
 
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.console.flags import age, standing_words
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 
 from ..daemon.helpers import (ADMIN, SECRET_A, add_user, bearer, make_settings,
                               post_flagged, sign_in)

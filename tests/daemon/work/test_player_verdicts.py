@@ -16,7 +16,7 @@ import pytest
 from fairgrid.analytics.simulate import simulate
 from fairgrid.daemon.cli import main as cli
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.solvers import parse
 
