@@ -267,7 +267,7 @@ def _sudoku_simulator(args: argparse.Namespace):
     def make(behaviour, rng):
         return simulate(puzzle, solution, behaviour, rng=rng, expected_log_s=expected_log_s,
                         sd_log=cal.residual_sd)
-    return format_line(puzzle.givens, puzzle.order), CHEATS, make
+    return format_line(puzzle.givens, puzzle.box_size), CHEATS, make
 
 
 def _nurikabe_simulator(args: argparse.Namespace):
