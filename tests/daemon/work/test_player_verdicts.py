@@ -186,6 +186,9 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     case = await (await client.get("/ui/players/demo/selective/case")).text()
     csrf = re.search(r'name="csrf" value="([^"]+)"', case).group(1)
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "guilty", "note": "admitted"})
+    assert resp.status == 400 and "choose clear, confirm or reopen" in await resp.text()
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
                              data={"csrf": csrf, "state": "confirmed", "note": "admitted"})
     assert resp.status == 303 and resp.headers["Location"].endswith("/case#history")
     verdict = (await _player(client, "selective"))["verdict"]
