@@ -60,6 +60,8 @@ RUNG_WORDS = ("a single", "locked candidates", "a pair, triple or quad",
               "a wing (xy-, xyz-, w-wing), colouring or a uniqueness argument",
               "an xy-chain")
 ALL_DIGITS = np.int64(0b1111111110)  # bit d for digit d (the engine's convention)
+ALL_DIGITS_81 = np.full(81, ALL_DIGITS)
+STALL_LOOKS = 2     # looks counted at a stall: one is a person's move, more is a search
 AUTO_NOTES_MIN = 40        # marks written at one instant: the portal filled them in
 NOTES_FIRST_SHARE = 0.5    # of the empty cells noted before the first placement
 WORKED_STRIKES = 5         # marks struck by hand that show a player eliminating
@@ -101,32 +103,14 @@ def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     t_ms, cell, digit = (np.asarray(a, dtype=np.int64) for a in (t_ms, cell, digit))
     givens = np.asarray(givens)
     empty = givens == 0
-    # plain lists: a log holds hundreds of note moves, numpy scalars cost µs each
-    marks = [0] * 81
-    peak = [0] * 81                             # most marks a cell has held
-    at = {int(s): k for k, s in enumerate(seq)}
-    masks = np.zeros((len(seq), 81), dtype=np.int64)
-    narrowed = np.zeros((len(seq), 81), dtype=bool)
-    filled = np.zeros(81, dtype=bool)
+    seq = np.asarray(seq, dtype=np.int64)
+    fill_at = np.full(t_ms.size, -1, dtype=np.int64)
+    fill_at[seq] = np.arange(seq.size)
+    masks = np.zeros((seq.size, 81), dtype=np.int64)
+    narrowed = np.zeros((seq.size, 81), dtype=bool)
+    struck = int(engine.marks_kernel(t_ms, cell, digit, note, empty, fill_at,
+                                     np.sort(t_ms[~note]), masks, narrowed))
     first_place = int(np.argmax(~note)) if (~note).any() else note.size
-    placed_at = set(t_ms[~note].tolist())  # a portal strikes peers' marks at those
-    struck = 0
-    empty_l = empty.tolist()
-    for i, (t, c, d, n) in enumerate(zip(t_ms.tolist(), cell.tolist(), digit.tolist(),
-                                         note.tolist())):
-        if not (0 <= c < 81) or not empty_l[c]:
-            continue
-        if n:
-            if d and marks[c] >> d & 1 and t not in placed_at:
-                struck += 1
-            marks[c] = 0 if d == 0 else marks[c] ^ (1 << d)
-            peak[c] = max(peak[c], bin(marks[c]).count("1"))
-            continue
-        k = at.get(i)
-        if k is not None:
-            masks[k] = np.where(filled, 0, marks)
-            narrowed[k] = np.asarray(peak) >= 2
-        filled[c] = d != 0
     times = t_ms[note]
     _, counts = np.unique(times, return_counts=True)
     auto = bool(counts.max() >= AUTO_NOTES_MIN)
@@ -156,6 +140,19 @@ HINT_SLIP = 0.02    # a hinted cell typed wrong
 # solves each on 20 dailies); (0 + 1/2) / (5 + 1) for the honest share.
 RUN_HINT = 8 / 30
 RUN_HONEST = 0.5 / 6
+# At a stall, how many looks at the bare board (every elimination up to the rung allowed
+# there, all at once) prove the cell placed: P(hinted) / P(honest) per outcome, from
+# bench/players.py (seeds 11 and 12, 16 dailies, 3 solves per model each; never the
+# seeds the benches report). Hints at the stall, right first time: 1 look 12 %, 2 looks
+# 8 %, more 15 %, no number of looks 65 %; wrong first: a slip, 2 %. Honest models, per
+# outcome the one that keeps the honest mean of the ratio at most one (the season's sum
+# test needs it): 1 look 51 % (auto-notes; others up to 72 %), 2 looks 14 % (up to
+# 25 %), more 9 %, none 10 % taken as 15 % for people nobody modelled (guesses that came
+# out right, techniques beyond the ladder), wrong first 13 % (auto-notes' guesses).
+# Index: looks 0..STALL_LOOKS, more, none.
+STALL_LOOK_LR = (0.0, math.log(0.12 / 0.51), math.log(0.08 / 0.14),
+                 math.log(0.15 / 0.09), math.log(0.65 / 0.15))
+STALL_WRONG_LR = math.log(0.02 / 0.13)
 
 
 def right_first_llr(right, cands) -> float:
@@ -201,6 +198,8 @@ class Deduction:
     allowed: np.ndarray       # per placement: the rung up to which a proof is a person's
     notes: NoteLog | None
     intervals_ms: np.ndarray  # per placement: time since the one before (first: the start)
+    looks: np.ndarray | None = None  # at a stall, looks at the bare board that prove it
+                                     # (engine.looks; -1 elsewhere)
 
     @property
     def stalls_met(self) -> np.ndarray:
@@ -234,6 +233,19 @@ class Deduction:
         if rung == engine.NOT_ANALYSED:
             return "not searched (the chain budget was spent)"
         return RUNG_WORDS[rung] if rung <= engine.CHAIN else None
+
+    def look_words(self, k: int) -> str | None:
+        """For a placement made at a stall, how many looks at the board prove it, in
+        words; None elsewhere."""
+        if self.looks is None or self.looks[k] < 0:
+            return None
+        n = int(self.looks[k])
+        if n <= STALL_LOOKS:
+            return ("a single already", "one look at the board",
+                    "two rounds of eliminations")[n]
+        upto = RUNG_WORDS[min(int(self.allowed[k]), engine.CHAIN)]
+        return ("more than two rounds of eliminations" if n == STALL_LOOKS + 1 else
+                f"no number of rounds of eliminations up to {upto}")
 
     def run_of(self, k: int) -> tuple[int, int]:
         """(first, last) placement of the hint run holding placement ``k``: unexplained
@@ -269,11 +281,23 @@ class Deduction:
         return ((self.proof >= engine.FISH) & (self.proof > self.stalls_met) & ~self.by_notes
                 & (self.offer == engine.SINGLE))
 
+    def stall_look_llr(self) -> float:
+        """Σ ln LR over the placements made at a stall, right first time and not proved
+        by the player's marks, of how many looks at the board prove them
+        (:data:`STALL_LOOK_LR`)."""
+        if self.looks is None:
+            return 0.0
+        at = self.looks >= 0
+        seen = self.looks[at & self.right_first]
+        return float(sum(STALL_LOOK_LR[min(int(x), STALL_LOOKS + 2)] for x in seen)
+                     + np.count_nonzero(at & ~self.right_first) * STALL_WRONG_LR)
+
     def llr(self) -> dict[str, float]:
         """Per kind of evidence, the solve's log-likelihood ratio (natural log, cheating
         vs honest) that a player's season adds up."""
         return {"right_first_time": round(self.right_first_llr(), 4),
-                "hint_run": round(self.hint_run_llr(), 4)}
+                "hint_run": round(self.hint_run_llr(), 4),
+                "stall_look": round(self.stall_look_llr(), 4)}
 
     def bits(self, which: np.ndarray) -> float:
         """Σ log2(candidates left) over the placements ``which`` marks: what the board
@@ -311,6 +335,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     allowed = person_rungs(trace.offer)
     by_notes = np.zeros(fill.cells.size, dtype=bool)
     marks = notes is not None and not notes.auto
+    looks = np.full(fill.cells.size, -1, dtype=np.int64)
     grid = givens.copy()
     intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
     for k, c in enumerate(fill.cells.tolist()):
@@ -319,13 +344,22 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         if k and intervals[k] <= RUN_GAP_MS and proof[k - 1] > allowed[k - 1] \
                 and proof[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1]:
             allowed[k] = min(allowed[k], allowed[k - 1])
+        # at a stall the ladder may not search beyond a wing (chains are blind spots)
+        stall = trace.offer[k] > engine.SINGLE and allowed[k] <= engine.CHAIN \
+            and proof[k] != engine.NOT_ANALYSED
+        mine_prove = False
         if marks:
             mine = notes.masks[k]
-            if proof[k] > allowed[k] and notes.narrowed[k, c] and mine[c]:
+            if (proof[k] > allowed[k] or stall) and notes.narrowed[k, c] and mine[c]:
                 masks = np.where((mine != 0) & notes.narrowed[k], mine, ALL_DIGITS)
-                if engine.proves(masks, grid, c, int(solution[c]), NOTES_RUNG) \
-                        <= NOTES_RUNG:
-                    by_notes[k] = True
-                cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
-            grid[c] = solution[c]
-    return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes, intervals)
+                mine_prove = engine.proves(masks, grid, c, int(solution[c]),
+                                           NOTES_RUNG) <= NOTES_RUNG
+                if proof[k] > allowed[k]:
+                    by_notes[k] = mine_prove
+                    cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
+        if stall and not mine_prove:
+            looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]),
+                                    int(allowed[k]), STALL_LOOKS)
+        grid[c] = solution[c]
+    return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes, intervals,
+                     looks)

@@ -118,17 +118,22 @@ class Placement:
     # notes, proved this digit at that moment, and it was right first time
     unproven: bool = False
     proof: str | None = None  # the easiest technique that proved it, in words
+    # made at a stall: what proves it from the board as it stood, in looks at the board
+    # ("one look at the board", ..., "no number of rounds of eliminations up to ...")
+    stall_look: str | None = None
 
     def to_json(self) -> dict:
         return {"t_ms": self.t_ms, "cell": self.cell, "technique": self.technique,
                 "singles_on_offer": self.singles_on_offer, "difficulty": self.difficulty,
-                "needed": self.needed, "unproven": self.unproven, "proof": self.proof}
+                "needed": self.needed, "unproven": self.unproven, "proof": self.proof,
+                "stall_look": self.stall_look}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> Placement:
         return cls(doc["t_ms"], doc["cell"], doc.get("technique", ""),
                    doc.get("singles_on_offer", 0), doc.get("difficulty", 0.0),
-                   doc.get("needed"), bool(doc.get("unproven", False)), doc.get("proof"))
+                   doc.get("needed"), bool(doc.get("unproven", False)), doc.get("proof"),
+                   doc.get("stall_look"))
 
 
 @dataclass(frozen=True)
@@ -551,12 +556,14 @@ def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:
     for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells, rep.technique,
                                             rep.options, rep.difficulty)):
         technique = words.techniques[int(k)]
+        look = None
         if found is not None:
             unproven, proof = bool(found.unproven[i]), found.proof_words(i)
+            look = found.look_words(i)
         else:
             unproven, proof = False, None if int(k) == NOT_DEDUCIBLE else technique
         out.append(Placement(int(t), int(c), technique, int(o), round(float(d), 3),
-                             needed[i][0] if i in needed else None, unproven, proof))
+                             needed[i][0] if i in needed else None, unproven, proof, look))
     return tuple(out)
 
 

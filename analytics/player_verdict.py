@@ -13,9 +13,11 @@ and judges each *kind* of evidence apart:
   :data:`MIN_BITS`), odd when the signal's p is below :data:`STRONG_P`. A person's
   guard allows a bit in any solve, so one hint per solve never makes a solve odd by its
   family; how *often* a player's solves hold one is what adds up;
-* **per kind of the solve's likelihood ratios** (``Evidence.llr``, e.g. right first
-  time at unproven cells, hint runs): weakly odd at a log-ratio of at least
-  :data:`WEAK_LLR`, odd at :data:`STRONG_LLR`;
+* **per kind of the solve's likelihood ratios** (``Evidence.llr``: right first time at
+  unproven cells, hint runs, how far from one look at the board the cells placed at a
+  stall were): their sum over the season, each solve capped at :data:`STRONG_LLR`
+  (:func:`_llr_kind`: a ratio whose honest mean is at most one makes a test martingale,
+  so an honest season reaches a sum S with probability at most e^-S);
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
@@ -59,7 +61,7 @@ from .calibration import POISSON_SIGNALS
 from .signals import FAMILY
 
 WEAK_P, STRONG_P = 0.15, 0.01   # a family's p that makes a solve weakly odd, odd
-WEAK_LLR, STRONG_LLR = math.log(3.0), math.log(30.0)
+STRONG_LLR = math.log(30.0)     # the most one solve's log-ratio counts in a season
 MIN_BITS = 0.5                  # a counted signal's value that makes a solve weakly odd
 WINDOW = 20                     # solves in a window (a run of odd solves)
 WINDOW_STEP = 10                # windows start every this many solves
@@ -89,7 +91,8 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          FLAGGED: "were flagged for review",
          COMBINED: "were unusual on all the evidence together",
          "right_first_time": "had cells no technique proved, right at the first try",
-         "hint_run": "typed cells nothing proved in a run after a long pause"}
+         "hint_run": "typed cells nothing proved in a run after a long pause",
+         "stall_look": "were stuck, then placed cells that one look at the board does not prove"}
 
 
 def words(kind: str) -> str:
@@ -221,8 +224,6 @@ def odd_levels(s: SolveFacts) -> dict[str, int]:
     out = {f: 2 if p < STRONG_P else 1 if p < WEAK_P else 0 for f, p in s.family_p.items()}
     for k, (v, p) in s.counted.items():
         out[k] = 2 if p < STRONG_P else 1 if v >= MIN_BITS else 0
-    for k, v in s.llr.items():
-        out[k] = 2 if v >= STRONG_LLR else 1 if v >= WEAK_LLR else 0
     out[FLAGGED] = 2 if s.flagged else 0
     if s.p_value is not None:
         out[COMBINED] = 2 if s.p_value < STRONG_P else 1 if s.p_value < WEAK_P else 0
@@ -360,10 +361,7 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
     if not idx:
         return None
     n = len(idx)
-    spans = [(0, n)]
-    if n > WINDOW:
-        starts = sorted(set(range(0, n - WINDOW + 1, WINDOW_STEP)) | {n - WINDOW})
-        spans += [(a, a + WINDOW) for a in starts]
+    spans = _spans(n)
     best = None
     tests = 0
     for level, rate in ((1, null.weak), (2, null.strong)):
@@ -385,6 +383,46 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
     sentence = (f"{where}, {len(odd)}{how} {words(kind)} (honest players: "
                 f"{_one_in(rate)}); as many by chance: {_chance(p)}.")
     return Finding(kind, p, len(odd), b - a, rate, names, sentence)
+
+
+def _spans(n: int) -> list[tuple[int, int]]:
+    """The whole season and, beyond :data:`WINDOW` solves, every window of it."""
+    spans = [(0, n)]
+    if n > WINDOW:
+        starts = sorted(set(range(0, n - WINDOW + 1, WINDOW_STEP)) | {n - WINDOW})
+        spans += [(a, a + WINDOW) for a in starts]
+    return spans
+
+
+def _llr_kind(kind: str, season: Sequence[SolveFacts]) -> Finding | None:
+    """The sum test of one kind of likelihood ratio over the season and its windows.
+
+    Each solve's ratio is built so that its mean over honest play is at most one
+    (``analytics.deduction``); the product over solves is then a test martingale, and
+    an honest player's season reaches a sum of log-ratios S with probability at most
+    e^-S (Markov), whatever the number of solves. Each solve counts at most
+    :data:`STRONG_LLR` (one odd solve does not dominate: capping a ratio only lowers its
+    mean); the smallest p times the spans tested."""
+    idx = [i for i, s in enumerate(season) if kind in s.llr]
+    if not idx:
+        return None
+    v = np.minimum([season[i].llr[kind] for i in idx], STRONG_LLR)
+    spans = _spans(len(idx))
+    best = max(((float(v[a:b].sum()), a, b, no) for no, (a, b) in enumerate(spans)),
+               key=lambda t: t[0])
+    total, a, b, span_no = best
+    p = float(min(1.0, math.exp(-total) * len(spans))) if total > 0 else 1.0
+    towards = [idx[i] for i in range(a, b) if v[i] > 0]
+    names = tuple(season[i].submission_id for i in towards)
+    where = (f"Over {len(idx)} solves" if span_no == 0 else
+             f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
+             f"{season[idx[b - 1]].submission_id})")
+    sentence = (f"{where}, {len(towards)} {words(kind)}; together their evidence "
+                f"weighs {math.exp(min(total, 700)):,.0f} to 1 for a cheat over honest play "
+                f"(likelihood ratio, honest ones below 1 counted against it); by chance: "
+                f"{_chance(p)}.") if total > 0 else (
+        f"{where}, {len(towards)} {words(kind)}; together they weigh for honest play.")
+    return Finding(kind, p, len(towards), b - a, 0.0, names, sentence)
 
 
 def _tempo(season: Sequence[SolveFacts], null: PlayerNull) -> Finding | None:
@@ -454,6 +492,8 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     levels = [odd_levels(s) for s in season]
     kinds = sorted({k for lv in levels for k in lv})
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
+    found += [f for f in (_llr_kind(k, season)
+                          for k in sorted({k for s in season for k in s.llr})) if f]
     tempo = _tempo(season, null)
     if tempo is not None:
         found.append(tempo)

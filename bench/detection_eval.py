@@ -79,10 +79,19 @@ def _log(behaviour, model, text, sol, rng, expected_log_s, sd_log, speed, skill)
     return sim.t_ms, sim.cell, sim.digit, sim.note
 
 
+_WARM: list[bool] = []  # per process: the kernels are loaded
+
+
 def _score(inputs, logs, skills):
     from fairgrid.analytics.calibration import skill_uncertainty
     from fairgrid.analytics.evidence import score_solve
     out = []
+    if logs and not _WARM:
+        # a worker's first scorings load the compiled kernels from disk, each at its first
+        # use (a stall, a log with notes): not a solve's cost
+        for log in logs:
+            score_solve(inputs.facts_without_skill, inputs.null, *log)
+        _WARM.append(True)
     for (t, c, d, n), rated in zip(logs, skills):
         skill, solves = rated if rated is not None else (None, 0)
         facts = inputs.facts if skill is not None else inputs.facts_without_skill

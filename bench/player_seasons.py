@@ -37,6 +37,7 @@ import argparse
 import json
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -277,7 +278,8 @@ def _report(people, records, phases, args) -> dict:
               + [(None, c, h) for h in HABITS for c in CHEATS])
     for phase, (seasons, null, flagged_solve) in phases.items():
         print(f"\n== {phase} ({null.source}; alpha {pv.ALPHA:g})")
-        print(f"{'players':34s} {'flagged':>9s} {'median solves until':>20s}")
+        print(f"{'players':34s} {'flagged':>9s} {'median solves until':>20s} "
+              f"{'lowest p':>9s}  flagged by")
         out = {}
         for model, cheat, habit in groups:
             mine = [pl for pl in people if pl["cheat"] == cheat and (
@@ -289,9 +291,14 @@ def _report(people, records, phases, args) -> dict:
             hit = [u for u in until if u is not None]
             name = model if cheat is None else f"{cheat} ({habit})"
             med = float(np.median(hit)) if hit else None
-            out[name] = {"flagged": [len(hit), len(mine)], "median_until": med}
+            final = [pv.judge(seasons[pl["id"]], null) for pl in mine]
+            lowest = min(v.p_value for v in final)
+            by = Counter(v.findings[0].kind for v in final if v.flagged)
+            out[name] = {"flagged": [len(hit), len(mine)], "median_until": med,
+                         "lowest_p": lowest, "flagged_by": dict(by)}
             print(f"{name:34s} {len(hit):>4d}/{len(mine):<4d} "
-                  f"{'-' if med is None else f'{med:.1f}':>20s}")
+                  f"{'-' if med is None else f'{med:.1f}':>20s} {lowest:>9.1e}  "
+                  + ", ".join(f"{k} {n}" for k, n in by.most_common()))
         honest_solves = [r["sid"] for r in records if r["kind"] == "honest"
                          and people[r["player"]]["cheat"] is None]
         hf = sum(flagged_solve[s] for s in honest_solves)

@@ -1019,6 +1019,79 @@ def trace_kernel(givens, solution, cells, max_rung, d1_from, budget,
     return -1
 
 
+# ------------------------------------------------------------------ a fresh look
+
+@njit(cache=True)
+def look_kernel(grid, cand, cell, digit, max_rung, max_looks):
+    """How many looks at the board make ``cell`` a single for ``digit`` (0: it is one
+    already): each look removes, all at once, every candidate that any technique of
+    rungs 1..max_rung finds on the board as it then is. ``max_looks`` + 1 when more are
+    needed; ``max_looks`` + 2 when no number of looks does (they stop removing, or the
+    candidates break). ``cand`` is changed."""
+    ws = _workspace()
+    pos, elim = ws[0], ws[1]
+    acc = np.zeros(81, dtype=np.int64)
+    look = 0
+    while True:     # each look removes a candidate or ends: at most 730
+        if _broken(grid, cand):
+            return max_looks + 2
+        _positions(cand, pos)
+        if _single_at(cand, pos, cell, digit):
+            return look if look <= max_looks else max_looks + 1
+        for c in range(81):
+            acc[c] = 0
+        for q in range(1, max_rung + 1):
+            _rung(q, grid, cand, ws)
+            for c in range(81):
+                acc[c] |= elim[c]
+        moved = False
+        for c in range(81):
+            if acc[c] & cand[c]:
+                cand[c] &= ~acc[c]
+                moved = True
+        if not moved:
+            return max_looks + 2
+        look += 1
+
+
+# ------------------------------------------------------------------ pencil marks
+
+@njit(cache=True)
+def marks_kernel(t_ms, cell, digit, note, empty, fill_at, placed_t, masks, narrowed):
+    """Replay a move log's pencil marks (a note ``(cell, d)`` toggles mark d, ``(cell,
+    0)`` clears the cell's marks; a placed digit hides them): fill row ``fill_at[i]`` of
+    ``masks`` (the marks of the cells still empty) and ``narrowed`` (a cell that has
+    held two or more marks) just before move i, where fill_at[i] >= 0. ``placed_t``:
+    the sorted times of the placements. Returns how many marks were removed by hand (a
+    note removing a mark at an instant no placement shares: not the portal's strike)."""
+    marks = np.zeros(81, dtype=np.int64)
+    peak = np.zeros(81, dtype=np.int64)
+    filled = np.zeros(81, dtype=np.bool_)
+    struck = 0
+    for i in range(t_ms.shape[0]):
+        c = cell[i]
+        d = digit[i]
+        if c < 0 or c >= 81 or not empty[c] or d < 0 or d > 9:
+            continue
+        if note[i]:
+            if d > 0 and (marks[c] >> d) & 1:
+                j = np.searchsorted(placed_t, t_ms[i])
+                if j >= placed_t.shape[0] or placed_t[j] != t_ms[i]:
+                    struck += 1
+            marks[c] = 0 if d == 0 else marks[c] ^ (_ONE << d)
+            n = _POP[marks[c] & 1023]
+            if n > peak[c]:
+                peak[c] = n
+            continue
+        k = fill_at[i]
+        if k >= 0:
+            for x in range(81):
+                masks[k, x] = 0 if filled[x] else marks[x]
+                narrowed[k, x] = peak[x] >= 2
+        filled[c] = d != 0
+    return struck
+
+
 # ------------------------------------------------------------------------ Python API
 
 @dataclass(frozen=True, eq=False)
@@ -1115,6 +1188,25 @@ def proves(cand_masks, grid, cell: int, digit: int, max_rung: int = CHAIN) -> in
     if not 1 <= digit <= 9:
         raise ValueError(f"digit must be 1..9, got {digit}")
     return int(proves_kernel(grid, cand, int(cell), int(digit), _check_rung(max_rung)))
+
+
+def looks(cand_masks, grid, cell: int, digit: int, max_rung: int,
+          max_looks: int = 3) -> int:
+    """How many looks at the board (every elimination of rungs 1..``max_rung`` on the
+    board as it stands, all at once) make ``cell`` a single for ``digit``, from these
+    candidate masks: 0 when it is one already, ``max_looks`` + 1 when more than
+    ``max_looks`` are needed, ``max_looks`` + 2 when no number of looks proves it. A stuck person who finds the easiest
+    move places a cell one look proves; a cell several looks away is a chain of
+    deductions nobody makes in their head between two placements. Masks as for
+    :func:`closure`; the chain rung is not searched here."""
+    grid = _grid_of(grid, "grid")
+    cand = _masks_of(cand_masks, grid)
+    if not 0 <= cell < 81 or grid[cell]:
+        raise ValueError(f"cell {cell} is not an empty cell of the grid")
+    if not 1 <= digit <= 9:
+        raise ValueError(f"digit must be 1..9, got {digit}")
+    rung = min(_check_rung(max_rung), WING)
+    return int(look_kernel(grid, cand, int(cell), int(digit), rung, max(int(max_looks), 0)))
 
 
 def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,

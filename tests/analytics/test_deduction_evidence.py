@@ -279,3 +279,64 @@ def test_a_player_who_works_in_notes_proves_the_placements_and_is_not_flagged(mo
         ev = _evidence(givens, solution, log.arrays)
         assert not ev.flagged and not any(p.unproven for p in ev.timeline), ev.verdict
         assert ev.llr["right_first_time"] == 0 and ev.llr["hint_run"] == 0
+
+
+def test_the_marks_replay_follows_the_webhooks_rules():
+    givens = np.zeros(81, dtype=np.int64)
+    givens[80] = 9
+    # (t, cell, digit, note): marks 3 and 5 in cell 0, 5 struck by hand; cell 1 cleared
+    # and re-marked; a placement in cell 2 hides its marks, its erasure shows them; a
+    # mark struck at a placement's instant is the portal's; moves on a given are ignored
+    moves = [(0, 0, 3, 1), (0, 0, 5, 1), (0, 2, 4, 1), (10, 0, 5, 1), (20, 1, 6, 1),
+             (20, 1, 0, 1), (21, 1, 7, 1), (30, 2, 4, 0), (30, 0, 3, 1), (31, 80, 1, 1),
+             (40, 2, 0, 0), (50, 3, 1, 0)]
+    t, c, d, n = (np.array(col) for col in zip(*moves))
+    notes = read_notes(t, c, d, n.astype(bool), givens, [7, 11])
+    first, last = notes.masks
+    assert first[0] == 1 << 3 and first[1] == 1 << 7 and first[2] == 1 << 4
+    assert last[0] == 0 and last[2] == 1 << 4 and last[80] == 0
+    assert notes.narrowed[0, 0] and not notes.narrowed[0, 1] and not notes.narrowed[0, 2]
+    assert notes.struck == 1 and not notes.auto
+
+
+def test_a_cell_one_look_proves_at_a_stall_weighs_for_the_player_a_far_one_against():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    times = 3000 * np.arange(1, len(cells) + 1)
+    times[x:] += 240_000
+    fill, person = _deduce(givens, solution, _log(cells, solution, times))
+    # the x-wing's cell is two looks away (the locked candidates it stands on, then the
+    # fish): the player's stall placements weigh for them
+    assert 1 <= person.looks[x] <= 2 and person.stall_look_llr() < 0
+    assert (person.looks[person.offer == engine.SINGLE] == -1).all()
+    givens, solution, log, x = _stall_hints()
+    fill, hinted = _deduce(givens, solution, log)
+    assert hinted.looks[x] > 1 and hinted.stall_look_llr() > person.stall_look_llr()
+    assert hinted.llr()["stall_look"] == pytest.approx(hinted.stall_look_llr(), abs=1e-4)
+    # the timeline says it in words, at the stall only
+    ev = _evidence(givens, solution, log)
+    assert ev.timeline[x].stall_look.startswith(("more than", "no number of rounds"))
+    assert ev.timeline[0].stall_look is None and "stall_look" in ev.llr
+    assert person.look_words(int(np.flatnonzero(person.looks >= 0)[0])) in (
+        "one look at the board", "two rounds of eliminations")
+
+
+def test_looks_count_the_rounds_of_eliminations_a_cell_needs():
+    puzzle = parse(XWING)
+    givens, solution = puzzle.givens.astype(np.int64), solution_of(puzzle)
+    bare = np.full(81, 0b1111111110)
+    from fairgrid.solvers.techniques import singles
+
+    single, digit, _ = singles(Board(3, givens.tolist()))[0]
+    assert engine.looks(bare, givens, single, digit, engine.LOCKED) == 0
+    found = {engine.looks(bare, givens, c, int(solution[c]), engine.WING, 2)
+             for c in range(81) if not givens[c]}
+    assert found <= {0, 1, 2, 3, 4} and {0, 1} <= found
+    # a cell no look at locked candidates proves: more than any number of looks
+    never = [c for c in range(81) if not givens[c] and engine.proves(
+        bare, givens, c, int(solution[c]), engine.LOCKED) > engine.LOCKED]
+    assert never and all(engine.looks(bare, givens, c, int(solution[c]), engine.LOCKED, 2)
+                         == 4 for c in never)
+    with pytest.raises(ValueError, match="not an empty cell"):
+        engine.looks(bare, givens, int(np.flatnonzero(givens)[0]), 1, engine.LOCKED)

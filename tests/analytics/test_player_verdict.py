@@ -225,3 +225,49 @@ def test_a_player_right_at_every_unproven_cell_accumulates_evidence(xwing):
     assert "12 had cells no technique proved, right at the first try" in unproven.sentence
     assert "honest players: about 1 such solve in 20" in unproven.sentence
     assert set(unproven.solves) == {s.submission_id for s in season}
+
+
+def _llr_season(values, kind="stall_look"):
+    rng = np.random.default_rng(len(values))
+    return [SolveFacts(f"s{i:03d}", {f: float(rng.uniform(0.2, 1)) for f in FAMILIES},
+                       False, {kind: float(v)}) for i, v in enumerate(values)]
+
+
+def test_likelihood_ratios_add_up_over_a_season_and_one_solve_does_not_dominate():
+    # twenty solves each 1.9 to 1 for a hint-taker: weak alone, strong together
+    verdict = judge(_llr_season([0.65] * 20), _null())
+    top = verdict.findings[0]
+    assert verdict.flagged and top.kind == "stall_look" and top.odd == 20
+    assert "were stuck, then placed cells that one look at the board does not prove" \
+        in top.sentence and "to 1 for a cheat" in top.sentence
+    assert not judge(_llr_season([0.65] * 5), _null()).flagged
+    # one solve beyond anything, the rest ordinary: it counts at most 30 to 1
+    one = judge(_llr_season([-0.2] * 9 + [60.0] + [-0.2] * 10), _null())
+    assert not one.flagged and one.findings[0].p > 1e-2
+    # an honest start does not hide a run at the end: the window holds it
+    run = judge(_llr_season([-1.0] * 30 + [0.0] * 10 + [1.5] * 10), _null())
+    top = run.findings[0]
+    assert run.flagged and top.of == 20 and top.sentence.startswith("In 20 consecutive")
+
+
+def test_the_stall_look_ratio_has_an_honest_mean_of_at_most_one():
+    """The sum test's bound holds for players whose outcomes at a stall are those the
+    ratios were set against (and for any mix nearer the player's side)."""
+    from fairgrid.analytics.deduction import STALL_LOOK_LR, STALL_WRONG_LR
+
+    honest = {1: 0.51, 2: 0.14, 3: 0.09, 4: 0.13, "wrong": 0.13}  # never: 0.13 of 0.15
+    mean = sum(p * math.exp(STALL_WRONG_LR if b == "wrong" else STALL_LOOK_LR[b])
+               for b, p in honest.items())
+    assert sum(honest.values()) == pytest.approx(1.0) and mean <= 1.0
+    # honest seasons drawn from it reach the player threshold no more than alpha says
+    rng = np.random.default_rng(9)
+    buckets, probs = list(honest), np.array(list(honest.values()))
+    flagged = 0
+    for _ in range(300):
+        season = []
+        for _ in range(20):
+            picks = rng.choice(len(buckets), size=int(rng.integers(0, 5)), p=probs)
+            season.append(sum(STALL_WRONG_LR if buckets[i] == "wrong"
+                              else STALL_LOOK_LR[buckets[i]] for i in picks))
+        flagged += judge(_llr_season(season), _null(), alpha=0.01).flagged
+    assert flagged <= 3
