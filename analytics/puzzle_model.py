@@ -98,8 +98,8 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
                    only=tuple(sorted({"human", *families_for(cal.metrics_needed)})))
     described = cal.describe(ratings.metrics)
     expected_log_s = float(np.log(described["expected_time_s"]))
-    rung = hardest_rung_for(puzzle.givens, cells_of(solution), puzzle.order, DEFAULT_TYPE)
-    facts = PuzzleFacts(puzzle.givens, puzzle.order, cells_of(solution),
+    rung = hardest_rung_for(puzzle.givens, cells_of(solution), puzzle.box_size, DEFAULT_TYPE)
+    facts = PuzzleFacts(puzzle.givens, puzzle.box_size, cells_of(solution),
                         per_cell(fill_rank_median), expected_log_s, cal.residual_sd,
                         hardest_rung=rung)
     null = honest_null(facts, rng=seed, n=NULL_SOLVES)
@@ -109,9 +109,9 @@ def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> Puzz
                        hardest_rung=rung)
 
 
-def hardest_rung_for(givens, solution, order: int, type_name: str) -> int | None:
+def hardest_rung_for(givens, solution, box_size: int, type_name: str) -> int | None:
     """The rung of a puzzle's hardest step where the technique ladder judges it."""
-    if order != 3 or not puzzle_type(type_name).technique_ladder:
+    if box_size != 3 or not puzzle_type(type_name).technique_ladder:
         return None
     from .deduction import hardest_rung
     return hardest_rung(givens, solution)
@@ -233,7 +233,7 @@ class ScoringInputs:
 SIMULATED = "simulated honest players"
 
 
-def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: list,
+def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: list,
                    model: PuzzleModel, run: RatingRun | None = None,
                    rating: PuzzleRating | None = None,
                    puzzle_type: str = DEFAULT_TYPE) -> ScoringInputs:
@@ -277,8 +277,8 @@ def scoring_inputs(givens: str, order: int, solution: str, fill_rank_median: lis
     cells, shape = grid_facts(puzzle_type, givens)
     rung = model.hardest_rung
     if rung is None:  # analysed before the ladder judged placements
-        rung = hardest_rung_for(cells, cells_of(solution), order, puzzle_type)
-    facts = PuzzleFacts(cells, order, cells_of(solution), predicted, expected, sd,
+        rung = hardest_rung_for(cells, cells_of(solution), box_size, puzzle_type)
+    facts = PuzzleFacts(cells, box_size, cells_of(solution), predicted, expected, sd,
                         consensus, puzzle_type, shape, rung)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)

@@ -110,14 +110,14 @@ class PuzzleFacts:
     """What scoring needs to know about a puzzle (all from its analysis)."""
 
     givens: np.ndarray
-    order: int
+    box_size: int
     solution: np.ndarray
     predicted_rank: np.ndarray          # SA median rank per cell (NaN for givens)
     expected_log_s: float               # expected log solve time, seconds
     sd_log: float                       # residual sd of log-time around it
     consensus_rank: np.ndarray | None = None
     # the puzzle type (``solvers.puzzle_types``): its givens and solution are in move
-    # values, its grid is ``shape`` (rows, cols; None: order² × order²)
+    # values, its grid is ``shape`` (rows, cols; None: box_size² × box_size²)
     puzzle_type: str = DEFAULT_TYPE
     shape: tuple[int, int] | None = None
     # the rung of the puzzle's own hardest step (``analytics.deduction.puzzle_rung``);
@@ -125,9 +125,14 @@ class PuzzleFacts:
     hardest_rung: int | None = None
 
     @property
+    def order(self) -> int:
+        """The box size under its name before (read-only; kept for one release)."""
+        return self.box_size
+
+    @property
     def deducible_by_ladder(self) -> bool:
         """Whether the technique ladder judges its placements (9×9, the ladder's type)."""
-        return (self.hardest_rung is not None and self.order == 3
+        return (self.hardest_rung is not None and self.box_size == 3
                 and puzzle_type(self.puzzle_type).technique_ladder)
 
     @property
@@ -140,7 +145,7 @@ class PuzzleFacts:
     def grid_shape(self) -> tuple[int, int]:
         if self.shape is not None:
             return self.shape
-        size = self.order * self.order
+        size = self.box_size * self.box_size
         return size, size
 
 
@@ -191,7 +196,7 @@ def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIM
     that needs more than xy-chains is reported as needing ``forcing``."""
     from fairgrid.solvers.techniques import LADDER, WEIGHT, forcing, technique_needed
     # the ladder's weights are calibrated on 9x9 Sudoku
-    if not puzzle_type(facts.puzzle_type).technique_ladder or facts.order != 3:
+    if not puzzle_type(facts.puzzle_type).technique_ladder or facts.box_size != 3:
         return {}
     stuck = np.flatnonzero(rep.technique == NOT_DEDUCIBLE)
     quick = set(stuck[np.argsort(rep.intervals_ms[stuck], kind="stable")][:limit].tolist())
@@ -201,7 +206,7 @@ def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIM
     ladder = tuple(t for t in LADDER if t is not forcing)
     for k, cell in enumerate(rep.cells):
         if k in quick:
-            step = technique_needed(facts.order, values.tolist(), int(cell), solution,
+            step = technique_needed(facts.box_size, values.tolist(), int(cell), solution,
                                     ladder=ladder)
             out[k] = (("forcing", WEIGHT["forcing"]) if step.technique == "guess"
                       else (step.technique, step.weight))

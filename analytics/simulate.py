@@ -120,7 +120,7 @@ def scanner_order(puzzle: Puzzle, solution: np.ndarray, rng) -> tuple[np.ndarray
     reading order for one with a single candidate (a naked single). With neither, the
     player is stuck and places the cell with the fewest candidates (an advanced
     technique or a guess), charged as many checks as a full board scan times ten."""
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     size = puzzle.size
     grid = np.asarray(puzzle.givens, dtype=np.int64).copy()
     solution = np.asarray(solution, dtype=np.int64)
@@ -197,7 +197,7 @@ def simulate(puzzle: Puzzle, solution: np.ndarray, behaviour: str, *, rng,
     solution = np.asarray(solution, dtype=np.int64)
     if skill is None:
         skill = float(rng.normal(0, 0.4))
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     empty = np.flatnonzero(puzzle.givens == 0)
     total_ms = 1000 * np.exp(expected_log_s - skill + rng.normal(0, sd_log))
     honest = run_once(puzzle, solution, np.uint64(rng.integers(0, 2 ** 63)))

@@ -45,7 +45,7 @@ def _sudoku_honest(facts, rng) -> SimulatedSolve:
     from fairgrid.solvers.grid import Puzzle
 
     from .simulate import simulate
-    return simulate(Puzzle(facts.order, facts.givens), facts.solution, "honest", rng=rng,
+    return simulate(Puzzle(facts.box_size, facts.givens), facts.solution, "honest", rng=rng,
                     expected_log_s=facts.expected_log_s, sd_log=facts.sd_log)
 
 

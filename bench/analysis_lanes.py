@@ -58,7 +58,7 @@ async def _run(puzzles: list[tuple[str, str]], workers: int, wait_for: list[str]
     from aiohttp.test_utils import TestClient, TestServer
 
     from fairgrid.daemon.settings import Settings
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
 
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(storage_path=str(Path(tmp) / "bench.duckdb"),

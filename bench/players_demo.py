@@ -33,7 +33,7 @@ def bare_singles(text: str, log: players.PlayerLog, sol: np.ndarray):
 
     puzzle = parse(text)
     f = fill_order(*log.arrays, puzzle.givens, sol)
-    tech, options, _ = replay(puzzle.givens, puzzle.order, f.cells, sol)
+    tech, options, _ = replay(puzzle.givens, puzzle.box_size, f.cells, sol)
     where = {int(c): k for k, c in enumerate(f.cells)}
     return tech, options, [where[int(log.cell[i])] for i in log.cheated_moves]
 

@@ -36,7 +36,7 @@ from ingest_load import (PUZZLES, SECRET, cpu_seconds, free_port, register_puzzl
 OWNER = r'''
 import asyncio, os, pickle, struct, sys
 from aiohttp import web
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.daemon.settings import load_settings
 

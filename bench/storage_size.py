@@ -34,7 +34,7 @@ async def run(n: int, folder: Path) -> dict:
     from fairgrid.analytics.simulate import simulate
     from fairgrid.daemon.ingest.signatures import sign
     from fairgrid.daemon.settings import Settings
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
     from fairgrid.solvers import parse
     from fairgrid.solvers.propagation import solution_of
 

@@ -46,13 +46,26 @@ def player_verdict(row: dict, history: list[tuple]) -> dict:
                         for at, st, nt, ac in history]}
 
 
+# what reading a document that is not evidence fairgrid wrote (hand-edited, cut short) raises
+_NOT_EVIDENCE = (KeyError, TypeError, ValueError, AttributeError)
+
+
 def current_evidence(doc: dict) -> dict:
     """A stored evidence document of any version as the current version reads; one that
-    is not evidence fairgrid wrote (hand-edited, cut short) as it is."""
+    is not evidence fairgrid wrote as it is."""
     try:
         return Evidence.from_json(doc).to_json()
-    except (KeyError, TypeError, ValueError, AttributeError):
+    except _NOT_EVIDENCE:
         return doc
+
+
+def stored_evidence(text: str | None) -> Evidence | None:
+    """The evidence of a ``scores.evidence`` text of any version; None without a score,
+    or for a document that is not evidence fairgrid wrote (nothing a page can show)."""
+    try:
+        return Evidence.from_json(json.loads(text)) if text else None
+    except _NOT_EVIDENCE:
+        return None
 
 
 def submission(row: dict, moves: list[tuple], scored: dict | None) -> dict:

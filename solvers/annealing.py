@@ -419,9 +419,9 @@ def sa_lewis_kernel(givens, row, col, blk_free, blk_nfree, blk_missing, mcells, 
 
 # ------------------------------------------------------------------------------- public API
 
-def cost(grid, order: int) -> int:
+def cost(grid, box_size: int) -> int:
     """The SA cost of a filled grid: digits missing from each row and column, summed."""
-    size = order * order
+    size = box_size * box_size
     g = np.asarray(grid).reshape(size, size)
     full = set(range(1, size + 1))
     return int(sum(len(full - set(r.tolist())) for r in g)

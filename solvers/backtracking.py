@@ -17,10 +17,10 @@ thesis' brute-force difficulty metric.
 re-choosing at every node the empty cell with the fewest candidates (first one on ties),
 trying only its candidates, and stopping at ``limit`` solutions.
 
-The thesis' fixed exploration order is hopeless from order 4 up: a cell chosen early
+The thesis' fixed exploration order is hopeless from box size 4 up: a cell chosen early
 keeps its place while later placements leave other cells with a single candidate, and a
 sparse 16x16 puzzle that the counter proves unique in seconds exhausts a 50 M step cap.
-From order 4 :func:`solve_backtracking` therefore re-chooses the cell with the fewest
+From box size 4 :func:`solve_backtracking` therefore re-chooses the cell with the fewest
 candidates at every node, as the counter does (ties drawn from the seed), and suggests
 only candidates; each suggestion is still one step.
 """
@@ -57,9 +57,9 @@ def popcount(x):
 
 
 @njit(inline="always")
-def _cell_tables(order):
+def _cell_tables(box_size):
     """Row, column and block of every cell (no divisions in the search loops)."""
-    size = order * order
+    size = box_size * box_size
     ncells = size * size
     rr = np.empty(ncells, dtype=np.int64)
     cc = np.empty(ncells, dtype=np.int64)
@@ -67,7 +67,7 @@ def _cell_tables(order):
     for c in range(ncells):
         rr[c] = c // size
         cc[c] = c % size
-        bb[c] = (rr[c] // order) * order + cc[c] // order
+        bb[c] = (rr[c] // box_size) * box_size + cc[c] // box_size
     return rr, cc, bb
 
 
@@ -92,10 +92,10 @@ def _unplace(grid, c, rowm, colm, boxm, rr, cc, bb):
 
 
 @njit(inline="always")
-def _init_masks(grid, order):
+def _init_masks(grid, box_size):
     """Used-digit bitmasks of rows, columns and blocks, the empty cells, the cell tables."""
-    size = order * order
-    rr, cc, bb = _cell_tables(order)
+    size = box_size * box_size
+    rr, cc, bb = _cell_tables(box_size)
     rowm = np.zeros(size, dtype=np.uint64)
     colm = np.zeros(size, dtype=np.uint64)
     boxm = np.zeros(size, dtype=np.uint64)
@@ -111,14 +111,14 @@ def _init_masks(grid, order):
 
 
 @njit(cache=True, error_model="numpy")
-def count_kernel(grid, order, limit, solution):
+def count_kernel(grid, box_size, limit, solution):
     """Count solutions of ``grid`` (modified in place, restored) up to ``limit``.
 
     Writes the first solution found into ``solution``. Returns (count, nodes).
     """
-    size = order * order
+    size = box_size * box_size
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
-    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, order)
+    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, box_size)
     cand = np.zeros(n + 1, dtype=np.uint64)
     count = 0
     nodes = 0
@@ -175,15 +175,15 @@ def count_kernel(grid, order, limit, solution):
 
 
 @njit(cache=True, error_model="numpy")
-def thesis_kernel(grid, order, seed, max_steps, explored):
+def thesis_kernel(grid, box_size, seed, max_steps, explored):
     """The thesis' brute force (§3.3) on ``grid`` (filled in place when solved).
 
     ``explored`` receives the cells in the order they were first explored.
     Returns (status, steps, number explored); status 1 solved, 0 no solution, -1 capped.
     """
-    size = order * order
+    size = box_size * box_size
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
-    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, order)
+    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, box_size)
     state = seed
     tried = np.zeros(n + 1, dtype=np.int64)
     depth = 0
@@ -233,13 +233,13 @@ def thesis_kernel(grid, order, seed, max_steps, explored):
 
 
 @njit(cache=True, error_model="numpy")
-def dynamic_kernel(grid, order, seed, max_steps, explored):
+def dynamic_kernel(grid, box_size, seed, max_steps, explored):
     """Backtracking that re-chooses the fewest-candidates cell at every node (ties drawn
     from ``seed``) and suggests only its candidates, one step each. Same contract as
     :func:`thesis_kernel`: ``explored`` gets the cells in the order first chosen."""
-    size = order * order
+    size = box_size * box_size
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
-    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, order)
+    rowm, colm, boxm, empties, n, rr, cc, bb = _init_masks(grid, box_size)
     state = seed
     cand = np.zeros(n + 1, dtype=np.uint64)
     seen = np.zeros(size * size, dtype=np.bool_)
@@ -318,7 +318,7 @@ class BacktrackingResult:
         return rank
 
 
-DYNAMIC_FROM_ORDER = 4
+DYNAMIC_FROM_BOX_SIZE = 4
 
 
 def solve_backtracking(puzzle: Puzzle, *, rng, max_steps: int = DEFAULT_MAX_STEPS,
@@ -326,18 +326,18 @@ def solve_backtracking(puzzle: Puzzle, *, rng, max_steps: int = DEFAULT_MAX_STEP
     """Solve ``puzzle`` with the thesis' brute-force search; seeded (ties) and capped.
 
     ``dynamic`` re-chooses the fewest-candidates cell at every node (see the module
-    docstring); None (the default) does so from order :data:`DYNAMIC_FROM_ORDER` up.
+    docstring); None (the default) does so from box size :data:`DYNAMIC_FROM_BOX_SIZE` up.
     Returns a result with ``solved=False`` and a message when the puzzle has no solution
     or the search reached ``max_steps`` suggestions.
     """
     if max_steps < 0:
         raise ValueError(f"max_steps must be >= 0, got {max_steps}")
     if dynamic is None:
-        dynamic = puzzle.order >= DYNAMIC_FROM_ORDER
+        dynamic = puzzle.box_size >= DYNAMIC_FROM_BOX_SIZE
     grid = puzzle.givens.astype(np.int64)
     explored = np.full(puzzle.ncells, -1, dtype=np.int64)
     kernel = dynamic_kernel if dynamic else thesis_kernel
-    status, steps, nexp = kernel(grid, puzzle.order, kernel_seed(rng),
+    status, steps, nexp = kernel(grid, puzzle.box_size, kernel_seed(rng),
                                  np.int64(max_steps), explored)
     message = {1: "solved", 0: "the puzzle has no solution",
                -1: f"not solved: step cap of {max_steps} reached"}[int(status)]
@@ -364,5 +364,5 @@ def _count(puzzle: Puzzle, limit: int) -> tuple[int, np.ndarray]:
         raise ValueError(f"limit must be >= 1, got {limit}")
     grid = puzzle.givens.astype(np.int64)
     solution = np.zeros(puzzle.ncells, dtype=np.int64)
-    count, _nodes = count_kernel(grid, puzzle.order, limit, solution)
+    count, _nodes = count_kernel(grid, puzzle.box_size, limit, solution)
     return int(count), solution.astype(np.int8)

@@ -205,11 +205,11 @@ def settled_steps(result, free: np.ndarray, solution: np.ndarray | None,
     return last
 
 
-def _run_batch(givens: bytes, order: int, seeds: np.ndarray, schedule: str, max_steps: int,
+def _run_batch(givens: bytes, box_size: int, seeds: np.ndarray, schedule: str, max_steps: int,
                progress: Callable[[int], None] | None = None):
     """Worker: SA runs for ``seeds``; returns (raw last-swap steps, settled steps, steps,
     solved), the first two as runs x free cells."""
-    puzzle = Puzzle(order, np.frombuffer(givens, dtype=np.int8))
+    puzzle = Puzzle(box_size, np.frombuffer(givens, dtype=np.int8))
     model = Model.from_puzzle(puzzle)
     free = puzzle.empty_cells
     solution = None
@@ -295,7 +295,7 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
     givens = puzzle.givens.tobytes()
 
     if executor is None and workers == 1:
-        lasts, settled, steps, solved = _run_batch(givens, puzzle.order, seeds, schedule,
+        lasts, settled, steps, solved = _run_batch(givens, puzzle.box_size, seeds, schedule,
                                                    max_steps, progress)
     else:
         nfree = puzzle.empty_cells.size
@@ -318,7 +318,7 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
             raise ValueError(f"batch must be >= 1, got {batch}")
         futures = {}
         try:
-            futures = {executor.submit(_run_batch, givens, puzzle.order, seeds[lo:lo + batch],
+            futures = {executor.submit(_run_batch, givens, puzzle.box_size, seeds[lo:lo + batch],
                                        schedule, max_steps): lo
                        for lo in range(0, runs, batch)}
             pending = set(futures)

@@ -1,6 +1,6 @@
 """Instance generator (Lewis 2007, §3.2): shuffled root solutions with cells removed.
 
-A *root solution* of order n (Lewis §1) is the grid whose cell (r, c) holds
+A *root solution* of box size n (Lewis §1: order n) is the grid whose cell (r, c) holds
 ``((r % n) * n + r // n + c) % size + 1``. Four shuffles keep any solution valid (§3.2):
 permuting the bands (rows of blocks), the stacks (columns of blocks), the rows within a
 band and the columns within a stack; relabelling the digits is a fifth (Lewis mentions and
@@ -18,23 +18,23 @@ from .backtracking import count_solutions
 from .grid import Puzzle, geometry
 
 
-def root_solution(order: int) -> np.ndarray:
-    """Lewis's root solution of ``order``: a valid filled grid (flat int8 array)."""
-    geo = geometry(order)
+def root_solution(box_size: int) -> np.ndarray:
+    """Lewis's root solution of ``box_size``: a valid filled grid (flat int8 array)."""
+    geo = geometry(box_size)
     size = geo.size
     r, c = geo.row.astype(np.int64), geo.col.astype(np.int64)
-    return (((r % order) * order + r // order + c) % size + 1).astype(np.int8)
+    return (((r % box_size) * box_size + r // box_size + c) % size + 1).astype(np.int8)
 
 
-def shuffle_solution(grid: np.ndarray, order: int, *, rng: np.random.Generator,
+def shuffle_solution(grid: np.ndarray, box_size: int, *, rng: np.random.Generator,
                      relabel: bool = True) -> np.ndarray:
     """Apply Lewis's four validity-preserving shuffles (and a digit relabelling)."""
-    size = order * order
+    size = box_size * box_size
     g = np.asarray(grid).reshape(size, size)
-    bands = rng.permutation(order)
-    rows = np.concatenate([b * order + rng.permutation(order) for b in bands])
-    stacks = rng.permutation(order)
-    cols = np.concatenate([s * order + rng.permutation(order) for s in stacks])
+    bands = rng.permutation(box_size)
+    rows = np.concatenate([b * box_size + rng.permutation(box_size) for b in bands])
+    stacks = rng.permutation(box_size)
+    cols = np.concatenate([s * box_size + rng.permutation(box_size) for s in stacks])
     out = g[rows][:, cols].reshape(-1)
     if relabel:
         labels = np.concatenate([[0], rng.permutation(size) + 1]).astype(np.int8)
@@ -42,38 +42,38 @@ def shuffle_solution(grid: np.ndarray, order: int, *, rng: np.random.Generator,
     return out.astype(np.int8)
 
 
-def random_solution(order: int, *, rng: np.random.Generator) -> np.ndarray:
+def random_solution(box_size: int, *, rng: np.random.Generator) -> np.ndarray:
     """A random valid filled grid: the root solution, shuffled."""
-    return shuffle_solution(root_solution(order), order, rng=rng)
+    return shuffle_solution(root_solution(box_size), box_size, rng=rng)
 
 
-def remove_cells(solution: np.ndarray, order: int, p: float, *, rng: np.random.Generator
+def remove_cells(solution: np.ndarray, box_size: int, p: float, *, rng: np.random.Generator
                  ) -> Puzzle:
     """Keep each cell with probability ``p`` (Lewis §3.2); the rest become blanks."""
     if not 0.0 <= p <= 1.0:
         raise ValueError(f"p must be in [0, 1], got {p}")
     keep = rng.random(np.asarray(solution).size) < p
-    return Puzzle(order, np.where(keep, solution, 0))
+    return Puzzle(box_size, np.where(keep, solution, 0))
 
 
-def random_puzzle(order: int, p: float, *, rng: np.random.Generator) -> Puzzle:
+def random_puzzle(box_size: int, p: float, *, rng: np.random.Generator) -> Puzzle:
     """A Lewis instance: a random solution with each cell kept with probability ``p``."""
-    return remove_cells(random_solution(order, rng=rng), order, p, rng=rng)
+    return remove_cells(random_solution(box_size, rng=rng), box_size, p, rng=rng)
 
 
-def tournament_puzzle(order: int, *, rng: np.random.Generator,
+def tournament_puzzle(box_size: int, *, rng: np.random.Generator,
                       min_givens: int = 0) -> tuple[Puzzle, np.ndarray]:
     """A puzzle with a unique solution: remove cells in random order while it stays unique.
 
     Returns (puzzle, its solution). Stops early at ``min_givens`` givens.
     """
-    solution = random_solution(order, rng=rng)
+    solution = random_solution(box_size, rng=rng)
     givens = solution.copy()
     for cell in rng.permutation(solution.size):
         if np.count_nonzero(givens) <= min_givens:
             break
         keep = givens[cell]
         givens[cell] = 0
-        if count_solutions(Puzzle(order, givens), limit=2) != 1:
+        if count_solutions(Puzzle(box_size, givens), limit=2) != 1:
             givens[cell] = keep
-    return Puzzle(order, givens), solution
+    return Puzzle(box_size, givens), solution

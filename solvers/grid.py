@@ -2,9 +2,10 @@
 
 Vocabulary (used everywhere in fairgrid)
 ----------------------------------------
-order ``n``
+box size ``n``
     The block side: 2, 3, 4 or 5.  The grid has ``size = n*n`` rows, columns and
-    blocks, and ``ncells = size*size`` cells (Lewis 2007 calls ``n`` the order).
+    blocks, and ``ncells = size*size`` cells (Lewis 2007 calls ``n`` the order; here
+    *order* is only the fill order).
 cell
     A 0-based row-major index ``0 .. ncells-1``; ``row = cell // size``,
     ``col = cell % size``.
@@ -43,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-ORDERS = (2, 3, 4, 5)
+BOX_SIZES = (2, 3, 4, 5)
 _BLANKS = frozenset(".0_")
 _CHAR_SEPARATORS = frozenset(" \t\r|+-")
 _ALPHABET = "123456789ABCDEFGHIJKLMNOP"
@@ -55,9 +56,9 @@ class PuzzleError(ValueError):
 
 @dataclass(frozen=True)
 class Geometry:
-    """Index tables of one order: rows, columns, blocks, units and peers of every cell."""
+    """Index tables of one box size: rows, columns, blocks, units and peers of every cell."""
 
-    order: int
+    box_size: int
     size: int
     ncells: int
     row: np.ndarray  # cell -> row
@@ -65,6 +66,11 @@ class Geometry:
     block: np.ndarray  # cell -> block
     units: np.ndarray  # (3*size, size): unit -> its cells
     peers: np.ndarray  # (ncells, npeers): cell -> its peers, ascending
+
+    @property
+    def order(self) -> int:
+        """The box size under its name before (read-only; kept for one release)."""
+        return self.box_size
 
     def unit_name(self, unit: int) -> str:
         """A human name for a unit: 'row 3', 'column 5' or 'block 9' (1-based)."""
@@ -77,21 +83,21 @@ class Geometry:
 
 
 @functools.lru_cache(maxsize=None)
-def geometry(order: int) -> Geometry:
-    """The index tables of an order (cached); raises PuzzleError for an unsupported order."""
-    if order not in ORDERS:
-        raise PuzzleError(f"order must be one of {ORDERS}, got {order}")
-    size = order * order
+def geometry(box_size: int) -> Geometry:
+    """The index tables of a box size (cached); raises PuzzleError for an unsupported one."""
+    if box_size not in BOX_SIZES:
+        raise PuzzleError(f"box size must be one of {BOX_SIZES}, got {box_size}")
+    size = box_size * box_size
     ncells = size * size
     cells = np.arange(ncells)
     row, col = cells // size, cells % size
-    block = (row // order) * order + col // order
+    block = (row // box_size) * box_size + col // box_size
     units = np.empty((3 * size, size), dtype=np.int32)
     for u in range(size):
         units[u] = np.flatnonzero(row == u)
         units[size + u] = np.flatnonzero(col == u)
         units[2 * size + u] = np.flatnonzero(block == u)
-    npeers = 3 * (size - 1) - 2 * (order - 1)
+    npeers = 3 * (size - 1) - 2 * (box_size - 1)
     peers = np.empty((ncells, npeers), dtype=np.int32)
     for c in range(ncells):
         mask = (row == row[c]) | (col == col[c]) | (block == block[c])
@@ -99,7 +105,7 @@ def geometry(order: int) -> Geometry:
         peers[c] = np.flatnonzero(mask)
     for arr in (row, col, block, units, peers):
         arr.setflags(write=False)
-    return Geometry(order, size, ncells, row.astype(np.int32), col.astype(np.int32),
+    return Geometry(box_size, size, ncells, row.astype(np.int32), col.astype(np.int32),
                     block.astype(np.int32), units, peers)
 
 
@@ -111,27 +117,27 @@ def _frozen(values: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True, eq=False)
 class Puzzle:
-    """A Sudoku puzzle: its order and its givens (``0`` = blank), validated on creation.
+    """A Sudoku puzzle: its box size and its givens (``0`` = blank), validated on creation.
 
     Build one with :func:`parse` (text) or :meth:`from_grid` (an array); both raise
     :class:`PuzzleError` when the givens are malformed or already clash.
     """
 
-    order: int
+    box_size: int
     givens: np.ndarray = field(repr=False)
 
     def __post_init__(self) -> None:
-        geo = geometry(self.order)
+        geo = geometry(self.box_size)
         givens = np.asarray(self.givens)
         if givens.shape != (geo.ncells,):
-            raise PuzzleError(f"a puzzle of order {self.order} has {geo.ncells} cells, "
+            raise PuzzleError(f"a puzzle of box size {self.box_size} has {geo.ncells} cells, "
                               f"got an array of shape {givens.shape}")
         if givens.min() < 0 or givens.max() > geo.size:
             bad = int(np.flatnonzero((givens < 0) | (givens > geo.size))[0])
             raise PuzzleError(f"cell {bad} ({geo.cell_name(bad)}) holds {int(givens[bad])}; "
                               f"digits are 1..{geo.size}, 0 for a blank")
         object.__setattr__(self, "givens", _frozen(givens))
-        clash = find_clash(self.givens, self.order)
+        clash = find_clash(self.givens, self.box_size)
         if clash is not None:
             a, b, unit = clash
             raise PuzzleError(
@@ -139,20 +145,25 @@ class Puzzle:
                 f"both hold {int(self.givens[a])} in {geo.unit_name(unit)}")
 
     @classmethod
-    def from_grid(cls, grid, order: int | None = None) -> "Puzzle":
-        """A puzzle from a flat or square array of digits (0 = blank); order inferred."""
+    def from_grid(cls, grid, box_size: int | None = None) -> "Puzzle":
+        """A puzzle from a flat or square array of digits (0 = blank); box size inferred."""
         arr = np.asarray(grid).reshape(-1)
-        if order is None:
-            order = order_for_cells(arr.size)
-        return cls(order, arr)
+        if box_size is None:
+            box_size = box_size_for_cells(arr.size)
+        return cls(box_size, arr)
 
     @property
     def geometry(self) -> Geometry:
-        return geometry(self.order)
+        return geometry(self.box_size)
+
+    @property
+    def order(self) -> int:
+        """The box size under its name before (read-only; kept for one release)."""
+        return self.box_size
 
     @property
     def size(self) -> int:
-        return self.order * self.order
+        return self.box_size * self.box_size
 
     @property
     def ncells(self) -> int:
@@ -164,28 +175,28 @@ class Puzzle:
         return np.flatnonzero(self.givens == 0)
 
     def __eq__(self, other: object) -> bool:
-        return (isinstance(other, Puzzle) and other.order == self.order
+        return (isinstance(other, Puzzle) and other.box_size == self.box_size
                 and np.array_equal(other.givens, self.givens))
 
     def __hash__(self) -> int:
-        return hash((self.order, self.givens.tobytes()))
+        return hash((self.box_size, self.givens.tobytes()))
 
     def __str__(self) -> str:
-        return format_line(self.givens, self.order)
+        return format_line(self.givens, self.box_size)
 
 
-def order_for_cells(ncells: int) -> int:
-    """The order whose grid has ``ncells`` cells, or PuzzleError naming the count found."""
-    for order in ORDERS:
-        if order ** 4 == ncells:
-            return order
-    expected = ", ".join(str(o ** 4) for o in ORDERS[:-1]) + f" or {ORDERS[-1] ** 4}"
+def box_size_for_cells(ncells: int) -> int:
+    """The box size whose grid has ``ncells`` cells, or PuzzleError naming the count found."""
+    for box_size in BOX_SIZES:
+        if box_size ** 4 == ncells:
+            return box_size
+    expected = ", ".join(str(o ** 4) for o in BOX_SIZES[:-1]) + f" or {BOX_SIZES[-1] ** 4}"
     raise PuzzleError(f"expected {expected} cells, found {ncells}")
 
 
-def find_clash(grid: np.ndarray, order: int) -> tuple[int, int, int] | None:
+def find_clash(grid: np.ndarray, box_size: int) -> tuple[int, int, int] | None:
     """The first two cells of a unit holding the same digit, as (cell, cell, unit), or None."""
-    geo = geometry(order)
+    geo = geometry(box_size)
     values = np.asarray(grid)[geo.units]  # (units, size)
     for u in range(values.shape[0]):
         seen: dict[int, int] = {}
@@ -207,7 +218,7 @@ _NUMBER_TOKEN = re.compile(r"[^\s,|]+")
 def parse(text: str) -> Puzzle:
     """Parse a puzzle in any format of the module docstring; PuzzleError on bad input.
 
-    The order follows from the number of cells found (16, 81, 256 or 625).
+    The box size follows from the number of cells found (16, 81, 256 or 625).
     """
     if not isinstance(text, str):
         raise PuzzleError(f"a puzzle must be text, got {type(text).__name__}")
@@ -229,8 +240,8 @@ def _parse_chars(text: str) -> Puzzle:
         for colno, ch in enumerate(line, start=1):
             if ch not in _CHAR_SEPARATORS:
                 symbols.append((ch, lineno, colno))
-    order = order_for_cells(len(symbols))
-    size = order * order
+    box_size = box_size_for_cells(len(symbols))
+    size = box_size * box_size
     givens = np.zeros(len(symbols), dtype=np.int8)
     for cell, (ch, lineno, colno) in enumerate(symbols):
         if ch in _BLANKS:
@@ -242,14 +253,14 @@ def _parse_chars(text: str) -> Puzzle:
                 f"illegal character {ch!r} at {where} (cell {cell}); a {size}x{size} puzzle "
                 f"uses {_ALPHABET[0]}-{_ALPHABET[size - 1]} and '.' or '0' for blanks")
         givens[cell] = digit
-    return Puzzle(order, givens)
+    return Puzzle(box_size, givens)
 
 
 def _parse_numbers(text: str) -> Puzzle:
     """Comma or white-space separated numbers, one per cell."""
     tokens = [t for t in re.split(r"[\s,|]+", text.strip()) if t and set(t) - set("-+")]
-    order = order_for_cells(len(tokens))
-    size = order * order
+    box_size = box_size_for_cells(len(tokens))
+    size = box_size * box_size
     givens = np.zeros(len(tokens), dtype=np.int8)
     for cell, tok in enumerate(tokens):
         if tok in _BLANKS:
@@ -258,7 +269,7 @@ def _parse_numbers(text: str) -> Puzzle:
             raise PuzzleError(f"illegal value {tok!r} at cell {cell} (number {cell + 1}); "
                               f"a {size}x{size} puzzle uses 1..{size} and 0 or '.' for blanks")
         givens[cell] = int(tok)
-    return Puzzle(order, givens)
+    return Puzzle(box_size, givens)
 
 
 # ---------------------------------------------------------------------------- formatting
@@ -268,57 +279,57 @@ def symbol(digit: int) -> str:
     return "." if digit == 0 else _ALPHABET[digit - 1]
 
 
-def format_line(grid, order: int | None = None) -> str:
+def format_line(grid, box_size: int | None = None) -> str:
     """The one-line format: one symbol a cell, '.' for a blank."""
     arr = np.asarray(grid).reshape(-1)
-    if order is None:
-        order_for_cells(arr.size)  # raises PuzzleError for a size that is no grid
+    if box_size is None:
+        box_size_for_cells(arr.size)  # raises PuzzleError for a size that is no grid
     return "".join(symbol(int(d)) for d in arr)
 
 
-def layout_grid(texts: list[str], order: int, width: int = 1) -> str:
+def layout_grid(texts: list[str], box_size: int, width: int = 1) -> str:
     """Lay out one text per cell as a grid: right-aligned to ``width``, ``|`` between
     blocks and a rule between bands."""
-    size = order * order
+    size = box_size * box_size
     cells = [t.rjust(width) for t in texts]
-    rows = [" | ".join(" ".join(cells[r * size + b * order:r * size + (b + 1) * order])
-                       for b in range(order)) for r in range(size)]
-    rule = "-+-".join("-" * (order * (width + 1) - 1) for _ in range(order))
+    rows = [" | ".join(" ".join(cells[r * size + b * box_size:r * size + (b + 1) * box_size])
+                       for b in range(box_size)) for r in range(size)]
+    rule = "-+-".join("-" * (box_size * (width + 1) - 1) for _ in range(box_size))
     out = []
     for r, line in enumerate(rows):
-        if r and r % order == 0:
+        if r and r % box_size == 0:
             out.append(rule)
         out.append(line)
     return "\n".join(out)
 
 
-def format_grid(grid, order: int | None = None) -> str:
+def format_grid(grid, box_size: int | None = None) -> str:
     """A readable grid with ``|`` between blocks and a rule between bands."""
     arr = np.asarray(grid).reshape(-1)
-    order = order_for_cells(arr.size) if order is None else order
-    return layout_grid([symbol(int(d)) for d in arr], order)
+    box_size = box_size_for_cells(arr.size) if box_size is None else box_size
+    return layout_grid([symbol(int(d)) for d in arr], box_size)
 
 
-def format_numbers(grid, order: int | None = None) -> str:
+def format_numbers(grid, box_size: int | None = None) -> str:
     """Comma separated numbers, one row a line (the format for big grids in JSON/CSV)."""
     arr = np.asarray(grid).reshape(-1)
-    order = order_for_cells(arr.size) if order is None else order
-    size = order * order
+    box_size = box_size_for_cells(arr.size) if box_size is None else box_size
+    size = box_size * box_size
     return "\n".join(",".join(str(int(d)) for d in arr[r * size:(r + 1) * size])
                      for r in range(size))
 
 
 # ---------------------------------------------------------------------------- checks
 
-def candidates(grid, order: int | None = None) -> np.ndarray:
+def candidates(grid, box_size: int | None = None) -> np.ndarray:
     """Candidate digits of every cell as a bool array (ncells, size+1); filled cells have none.
 
     ``cands[cell, d]`` is True when ``d`` can go in the empty ``cell`` without repeating a
     digit of its row, column or block. Column 0 is always False.
     """
     arr = np.asarray(grid).reshape(-1)
-    order = order_for_cells(arr.size) if order is None else order
-    geo = geometry(order)
+    box_size = box_size_for_cells(arr.size) if box_size is None else box_size
+    geo = geometry(box_size)
     present = np.zeros((3 * geo.size, geo.size + 1), dtype=bool)
     unit_values = arr[geo.units]
     np.put_along_axis(present, unit_values.astype(np.intp), True, axis=1)
@@ -329,14 +340,14 @@ def candidates(grid, order: int | None = None) -> np.ndarray:
     return cands
 
 
-def is_valid_solution(grid, order: int | None = None) -> bool:
+def is_valid_solution(grid, box_size: int | None = None) -> bool:
     """True when every cell is filled and every unit holds each digit exactly once."""
     arr = np.asarray(grid).reshape(-1)
     try:
-        order = order_for_cells(arr.size) if order is None else order
+        box_size = box_size_for_cells(arr.size) if box_size is None else box_size
     except PuzzleError:
         return False
-    geo = geometry(order)
+    geo = geometry(box_size)
     if arr.size != geo.ncells:
         return False
     values = np.sort(arr[geo.units], axis=1)
@@ -346,7 +357,7 @@ def is_valid_solution(grid, order: int | None = None) -> bool:
 def solves(puzzle: Puzzle, grid) -> bool:
     """True when ``grid`` is a valid filled grid that keeps every given of ``puzzle``."""
     arr = np.asarray(grid).reshape(-1)
-    if arr.size != puzzle.ncells or not is_valid_solution(arr, puzzle.order):
+    if arr.size != puzzle.ncells or not is_valid_solution(arr, puzzle.box_size):
         return False
     mask = puzzle.givens != 0
     return bool(np.array_equal(arr[mask], puzzle.givens[mask]))

@@ -144,7 +144,7 @@ def harmony_search(puzzle: Puzzle, *, rng, fitness: str = "missing", hms: int = 
 
 
 def _run(puzzle, seed, fitness, hms, hmcr, par, max_imp) -> HarmonyResult:
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     grid = np.empty(puzzle.ncells, dtype=np.int64)
     cost, imp = harmony_kernel(puzzle.givens.astype(np.int64), geo.units.astype(np.int64),
                                puzzle.size, hms, float(hmcr), float(par), max_imp,

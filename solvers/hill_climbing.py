@@ -253,13 +253,13 @@ def hill_climb(puzzle: Puzzle, *, rng, max_iterations: int = DEFAULT_MAX_ITERATI
 
 
 def _run(puzzle, seed, max_iterations, plateau) -> HillClimbingResult:
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     blk_cells = geo.units[2 * puzzle.size:].astype(np.int64)
     grid = np.empty(puzzle.ncells, dtype=np.int64)
     solved, it, restarts, best = hill_kernel(puzzle.givens.astype(np.int64), blk_cells,
                                              puzzle.size, np.uint64(seed),
                                              np.int64(max_iterations), plateau, grid)
-    solved = bool(solved) and is_valid_solution(grid, puzzle.order)
+    solved = bool(solved) and is_valid_solution(grid, puzzle.box_size)
     return HillClimbingResult(solved, int(it), int(restarts), int(best), grid.astype(np.int8))
 
 

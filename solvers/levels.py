@@ -85,7 +85,7 @@ def slis(puzzle: Puzzle, *, rng, hmcr: float = HMCR) -> SlisResult:
     """One seeded SLIS run on ``puzzle`` (see the module docstring)."""
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(int(rng))
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     size = puzzle.size
     grid = puzzle.givens.astype(np.int64).copy()
     cell_units = [[u for u in range(3 * size) if c in geo.units[u]] for c in range(puzzle.ncells)]

@@ -338,8 +338,8 @@ class HumanModelResult:
         return out
 
 
-def _tables(order: int):
-    geo = geometry(order)
+def _tables(box_size: int):
+    geo = geometry(box_size)
     return geo.peers.astype(np.int64), geo.units.astype(np.int64)
 
 
@@ -354,7 +354,7 @@ def solution_of(puzzle: Puzzle) -> np.ndarray:
 
 def run_once(puzzle: Puzzle, solution: np.ndarray, seed) -> HumanRun:
     """One run with an explicit kernel seed."""
-    peers, units = _tables(puzzle.order)
+    peers, units = _tables(puzzle.box_size)
     n = puzzle.ncells
     out = [np.empty(n, dtype=np.int64) for _ in range(6)]
     k = human_run(puzzle.givens.astype(np.int64), np.asarray(solution, dtype=np.int64),
@@ -424,19 +424,19 @@ def replay_kernel(givens, cells, solution, peers, units, size, out_tech, out_opt
         _place(grid, cand, c, solution[c], peers)
 
 
-def replay(puzzle_givens: np.ndarray, order: int, cells: np.ndarray, solution: np.ndarray
+def replay(puzzle_givens: np.ndarray, box_size: int, cells: np.ndarray, solution: np.ndarray
            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Deducibility of each placement of a player's fill order (see :func:`replay_kernel`).
 
     Returns (technique per placement: NAKED, HIDDEN or NOT_DEDUCIBLE; singles on offer;
     candidates the board left in the placed cell).
     """
-    peers, units = _tables(order)
+    peers, units = _tables(box_size)
     cells = np.asarray(cells, dtype=np.int64)
     tech = np.empty(cells.size, dtype=np.int64)
     options = np.empty(cells.size, dtype=np.int64)
     cands = np.empty(cells.size, dtype=np.int64)
     replay_kernel(np.asarray(puzzle_givens, dtype=np.int64), cells,
-                  np.asarray(solution, dtype=np.int64), peers, units, order * order,
+                  np.asarray(solution, dtype=np.int64), peers, units, box_size * box_size,
                   tech, options, cands)
     return tech, options, cands

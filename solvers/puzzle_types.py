@@ -119,14 +119,14 @@ def _sudoku() -> PuzzleType:
         return np.where(np.isnan(rank), -1, rank)
 
     def replay_(givens, shape, cells, sol):
-        order_ = grid.order_for_cells(int(np.asarray(givens).size))
-        return replay(givens, order_, cells, sol)
+        box_size = grid.box_size_for_cells(int(np.asarray(givens).size))
+        return replay(givens, box_size, cells, sol)
 
     from .techniques import NAKED_SINGLE
 
     return PuzzleType(
         SUDOKU, "digits 1..size; 0 erases", grid.parse,
-        lambda p: grid.format_line(p.givens, p.order), lambda p: (p.size, p.size),
+        lambda p: grid.format_line(p.givens, p.box_size), lambda p: (p.size, p.size),
         lambda p: p.size, lambda p: p.givens.astype(np.int64), solution, count_solutions,
         check, quick, order, replay_,
         TypeWords("digits the board did not yet force",
@@ -134,7 +134,8 @@ def _sudoku() -> PuzzleType:
                   (NAKED_SINGLE, "hidden single", "not deducible"),
                   "1 = filled first; predicted ranks are the median over simulated "
                   "annealing runs, cells with equal medians share a rank", "SA"),
-        lambda p: p.order, grid.format_line, sa_fill_order=True, technique_ladder=True, blocks=True)
+        lambda p: p.box_size, grid.format_line, sa_fill_order=True, technique_ladder=True,
+        blocks=True)
 
 
 # ---------------------------------------------------------------------------- nurikabe

@@ -165,7 +165,7 @@ def rating_seed(seed: int | None, puzzle) -> int:
     from .grid import format_line, parse
     try:
         p = puzzle if isinstance(puzzle, Puzzle) else parse(puzzle)
-        key = format_line(p.givens, p.order)
+        key = format_line(p.givens, p.box_size)
     except Exception:  # noqa: BLE001 - a bad puzzle is reported by the rating itself
         key = str(puzzle)
     return puzzle_seed(seed, key)

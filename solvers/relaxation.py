@@ -102,7 +102,7 @@ def relaxed_count_kernel(givens, nbr, deg, size, limit, max_nodes):
 
 def constraint_pairs(puzzle: Puzzle) -> np.ndarray:
     """All peer pairs (a < b) with at least one empty cell: the removable constraints."""
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     a = np.repeat(np.arange(puzzle.ncells), geo.peers.shape[1])
     b = geo.peers.reshape(-1)
     keep = (a < b) & ((puzzle.givens[a] == 0) | (puzzle.givens[b] == 0))

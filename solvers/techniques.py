@@ -167,8 +167,8 @@ class Step:
 
 
 @functools.lru_cache(maxsize=None)
-def _tables(order: int):
-    geo = geometry(order)
+def _tables(box_size: int):
+    geo = geometry(box_size)
     size = geo.size
     units = tuple(tuple(int(c) for c in u) for u in geo.units)
     rows, cols, blocks = units[:size], units[size:2 * size], units[2 * size:]
@@ -184,13 +184,13 @@ class Board:
     Candidates start as the digits no peer holds; :meth:`place` and :meth:`eliminate`
     keep them consistent. ``copy`` is cheap (two lists)."""
 
-    __slots__ = ("order", "size", "full", "value", "cand", "geo", "units", "rows", "cols",
+    __slots__ = ("box_size", "size", "full", "value", "cand", "geo", "units", "rows", "cols",
                  "blocks", "peers", "cell_units")
 
-    def __init__(self, order: int, values=None):
+    def __init__(self, box_size: int, values=None):
         (self.geo, self.units, self.rows, self.cols, self.blocks, self.peers,
-         self.cell_units) = _tables(order)
-        self.order, self.size = order, order * order
+         self.cell_units) = _tables(box_size)
+        self.box_size, self.size = box_size, box_size * box_size
         self.full = (1 << self.size) - 1
         n = self.geo.ncells
         self.value = [0] * n
@@ -200,9 +200,14 @@ class Board:
                 if d:
                     self.place(c, int(d))
 
+    @property
+    def order(self) -> int:
+        """The box size under its name before (read-only; kept for one release)."""
+        return self.box_size
+
     @classmethod
     def of(cls, puzzle: Puzzle) -> "Board":
-        return cls(puzzle.order, puzzle.givens.tolist())
+        return cls(puzzle.box_size, puzzle.givens.tolist())
 
     def copy(self) -> "Board":
         other = object.__new__(Board)
@@ -658,8 +663,8 @@ def _finned_fish(b: Board, k: int, name: str) -> Iterator[Step]:
     """Every finned fish of ``k`` base lines, each with at least two places: covers are
     ``k`` cross lines holding every base place outside one block column (or row) of
     fins; a base line with one place is a single's business."""
-    cand, size, order = b.cand, b.size, b.order
-    chunk_of = (1 << order) - 1
+    cand, size, box_size = b.cand, b.size, b.box_size
+    chunk_of = (1 << box_size) - 1
     for d in range(1, size + 1):
         bit = 1 << (d - 1)
         for bases in (b.rows, b.cols):
@@ -674,8 +679,8 @@ def _finned_fish(b: Board, k: int, name: str) -> Iterator[Step]:
                     union |= lines[i]
                 if _popcount(union) <= k:
                     continue  # a plain fish (or a broken board)
-                for stack in range(order):
-                    chunk = chunk_of << (order * stack)
+                for stack in range(box_size):
+                    chunk = chunk_of << (box_size * stack)
                     need = k - _popcount(union & ~chunk)
                     inside = [j for j in range(size) if (union & chunk) >> j & 1]
                     if need < 1:
@@ -684,12 +689,12 @@ def _finned_fish(b: Board, k: int, name: str) -> Iterator[Step]:
                         fins = union & chunk & ~sum(1 << j for j in cover_in)
                         if not fins:
                             continue
-                        bands = {i // order for i in chosen if lines[i] & fins}
+                        bands = {i // box_size for i in chosen if lines[i] & fins}
                         if len(bands) != 1:
                             continue
                         band = bands.pop()
                         gone = tuple((bases[i][j], d)
-                                     for i in range(band * order, (band + 1) * order)
+                                     for i in range(band * box_size, (band + 1) * box_size)
                                      if i not in chosen for j in cover_in
                                      if cand[bases[i][j]] & bit)
                         if gone:
@@ -769,7 +774,7 @@ def empty_rectangle(b: Board) -> Step | None:
 
 
 def _empty_rectangles(b: Board) -> Iterator[Step]:
-    cand, size, order = b.cand, b.size, b.order
+    cand, size, box_size = b.cand, b.size, b.box_size
     for d in range(1, size + 1):
         bit = 1 << (d - 1)
         col_links = _conjugates(cand, b.cols, bit)
@@ -778,9 +783,9 @@ def _empty_rectangles(b: Board) -> Iterator[Step]:
             where = [c for c in block if cand[c] & bit]
             if len(where) < 2:
                 continue
-            band, stack = k // order, k % order
-            for r in range(band * order, (band + 1) * order):
-                for c in range(stack * order, (stack + 1) * order):
+            band, stack = k // box_size, k % box_size
+            for r in range(band * box_size, (band + 1) * box_size):
+                for c in range(stack * box_size, (stack + 1) * box_size):
                     rc = [(x // size, x % size) for x in where]
                     if any(xr != r and xc != c for xr, xc in rc) \
                             or not any(xr == r and xc != c for xr, xc in rc) \
@@ -789,15 +794,15 @@ def _empty_rectangles(b: Board) -> Iterator[Step]:
                     gone = set()
                     for line, x, y in col_links:  # a column outside the stack
                         for near, far in ((x, y), (y, x)):
-                            if line // order != stack and near // size == r \
-                                    and far // size // order != band:
+                            if line // box_size != stack and near // size == r \
+                                    and far // size // box_size != band:
                                 target = far // size * size + c
                                 if cand[target] & bit:
                                     gone.add((target, d))
                     for line, x, y in row_links:  # a row outside the band
                         for near, far in ((x, y), (y, x)):
-                            if line // order != band and near % size == c \
-                                    and far % size // order != stack:
+                            if line // box_size != band and near % size == c \
+                                    and far % size // box_size != stack:
                                 target = r * size + far % size
                                 if cand[target] & bit:
                                     gone.add((target, d))
@@ -1006,11 +1011,11 @@ def deduction_closure(b: Board, rung: int) -> bool:
             return True
 
 
-def ladder_for(order: int) -> tuple[Callable[[Board], Step | None], ...]:
-    """The ladder of an order: from 16×16 up without forcing, whose search over every
+def ladder_for(box_size: int) -> tuple[Callable[[Board], Step | None], ...]:
+    """The ladder of a box size: from 16×16 up without forcing, whose search over every
     assumption grows with the cube of the size (a sparse 16×16 took a minute); a guess
     takes its place there."""
-    return LADDER if order <= 3 else LADDER[:-1]
+    return LADDER if box_size <= 3 else LADDER[:-1]
 
 
 # ------------------------------------------------------------------------------ the run
@@ -1064,16 +1069,16 @@ def _next_step(b: Board, ladder, solution) -> Step:
     return step
 
 
-def technique_needed(order: int, values, cell: int, solution, *, ladder=None) -> Step:
+def technique_needed(box_size: int, values, cell: int, solution, *, ladder=None) -> Step:
     """What a person needed to deduce ``cell`` on the board ``values`` (the givens and
     the digits placed so far, 0 elsewhere): the hardest step the model takes from there
     until ``cell`` holds its digit, or the single that places it. The model is
     cheapest-first, so no easier set of techniques would have placed the cell. Where
-    ``ladder`` (default: the order's) runs out, the step is a guess."""
-    b = Board(order, values)
+    ``ladder`` (default: the box size's) runs out, the step is a guess."""
+    b = Board(box_size, values)
     if b.value[cell]:
         raise ValueError(f"cell {cell} is already filled")
-    ladder = ladder_for(order) if ladder is None else ladder
+    ladder = ladder_for(box_size) if ladder is None else ladder
     hardest: Step | None = None
     while not b.value[cell]:
         offers = singles(b)
@@ -1103,7 +1108,7 @@ def solve_with_techniques(puzzle: Puzzle, solution=None, *, ladder=None) -> Tech
     (a guess places its digit); without it such a puzzle raises PuzzleError.
     """
     b = Board.of(puzzle)
-    ladder = ladder_for(puzzle.order) if ladder is None else ladder
+    ladder = ladder_for(puzzle.box_size) if ladder is None else ladder
     steps: list[Step] = []
     while not b.solved:
         step = _next_step(b, ladder, solution)

@@ -20,7 +20,7 @@ settings.load_profile("ci" if os.environ.get("CI") else "default")
 async def client(aiohttp_client, tmp_path):
     """The daemon's app with the tests' settings (``helpers.make_settings``) on a tmp
     DuckDB file, through aiohttp's test client."""
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
 
     from .daemon.helpers import make_settings
 

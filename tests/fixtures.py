@@ -39,29 +39,29 @@ DEDUCTION_HARD = (
 
 
 @st.composite
-def puzzles(draw, orders=(2, 3), p_min=0.3, p_max=0.9):
-    """A Lewis instance (random solution, cells kept with probability p) of a given order."""
-    order = draw(st.sampled_from(orders))
+def puzzles(draw, box_sizes=(2, 3), p_min=0.3, p_max=0.9):
+    """A Lewis instance (random solution, cells kept with probability p) of a given box size."""
+    box_size = draw(st.sampled_from(box_sizes))
     p = draw(st.floats(p_min, p_max))
     seed = draw(st.integers(0, 2 ** 32 - 1))
-    return random_puzzle(order, p, rng=np.random.default_rng(seed))
+    return random_puzzle(box_size, p, rng=np.random.default_rng(seed))
 
 
 @st.composite
-def solutions(draw, orders=(2, 3, 4)):
-    order = draw(st.sampled_from(orders))
+def solutions(draw, box_sizes=(2, 3, 4)):
+    box_size = draw(st.sampled_from(box_sizes))
     seed = draw(st.integers(0, 2 ** 32 - 1))
-    return order, random_solution(order, rng=np.random.default_rng(seed))
+    return box_size, random_solution(box_size, rng=np.random.default_rng(seed))
 
 
 @st.composite
-def unique_puzzles(draw, orders=(2, 3)):
+def unique_puzzles(draw, box_sizes=(2, 3)):
     """A puzzle with exactly one solution (cells removed while it stays unique), and it."""
     from fairgrid.solvers.generator import tournament_puzzle
-    order = draw(st.sampled_from(orders))
+    box_size = draw(st.sampled_from(box_sizes))
     seed = draw(st.integers(0, 2 ** 32 - 1))
-    min_givens = draw(st.integers(0, order ** 4 // 2))
-    return tournament_puzzle(order, rng=np.random.default_rng(seed), min_givens=min_givens)
+    min_givens = draw(st.integers(0, box_size ** 4 // 2))
+    return tournament_puzzle(box_size, rng=np.random.default_rng(seed), min_givens=min_givens)
 
 # A 16x16 puzzle with 105 givens: the counter proves it unique in milliseconds, the
 # thesis' fixed-order brute force does not solve it in 50 M steps.

@@ -189,15 +189,18 @@ class Site:
                 f'<h1>Your solve is in</h1><p id="state">{html.escape(doc["status"])}: '
                 f'fairgrid is scoring it (the first solve of a puzzle waits for the puzzle\'s '
                 f'analysis, about half a minute). This page refreshes itself.</p>'), refresh=True))
+        from fairgrid.analytics.evidence import Evidence
+
+        ev = Evidence.from_json(score)
         rows = "".join(
-            f'<tr data-signal="{html.escape(s["name"])}"><td>{html.escape(s["what"])}</td>'
-            f'<td>{html.escape(s["unusual"])}</td><td>{html.escape(s["explanation"])}</td></tr>'
-            for s in score["signals"])
-        flagged = "flagged for review" if score["flagged"] else "not flagged"
+            f'<tr data-signal="{html.escape(s.name)}"><td>{html.escape(s.what)}</td>'
+            f'<td>{html.escape(s.unusual)}</td><td>{html.escape(s.explanation)}</td></tr>'
+            for s in ev.signals)
+        flagged = "flagged for review" if ev.flagged else "not flagged"
         return self._html(_page("Your verdict", (
             f'<h1>Your verdict: <span id="flagged">{flagged}</span></h1>'
-            f'<p id="verdict">{html.escape(score["verdict"])}</p>'
-            f'<p>{html.escape(score["unusual"])} are as unusual.</p>'
+            f'<p id="verdict">{html.escape(ev.verdict)}</p>'
+            f'<p>{html.escape(ev.unusual)} are as unusual.</p>'
             f'<table id="signals"><thead><tr><th>evidence</th><th>how common</th>'
             f'<th>what fairgrid saw</th></tr></thead><tbody>{rows}</tbody></table>'
             f'<p>Organisers see it in the console: <a id="console" href="{html.escape(console)}">'
@@ -263,7 +266,7 @@ def _traffic(args: argparse.Namespace, daemon_url: str, secret: str) -> None:
 async def _run(args: argparse.Namespace, settings) -> None:
     from aiohttp import web
 
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
 
     daemon_url = f"http://{settings.server_host}:{settings.server_port}"
     secret = settings.portals[PORTAL][0]

@@ -58,7 +58,7 @@ def order_heatmap(pred: FillOrderPrediction, path: str) -> None:
     ranks = np.where(puzzle.givens == 0, pred.rank, np.nan)
     fig, ax = plt.subplots(figsize=(0.55 * size + 1.5, 0.55 * size + 1))
     lower = " (lower bound)" if pred.capped_runs else ""
-    image = draw_ranks(ax, ranks, puzzle.givens, puzzle.order,
+    image = draw_ranks(ax, ranks, puzzle.givens, puzzle.box_size,
                        f"Predicted fill order: median of {pred.basis_runs} SA runs\n"
                        f"SA difficulty {pred.median_steps:,.0f} steps{lower}")
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="rank (1 = filled first)")

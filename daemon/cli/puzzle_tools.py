@@ -49,7 +49,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         figures["solution"] = format_line(res.grid) if res.solved else None
         print(json.dumps(figures))
     else:
-        print(format_grid(res.grid if res.solved else puzzle.givens, puzzle.order))
+        print(format_grid(res.grid if res.solved else puzzle.givens, puzzle.box_size))
         print()
         print("  ".join(f"{k}: {v}" for k, v in figures.items()))
     return 0 if res.solved else 1
@@ -100,7 +100,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
         return 0
     print(f"Predicted fill order (1 = filled first; [d] = given) — median of "
           f"{pred.basis_runs} SA runs, {args.schedule} schedule, seed {pred.seed}")
-    print(render_ranks(pred.rank, puzzle.givens, puzzle.order))
+    print(render_ranks(pred.rank, puzzle.givens, puzzle.box_size))
     free = puzzle.empty_cells
     lower = " (lower bound: some runs were capped)" if pred.capped_runs else ""
     print(f"\nruns: {pred.runs}  solved: {pred.runs - pred.capped_runs}  "
@@ -204,7 +204,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps(record))
             return 0
-        print(format_grid(puzzle.givens, puzzle.order))
+        print(format_grid(puzzle.givens, puzzle.box_size))
         print(f"\nlevel {record['level']} ({record['level_name']}), expected solve time "
               f"{_minutes(record['expected_time_s'])} (min:s; geometric mean of solvers "
               f"like sudoku.org.uk's)")

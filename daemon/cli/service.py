@@ -39,7 +39,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     from aiohttp import web
 
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
     from fairgrid.daemon.settings import SECRETS_FILE, SettingsError, load_settings
     from fairgrid.daemon.store import StoreError
 
@@ -267,7 +267,7 @@ def _sudoku_simulator(args: argparse.Namespace):
     def make(behaviour, rng):
         return simulate(puzzle, solution, behaviour, rng=rng, expected_log_s=expected_log_s,
                         sd_log=cal.residual_sd)
-    return format_line(puzzle.givens, puzzle.order), CHEATS, make
+    return format_line(puzzle.givens, puzzle.box_size), CHEATS, make
 
 
 def _nurikabe_simulator(args: argparse.Namespace):

@@ -49,7 +49,8 @@ def setup(app: web.Application) -> None:
                                autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["shown"] = shown  # ids where no <bdi> may go (an <option>'s text)
     env.globals.update(when=pages.when, mmss=pages.mmss)
-    app[pages.CONSOLE] = pages.Console(app[CTX].settings)
+    app[pages.CONSOLE] = console = pages.Console(app[CTX].settings)
+    app[CTX].on_sign_out.append(console.sessions.end_user)
     app.on_response_prepare.append(_headers)
     r = app.router
     r.add_get("/ui", _to_console)

@@ -20,7 +20,7 @@ from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import record_review
-from .pages import FORM, NotFound, choice, mmss, page, render
+from .pages import FORM, NotFound, choice, decision, mmss, page, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -190,20 +190,6 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
         **await solve_view(request, row)})
 
 
-def _decision(form) -> tuple[str, str | None]:
-    """The decision and note of a review form; confirming cheating needs a note."""
-    state = str(form.get("state", ""))
-    if state not in REVIEW_STATES:
-        raise ValidationError("decision", "choose clear, confirm or reopen", 400)
-    note = str(form.get("note", "")).strip() or None
-    if note is not None and len(note) > 4000:
-        raise ValidationError("note", "at most 4,000 characters", 400)
-    if state == FlagState.CONFIRMED and note is None:
-        raise ValidationError("note", "confirming cheating needs a note saying why (the "
-                              "player may ask)", 400)
-    return state, note
-
-
 def _queue_of_form(form) -> Queue:
     """The queue a decision was made from (the form's ``queue``, its query string)."""
     return Queue.of(dict(urllib.parse.parse_qsl(str(form.get("queue", "")))))
@@ -215,9 +201,7 @@ async def review(request: web.Request, who: Principal) -> web.Response:
     at its end)."""
     flag_id = _flag_id(request)
     form = request[FORM]
-    state, note = _decision(form)
-    if not who.can_review:
-        raise ValidationError(None, "you may not review flags", 403)
+    state, note = decision(form, who, "flags", note_to_confirm=True)
     q = _queue_of_form(form)
     _, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     history = await record_review(request, who, flag_id, state, note)
@@ -231,9 +215,7 @@ async def review(request: web.Request, who: Principal) -> web.Response:
 async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     """One decision with one note for the flags ticked in the queue."""
     form = request[FORM]
-    state, note = _decision(form)
-    if not who.can_review:
-        raise ValidationError(None, "you may not review flags", 403)
+    state, note = decision(form, who, "flags", note_to_confirm=True)
     try:
         ids = sorted({int(v) for v in form.getall("flag", [])})
     except ValueError:

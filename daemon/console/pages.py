@@ -18,8 +18,10 @@ from markupsafe import Markup
 
 from ..ingest import ValidationError
 from ..settings import proxy_networks
+from ..states import REVIEW_STATES, FlagState
 from ..web.auth import Principal
 from ..web.context import CTX
+from ..web.queries import MAX_NOTE
 from .sessions import COOKIE, LoginThrottle, Sessions
 
 class Console:
@@ -94,6 +96,25 @@ def choice(query, name: str, allowed, default: str) -> str:
     if value not in allowed:
         raise ValidationError(name, f"must be one of {', '.join(allowed)}", 400)
     return value
+
+
+def decision(form, who: Principal, what: str, *,
+             note_to_confirm: bool = False) -> tuple[str, str | None]:
+    """The decision and note of a review form on ``what`` ("flags", "players") by
+    ``who``, who must be allowed to review; with ``note_to_confirm``, confirming cheating
+    needs a note (the player may ask why)."""
+    state = str(form.get("state", ""))
+    if state not in REVIEW_STATES:
+        raise ValidationError("decision", "choose clear, confirm or reopen", 400)
+    note = str(form.get("note", "")).strip() or None
+    if note is not None and len(note) > MAX_NOTE:
+        raise ValidationError("note", f"at most {MAX_NOTE:,} characters", 400)
+    if note_to_confirm and state == FlagState.CONFIRMED and note is None:
+        raise ValidationError("note", "confirming cheating needs a note saying why (the "
+                              "player may ask)", 400)
+    if not who.can_review:
+        raise ValidationError(None, f"you may not review {what}", 403)
+    return state, note
 
 
 def mmss(ms) -> str:

@@ -17,10 +17,9 @@ from ..store.repository import players as sql
 from ..text import shown
 from ..web.auth import Principal
 from ..web.context import read
-from ..web.organiser import REVIEW_STATES
 from ..web.players import review as record_review
 from .flags import DECISIONS
-from .pages import FORM, NotFound, choice, page, render
+from .pages import FORM, NotFound, choice, decision, page, render
 
 STATES = sql.STATES + ("any",)
 PAGE_SIZE = 50
@@ -88,15 +87,7 @@ async def player_case(request: web.Request, who: Principal) -> web.Response:
 @page
 async def review_player(request: web.Request, who: Principal) -> web.Response:
     portal, player = _case(request)
-    form = request[FORM]
-    state = str(form.get("state", ""))
-    if state not in REVIEW_STATES:
-        raise ValidationError("decision", "choose clear, confirm or reopen", 400)
-    note = str(form.get("note", "")).strip() or None
-    if note is not None and len(note) > 4000:
-        raise ValidationError("note", "at most 4,000 characters", 400)
-    if not who.can_review:
-        raise ValidationError(None, "you may not review players", 403)
+    state, note = decision(request[FORM], who, "players")
     history = (await record_review(request, who, portal, player, state, note)
                if who.sees(portal) else None)
     if history is None:

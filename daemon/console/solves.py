@@ -8,8 +8,9 @@ import json
 from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
+from fairgrid.analytics.evidence import Evidence, Placement
 from fairgrid.analytics.puzzle_model import grid_facts
-from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NOT_DEDUCIBLE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
 
 from .. import documents
@@ -43,34 +44,35 @@ def flat(grid) -> list:
     return [v for row in grid for v in row] if grid else []
 
 
-def _hard_steps(timeline: list[dict]) -> list[bool]:
+def _hard_steps(timeline: tuple[Placement, ...]) -> list[bool]:
     """The placements a person would find hard: the top quarter by difficulty, and only
     steps harder than the solve's easiest."""
-    diffs = sorted(t["difficulty"] for t in timeline)
+    diffs = sorted(t.difficulty for t in timeline)
     if not diffs:
         return []
     cut = diffs[int(0.75 * (len(diffs) - 1))]
-    return [t["difficulty"] >= cut and t["difficulty"] > diffs[0] for t in timeline]
+    return [t.difficulty >= cut and t.difficulty > diffs[0] for t in timeline]
 
 
 # what the replay and the pace chart call each kind of mark
 MARK_WORDS = {"unforced": "nothing forced it", "unproven": "nothing proved it",
               "pace": "the pace changed here", "wrong": "wrong digit", "erase": "erased",
               "note": "notes"}
-NOT_DEDUCIBLE = "not deducible"  # the timeline's technique for a cell nothing forced
 
 
-def _marks(timeline: list[dict], switch: int | None) -> list[list[str]]:
+def _marks(ev: Evidence) -> list[list[str]]:
     """Per placement of the timeline, what the evidence says of it: nothing forced it
     (the board offered no single for it), nothing proved it (``unproven``: not the
     deduction ladder, nor the player's own notes; documents without the key say
     nothing), the pace changed at it."""
+    unforced = puzzle_type(ev.puzzle_type).words.techniques[NOT_DEDUCIBLE]
+    switch = ev.switch_from
     out = []
-    for i, t in enumerate(timeline):
+    for i, t in enumerate(ev.timeline):
         marks = []
-        if t.get("technique") == NOT_DEDUCIBLE:
+        if t.technique == unforced:
             marks.append("unforced")
-        if t.get("unproven"):
+        if t.unproven:
             marks.append("unproven")
         if switch is not None and i == switch - 1:
             marks.append("pace")
@@ -78,11 +80,11 @@ def _marks(timeline: list[dict], switch: int | None) -> list[list[str]]:
     return out
 
 
-def replay_moves(moves, timeline: list[dict], marks: list[list[str]],
+def replay_moves(moves, timeline: tuple[Placement, ...], marks: list[list[str]],
                  solution: list[int] | None) -> list[list]:
     """The replay's moves: [t_ms, cell, value, is_note, marks, what the evidence found
     (words or None)]; a placement is matched to its timeline entry by time and cell."""
-    at = {(t["t_ms"], t["cell"]): i for i, t in enumerate(timeline)}
+    at = {(t.t_ms, t.cell): i for i, t in enumerate(timeline)}
     out = []
     for t_ms, cell, value, note in moves:
         kinds, found = [], None
@@ -97,10 +99,10 @@ def replay_moves(moves, timeline: list[dict], marks: list[list[str]],
             if i is not None:
                 kinds += marks[i]
                 t = timeline[i]
-                if t.get("proof"):
-                    found = f"proved by {t['proof']}"
-                elif t.get("needed") and t["needed"] not in SINGLES:
-                    found = f"needed a {t['needed']}"
+                if t.proof:
+                    found = f"proved by {t.proof}"
+                elif t.needed and t.needed not in SINGLES:
+                    found = f"needed a {t.needed}"
         out.append([t_ms, cell, value, bool(note), kinds, found])
     return out
 
@@ -110,21 +112,21 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     ``puzzle_id``, ``submission_id``, ``duration_ms`` and its score's ``evidence``): the
     evidence in words, the fill orders, the replay with the evidence marked, the pace,
     the puzzle's facts and the player's other solves."""
-    evidence = json.loads(row["evidence"]) if row["evidence"] else {}
+    ev = documents.stored_evidence(row["evidence"])
     moves = await read(request, organiser_sql.moves, row["sub_key"])
     others = await read(request, organiser_sql.player_submissions, row["portal"],
                         row["player_id"])
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
     kind = (puzzle or {}).get("puzzle_type") or DEFAULT_TYPE
-    givens = evidence.get("givens") or []
+    givens = list(ev.givens) if ev else []
     box_size, shape, rows, cols = grid_of(puzzle, len(givens))
     # one predicted order: the puzzle's own, with a rank per cell (the evidence's copy
     # ranks by median, so cells share ranks); the evidence's for a puzzle gone since
     predicted = ([r or None for r in flat(puzzle["predicted_order"])]
                  if puzzle and puzzle.get("predicted_order")
-                 else flat(evidence.get("predicted_order")))
-    actual = flat(evidence.get("actual_order"))
+                 else flat(ev and ev.predicted_order))
+    actual = flat(ev and ev.actual_order)
     free = sum(1 for g in givens if not g)
     max_rank = max([free] + [r for r in predicted + actual if r]) if givens else 1
     boards = None
@@ -136,21 +138,22 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                                       title="This solve's fill order", id_prefix="act",
                                       shape=shape),
                   "legend": svg.legend(max_rank, id_prefix="legend")}
-    timeline = evidence.get("timeline") or []
+    timeline = ev.timeline if ev else ()
     seconds, last = [], 0
     for t in timeline:
-        seconds.append(max(0.0, (t["t_ms"] - last) / 1000.0))
-        last = t["t_ms"]
-    switch = (evidence.get("switch") or {}).get("from_placement")
-    marks = _marks(timeline, switch)
+        seconds.append(max(0.0, (t.t_ms - last) / 1000.0))
+        last = t.t_ms
+    switch = ev and ev.switch_from
+    marks = _marks(ev) if ev else []
     chart = svg.pace_chart(seconds, hard=_hard_steps(timeline), title="Seconds per placement",
                            id_prefix="pace", switch_at=switch - 1 if switch else None,
                            marks=[", ".join(MARK_WORDS[m] for m in ms if m != "pace")
                                   for ms in marks])
-    signals = sorted(evidence.get("signals") or [], key=lambda s: s["p"])
-    needed = evidence.get("hardest_needed")
-    if needed and needed.get("technique") not in SINGLES:
-        needed = {**needed, "where": f"r{needed['cell'] // cols + 1}c{needed['cell'] % cols + 1}"}
+    signals = sorted(ev.signals, key=lambda s: s.p) if ev else []
+    needed = ev and ev.hardest_needed
+    if needed and needed.technique not in SINGLES:
+        needed = {**needed.to_json(),
+                  "where": f"r{needed.cell // cols + 1}c{needed.cell % cols + 1}"}
     else:
         needed = None
     ratings = (puzzle or {}).get("ratings") or {}
@@ -162,7 +165,7 @@ async def solve_view(request: web.Request, row: dict) -> dict:
               "values": puzzle_type(kind).symbols, "words": MARK_WORDS,
               "moves": replay_moves(moves, timeline, marks, solution)}
     return {
-        "ev": evidence, "signals": signals, "boards": boards, "chart": chart,
+        "ev": ev, "signals": signals, "boards": boards, "chart": chart,
         "needed": needed, "switch": switch,
         "marked": {m: sum(m in ms for ms in marks) for m in ("unforced", "unproven")},
         "others": [o for o in others if o["submission_id"] != row["submission_id"]][:20],

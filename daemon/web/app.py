@@ -1,9 +1,11 @@
-"""The aiohttp application: factory, routes, lifecycle.
+"""The HTTP API's application: factory, routes, lifecycle.
 
-``create_app(settings)`` builds the app; its resources (the DuckDB store with its writer
+``create_api(settings)`` builds the app with every API route; its resources (the DuckDB store with its writer
 thread, the process pool, puzzle analysis, scoring, the nightly job's cron) open and close
 in ``cleanup_ctx``, so SIGTERM (aiohttp's graceful shutdown) stops accepting, drains the
-write queue, commits and closes.
+write queue, commits and closes. The daemon's whole app, the console's pages included, is
+:func:`fairgrid.daemon.app.create_app`: the console builds on this package, never the
+other way round.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from ..work.scoring import Scorer
 from ..work.verdicts import Verdicts
 from . import (health, lifecycle, nightly_runs, notifications, organiser, players, puzzles,
                users)
-from .. import console
 from .auth import Accounts
 from .context import CTX, Context, Parts
 from .middleware import errors_middleware, metrics_middleware
@@ -89,8 +90,8 @@ async def _resources(app: web.Application):
         ctx.started(None)
 
 
-def create_app(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
-    """The fairgrid web application (resources open when the app starts)."""
+def create_api(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
+    """The API's application (resources open when the app starts)."""
     app = web.Application(middlewares=[metrics_middleware, errors_middleware],
                           client_max_size=settings.server_max_body_bytes)
     app[CTX] = Context(settings, Metrics(registry or CollectorRegistry()))
@@ -123,7 +124,6 @@ def create_app(settings: Settings, registry: CollectorRegistry | None = None) ->
     # the same under their names before (docs/openapi.yaml marks them deprecated)
     r.add_post("/v1/jobs/nightly", nightly_runs.post_run)
     r.add_get("/v1/jobs/{run_id}", nightly_runs.get_run)
-    console.setup(app)
     r.add_get("/metrics", health.metrics)
     r.add_get("/healthz", health.healthz)
     r.add_get("/readyz", health.readyz)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from aiohttp import web
 
@@ -46,6 +46,9 @@ class Context:
         self.secrets = Secrets(settings)
         self.metrics = metrics
         self._parts: Parts | None = None
+        # called with a person's name when they are disabled or get a new password: what
+        # keeps sessions (the console) ends theirs; the API keeps none of its own
+        self.on_sign_out: list[Callable[[str], None]] = []
 
     def started(self, parts: Parts | None) -> None:
         """Hand over the parts once open (None again once closed)."""

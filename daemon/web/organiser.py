@@ -9,21 +9,19 @@ from aiohttp import web
 from fairgrid.analytics.calibration import bh, player_z
 
 from .. import documents
-from ..ingest import ValidationError, parse_json, parse_time
+from ..ingest import ValidationError
 from ..store.repository import organiser as sql
 from ..store.repository import players as players_sql
 from ..documents import iso
-from ..states import FLAG_STATES, REVIEW_STATES
-from .auth import AuthError, Principal
+from ..states import FLAG_STATES
+from .auth import Principal
 from .tokens import require_token
 from .context import CTX, read, write
-from .responses import cursor as cursor_of, error, json_response, known_query, read_cursor
+from .queries import decision, listing, one_page, query_number, query_time
+from .responses import error, json_response, known_query
 
-MAX_LIMIT = 500
 FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_anomaly",
                         "min_score", "state", "fdr"})
-# query parameters renamed (docs/architecture.md#glossary): the old name still answers
-QUERY_ALIASES = {"min_anomaly": "min_score"}
 
 
 async def get_submission(request: web.Request) -> web.Response:
@@ -38,60 +36,30 @@ async def get_submission(request: web.Request) -> web.Response:
     return json_response(documents.submission(row, moves, scored))
 
 
-def _query_time(request: web.Request, name: str) -> datetime | None:
-    text = request.query.get(name)
-    return None if text is None else parse_time(text, name, 400)
-
-
-def _query_number(request: web.Request, name: str, convert, default, lo, hi):
-    text = request.query.get(name)
-    if text is None and name in QUERY_ALIASES:
-        name = QUERY_ALIASES[name]
-        text = request.query.get(name)
-    if text is None:
-        return default
-    try:
-        value = convert(text)
-    except ValueError:
-        raise ValidationError(name, f"must be a number, got {text!r}", 400) from None
-    if not lo <= value <= hi:
-        raise ValidationError(name, f"must be between {lo} and {hi}", 400)
-    return value
-
-
 def _flag_position(at: str, flag_id: int) -> tuple[datetime, int]:
     return datetime.fromisoformat(at), int(flag_id)
 
 
 async def get_flags(request: web.Request) -> web.Response:
     """Flagged solves, newest first, filtered, paginated with an opaque cursor."""
-    who = require_token(request, admin=False)
-    known_query(request, FLAG_QUERY)
-    state = request.query.get("state")
-    if state is not None and state not in FLAG_STATES:
-        raise ValidationError("state", f"must be one of {', '.join(FLAG_STATES)}", 400)
-    limit = _query_number(request, "limit", int, 50, 1, MAX_LIMIT)
-    cursor = read_cursor(request, _flag_position)
+    asked = listing(request, FLAG_QUERY, FLAG_STATES, _flag_position)
     query = {"tournament": request.query.get("tournament"),
-             "player": request.query.get("player"), "since": _query_time(request, "since"),
-             "min_anomaly": _query_number(request, "min_anomaly", float, None,
-                                          float("-inf"), float("inf")),
-             "state": state, "cursor": cursor, "limit": limit + 1,
-             "portals": who.visible()}
-    rows = await read(request, sql.flags, **query)
-    more = len(rows) > limit
-    rows = rows[:limit]
-    next_cursor = (cursor_of([rows[-1]["created_at"].isoformat(), rows[-1]["id"]])
-                   if more else None)
+             "player": request.query.get("player"), "since": query_time(request, "since"),
+             "min_anomaly": query_number(request, "min_anomaly", float, None,
+                                         float("-inf"), float("inf")),
+             "state": asked.state, "cursor": asked.cursor, "limit": asked.limit + 1,
+             "portals": asked.who.visible()}
+    rows, next_cursor = one_page(await read(request, sql.flags, **query), asked.limit,
+                                 lambda r: [r["created_at"].isoformat(), r["id"]])
     doc = {"flags": [documents.flag(r) for r in rows], "next_cursor": next_cursor}
     if "fdr" in request.query:
-        doc["bh"] = await _benjamini_hochberg(request, who)
+        doc["bh"] = await _benjamini_hochberg(request, asked.who)
     return json_response(doc)
 
 
 async def _benjamini_hochberg(request: web.Request, who) -> dict:
     """Benjamini–Hochberg over every scored submission of one tournament (``?fdr=q``)."""
-    q = _query_number(request, "fdr", float, None, 1e-9, 1.0)
+    q = query_number(request, "fdr", float, None, 1e-9, 1.0)
     tournament = request.query.get("tournament")
     if tournament is None:
         raise ValidationError("fdr", "needs tournament=...: the correction is per tournament",
@@ -154,28 +122,15 @@ async def review_flag(request: web.Request) -> web.Response:
     The decision is a new ``flag_history`` row naming who decided; the flag keeps its
     whole history. A cleared solve rejoins the honest population; ``open`` reopens a
     decided flag (an appeal), which then waits for a new decision like any open flag."""
-    who = require_token(request, admin=False)
-    if not who.can_review:
-        raise AuthError("reviews need a person's token or an admin token; an organiser "
-                        "service token only reads", 403)
-    known_query(request)
+    d = await decision(request)
     try:
         flag_id = int(request.match_info["id"])
     except ValueError:
         raise ValidationError("id", "must be a flag id (an integer)", 404) from None
-    body = parse_json(await request.read())
-    if not isinstance(body, dict):
-        raise ValidationError(None, "the body must be a JSON object", 422)
-    state = body.get("state")
-    if state not in REVIEW_STATES:
-        raise ValidationError("state", f"must be one of {list(REVIEW_STATES)}", 422)
-    note = body.get("note")
-    if note is not None and (not isinstance(note, str) or len(note) > 4000):
-        raise ValidationError("note", "must be a string of at most 4,000 characters", 422)
-    history = await record_review(request, who, flag_id, state, note, body.get("actor"))
+    history = await record_review(request, d.who, flag_id, d.state, d.note, d.actor)
     if history is None:
         return error(404, f"no flag {flag_id}")
-    return json_response({"id": flag_id, "state": state, "history": [
+    return json_response({"id": flag_id, "state": d.state, "history": [
         {"changed_at": iso(at), "state": st, "note": nt, "actor": ac}
         for at, st, nt, ac in history]})
 

@@ -135,8 +135,8 @@ async def patch_user(request: web.Request) -> web.Response:
     if not await accounts.change(name, fields):
         return error(404, f"no user {name!r}")
     if fields.get("disabled") or "password" in fields:
-        from ..console.pages import CONSOLE  # a new password or disabling signs them out
-        request.app[CONSOLE].sessions.end_user(name)
+        for sign_out in request.app[CTX].on_sign_out:
+            sign_out(name)
     return json_response(_user_doc(accounts.user(name)))
 
 

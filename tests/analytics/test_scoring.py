@@ -22,6 +22,14 @@ SOL = np.array([int(c) for c in EASY_SOLUTION])
 EMPTY = np.flatnonzero(GIVENS == 0)
 
 
+def test_puzzle_facts_box_size_still_answers_to_order_its_name_before():
+    puzzle = parse(EASY)
+    facts = PuzzleFacts(puzzle.givens, 3, np.zeros(81), np.full(81, np.nan), 6.0, 0.4)
+    assert facts.order == facts.box_size == 3 and facts.grid_shape == (9, 9)
+    with pytest.raises(AttributeError):
+        facts.order = 4
+
+
 def _log(cells, digits=None, step=1000):
     cells = np.asarray(cells)
     digits = SOL[cells] if digits is None else np.asarray(digits)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from fairgrid.daemon.console.sessions import LoginThrottle, Sessions
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 
 from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, PASSWORD, SECRET_A, add_user, bearer,
                               login_token, make_settings, post_flagged, sign_in, signed, solve_body)
@@ -257,3 +257,20 @@ def test_the_throttle_counts_per_key_and_forgets():
     assert not throttle.locked("name:b", "addr:2")
     now[0] = 101
     assert not throttle.locked("name:a", "addr:1")
+
+
+async def test_a_new_password_through_the_api_signs_the_person_out_of_the_console(client):
+    await add_user(client, "alice", portals=["demo"])
+    await add_user(client, "bob", portals=["demo"])
+    assert (await sign_in(client, "alice")).status == 303
+    assert (await client.get("/ui/flags", allow_redirects=False)).status == 200
+    # another person's change leaves alice's session alone
+    resp = await client.patch("/v1/users/bob", json={"password": "another long password"},
+                              headers=bearer(ADMIN))
+    assert resp.status == 200
+    assert (await client.get("/ui/flags", allow_redirects=False)).status == 200
+    resp = await client.patch("/v1/users/alice", json={"password": "another long password"},
+                              headers=bearer(ADMIN))
+    assert resp.status == 200
+    resp = await client.get("/ui/flags", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?next=")

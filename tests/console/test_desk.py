@@ -5,6 +5,7 @@ the puzzles list, one predicted order and the small things."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 import urllib.parse
@@ -14,10 +15,10 @@ import pytest
 
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.console.flags import age, standing_words
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 
 from ..daemon.helpers import (ADMIN, SECRET_A, add_user, bearer, make_settings,
-                              post_flagged, sign_in)
+                              post_flagged, query, sign_in, store)
 
 PLAYERS = ["SIM-player-00011", "sim-player-00012", "other-3"]
 ROW_COPY_CELLS = len(ROW_COPY)
@@ -161,6 +162,39 @@ async def test_every_solve_has_a_page_linked_from_search_player_and_puzzle(desk)
         assert f'href="{path}"' in await _text(client, page), page
 
 
+async def test_a_solve_page_reads_stored_evidence_of_any_version(desk):
+    """The pages read the typed evidence: a document from before versions (0-based
+    orders, no ``version``) shows as the current one does; one fairgrid did not write
+    shows no evidence rather than an error."""
+    client, flags = desk
+    path = "/ui/submissions/demo/copy-0"
+
+    def shown(html):  # the verdict, the evidence table, the boards, the replay
+        return [re.search(pattern, html, re.S).group(0) for pattern in (
+            r'<p class="verdict">.*?</p>', r'<table class="signals">.*?</table>',
+            r'<div class="boards">.*?</div>', r'id="replay-data">.*?</script>')]
+
+    now = shown(await _text(client, path))
+    (text,), = query(store(client), "SELECT evidence FROM scores WHERE submission_id = ?",
+                     ["copy-0"])
+    old = json.loads(text)
+    assert old.pop("version") >= 2
+    for key in ("predicted_order", "actual_order"):
+        old[key] = [[None if r is None else r - 1 for r in row] for row in old[key]]
+
+    async def store_evidence(doc: str):
+        await asyncio.wrap_future(store(client).writer.call(lambda con: con.execute(
+            "UPDATE scores SET evidence = ? WHERE submission_id = 'copy-0'", [doc])))
+
+    await store_evidence(json.dumps(old))
+    assert shown(await _text(client, path)) == now
+    await store_evidence('{"verdict": "hand-edited"}')
+    for page in (path, f"/ui/flags/{flags[0]}"):
+        html = await _text(client, page)
+        assert "This solve has no score yet." in html and "hand-edited" not in html
+        assert 'class="signals"' not in html
+
+
 async def _puzzle_id(client) -> str:
     doc = await (await client.get("/v1/submissions/demo/copy-1", headers=bearer(ADMIN))).json()
     return doc["puzzle_id"]
@@ -209,15 +243,20 @@ def test_ages_and_standing_in_words():
 
 def test_the_replay_marks_what_the_evidence_says_of_each_move():
     from fairgrid.daemon.console.solves import _marks, replay_moves
+    from fairgrid.daemon.documents import stored_evidence
 
     timeline = [{"t_ms": 1000, "cell": 0, "technique": "naked single", "proof": "naked single"},
                 {"t_ms": 2000, "cell": 1, "technique": "not deducible", "unproven": True},
-                {"t_ms": 4000, "cell": 2, "technique": "hidden single"}]  # an old document
-    marks = _marks(timeline, switch=3)
+                {"t_ms": 4000, "cell": 2, "technique": "hidden single"}]  # an old placement
+    # a document from before versions, as scores.evidence holds it
+    ev = stored_evidence(json.dumps({"anomaly": 1.0, "p_value": 0.5, "flagged": False,
+                                     "predicted_order": [], "actual_order": [],
+                                     "switch": {"from_placement": 3}, "timeline": timeline}))
+    marks = _marks(ev)
     assert marks == [[], ["unforced", "unproven"], ["pace"]]
     moves = [(500, 5, 3, True), (1000, 0, 4, False), (1500, 1, 0, False),
              (2000, 1, 7, False), (4000, 2, 9, False)]
-    out = replay_moves(moves, timeline, marks, solution=[4, 6, 9, 0, 0, 0])
+    out = replay_moves(moves, ev.timeline, marks, solution=[4, 6, 9, 0, 0, 0])
     assert [m[4] for m in out] == [["note"], [], ["erase"], ["wrong", "unforced", "unproven"],
                                    ["pace"]]
     assert out[1][5] == "proved by naked single" and out[3][5] is None and out[4][5] is None

@@ -8,7 +8,7 @@ import csv
 import io
 import urllib.parse
 
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 
 from ..daemon.helpers import (ADMIN, PASSWORD, SECRET_A, add_user, bearer, make_settings,
                               post_flagged, sign_in)

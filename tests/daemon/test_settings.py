@@ -106,7 +106,7 @@ async def test_a_portal_added_while_the_daemon_runs_is_accepted_without_a_restar
     import sys
 
     from fairgrid.daemon.testing import signed, solve_body
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
 
     env = {**os.environ, "FAIRGRID_STORAGE_PATH": str(tmp_path / "fg.duckdb")}
     env.pop("FAIRGRID_CONFIG", None)
@@ -163,7 +163,7 @@ async def test_portals_and_tokens_changed_while_the_daemon_runs_take_effect(
     import asyncio
     import dataclasses
 
-    from fairgrid.daemon.web.app import create_app
+    from fairgrid.daemon.app import create_app
 
     from .helpers import ADMIN, bearer
 

@@ -17,7 +17,7 @@ import pytest
 from aiohttp import web
 
 from fairgrid.daemon.testing import EASY, EASY_ROW_COPY, free_port
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ..daemon.helpers import ADMIN, SECRET_A, bearer, make_settings, query

@@ -29,9 +29,9 @@ FIG_3_1 = np.array([
 ]).reshape(-1)
 
 
-def _kernel_args(order):
-    model = Model.from_puzzle(Puzzle(order, np.zeros(order ** 4, dtype=np.int8)))
-    return model.row, model.col, order * order
+def _kernel_args(box_size):
+    model = Model.from_puzzle(Puzzle(box_size, np.zeros(box_size ** 4, dtype=np.int8)))
+    return model.row, model.col, box_size * box_size
 
 
 def test_cost_of_the_thesis_example_worked_by_hand():
@@ -64,7 +64,7 @@ def test_hand_worked_delta_on_the_thesis_example():
     assert costs.tolist() == [cost(swapped, 3)]
 
 
-@given(puzzles(orders=(2, 3, 4), p_min=0.0, p_max=0.8), st.integers(0, 2 ** 32 - 1),
+@given(puzzles(box_sizes=(2, 3, 4), p_min=0.0, p_max=0.8), st.integers(0, 2 ** 32 - 1),
        st.integers(1, 60))
 def test_delta_cost_equals_full_recomputation_after_any_moves(puzzle, seed, nmoves):
     model = Model.from_puzzle(puzzle)
@@ -85,11 +85,11 @@ def test_delta_cost_equals_full_recomputation_after_any_moves(puzzle, seed, nmov
     replay = start.grid.astype(np.int64)
     for k, (a, b) in enumerate(swaps):
         replay[[a, b]] = replay[[b, a]]
-        assert tracked[k] == cost(replay, puzzle.order)
+        assert tracked[k] == cost(replay, puzzle.box_size)
     assert np.array_equal(grid.astype(np.int64), replay)
 
 
-@given(puzzles(orders=(2, 3)), st.integers(0, 2 ** 32 - 1),
+@given(puzzles(box_sizes=(2, 3)), st.integers(0, 2 ** 32 - 1),
        st.sampled_from(["thesis", "lewis"]))
 def test_reported_solutions_are_valid_and_keep_the_givens(puzzle, seed, schedule):
     res = solve_sa(puzzle, rng=np.random.default_rng(seed), schedule=schedule,
@@ -100,7 +100,7 @@ def test_reported_solutions_are_valid_and_keep_the_givens(puzzle, seed, schedule
     for b in range(puzzle.size):
         cells = puzzle.geometry.units[2 * puzzle.size + b]
         assert sorted(res.grid[cells].tolist()) == list(range(1, puzzle.size + 1))
-    assert res.cost == cost(res.grid, puzzle.order)
+    assert res.cost == cost(res.grid, puzzle.box_size)
     if res.solved:
         assert res.cost == 0 and solves(puzzle, res.solution)
     else:
@@ -108,9 +108,9 @@ def test_reported_solutions_are_valid_and_keep_the_givens(puzzle, seed, schedule
 
 
 @pytest.mark.parametrize("schedule", ["thesis", "lewis"])
-@pytest.mark.parametrize("order,p", [(2, 0.2), (3, 0.45), (4, 0.5)])
-def test_orders_two_three_and_four_solve(schedule, order, p):
-    puzzle = random_puzzle(order, p, rng=np.random.default_rng(11))
+@pytest.mark.parametrize("box_size,p", [(2, 0.2), (3, 0.45), (4, 0.5)])
+def test_box_sizes_two_three_and_four_solve(schedule, box_size, p):
+    puzzle = random_puzzle(box_size, p, rng=np.random.default_rng(11))
     res = solve_sa(puzzle, rng=np.random.default_rng(5), schedule=schedule,
                    max_steps=30_000_000)
     assert res.solved, res.message

@@ -64,7 +64,7 @@ def test_two_forced_cells_cost_the_sum_of_their_digits_in_either_order():
         assert sorted(res.explored.tolist()) == [0, 80]
 
 
-@given(puzzles(orders=(2, 3), p_min=0.35, p_max=0.9), st.integers(0, 2 ** 32 - 1))
+@given(puzzles(box_sizes=(2, 3), p_min=0.35, p_max=0.9), st.integers(0, 2 ** 32 - 1))
 def test_backtracking_solutions_are_valid_and_explore_every_empty_cell(puzzle, seed):
     res = solve_backtracking(puzzle, rng=np.random.default_rng(seed), max_steps=5_000_000)
     if not res.solved:
@@ -120,14 +120,14 @@ def test_sixteen_by_sixteen_needs_the_dynamic_order_and_it_is_seeded():
     puzzle = parse(SIXTEEN)
     fixed = solve_backtracking(puzzle, rng=0, max_steps=2_000_000, dynamic=False)
     assert not fixed.solved and "step cap" in fixed.message
-    res = solve_backtracking(puzzle, rng=0, max_steps=2_000_000)  # dynamic from order 4
+    res = solve_backtracking(puzzle, rng=0, max_steps=2_000_000)  # dynamic from box size 4
     assert res.solved and solves(puzzle, res.solution)
     assert sorted(res.explored.tolist()) == puzzle.empty_cells.tolist()
     again = solve_backtracking(puzzle, rng=0, max_steps=2_000_000)
     assert again.steps == res.steps and np.array_equal(again.explored, res.explored)
 
 
-@given(puzzles(orders=(2, 3), p_min=0.35, p_max=0.9), st.integers(0, 2 ** 32 - 1))
+@given(puzzles(box_sizes=(2, 3), p_min=0.35, p_max=0.9), st.integers(0, 2 ** 32 - 1))
 def test_the_dynamic_order_solves_what_the_counter_solves(puzzle, seed):
     res = solve_backtracking(puzzle, rng=np.random.default_rng(seed), dynamic=True)
     assert res.solved == (count_solutions(puzzle, limit=1) == 1)

@@ -49,7 +49,7 @@ def test_a_sum45_zero_that_is_no_grid_is_reported_as_a_false_optimum():
     assert result_of(parse("1" + "." * 80), 0, 1, solution, "sum45").false_optimum
 
 
-@given(puzzles(orders=(2,), p_min=0.5))
+@given(puzzles(box_sizes=(2,), p_min=0.5))
 @settings(max_examples=25)
 def test_harmony_claims_success_only_for_valid_grids(puzzle):
     for fitness in ("missing", "sum45"):
@@ -80,14 +80,14 @@ def test_harmony_rejects_bad_parameters():
 
 # ---------------------------------------------------------------------- hill climbing
 
-@given(puzzles(orders=(2, 3), p_min=0.6))
+@given(puzzles(box_sizes=(2, 3), p_min=0.6))
 @settings(max_examples=20)
 def test_hill_climbing_claims_success_only_for_valid_grids(puzzle):
     r = hill_climb(puzzle, rng=2, max_iterations=3000)
     assert r.solved == solves(puzzle, r.grid)
     # blocks always hold every digit once (the state space of §3)
     from fairgrid.solvers.grid import geometry
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     for cells in geo.units[2 * puzzle.size:]:
         assert sorted(r.grid[cells].tolist()) == list(range(1, puzzle.size + 1))
 

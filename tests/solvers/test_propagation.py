@@ -23,7 +23,7 @@ def _replay_checks(puzzle, solution, run):
     empty = np.flatnonzero(puzzle.givens == 0)
     assert sorted(run.cells.tolist()) == empty.tolist()
     assert np.array_equal(run.digits, solution[run.cells])
-    geo = geometry(puzzle.order)
+    geo = geometry(puzzle.box_size)
     board = puzzle.givens.astype(int).copy()
     for c, d, tech in zip(run.cells, run.digits, run.technique):
         if tech >= REFUTATION:

@@ -246,7 +246,7 @@ def test_runs_are_sound_and_deterministic(text):
 
 
 @settings(max_examples=25, deadline=None)
-@given(unique_puzzles(orders=(3,)))
+@given(unique_puzzles(box_sizes=(3,)))
 def test_runs_on_generated_puzzles_are_sound(made):
     puzzle, solution = made
     _sound(puzzle, np.asarray(solution).reshape(-1),

@@ -13,7 +13,7 @@ import pytest
 from aiohttp import web
 from hypothesis import given, settings as hsettings, strategies as st
 
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ..helpers import query, make_settings, signed, signed_bytes, solve_body

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 
 from ..helpers import ADMIN, bearer, make_settings
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.settings import Settings
 
 

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 
 from ...fixtures import EASY, EASY_SOLUTION
 from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, URL, bearer, make_settings,

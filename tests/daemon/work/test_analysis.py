@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SIXTEEN

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from fairgrid.daemon.testing import free_port
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.work.compute import (Cluster, ComputeUnavailable, fingerprint,
                                           strangers)
 from fairgrid.solvers import parse

@@ -20,7 +20,7 @@ from fairgrid.daemon.ingest import moves_of
 from fairgrid.daemon.store.connection import connect
 from fairgrid.daemon.store.repository import lifecycle
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ...fixtures import EASY, EASY_SOLUTION

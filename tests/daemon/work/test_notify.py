@@ -13,7 +13,7 @@ from standardwebhooks import Webhook
 
 from fairgrid.daemon.testing import free_port
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.daemon.work.notify import backoff_s
 

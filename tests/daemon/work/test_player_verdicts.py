@@ -16,7 +16,7 @@ import pytest
 from fairgrid.analytics.simulate import simulate
 from fairgrid.daemon.cli import main as cli
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.solvers import parse
 
@@ -185,6 +185,9 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     # a person confirms the case from the console; the history names them
     case = await (await client.get("/ui/players/demo/selective/case")).text()
     csrf = re.search(r'name="csrf" value="([^"]+)"', case).group(1)
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "guilty", "note": "admitted"})
+    assert resp.status == 400 and "choose clear, confirm or reopen" in await resp.text()
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
                              data={"csrf": csrf, "state": "confirmed", "note": "admitted"})
     assert resp.status == 303 and resp.headers["Location"].endswith("/case#history")

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from fairgrid.analytics.simulate import simulate
-from fairgrid.daemon.web.app import create_app
+from fairgrid.daemon.app import create_app
 from fairgrid.solvers import parse
 
 from ...fixtures import EASY, EASY_SOLUTION
