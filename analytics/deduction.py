@@ -244,11 +244,11 @@ class Deduction:
             return None
         n = int(self.looks[k])
         if n <= STALL_LOOKS:
-            return ("a single already", "one look at the board",
-                    "two rounds of eliminations")[n]
+            return ("it was a single already", "one look at the board proves it",
+                    "two rounds of eliminations prove it")[n]
         upto = RUNG_WORDS[min(int(self.look_rung[k]), engine.CHAIN)]
-        return ("more than two rounds of eliminations" if n == STALL_LOOKS + 1 else
-                f"no number of rounds of eliminations up to {upto}")
+        return ("more than two rounds of eliminations prove it" if n == STALL_LOOKS + 1
+                else f"no number of rounds of eliminations up to {upto} proves it")
 
     def run_of(self, k: int) -> tuple[int, int]:
         """(first, last) placement of the hint run holding placement ``k``: unexplained

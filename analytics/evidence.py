@@ -118,8 +118,8 @@ class Placement:
     # notes, proved this digit at that moment, and it was right first time
     unproven: bool = False
     proof: str | None = None  # the easiest technique that proved it, in words
-    # made at a stall: what proves it from the board as it stood, in looks at the board
-    # ("one look at the board", ..., "no number of rounds of eliminations up to ...")
+    # made at a stall: what proves it from the board as it stood ("one look at the board
+    # proves it", ..., "no number of rounds of eliminations up to ... proves it")
     stall_look: str | None = None
 
     def to_json(self) -> dict:

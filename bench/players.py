@@ -204,16 +204,17 @@ def _digits(mask: int) -> list[int]:
     return [d + 1 for d in range(mask.bit_length()) if mask >> d & 1]
 
 
-def _scan_key(order: int, mode: str) -> np.ndarray:
+def _scan_key(box_size: int, mode: str) -> np.ndarray:
     """Each cell's position when a person scans by rows, columns or blocks."""
-    size = order * order
+    b = box_size
+    size = b * b
     r, c = np.divmod(np.arange(size * size), size)
     if mode == "rows":
         return r * size + c
     if mode == "cols":
         return c * size + r
-    block = (r // order) * order + c // order
-    return block * size + (r % order) * order + c % order
+    block = (r // b) * b + c // b
+    return block * size + (r % b) * b + c % b
 
 
 def _model_step(board: Board, solution: list[int]) -> Step:
@@ -221,7 +222,7 @@ def _model_step(board: Board, solution: list[int]) -> Step:
     singles, the ladder cheapest first, a guess of the solution's digit last)."""
     step = tq.take_single(board)
     if step is None:
-        for fn in tq.ladder_for(board.order):
+        for fn in tq.ladder_for(board.box_size):
             step = fn(board)
             if step is not None:
                 return step
@@ -231,11 +232,11 @@ def _model_step(board: Board, solution: list[int]) -> Step:
     return step
 
 
-def _technique_order(values: list[int], order: int, solution: list[int]
+def _technique_order(values: list[int], box_size: int, solution: list[int]
                      ) -> list[tuple[int, int, str]]:
     """(cell, digit, technique) of the placements solve_with_techniques makes from the
     board ``values`` (0 = empty), in its order."""
-    puzzle = Puzzle(order, np.array(values, np.int64))
+    puzzle = Puzzle(box_size, np.array(values, np.int64))
     return tq.solve_with_techniques(puzzle, np.array(solution)).placements()
 
 
@@ -453,7 +454,7 @@ class _PencilMarker(_Marker):
         rng = self.rng
         self.log.think(2.0 * rng.gamma(4.0, 0.25))   # the first look
         self.mark_everything(portal=False)
-        keys = [_scan_key(self.puzzle.order, m) for m in ("rows", "cols", "blocks")]
+        keys = [_scan_key(self.puzzle.box_size, m) for m in ("rows", "cols", "blocks")]
         while not self.board.solved:
             if rng.random() < 0.01:
                 self.log.pause(rng.uniform(20, 120))  # a drink, a look away
@@ -650,7 +651,7 @@ class _Ladder(_Player):
 
     def run(self) -> None:
         rng = self.rng
-        key = _scan_key(self.puzzle.order, ("rows", "cols", "blocks")[int(rng.integers(3))])
+        key = _scan_key(self.puzzle.box_size, ("rows", "cols", "blocks")[int(rng.integers(3))])
         cursor = int(rng.integers(key.size))
         self.log.think(10.0 * rng.gamma(4.0, 0.25))
         while not self.board.solved:
@@ -895,7 +896,7 @@ def _copy_rest(name: str, text: str, solution, rng, total_s: float, base: str | 
     n_empty = int((puzzle.givens == 0).sum())
     end, value = _cut(full, text, sol, int(round(share * n_empty)))
     known = [v if v == sol[c] else 0 for c, v in enumerate(value)]
-    rest = _technique_order(known, puzzle.order, sol)
+    rest = _technique_order(known, puzzle.box_size, sol)
     placed_t = full.t_ms[:end][full.placed[:end]] / 1000.0
     gaps = np.diff(placed_t)
     gaps = gaps[gaps > 0] if gaps.size and (gaps > 0).any() else np.array([5.0])

@@ -103,6 +103,10 @@ def replay_moves(moves, timeline: tuple[Placement, ...], marks: list[list[str]],
                     found = f"proved by {t.proof}"
                 elif t.needed and t.needed not in SINGLES:
                     found = f"needed a {t.needed}"
+                if t.stall_look:
+                    # what a stuck person had to find: how far the cell was from the board
+                    look = f"at a stall: {t.stall_look}"
+                    found = f"{found}; {look}" if found else look
         out.append([t_ms, cell, value, bool(note), kinds, found])
     return out
 

@@ -321,7 +321,7 @@ def test_a_cell_one_look_proves_at_a_stall_weighs_for_the_player_a_far_one_again
     assert ev.timeline[x].stall_look.startswith(("more than", "no number of rounds"))
     assert ev.timeline[0].stall_look is None and "stall_look" in ev.llr
     assert person.look_words(int(np.flatnonzero(person.looks >= 0)[0])) in (
-        "one look at the board", "two rounds of eliminations")
+        "one look at the board proves it", "two rounds of eliminations prove it")
 
 
 def test_looks_count_the_rounds_of_eliminations_a_cell_needs():

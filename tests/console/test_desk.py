@@ -260,3 +260,12 @@ def test_the_replay_marks_what_the_evidence_says_of_each_move():
     assert [m[4] for m in out] == [["note"], [], ["erase"], ["wrong", "unforced", "unproven"],
                                    ["pace"]]
     assert out[1][5] == "proved by naked single" and out[3][5] is None and out[4][5] is None
+    # a placement at a stall says how far it was from the board as it stood
+    timeline[1]["stall_look"] = ("no number of rounds of eliminations up to locked "
+                                 "candidates proves it")
+    ev = stored_evidence(json.dumps({"anomaly": 1.0, "p_value": 0.5, "flagged": False,
+                                     "predicted_order": [], "actual_order": [],
+                                     "timeline": timeline}))
+    out = replay_moves(moves, ev.timeline, _marks(ev), solution=[4, 6, 9, 0, 0, 0])
+    assert out[3][5] == ("at a stall: no number of rounds of eliminations up to locked "
+                         "candidates proves it")
