@@ -17,7 +17,7 @@ from .client import DaemonClient, quote
 from .common import CONFIG_HELP, CliError, progress_bar, settings_of
 from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
-from .render import print_report
+from .render import print_case, print_report
 
 
 def _database_file(settings) -> str:
@@ -186,7 +186,6 @@ def cmd_player(args: argparse.Namespace) -> int:
     print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
           f"{agg['complete']} complete")
     if doc.get("verdict"):
-        from .player_tools import print_case
         print_case(doc["verdict"])
     for sub in doc["submissions"]:
         score = "" if sub["anomaly"] is None else f"{sub['anomaly']:.2f}"
@@ -265,7 +264,8 @@ def _recompute_file(settings, progress) -> dict:
     from fairgrid.daemon.ingest import moves_of
     from fairgrid.daemon.store import StoreError, connect
     from fairgrid.daemon.store.repository import nightly as sql
-    from fairgrid.daemon.work.nightly import direct_db, run_nightly
+    from fairgrid.daemon.work.nightly import run_nightly
+    from fairgrid.daemon.work.nightly_db import direct_db
 
     try:
         con = connect(_database_file(settings), settings.storage_checkpoint_mb,

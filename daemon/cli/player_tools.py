@@ -1,5 +1,5 @@
 """Player verdicts on the command line: ``players`` (the queue), the case in words
-(``player`` prints it with :func:`print_case`) and ``review-player``."""
+(``player`` prints it with :func:`render.print_case`) and ``review-player``."""
 
 from __future__ import annotations
 
@@ -12,22 +12,6 @@ from .organiser_tools import _daemon_options, _unreachable, all_pages, call, con
 from ..text import shown
 
 STATES = ("clear", "flagged", "cleared", "confirmed")
-
-
-def print_case(verdict: dict) -> None:
-    """A player's verdict as a case: the verdict, what it rests on, each finding with
-    the solves behind it, and the decisions so far."""
-    print(f"Season verdict: {verdict['state'].upper()} — {verdict['summary']}")
-    print(f"  {verdict['rests_on']}")
-    for f in verdict["findings"]:
-        if f["p"] >= 0.05:
-            continue
-        print(f"  - {f['sentence']}")
-        if f["solves"]:
-            print(f"    solves: {', '.join(shown(s) for s in f['solves'])}")
-    for h in verdict["history"]:
-        print(f"  {h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
-              + (f" ({shown(h['note'])})" if h["note"] else ""))
 
 
 def cmd_players(args: argparse.Namespace) -> int:

@@ -74,3 +74,19 @@ def print_report(doc: dict, png: str | None = None) -> None:
                             f"{verdict}, "
                             f"anomaly {ev.anomaly:.1f}", png,
                             None if ptype.blocks else (rows, cols))
+
+
+def print_case(verdict: dict) -> None:
+    """A player's verdict as a case: the verdict, what it rests on, each finding with
+    the solves behind it, and the decisions so far."""
+    print(f"Season verdict: {verdict['state'].upper()} — {verdict['summary']}")
+    print(f"  {verdict['rests_on']}")
+    for f in verdict["findings"]:
+        if f["p"] >= 0.05:
+            continue
+        print(f"  - {f['sentence']}")
+        if f["solves"]:
+            print(f"    solves: {', '.join(shown(s) for s in f['solves'])}")
+    for h in verdict["history"]:
+        print(f"  {h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
+              + (f" ({shown(h['note'])})" if h["note"] else ""))

@@ -55,9 +55,10 @@ from fairgrid.analytics.signals import PuzzleFacts
 from fairgrid.analytics.types import type_model
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
-from ..store.connection import in_transaction
 from ..store.repository import lifecycle
 from ..store.repository import nightly as sql
+from .nightly_db import NightlyDB
+from .verdicts import nightly_stage
 
 log = logging.getLogger("fairgrid.nightly")
 
@@ -77,24 +78,6 @@ LEVEL_TASK = 250           # sampled solves per level-null task
 class NightlyCancelled(Exception):
     """The daemon is shutting down: the run stops at its next stage, before its write
     commits. A stop is no failure: the run is recorded ``abandoned``, as a killed one is."""
-
-
-@dataclass
-class NightlyDB:
-    """What the job needs from a database: repository reads and one-transaction writes."""
-
-    read: Callable          # (fn, *args) -> fn(cursor, *args)
-    write: Callable         # (fn, *args) -> fn(con, *args), in one transaction
-
-
-def direct_db(con) -> NightlyDB:
-    """A NightlyDB on a DuckDB connection owned by this process (no daemon runs)."""
-    return NightlyDB(lambda fn, *args: fn(con, *args),
-                 lambda fn, *args: in_transaction(con, fn, *args))
-
-
-def store_db(store) -> NightlyDB:
-    return NightlyDB(store.read, lambda fn, *args: store.write(fn, *args).result())
 
 
 def new_run_id() -> str:
@@ -164,7 +147,6 @@ def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     progress("rescore")
     rescore = _rescore(db, written.at, s.nightly_rescore_days)
     progress("verdicts")
-    from .verdicts import nightly_stage  # it reads NightlyDB from here
     verdicts = nightly_stage(db, s.scoring_player_alpha)
     return {**_summary(loaded, fits, recal, orders, written, retained, rescore), **verdicts}
 

@@ -11,7 +11,8 @@ from datetime import datetime, timezone
 
 from ..store.repository import nightly as sql
 from .compute import ComputeUnavailable
-from .nightly import JOB, NightlyCancelled, new_run_id, run_nightly, store_db
+from .nightly import JOB, NightlyCancelled, new_run_id, run_nightly
+from .nightly_db import store_db
 
 log = logging.getLogger("fairgrid.nightly")
 

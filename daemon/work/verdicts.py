@@ -22,7 +22,7 @@ from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, judge,
                                                shipped_null, solve_facts)
 
 from ..store.repository import players as sql
-from .nightly import NightlyDB, store_db
+from .nightly_db import NightlyDB, store_db
 
 log = logging.getLogger("fairgrid.verdicts")
 MIN_NULL_PLAYERS = 30   # a portal's own null needs this many players with 5+ solves...

@@ -179,7 +179,8 @@ def test_the_nightly_job_gives_the_same_ratings_wherever_its_tasks_run(tmp_path,
     pool and on the cluster, the run writes the same ratings."""
     import json
 
-    from fairgrid.daemon.work.nightly import direct_db, run_nightly
+    from fairgrid.daemon.work.nightly import run_nightly
+    from fairgrid.daemon.work.nightly_db import direct_db
     from fairgrid.daemon.work.pool import Lane, LanePool
 
 

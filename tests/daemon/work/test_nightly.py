@@ -12,7 +12,8 @@ import pytest
 
 from fairgrid.analytics.expected_time import load_default
 from fairgrid.analytics.puzzle_model import complete_metrics
-from fairgrid.daemon.work.nightly import direct_db, run_nightly
+from fairgrid.daemon.work.nightly import run_nightly
+from fairgrid.daemon.work.nightly_db import direct_db
 from fairgrid.daemon.store import connect
 
 from ...fixtures import EASY, NURIKABE_8
