@@ -417,11 +417,14 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts]) -> Finding | None:
     where = (f"Over {len(idx)} solves" if span_no == 0 else
              f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
              f"{season[idx[b - 1]].submission_id})")
-    sentence = (f"{where}, {len(towards)} {words(kind)}; together their evidence "
-                f"weighs {math.exp(min(total, 700)):,.0f} to 1 for a cheat over honest play "
-                f"(likelihood ratio, honest ones below 1 counted against it); by chance: "
-                f"{_chance(p)}.") if total > 0 else (
-        f"{where}, {len(towards)} {words(kind)}; together they weigh for honest play.")
+    odds = ("over a million" if total > math.log(1e6) else
+            f"{math.exp(total):,.0f}" if total > 0 else "")
+    sentence = (f"{where}, {len(towards)} {words(kind)}; all the solves together weigh "
+                f"{odds} to 1 for hints over honest play (the likelihood ratio: the solves "
+                f"that looked honest count against it); by chance: {_chance(p)}."
+                ) if total > 0 else (
+        f"{where}, {len(towards)} {words(kind)}; all the solves together weigh for honest "
+        f"play.")
     return Finding(kind, p, len(towards), b - a, 0.0, names, sentence)
 
 

@@ -239,7 +239,9 @@ def test_likelihood_ratios_add_up_over_a_season_and_one_solve_does_not_dominate(
     top = verdict.findings[0]
     assert verdict.flagged and top.kind == "stall_look" and top.odd == 20
     assert "were stuck, then placed cells that one look at the board does not prove" \
-        in top.sentence and "to 1 for a cheat" in top.sentence
+        in top.sentence
+    assert f"weigh {math.exp(13.0):,.0f} to 1 for hints over honest play" in top.sentence
+    assert "weigh over a million to 1" in judge(_llr_season([1.0] * 20), _null()).summary
     assert not judge(_llr_season([0.65] * 5), _null()).flagged
     # one solve beyond anything, the rest ordinary: it counts at most 30 to 1
     one = judge(_llr_season([-0.2] * 9 + [60.0] + [-0.2] * 10), _null())
