@@ -66,6 +66,7 @@ RUNG_WORDS = ("a single", "locked candidates", "a pair, triple or quad",
 ALL_DIGITS = np.int64(0b1111111110)  # bit d for digit d (the engine's convention)
 ALL_DIGITS_81 = np.full(81, ALL_DIGITS)
 STALL_LOOKS = 2     # looks counted at a stall: one is a person's move, more is a search
+STALL_FOLLOW = 2    # cells after a stall placement weighed with it (hints come 1-3 a stall)
 AUTO_NOTES_MIN = 40        # marks written at one instant: the portal filled them in
 NOTES_FIRST_SHARE = 0.5    # of the empty cells noted before the first placement
 WORKED_STRIKES = 5         # marks struck by hand that show a player eliminating
@@ -345,6 +346,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
     look_rungs = [0] * fill.cells.size
+    follow = [0] * fill.cells.size      # placements since the last stall placement
     grid = givens.copy()
     intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
     for k, c in enumerate(fill.cells.tolist()):
@@ -358,10 +360,15 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
             and proof[k] != engine.NOT_ANALYSED
         look_rung = int(allowed[k])
         # a cell no bare single, typed seconds after a stall placement one look did not
-        # prove: the same look at the same stall (the hints after the first)
+        # prove: the same look at the same stall (the hints after the first; at most
+        # STALL_FOLLOW of them, which bounds the looks a copied stretch costs)
+        follow[k] = follow[k - 1] + 1 if k else 0
         if not stall and k and looks[k - 1] > 1 and intervals[k] <= RUN_GAP_MS \
+                and follow[k] <= STALL_FOLLOW \
                 and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED:
             stall, look_rung = True, look_rungs[k - 1]
+        elif stall:
+            follow[k] = 0
         look_rungs[k] = look_rung
         mine_prove = False
         if marks:
