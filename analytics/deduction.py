@@ -148,9 +148,8 @@ RUN_HONEST = 0.5 / 6
 # At a stall (and for a cell no bare single typed seconds after a stall placement one
 # look did not prove), how many looks at the bare board (every elimination up to the
 # rung allowed there, all at once) prove the cell placed: P(hinted) / P(honest) per
-# outcome, from
-# bench/players.py (seeds 11 and 12, 16 dailies, 3 solves per model each; never the
-# seeds the benches report). Hints at the stall, right first time: 1 look 12 %, 2 looks
+# outcome, from bench/players.py (seeds 11 and 12, 16 dailies, 3 solves per model each;
+# never the seeds the benches report). Hints at the stall, right first time: 1 look 12 %, 2 looks
 # 8 %, more 15 %, no number of looks 65 %; wrong first: a slip, 2 %. Honest models, per
 # outcome the one that keeps the honest mean of the ratio at most one (the season's sum
 # test needs it): 1 look 51 % (auto-notes; others up to 72 %), 2 looks 14 % (up to
@@ -205,9 +204,9 @@ class Deduction:
     allowed: np.ndarray       # per placement: the rung up to which a proof is a person's
     notes: NoteLog | None
     intervals_ms: np.ndarray  # per placement: time since the one before (first: the start)
-    looks: np.ndarray | None = None  # at a stall, looks at the bare board that prove it
-                                     # (engine.looks; -1 elsewhere)
-    look_rung: np.ndarray | None = None  # the rung those looks used (the stall's)
+    looks: np.ndarray         # at a stall, looks at the bare board that prove it
+                              # (engine.looks; -1 elsewhere)
+    look_rung: np.ndarray     # the rung those looks used (the stall's)
 
     @property
     def stalls_met(self) -> np.ndarray:
@@ -245,7 +244,7 @@ class Deduction:
     def look_words(self, k: int) -> str | None:
         """For a placement made at a stall, how many looks at the board prove it, in
         words; None elsewhere."""
-        if self.looks is None or self.looks[k] < 0:
+        if self.looks[k] < 0:
             return None
         n = int(self.looks[k])
         if n <= STALL_LOOKS:
@@ -294,8 +293,6 @@ class Deduction:
         look did not prove) and not proved by the player's marks: how many looks at the
         board prove them, right first time (:data:`STALL_LOOK_LR`), or wrong
         (:data:`STALL_WRONG_LR`)."""
-        if self.looks is None:
-            return 0.0
         at = self.looks >= 0
         seen = self.looks[at & self.right_first]
         return float(sum(STALL_LOOK_LR[min(int(x), STALL_LOOKS + 2)] for x in seen)
@@ -346,7 +343,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
     look_rungs = [0] * fill.cells.size
-    follow = [0] * fill.cells.size      # placements since the last stall placement
+    since_stall = 0                     # placements since the last stall placement
     grid = givens.copy()
     intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
     for k, c in enumerate(fill.cells.tolist()):
@@ -362,13 +359,13 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # a cell no bare single, typed seconds after a stall placement one look did not
         # prove: the same look at the same stall (the hints after the first; at most
         # STALL_FOLLOW of them, which bounds the looks a copied stretch costs)
-        follow[k] = follow[k - 1] + 1 if k else 0
+        since_stall = since_stall + 1 if k else 0
         if not stall and k and looks[k - 1] > 1 and intervals[k] <= RUN_GAP_MS \
-                and follow[k] <= STALL_FOLLOW \
+                and since_stall <= STALL_FOLLOW \
                 and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED:
             stall, look_rung = True, look_rungs[k - 1]
         elif stall:
-            follow[k] = 0
+            since_stall = 0
         look_rungs[k] = look_rung
         mine_prove = False
         if marks:

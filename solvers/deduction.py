@@ -1155,6 +1155,17 @@ def _masks_of(cand_masks, grid: np.ndarray) -> np.ndarray:
     return masks.astype(np.int64) & bare
 
 
+def _cell_question(cand_masks, grid, cell: int, digit: int):
+    """(grid, masks) checked for a question about one empty cell and one digit."""
+    grid = _grid_of(grid, "grid")
+    cand = _masks_of(cand_masks, grid)
+    if not 0 <= cell < 81 or grid[cell]:
+        raise ValueError(f"cell {cell} is not an empty cell of the grid")
+    if not 1 <= digit <= 9:
+        raise ValueError(f"digit must be 1..9, got {digit}")
+    return grid, cand
+
+
 @dataclass(frozen=True, eq=False)
 class Closure:
     """A closure's candidate masks (bit d for digit d, 0 for filled cells) and whether
@@ -1181,12 +1192,7 @@ def proves(cand_masks, grid, cell: int, digit: int, max_rung: int = CHAIN) -> in
     ``cell`` a single for ``digit`` (0 when it already is one): :data:`UNPROVEN` when
     none up to ``max_rung`` does, :data:`CONTRADICTION` when the candidates break
     before. Masks as for :func:`closure`."""
-    grid = _grid_of(grid, "grid")
-    cand = _masks_of(cand_masks, grid)
-    if not 0 <= cell < 81 or grid[cell]:
-        raise ValueError(f"cell {cell} is not an empty cell of the grid")
-    if not 1 <= digit <= 9:
-        raise ValueError(f"digit must be 1..9, got {digit}")
+    grid, cand = _cell_question(cand_masks, grid, cell, digit)
     return int(proves_kernel(grid, cand, int(cell), int(digit), _check_rung(max_rung)))
 
 
@@ -1195,16 +1201,11 @@ def looks(cand_masks, grid, cell: int, digit: int, max_rung: int,
     """How many looks at the board (every elimination of rungs 1..``max_rung`` on the
     board as it stands, all at once) make ``cell`` a single for ``digit``, from these
     candidate masks: 0 when it is one already, ``max_looks`` + 1 when more than
-    ``max_looks`` are needed, ``max_looks`` + 2 when no number of looks proves it. A stuck person who finds the easiest
-    move places a cell one look proves; a cell several looks away is a chain of
-    deductions nobody makes in their head between two placements. Masks as for
-    :func:`closure`; the chain rung is not searched here."""
-    grid = _grid_of(grid, "grid")
-    cand = _masks_of(cand_masks, grid)
-    if not 0 <= cell < 81 or grid[cell]:
-        raise ValueError(f"cell {cell} is not an empty cell of the grid")
-    if not 1 <= digit <= 9:
-        raise ValueError(f"digit must be 1..9, got {digit}")
+    ``max_looks`` are needed, ``max_looks`` + 2 when no number of looks proves it. A
+    stuck person who finds the easiest move places a cell one look proves; a cell
+    several looks away is a chain of deductions nobody makes in their head between two
+    placements. Masks as for :func:`closure`; the chain rung is not searched here."""
+    grid, cand = _cell_question(cand_masks, grid, cell, digit)
     rung = min(_check_rung(max_rung), WING)
     return int(look_kernel(grid, cand, int(cell), int(digit), rung, max(int(max_looks), 0)))
 
