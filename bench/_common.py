@@ -83,6 +83,18 @@ class Phases:
 DOCS_IMG = BENCH.parent / "docs" / "img"
 
 
+def parse_with_data(ap):
+    """Parse the command line with ``--data`` (the folder of the reference data, default
+    ../shared/data) added, and read the data from there."""
+    global SHARED_DATA
+    ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv "
+                                   "(default: ../shared/data)")
+    args = ap.parse_args()
+    if args.data:
+        SHARED_DATA = Path(args.data)
+    return args
+
+
 def org_uk_rows() -> list[dict]:
     """sudoku.org.uk daily puzzles with mean human time (minutes) and solver counts."""
     import csv

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -70,10 +69,7 @@ def main() -> int:
     ap.add_argument("--honest-only", action="store_true",
                     help="honest models only: a larger population for their cost")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv")
-    args = ap.parse_args()
-    if args.data:
-        _common.SHARED_DATA = Path(args.data)
+    args = _common.parse_with_data(ap)
     from fairgrid.analytics.calibration import complete
     from fairgrid.analytics.deduction import hardest_rung
     from fairgrid.analytics.evidence import score_solve

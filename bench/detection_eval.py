@@ -105,15 +105,20 @@ def _score(inputs, logs, skills):
     return out
 
 
-def _solve_puzzle(args):
-    """Simulate every solve of one puzzle and score it at cold start."""
-    j, text, solution, median, model_doc, plays, seed = args
+def _puzzle_inputs(text, solution, median, model_doc, seed):
+    """(the puzzle's analysis, its scoring inputs at cold start, the solution's digits, a
+    generator seeded for its solves): what a worker needs to play and score a puzzle."""
     from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
 
     model = PuzzleModel.from_json(model_doc)
     inputs = scoring_inputs(text, 3, solution, median, model)
-    sol = np.array([int(ch) for ch in solution])
-    rng = np.random.default_rng(seed)
+    return model, inputs, np.array([int(ch) for ch in solution]), np.random.default_rng(seed)
+
+
+def _solve_puzzle(args):
+    """Simulate every solve of one puzzle and score it at cold start."""
+    j, text, solution, median, model_doc, plays, seed = args
+    model, inputs, sol, rng = _puzzle_inputs(text, solution, median, model_doc, seed)
     logs = []
     for player, behaviour, hm, speed, skill in plays:
         logs.append(_log(behaviour, hm, text, sol, rng, model.expected_log_s, model.sd_log,

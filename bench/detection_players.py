@@ -31,14 +31,13 @@ import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
-from pathlib import Path
-
 import numpy as np
 
 import _common
 import players as models
 from _common import auc, machine, org_uk_rows
-from detection_eval import SITE_LEVELS, SKILL_SD, _analyse, _score, after_nightly
+from detection_eval import (SITE_LEVELS, SKILL_SD, _analyse, _puzzle_inputs, _score,
+                            after_nightly)
 
 CHEATS = ("hint_at_stall", "hint_at_hardest")
 PACES = (1.0, 3.0, 6.0)
@@ -55,12 +54,7 @@ def _solve(kind, text, sol, rng, expected_log_s, sd_log, pace, skill, person):
 def _puzzle(args):
     """Every solve of one puzzle, scored at cold start."""
     j, text, solution, median, model_doc, plays, seed = args
-    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
-
-    model = PuzzleModel.from_json(model_doc)
-    inputs = scoring_inputs(text, 3, solution, median, model)
-    sol = np.array([int(ch) for ch in solution])
-    rng = np.random.default_rng(seed)
+    model, inputs, sol, rng = _puzzle_inputs(text, solution, median, model_doc, seed)
     made = [_solve(kind, text, sol, rng, model.expected_log_s, model.sd_log, pace, skill,
                    person) for _, kind, pace, skill, person in plays]
     logs = [m[0] for m in made]
@@ -95,11 +89,7 @@ def main() -> int:
     ap.add_argument("--workers", type=int, default=None)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", help="write the figures as JSON to this file")
-    ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv "
-                                   "(default: ../shared/data)")
-    args = ap.parse_args()
-    if args.data:
-        _common.SHARED_DATA = Path(args.data)
+    args = _common.parse_with_data(ap)
     args.paces = tuple(float(p) for p in args.paces.split(","))
     from tqdm import tqdm
 

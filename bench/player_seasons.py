@@ -39,14 +39,13 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 
 import numpy as np
 
 import _common
 import players as models_
 from _common import machine, org_uk_rows
-from detection_eval import SITE_LEVELS, _analyse, _nightly
+from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs
 
 HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
 CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
@@ -82,11 +81,8 @@ def _play_puzzle(args):
     """Simulate and score cold every solve of one puzzle: [(log, flagged, facts)]."""
     j, text, solution, median, model_doc, mean_s, plays, seed = args
     from fairgrid.analytics.evidence import score_solve
-    from fairgrid.analytics.puzzle_model import PuzzleModel, scoring_inputs
 
-    inputs = scoring_inputs(text, 3, solution, median, PuzzleModel.from_json(model_doc))
-    sol = np.array([int(ch) for ch in solution])
-    rng = np.random.default_rng(seed)
+    _, inputs, sol, rng = _puzzle_inputs(text, solution, median, model_doc, seed)
     out = []
     for sid, kind, model, person, speed in plays:
         total_s = float(np.exp(np.log(mean_s) - speed + rng.normal(0, SD_LOG)))
@@ -167,11 +163,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--null-out", help="build the cold-start null into this file instead")
     ap.add_argument("--out", help="write the figures as JSON to this file")
-    ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv "
-                                   "(default: ../shared/data)")
-    args = ap.parse_args()
-    if args.data:
-        _common.SHARED_DATA = Path(args.data)
+    args = _common.parse_with_data(ap)
     from tqdm import tqdm
 
     from fairgrid.analytics import player_verdict as pv

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import time
-from pathlib import Path
 
 import numpy as np
 
@@ -41,11 +40,7 @@ def bare_singles(text: str, log: players.PlayerLog, sol: np.ndarray):
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--data", help="folder of sudoku_org_uk_times_train.tsv "
-                                   "(default: ../shared/data)")
-    args = ap.parse_args()
-    if args.data:
-        _common.SHARED_DATA = Path(args.data)
+    args = _common.parse_with_data(ap)
     from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 
     rows = org_uk_rows()
