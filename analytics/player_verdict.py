@@ -66,7 +66,11 @@ MIN_BITS = 0.5                  # a counted signal's value that makes a solve we
 WINDOW = 20                     # solves in a window (a run of odd solves)
 WINDOW_STEP = 10                # windows start every this many solves
 ALPHA = 1e-3                    # default player false-positive target per season
+RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kinds together
 MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
+# solves with a slope the tempo test needs: one solve's slope is heavy-tailed (a break
+# taken at an easy step), and the null's per-solve spread is measured over 5 or more
+MIN_TEMPO_SOLVES = 5
 INTERVAL_FLOOR_MS = 50.0
 # floors of the null (the guard): the least a rate, the correlation between one
 # person's solves and the spread of people's tempo slopes may be
@@ -156,14 +160,27 @@ def _slope_sums(t_ms, difficulty) -> tuple[float, float] | None:
 class KindNull:
     weak: float       # share of honest solves weakly odd by this kind
     strong: float     # ... odd
-    cv2: float        # squared coefficient of variation of one person's own rate
+    cv2: float        # squared coefficient of variation of one person's own weak rate
+    # ... of their own rate of odd solves (None: as ``cv2``). A kind that one style of
+    # player (note-takers, say) is odd in far more often than the rest is more dispersed
+    # at the odd level than at the weak one: one dispersion for both would call the
+    # season of such a person a tail no honest player reaches.
+    cv2_strong: float | None = None
 
     def to_json(self) -> dict:
-        return {"weak": self.weak, "strong": self.strong, "cv2": self.cv2}
+        doc = {"weak": self.weak, "strong": self.strong, "cv2": self.cv2}
+        if self.cv2_strong is not None:
+            doc["cv2_strong"] = self.cv2_strong
+        return doc
 
-    def rho(self, q: float) -> float:
-        """The beta-binomial's intra-person correlation at rate ``q``."""
-        x = self.cv2 * q / (1.0 - q)
+    def dispersion(self, level: int) -> float:
+        """The squared coefficient of variation at ``level`` (1 weak, 2 odd)."""
+        return self.cv2 if level == 1 or self.cv2_strong is None else self.cv2_strong
+
+    def rho(self, q: float, cv2: float | None = None) -> float:
+        """The beta-binomial's intra-person correlation at rate ``q`` (and ``cv2``,
+        default the weak level's)."""
+        x = (self.cv2 if cv2 is None else cv2) * q / (1.0 - q)
         return x / (1.0 + x)
 
 
@@ -192,7 +209,7 @@ class PlayerNull:
 
     @classmethod
     def from_json(cls, doc: Mapping) -> PlayerNull:
-        return guard(cls({k: KindNull(v["weak"], v["strong"], v["cv2"])
+        return guard(cls({k: KindNull(v["weak"], v["strong"], v["cv2"], v.get("cv2_strong"))
                           for k, v in doc["kinds"].items()},
                          None if doc.get("slope") is None else tuple(doc["slope"]),
                          doc.get("source", ""), doc.get("players", 0),
@@ -202,7 +219,9 @@ class PlayerNull:
 def guard(null: PlayerNull) -> PlayerNull:
     """The null with every rate, dispersion and spread at least at its floor."""
     kinds = {k: KindNull(max(v.weak, RATE_FLOOR["weak"]), max(v.strong, RATE_FLOOR["strong"]),
-                         float(np.clip(v.cv2, CV2_FLOOR, CV2_CAP)))
+                         float(np.clip(v.cv2, CV2_FLOOR, CV2_CAP)),
+                         None if v.cv2_strong is None else
+                         float(np.clip(max(v.cv2_strong, v.cv2), CV2_FLOOR, CV2_CAP)))
              for k, v in null.kinds.items()}
     slope = null.slope
     if slope is not None:
@@ -253,7 +272,7 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str) -> PlayerNu
             per_kind.setdefault(k, []).append(tuple(c))
         own = [s.slope[0] / s.slope[1] for s in season if s.slope]
         b = pooled_slope(season)
-        if b is not None and len(own) >= 5:
+        if b is not None and len(own) >= MIN_TEMPO_SOLVES:
             slopes.append(b[0])
             within.append(float(np.std(own, ddof=1)))
     kinds = {}
@@ -261,7 +280,7 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str) -> PlayerNu
         n = np.array([r[0] for r in rows], float)
         kinds[k] = KindNull(float(sum(r[1] for r in rows) / n.sum()),
                             float(sum(r[2] for r in rows) / n.sum()),
-                            _cv2([r[1] for r in rows], n))
+                            _cv2([r[1] for r in rows], n), _cv2([r[2] for r in rows], n))
     # too few players to say how people slow down: no tempo case
     slope = ((float(np.quantile(slopes, 0.25)), float(np.std(slopes, ddof=1)),
               float(np.median(within))) if len(slopes) >= 5 else None)
@@ -275,7 +294,9 @@ def lenient(nulls: Sequence[PlayerNull], source: str) -> PlayerNull:
     names = sorted({k for n in nulls for k in n.kinds})
     kinds = {k: KindNull(max(n.kinds[k].weak for n in nulls if k in n.kinds),
                          max(n.kinds[k].strong for n in nulls if k in n.kinds),
-                         max(n.kinds[k].cv2 for n in nulls if k in n.kinds)) for k in names}
+                         max(n.kinds[k].cv2 for n in nulls if k in n.kinds),
+                         max(n.kinds[k].dispersion(2) for n in nulls if k in n.kinds))
+             for k in names}
     known = [n.slope for n in nulls if n.slope is not None]
     slope = ((min(x[0] for x in known), max(x[1] for x in known), max(x[2] for x in known))
              if known and len(known) == len(nulls) else None)
@@ -285,7 +306,7 @@ def lenient(nulls: Sequence[PlayerNull], source: str) -> PlayerNull:
 
 def _cv2(k, n) -> float:
     """How much people's own rates vary (squared coefficient of variation), from their
-    counts of weakly odd solves (moment estimate of a beta-binomial)."""
+    counts of solves odd at one level (moment estimate of a beta-binomial)."""
     k, n = np.asarray(k, float), np.asarray(n, float)
     use = n >= 5
     if use.sum() < 5 or k.sum() == 0:
@@ -370,7 +391,7 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
         for span_no, (a, b) in enumerate(spans):
             tests += 1
             odd = [idx[i] for i in range(a, b) if levels[idx[i]][kind] >= level]
-            p = bb_tail(len(odd), b - a, rate, null.rho(rate))
+            p = bb_tail(len(odd), b - a, rate, null.rho(rate, null.dispersion(level)))
             if best is None or p < best[0]:
                 best = (p, level, span_no, a, b, odd, rate)
     p, level, span_no, a, b, odd, rate = best
@@ -433,6 +454,8 @@ def _tempo(season: Sequence[SolveFacts], null: PlayerNull) -> Finding | None:
     if got is None or null.slope is None:
         return None
     slope, n = got
+    if n < MIN_TEMPO_SOLVES:
+        return None
     centre, between, within = null.slope
     z = (centre - slope) / math.sqrt(between ** 2 + within ** 2 / n)
     p = float(min(1.0, max(ndtr(-z), 1e-300)))
@@ -495,14 +518,15 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     levels = [odd_levels(s) for s in season]
     kinds = sorted({k for lv in levels for k in lv})
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
-    found += [f for f in (_llr_kind(k, season)
-                          for k in sorted({k for s in season for k in s.llr})) if f]
+    ratio_kinds = sorted({k for s in season for k in s.llr})
+    found += [f for f in (_llr_kind(k, season) for k in ratio_kinds) if f]
     tempo = _tempo(season, null)
     if tempo is not None:
         found.append(tempo)
-    found.sort(key=lambda f: (f.p, f.kind))
+    share = _shares(found, set(ratio_kinds))
+    found.sort(key=lambda f: (f.p / share[f.kind], f.kind))
     k = max(1, len(found))
-    p = float(min(1.0, found[0].p * k)) if found else 1.0
+    p = float(min(1.0, found[0].p / share[found[0].kind])) if found else 1.0
     flagged = p < alpha
     n = len(season)
     if flagged:
@@ -513,18 +537,34 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
                    f"{found[0].sentence}")
     else:
         summary = f"Not flagged: nothing unusual over {n} solve{'s' if n != 1 else ''}."
+    factor = max((1.0 / share[f.kind] for f in found if f.kind not in ratio_kinds),
+                 default=k)
     return PlayerVerdict(flagged, p, n, alpha, tuple(found), summary,
-                         _rests_on(n, null, alpha, k), null.source, k)
+                         _rests_on(n, null, alpha, factor), null.source, k)
 
 
-def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: int) -> str:
+def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]:
+    """Each kind's share of ``alpha`` (a weighted Bonferroni: the shares sum to one, so
+    an honest player is flagged with probability at most ``alpha``). The likelihood-ratio
+    kinds, exact at any season length with no null to learn, share :data:`RATIO_SHARE`;
+    the rest share what is left; without either, the other has it all."""
+    ratios = [f.kind for f in found if f.kind in ratio_kinds]
+    others = [f.kind for f in found if f.kind not in ratio_kinds]
+    if not ratios or not others:
+        return {f.kind: 1.0 / len(found) for f in found}
+    return {**{k: RATIO_SHARE / len(ratios) for k in ratios},
+            **{k: (1.0 - RATIO_SHARE) / len(others) for k in others}}
+
+
+def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float) -> str:
     """How much a verdict over ``n`` solves can say: the least number of solves, all
-    odd in one family, that would reach ``alpha``."""
+    odd in one family, that would reach ``alpha`` (``kinds``: a family's correction)."""
     if n == 0:
         return "No scored solves yet: nothing to judge."
     fam = min((null.kind(f) for f in FAMILIES), key=lambda v: v.strong)
     need = next((m for m in range(1, 200)
-                 if bb_tail(m, m, fam.strong, fam.rho(fam.strong)) * 2 * max(kinds, 1)
+                 if bb_tail(m, m, fam.strong, fam.rho(fam.strong, fam.dispersion(2)))
+                 * 2 * max(kinds, 1)
                  < alpha), None)
     base = f"Rests on {n} scored solve{'s' if n != 1 else ''} ({null.source})"
     if need is not None and n < need:

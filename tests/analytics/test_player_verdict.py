@@ -111,6 +111,56 @@ def test_a_copiers_tempo_follows_nothing():
     assert not person.flagged
 
 
+def test_one_solve_makes_no_tempo_case():
+    """One solve's slope is heavy-tailed (a break at an easy step): tempo needs five."""
+    rng = np.random.default_rng(15)
+    x = rng.uniform(0.1, 2.0, 40)
+    y = -2.0 * x + rng.normal(0, 0.6, 40)   # slower at the easy steps: a long break
+    x, y = x - x.mean(), y - y.mean()
+    one = SolveFacts("s0", {}, False, {}, (float(x @ y), float(x @ x)))
+    null = guard(PlayerNull({}, (1.2, 0.25, 0.6), "a test population"))
+    assert all(f.kind != "tempo" for f in judge([one] * 4, null).findings)
+    assert judge([one] * 5, null).findings[0].kind == "tempo"
+
+
+def test_a_style_odd_far_more_often_is_dispersed_at_the_odd_level():
+    """A fifth of the portal are note-takers whose pace switches often: the odd level's
+    dispersion is learnt apart, and such a person's season is not a tail."""
+    rng = np.random.default_rng(16)
+
+    def season(j, strong_rate):
+        return [SolveFacts(f"p{j}-{i}", {"switch": float(
+            rng.uniform(0, 0.01) if rng.random() < strong_rate else rng.uniform(0.01, 1))},
+            False) for i in range(20)]
+
+    seasons = [season(j, 0.08 if j % 5 == 0 else 0.002) for j in range(400)]
+    null = learn_null(seasons, "a mixed portal")
+    switch = null.kind("switch")
+    assert switch.dispersion(2) > 2 * switch.dispersion(1)
+    assert PlayerNull.from_json(null.to_json()) == null
+    marker = [SolveFacts(f"m{i}", {"switch": 0.005 if i % 3 == 0 else 0.5}, False)
+              for i in range(20)]   # 7 of 20 strongly odd
+    assert not judge(marker, null).flagged
+    one = PlayerNull({"switch": KindNull(switch.weak, switch.strong, switch.cv2)}, None, "")
+    assert judge(marker, one).flagged   # what a single dispersion would have said
+
+
+def test_the_likelihood_ratios_share_half_of_alpha():
+    """A weighted Bonferroni: the ratio kinds (exact at any season length) share half of
+    alpha, the other kinds the other half."""
+    season = _llr_season([0.4] * 20)          # 8 nats for hints over honest play
+    verdict = judge(season, _null())
+    top = verdict.findings[0]
+    assert top.kind == "stall_look" and top.p == pytest.approx(math.exp(-8.0))
+    # one ratio kind: half of alpha to it alone; an equal share would not flag
+    assert verdict.p_value == pytest.approx(2 * math.exp(-8.0))
+    assert verdict.flagged and math.exp(-8.0) * verdict.kinds > ALPHA
+    # no ratio kind: the count kinds share all of alpha
+    plain = judge([_solve(i, np.random.default_rng(17), deduction=0.1) for i in range(20)],
+                  _null())
+    assert plain.p_value == pytest.approx(plain.findings[0].p * plain.kinds)
+
+
 def test_few_solves_say_how_little_they_rest_on():
     rng = np.random.default_rng(6)
     verdict = judge([_solve(0, rng, deduction=1e-3)], _null())
@@ -221,7 +271,8 @@ def test_a_player_right_at_every_unproven_cell_accumulates_evidence(xwing):
     assert p == sorted(p, reverse=True) and p[-1] < p[0] / 100
     verdict = judge(season, null)
     unproven = next(f for f in verdict.findings if f.kind == "unproven")
-    assert verdict.flagged and unproven.p * verdict.kinds < ALPHA
+    # a count kind's share of alpha is at least 1 / (2 x the kinds judged)
+    assert verdict.flagged and unproven.p * 2 * verdict.kinds < ALPHA
     assert "12 had cells no technique proved, right at the first try" in unproven.sentence
     assert "honest players: about 1 such solve in 20" in unproven.sentence
     assert set(unproven.solves) == {s.submission_id for s in season}
