@@ -3,6 +3,8 @@ on one puzzle in three or on every puzzle; cold start and after the nightly job.
 
     python bench/player_seasons.py [--per-level 5] [--season 20] [--honest 8]
                                    [--cheaters 6] [--jobs N] [--seed 1] [--out FILE.json]
+                                   [--facts-out FACTS.json.gz]
+    python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N]
     python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 12]
 
 Puzzles: ``--per-level`` sudoku.org.uk dailies of each of the site's four levels
@@ -26,6 +28,10 @@ nightly job with the null learnt from this population's players the cold verdict
 not flag. Prints, per model and kind, the players flagged by the end of the season and
 the median number of solves until flagged, and the honest solves flagged.
 
+``--facts-out`` saves every solve's facts as scored (both phases); ``--facts-in`` judges
+such a file again without simulating or scoring (a change to the verdict measured in
+seconds, on a population simulated once, e.g. on a bigger machine).
+
 ``--null-out`` builds the cold-start null instead: honest seasons only (seed
 ``--seed`` + 1000, so the evaluation's people are not the null's), each model's null
 learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``).
@@ -34,6 +40,7 @@ learnt apart and the most lenient of them kept per kind (``player_verdict.lenien
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 import time
@@ -51,6 +58,8 @@ HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
 CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
           "difficulty_copier", "row")
 HABITS = ("selective", "every")
+PHASES = ("cold", "after nightly")
+CHUNK = 40          # solves a task
 SD_LOG, SKILL_SD = 0.35, 0.5
 
 
@@ -163,13 +172,23 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--null-out", help="build the cold-start null into this file instead")
     ap.add_argument("--out", help="write the figures as JSON to this file")
+    ap.add_argument("--facts-out", help="save every solve's facts (gzip JSON), both phases")
+    ap.add_argument("--facts-in", help="judge the seasons saved by --facts-out instead of "
+                                       "simulating (the verdict's code, not the scoring's)")
     args = _common.parse_with_data(ap)
     from tqdm import tqdm
 
-    from fairgrid.analytics import player_verdict as pv
     from fairgrid.analytics.puzzle_model import PuzzleRating
 
     started = time.perf_counter()
+    if args.facts_in:
+        stored = _load_facts(args.facts_in)
+        with ProcessPoolExecutor(args.jobs) as pool:
+            report = _judge_all(stored, pool, args)
+        report.update({"machine": machine(), "date": time.strftime("%Y-%m-%d"),
+                       "seconds": round(time.perf_counter() - started),
+                       "players": len(stored["people"]), "facts": args.facts_in})
+        return _finish(report, args)
     seed = args.seed + (1000 if args.null_out else 0)
     rng = np.random.default_rng(seed)
     rows = org_uk_rows()
@@ -192,20 +211,20 @@ def main() -> int:
         for j, (median, model) in enumerate(tqdm(pool.map(_analyse, tasks), total=n_p,
                                                  desc="analysis", file=sys.stderr)):
             puzzles[j]["median"], puzzles[j]["model"] = median, model
+        # a few dozen solves a task, so that many cores share a season of 20 puzzles
         tasks = [(j, p["text"], p["solution"], p["median"], p["model"], p["mean_s"],
-                  plays[j], seed * 7919 + j) for j, p in enumerate(puzzles)]
-        for j, out in tqdm(pool.map(_play_puzzle, tasks), total=n_p, desc="cold",
-                           file=sys.stderr):
-            for (sid, kind, model, _, _), (log, flagged, facts) in zip(plays[j], out):
+                  plays[j][c:c + CHUNK], seed * 7919 + j + 100003 * (c // CHUNK))
+                 for j, p in enumerate(puzzles) for c in range(0, len(plays[j]), CHUNK)]
+        for task, (j, out) in zip(tasks, tqdm(pool.map(_play_puzzle, tasks),
+                                              total=len(tasks), desc="cold",
+                                              file=sys.stderr)):
+            for (sid, kind, model, _, _), (log, flagged, facts) in zip(task[6], out):
                 by_sid[sid] = facts
                 flagged_cold[sid] = flagged
                 records.append({"j": j, "player": int(sid[1:].split("-")[0]), "sid": sid,
                                 "kind": kind, "log": log})
         if args.null_out:
             return _write_null(people, _seasons(people, by_sid), args, started)
-        cold_null = pv.shipped_null()
-        seasons_cold = _seasons(people, by_sid)
-        cold_verdict = {pid: pv.judge(s, cold_null) for pid, s in seasons_cold.items()}
         cold = [(None, None, flagged_cold[r["sid"]]) for r in records]
         fitted = set(range(n_p * 2 // 3))
         run, ratings, skills, _ = _nightly(puzzles, records, cold, fitted)
@@ -213,29 +232,36 @@ def main() -> int:
         for k, r in enumerate(records):
             by_j.setdefault(r["j"], []).append(k)
         tasks = []
-        for j, ks in by_j.items():
+        for j, all_ks in by_j.items():
             p = puzzles[j]
             rating = ratings.get(j) or PuzzleRating(None, int(np.clip(
                 p["model"]["level"], 1, 5)), None, None)
-            tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run, rating,
-                          [records[k]["log"] for k in ks],
-                          [skills.get(records[k]["player"]) for k in ks],
-                          [records[k]["sid"] for k in ks]))
+            for c in range(0, len(all_ks), 4 * CHUNK):
+                ks = all_ks[c:c + 4 * CHUNK]
+                tasks.append((j, p["text"], p["solution"], p["median"], p["model"], run,
+                              rating, [records[k]["log"] for k in ks],
+                              [skills.get(records[k]["player"]) for k in ks],
+                              [records[k]["sid"] for k in ks]))
         by_sid_after, flagged_after = {}, {}
-        for j, out in tqdm(pool.map(_rescore_puzzle, tasks), total=len(tasks),
-                           desc="after nightly", file=sys.stderr):
-            for k, (flagged, facts) in zip(by_j[j], out):
-                by_sid_after[records[k]["sid"]] = facts
-                flagged_after[records[k]["sid"]] = flagged
-    seasons_after = _seasons(people, by_sid_after)
-    portal_null = pv.learn_null([seasons_after[pid] for pid, v in cold_verdict.items()
-                                 if not v.flagged], "this portal's players")
-    report = _report(people, records, {"cold": (seasons_cold, cold_null, flagged_cold),
-                                       "after nightly": (seasons_after, portal_null,
-                                                         flagged_after)}, args)
+        for task, (j, out) in zip(tasks, tqdm(pool.map(_rescore_puzzle, tasks),
+                                              total=len(tasks), desc="after nightly",
+                                              file=sys.stderr)):
+            for sid, (flagged, facts) in zip(task[9], out):
+                by_sid_after[sid] = facts
+                flagged_after[sid] = flagged
+        stored = {"people": people, "kind": {r["sid"]: r["kind"] for r in records},
+                  "cold": (by_sid, flagged_cold), "after nightly": (by_sid_after,
+                                                                    flagged_after)}
+        if args.facts_out:
+            _save_facts(args.facts_out, stored)
+        report = _judge_all(stored, pool, args)
     report.update({"machine": machine(), "date": time.strftime("%Y-%m-%d"),
                    "seconds": round(time.perf_counter() - started), "puzzles": n_p,
                    "players": len(people), "solves": solves})
+    return _finish(report, args)
+
+
+def _finish(report, args) -> int:
     print(f"\n{report['seconds']} s on {report['machine']}")
     if args.out:
         with open(args.out, "w") as fh:
@@ -250,7 +276,8 @@ def _write_null(people, seasons, args, started) -> int:
         mine = [seasons[pl["id"]] for pl in people if pl["model"] == model]
         null = pv.learn_null(mine, model)
         per_model.append(null)
-        print(f"{model:15s} " + ", ".join(f"{k} {v.weak:.3f}/{v.strong:.3f}/{v.cv2:.1f}"
+        print(f"{model:15s} " + ", ".join(f"{k} {v.weak:.3f}/{v.strong:.3f}/{v.cv2:.1f}/"
+                                          f"{v.dispersion(2):.1f}"
                                           for k, v in sorted(null.kinds.items()))
               + ("" if null.slope is None else
                  f"; slope {null.slope[0]:.2f} ± {null.slope[1]:.2f}"))
@@ -263,12 +290,78 @@ def _write_null(people, seasons, args, started) -> int:
     return 0
 
 
-def _report(people, records, phases, args) -> dict:
+def _save_facts(path, stored) -> None:
+    """The seasons' facts (both phases) as gzip JSON, for ``--facts-in``."""
+    from dataclasses import asdict
+    doc = {"people": stored["people"], "kind": stored["kind"]}
+    for phase in PHASES:
+        by_sid, flagged = stored[phase]
+        doc[phase] = {"facts": {sid: asdict(f) for sid, f in by_sid.items()},
+                      "flagged": {sid: bool(v) for sid, v in flagged.items()}}
+    with gzip.open(path, "wt") as fh:
+        json.dump(doc, fh)
+
+
+def _load_facts(path) -> dict:
+    from fairgrid.analytics.player_verdict import SolveFacts
+    with gzip.open(path, "rt") as fh:
+        doc = json.load(fh)
+    stored = {"people": doc["people"], "kind": doc["kind"]}
+    for phase in PHASES:
+        facts = {sid: SolveFacts(**{**f, "slope": None if f["slope"] is None
+                                    else tuple(f["slope"]),
+                                    "counted": {k: tuple(v) for k, v in f["counted"].items()}})
+                 for sid, f in doc[phase]["facts"].items()}
+        stored[phase] = (facts, doc[phase]["flagged"])
+    return stored
+
+
+def _verdicts(chunk):
+    """For each (season, null): the number of solves after which the player is first
+    flagged (None: never), and the season's final verdict (p, the kind that flagged)."""
+    from fairgrid.analytics.player_verdict import ALPHA, judge
+    out = []
+    for season, null in chunk:
+        final = judge(season, null)
+        until = _until(season, null, ALPHA)
+        out.append((until, final.p_value,
+                    final.findings[0].kind if final.flagged else None))
+    return out
+
+
+def _judge(seasons, null, pool) -> dict:
+    """{player id: (until, p, kind)} over a process pool, in chunks."""
+    ids = sorted(seasons)
+    chunks = [[(seasons[i], null) for i in ids[k:k + 25]] for k in range(0, len(ids), 25)]
+    got = [v for out in pool.map(_verdicts, chunks) for v in out]
+    return dict(zip(ids, got))
+
+
+def _judge_all(stored, pool, args) -> dict:
+    """Cold: the shipped null; after nightly: the null learnt from this population's
+    players the cold verdict did not flag. Judged and reported per model and kind."""
     from fairgrid.analytics import player_verdict as pv
+    people = stored["people"]
+    seasons = {ph: _seasons(people, stored[ph][0]) for ph in PHASES}
+    cold_null = pv.shipped_null()
+    cold = _judge(seasons["cold"], cold_null, pool)
+    portal_null = pv.learn_null([seasons["after nightly"][pid] for pid, v in cold.items()
+                                 if v[0] is None], "this portal's players")
+    verdicts = {"cold": (cold_null, cold),
+                "after nightly": (portal_null, _judge(seasons["after nightly"],
+                                                      portal_null, pool))}
+    return _report(stored, verdicts)
+
+
+def _report(stored, verdicts) -> dict:
+    from fairgrid.analytics import player_verdict as pv
+    people = stored["people"]
     report = {"phases": {}}
     groups = ([(m, None, None) for m in HONEST]
               + [(None, c, h) for h in HABITS for c in CHEATS])
-    for phase, (seasons, null, flagged_solve) in phases.items():
+    for phase in PHASES:
+        null, got = verdicts[phase]
+        flagged_solve = stored[phase][1]
         print(f"\n== {phase} ({null.source}; alpha {pv.ALPHA:g})")
         print(f"{'players':34s} {'flagged':>9s} {'median solves until':>20s} "
               f"{'lowest p':>9s}  flagged by")
@@ -279,21 +372,20 @@ def _report(people, records, phases, args) -> dict:
                 and pl["model"] == model)]
             if not mine:
                 continue
-            until = [_until(seasons[pl["id"]], null, pv.ALPHA) for pl in mine]
-            hit = [u for u in until if u is not None]
+            res = [got[pl["id"]] for pl in mine]
+            hit = [u for u, _, _ in res if u is not None]
             name = model if cheat is None else f"{cheat} ({habit})"
             med = float(np.median(hit)) if hit else None
-            final = [pv.judge(seasons[pl["id"]], null) for pl in mine]
-            lowest = min(v.p_value for v in final)
-            by = Counter(v.findings[0].kind for v in final if v.flagged)
+            lowest = min(p for _, p, _ in res)
+            by = Counter(k for _, _, k in res if k is not None)
             out[name] = {"flagged": [len(hit), len(mine)], "median_until": med,
                          "lowest_p": lowest, "flagged_by": dict(by)}
             print(f"{name:34s} {len(hit):>4d}/{len(mine):<4d} "
                   f"{'-' if med is None else f'{med:.1f}':>20s} {lowest:>9.1e}  "
                   + ", ".join(f"{k} {n}" for k, n in by.most_common()))
-        honest_solves = [r["sid"] for r in records if r["kind"] == "honest"
-                         and people[r["player"]]["cheat"] is None]
-        hf = sum(flagged_solve[s] for s in honest_solves)
+        honest_solves = [sid for sid, kind in stored["kind"].items() if kind == "honest"
+                         and people[int(sid[1:].split("-")[0])]["cheat"] is None]
+        hf = sum(bool(flagged_solve[s]) for s in honest_solves)
         out["honest_solves_flagged"] = [int(hf), len(honest_solves)]
         print(f"honest solves flagged: {hf} of {len(honest_solves)}")
         report["phases"][phase] = out
