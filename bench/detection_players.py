@@ -16,8 +16,9 @@ two thirds of the puzzles' solves not flagged cold, exactly as ``detection_eval.
 
 Prints, per phase: honest solves flagged per model by level and by pace (target <= 0.1 %
 everywhere); per cheat and pace the ROC AUC of the anomaly against honest solves of the
-same puzzles and pace, the share flagged, and for the hint at the stall the share flagged
-among solves with two or more hints; per model the mean per-solve log-likelihood ratios
+same puzzles and pace (over all its solves, and over the solves where a hint was taken:
+a puzzle with no stall offers none), the share flagged, and for the hint at the stall the
+share flagged among solves with two or more hints; per model the mean per-solve log-likelihood ratios
 (``Evidence.llr``) and the AUC of their sum; scoring time per solve (the CPU time of one
 process, median and p99, so other work on the machine does not count). Progress goes to
 stderr.
@@ -134,6 +135,7 @@ def _report(puzzles, solves, cold, after, args, seconds):
     pace = np.array([s["pace"] for s in solves])
     hints = np.array([s["hints"] for s in solves])
     site = np.array([puzzles[s["j"]]["site"] for s in solves])
+    puzzle = np.array([s["j"] for s in solves])
     honest = np.isin(kind, tuple(models.HONEST))
     report = {"machine": machine(), "date": time.strftime("%Y-%m-%d"),
               "seconds": round(seconds), "args": {k: v for k, v in vars(args).items()},
@@ -164,18 +166,26 @@ def _report(puzzles, solves, cold, after, args, seconds):
             out["honest_flagged"].append({"model": kind[k], "pace": pace[k],
                                           "site": site[k], "signals": why})
             print(f"  flagged: {kind[k]} {pace[k]:g}x {site[k]}: {why}")
-        print(f"\n{'cheat':<16}{'pace':>6}{'AUC':>8}{'flagged':>14}{'2+ hints':>14}")
+        print(f"\n{'cheat':<16}{'pace':>6}{'AUC':>8}{'AUC hinted':>12}{'flagged':>14}"
+              f"{'2+ hints':>14}")
         for c in CHEATS:
             for g, mask in [(f"{p:g}x", pace == p) for p in args.paces] + [
                     ("all", np.ones(len(solves), bool))]:
                 sel = (kind == c) & mask
                 a = auc(anomaly[sel], anomaly[honest & mask])
+                # a puzzle without a stall gives the hint-taker no hint to take: its
+                # solves are honest ones, whatever the detector
+                took = sel & (hints >= 1)
+                a1 = auc(anomaly[took], anomaly[honest & mask]) if took.any() else None
                 two = sel & (hints >= 2)
-                row = {"auc": round(a, 4), "flagged": [int(flagged[sel].sum()),
-                                                       int(sel.sum())],
+                row = {"auc": round(a, 4),
+                       "auc_hinted": None if a1 is None else round(a1, 4),
+                       "hinted": int(took.sum()),
+                       "flagged": [int(flagged[sel].sum()), int(sel.sum())],
                        "flagged_2plus": [int(flagged[two].sum()), int(two.sum())]}
                 out["cheats"].setdefault(c, {})[g] = row
-                print(f"{c:<16}{g:>6}{a:8.3f}{row['flagged'][0]:>8}/{row['flagged'][1]:<5}"
+                print(f"{c:<16}{g:>6}{a:8.3f}{'-' if a1 is None else f'{a1:.3f}':>12}"
+                      f"{row['flagged'][0]:>8}/{row['flagged'][1]:<5}"
                       f"{row['flagged_2plus'][0]:>8}/{row['flagged_2plus'][1]:<5}")
         total = np.array([sum(x.values()) for x in llr])
         print("\nper-solve log-likelihood ratios (Evidence.llr), mean per model:")
@@ -186,8 +196,18 @@ def _report(puzzles, solves, cold, after, args, seconds):
                                                for i in np.flatnonzero(sel)])), 3)
                      for key in keys}
             out.setdefault("llr_mean", {})[m] = means
-            extra = (f"  AUC of the sum {auc(total[sel], total[honest]):.3f}"
-                     if m in CHEATS else "")
+            took = sel & (hints >= 1)
+            extra = ""
+            if m in CHEATS and took.any():
+                # against honest solves of the puzzles where hints were taken
+                same = honest & np.isin(puzzle, np.unique(puzzle[took]))
+                row = {"all": round(auc(total[sel], total[honest]), 4),
+                       "hinted": round(auc(total[took], total[same]), 4),
+                       "hinted_solves": int(took.sum())}
+                out.setdefault("llr_auc", {})[m] = row
+                extra = (f"  AUC of the sum {row['all']:.3f}; of the {row['hinted_solves']} "
+                         f"solves with a hint, against honest solves of their puzzles "
+                         f"{row['hinted']:.3f}")
             print(f"  {m:<15} {means}{extra}")
         report["phases"][phase] = out
     spent = 1000 * np.array([r[5] for r in cold])  # ms
