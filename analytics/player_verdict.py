@@ -27,11 +27,14 @@ and judges each *kind* of evidence apart:
 
 A count kind is judged by the beta-binomial tail of its odd (and weakly odd) solves
 among the season's, with the honest rate and how much one person's own rate varies
-around it (its squared coefficient of variation, ``cv2``) from the null, over the whole season and over every window of :data:`WINDOW`
+around it (its squared coefficient of variation, learnt apart for the weakly odd and the
+odd level) from the null, over the whole season and over every window of :data:`WINDOW`
 solves (so many ordinary solves cannot hide a run of odd ones; the windows are
 Bonferroni-corrected). A count has no magnitude, so one extreme solve counts as one.
-A kind's p is its smallest test's times the tests; the player's p is the smallest
-kind's times the kinds judged (Bonferroni); the player is flagged below ``alpha``.
+A kind's p is its smallest test's times the tests; the player's p is the smallest kind's
+p over its share of ``alpha`` (a weighted Bonferroni, :func:`_shares`: the likelihood-ratio
+kinds share :data:`RATIO_SHARE`, the rest the remainder); the player is flagged below
+``alpha``.
 
 **The null** (:class:`PlayerNull`) holds each kind's honest rates and correlation and
 the population's tempo slope. The cold-start one ships in ``data/player_null.json``
