@@ -196,6 +196,10 @@ class PlayerNull:
     source: str                         # whom it comes from, in words
     players: int = 0
     solves: int = 0
+    # per likelihood-ratio kind, the log of its mean ratio over honest solves where that
+    # exceeds one (a model the ratio's construction fell short for): taken off every
+    # solve's log-ratio, so the season's product stays a test martingale for them
+    llr_offset: Mapping[str, float] = field(default_factory=dict)
 
     def kind(self, name: str) -> KindNull:
         """A kind's null; one nobody measured gets the guard's floors at twice."""
@@ -208,7 +212,8 @@ class PlayerNull:
         return {"kinds": {k: v.to_json() for k, v in sorted(self.kinds.items())},
                 "slope": None if self.slope is None else list(self.slope),
                 "source": self.source,
-                "players": self.players, "solves": self.solves}
+                "players": self.players, "solves": self.solves,
+                "llr_offset": dict(sorted(self.llr_offset.items()))}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> PlayerNull:
@@ -216,7 +221,7 @@ class PlayerNull:
                           for k, v in doc["kinds"].items()},
                          None if doc.get("slope") is None else tuple(doc["slope"]),
                          doc.get("source", ""), doc.get("players", 0),
-                         doc.get("solves", 0)))
+                         doc.get("solves", 0), doc.get("llr_offset") or {}))
 
 
 def guard(null: PlayerNull) -> PlayerNull:
@@ -231,7 +236,8 @@ def guard(null: PlayerNull) -> PlayerNull:
         centre, between, within = slope
         slope = (min(centre, SLOPE_CENTRE_LIMIT), max(between, SLOPE_SD_FLOOR),
                  max(within, SLOPE_SD_FLOOR))
-    return PlayerNull(kinds, slope, null.source, null.players, null.solves)
+    return PlayerNull(kinds, slope, null.source, null.players, null.solves,
+                      {k: max(0.0, float(v)) for k, v in null.llr_offset.items()})
 
 
 @lru_cache(maxsize=1)
@@ -252,11 +258,15 @@ def odd_levels(s: SolveFacts) -> dict[str, int]:
     return out
 
 
-def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str) -> PlayerNull:
+def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
+               llr_offset: Mapping[str, float] | None = None) -> PlayerNull:
     """A null from honest players' seasons: per kind the share of solves weakly odd and
     odd, the correlation between one person's solves (moment estimate over players with
-    at least 5 solves), the population's tempo slopes; guarded."""
+    at least 5 solves), the population's tempo slopes; guarded. The likelihood-ratio
+    offsets are learnt too unless ``llr_offset`` is given: a portal's players include
+    the very cheaters the ratios exist for, so a portal keeps the shipped null's."""
     per_kind: dict[str, list[tuple[int, int, int]]] = {}
+    ratios: dict[str, list[float]] = {}
     slopes, within = [], []
     players = solves = 0
     for season in seasons:
@@ -273,6 +283,9 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str) -> PlayerNu
                 c[2] += lvl >= 2
         for k, c in counts.items():
             per_kind.setdefault(k, []).append(tuple(c))
+        for s in season:
+            for k, v in s.llr.items():
+                ratios.setdefault(k, []).append(math.exp(min(v, STRONG_LLR)))
         own = [s.slope[0] / s.slope[1] for s in season if s.slope]
         b = pooled_slope(season)
         if b is not None and len(own) >= MIN_TEMPO_SOLVES:
@@ -287,7 +300,9 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str) -> PlayerNu
     # too few players to say how people slow down: no tempo case
     slope = ((float(np.quantile(slopes, 0.25)), float(np.std(slopes, ddof=1)),
               float(np.median(within))) if len(slopes) >= 5 else None)
-    return guard(PlayerNull(kinds, slope, source, players, solves))
+    if llr_offset is None:
+        llr_offset = {k: max(0.0, math.log(float(np.mean(v)))) for k, v in ratios.items()}
+    return guard(PlayerNull(kinds, slope, source, players, solves, dict(llr_offset)))
 
 
 def lenient(nulls: Sequence[PlayerNull], source: str) -> PlayerNull:
@@ -303,8 +318,10 @@ def lenient(nulls: Sequence[PlayerNull], source: str) -> PlayerNull:
     known = [n.slope for n in nulls if n.slope is not None]
     slope = ((min(x[0] for x in known), max(x[1] for x in known), max(x[2] for x in known))
              if known and len(known) == len(nulls) else None)
+    offsets = {k: max(n.llr_offset.get(k, 0.0) for n in nulls)
+               for k in sorted({k for n in nulls for k in n.llr_offset})}
     return guard(PlayerNull(kinds, slope, source, sum(n.players for n in nulls),
-                            sum(n.solves for n in nulls)))
+                            sum(n.solves for n in nulls), offsets))
 
 
 def _cv2(k, n) -> float:
@@ -418,7 +435,8 @@ def _spans(n: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _llr_kind(kind: str, season: Sequence[SolveFacts]) -> Finding | None:
+def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
+              ) -> Finding | None:
     """The sum test of one kind of likelihood ratio over the season and its windows.
 
     Each solve's ratio is built so that its mean over honest play is at most one
@@ -426,11 +444,12 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts]) -> Finding | None:
     an honest player's season reaches a sum of log-ratios S with probability at most
     e^-S (Markov), whatever the number of solves. Each solve counts at most
     :data:`STRONG_LLR` (one odd solve does not dominate: capping a ratio only lowers its
-    mean); the smallest p times the spans tested."""
+    mean) and less the null's ``offset`` for this kind (the log of its honest mean where
+    that exceeds one); the smallest p times the spans tested."""
     idx = [i for i, s in enumerate(season) if kind in s.llr]
     if not idx:
         return None
-    v = np.minimum([season[i].llr[kind] for i in idx], STRONG_LLR)
+    v = np.minimum([season[i].llr[kind] for i in idx], STRONG_LLR) - offset
     spans = _spans(len(idx))
     best = max(((float(v[a:b].sum()), a, b, no) for no, (a, b) in enumerate(spans)),
                key=lambda t: t[0])
@@ -522,7 +541,8 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     kinds = sorted({k for lv in levels for k in lv})
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
     ratio_kinds = sorted({k for s in season for k in s.llr})
-    found += [f for f in (_llr_kind(k, season) for k in ratio_kinds) if f]
+    found += [f for f in (_llr_kind(k, season, null.llr_offset.get(k, 0.0))
+                          for k in ratio_kinds) if f]
     tempo = _tempo(season, null)
     if tempo is not None:
         found.append(tempo)

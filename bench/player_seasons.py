@@ -280,7 +280,9 @@ def _write_null(people, seasons, args, started) -> int:
                                           f"{v.dispersion(2):.1f}"
                                           for k, v in sorted(null.kinds.items()))
               + ("" if null.slope is None else
-                 f"; slope {null.slope[0]:.2f} ± {null.slope[1]:.2f}"))
+                 f"; slope {null.slope[0]:.2f} ± {null.slope[1]:.2f}")
+              + "; ratio offsets " + ", ".join(f"{k} {v:.4f}"
+                                               for k, v in sorted(null.llr_offset.items())))
     null = pv.lenient(per_model, f"simulated honest players ({', '.join(HONEST)})")
     with open(args.null_out, "w") as fh:
         json.dump(null.to_json(), fh, indent=1)
@@ -346,7 +348,8 @@ def _judge_all(stored, pool, args) -> dict:
     cold_null = pv.shipped_null()
     cold = _judge(seasons["cold"], cold_null, pool)
     portal_null = pv.learn_null([seasons["after nightly"][pid] for pid, v in cold.items()
-                                 if v[0] is None], "this portal's players")
+                                 if v[0] is None], "this portal's players",
+                                cold_null.llr_offset)
     verdicts = {"cold": (cold_null, cold),
                 "after nightly": (portal_null, _judge(seasons["after nightly"],
                                                       portal_null, pool))}

@@ -90,7 +90,9 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
         enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
         if len(enough) < MIN_NULL_PLAYERS:
             continue
-        null = learn_null(enough, PORTAL_SOURCE)
+        # the ratios' offsets stay the shipped ones: a portal's players include the
+        # cheaters the ratios exist for
+        null = learn_null(enough, PORTAL_SOURCE, shipped_null().llr_offset)
         learnt[portal] = json.dumps(null.to_json())
         used[portal] = null.players
     if learnt:
