@@ -17,7 +17,8 @@ and judges each *kind* of evidence apart:
   unproven cells, hint runs, how far from one look at the board the cells placed at a
   stall were): their sum over the season, each solve capped at :data:`STRONG_LLR`
   (:func:`_llr_kind`: a ratio whose honest mean is at most one makes a test martingale,
-  so an honest season reaches a sum S with probability at most e^-S);
+  so an honest season reaches a sum S with probability at most e^-S; the null's
+  ``llr_offset`` takes off what an honest model's mean was measured above one);
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
@@ -70,6 +71,10 @@ WINDOW = 20                     # solves in a window (a run of odd solves)
 WINDOW_STEP = 10                # windows start every this many solves
 ALPHA = 1e-3                    # default player false-positive target per season
 RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kinds together
+# the most a ratio kind's offset may take off a solve: a model whose mean ratio is above
+# 1.1 means the ratio is wrong, not that the offset should hide it (nor a stored value
+# switch the kind off)
+OFFSET_CAP = math.log(1.1)
 MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
 # solves with a slope the tempo test needs: one solve's slope is heavy-tailed (a break
 # taken at an easy step), and the null's per-solve spread is measured over 5 or more
@@ -237,7 +242,12 @@ def guard(null: PlayerNull) -> PlayerNull:
         slope = (min(centre, SLOPE_CENTRE_LIMIT), max(between, SLOPE_SD_FLOOR),
                  max(within, SLOPE_SD_FLOOR))
     return PlayerNull(kinds, slope, null.source, null.players, null.solves,
-                      {k: max(0.0, float(v)) for k, v in null.llr_offset.items()})
+                      {k: _offset(v) for k, v in null.llr_offset.items()})
+
+
+def _offset(v) -> float:
+    v = float(v)
+    return float(np.clip(v, 0.0, OFFSET_CAP)) if math.isfinite(v) else OFFSET_CAP
 
 
 @lru_cache(maxsize=1)
@@ -301,7 +311,11 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
     slope = ((float(np.quantile(slopes, 0.25)), float(np.std(slopes, ddof=1)),
               float(np.median(within))) if len(slopes) >= 5 else None)
     if llr_offset is None:
-        llr_offset = {k: max(0.0, math.log(float(np.mean(v)))) for k, v in ratios.items()}
+        # an upper bound (mean + 2 standard errors) of the honest mean: a few thousand
+        # solves measure it to a few thousandths, about the size of the offset itself
+        llr_offset = {k: max(0.0, math.log(float(np.mean(v)
+                                                 + 2 * np.std(v) / math.sqrt(len(v)))))
+                      for k, v in ratios.items()}
     return guard(PlayerNull(kinds, slope, source, players, solves, dict(llr_offset)))
 
 
@@ -513,7 +527,7 @@ class PlayerVerdict:
     summary: str                    # the verdict in one sentence
     rests_on: str                   # how much the verdict rests on
     null_source: str
-    kinds: int                      # kinds judged (the Bonferroni factor)
+    kinds: int                      # kinds judged (alpha is shared among them)
 
     @property
     def odd_solves(self) -> tuple[str, ...]:
@@ -562,15 +576,18 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
         summary = f"Not flagged: nothing unusual over {n} solve{'s' if n != 1 else ''}."
     factor = max((1.0 / share[f.kind] for f in found if f.kind not in ratio_kinds),
                  default=k)
+    ratio_factor = max((1.0 / share[f.kind] for f in found if f.kind in ratio_kinds),
+                       default=None)
     return PlayerVerdict(flagged, p, n, alpha, tuple(found), summary,
-                         _rests_on(n, null, alpha, factor), null.source, k)
+                         _rests_on(n, null, alpha, factor, ratio_factor), null.source, k)
 
 
 def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]:
     """Each kind's share of ``alpha`` (a weighted Bonferroni: the shares sum to one, so
     an honest player is flagged with probability at most ``alpha``). The likelihood-ratio
-    kinds, exact at any season length with no null to learn, share :data:`RATIO_SHARE`;
-    the rest share what is left; without either, the other has it all."""
+    kinds, bounded at any season length from the honest models alone, share
+    :data:`RATIO_SHARE`; the rest share what is left; without either, the other has it
+    all."""
     ratios = [f.kind for f in found if f.kind in ratio_kinds]
     others = [f.kind for f in found if f.kind not in ratio_kinds]
     if not ratios or not others:
@@ -579,9 +596,11 @@ def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]
             **{k: (1.0 - RATIO_SHARE) / len(others) for k in others}}
 
 
-def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float) -> str:
+def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
+              ratio_kinds: float | None = None) -> str:
     """How much a verdict over ``n`` solves can say: the least number of solves, all
-    odd in one family, that would reach ``alpha`` (``kinds``: a family's correction)."""
+    odd in one family (or each at a ratio kind's cap), that would reach ``alpha``
+    (``kinds``, ``ratio_kinds``: the corrections of a family and of a ratio kind)."""
     if n == 0:
         return "No scored solves yet: nothing to judge."
     fam = min((null.kind(f) for f in FAMILIES), key=lambda v: v.strong)
@@ -589,6 +608,9 @@ def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float) -> str:
                  if bb_tail(m, m, fam.strong, fam.rho(fam.strong, fam.dispersion(2)))
                  * 2 * max(kinds, 1)
                  < alpha), None)
+    if ratio_kinds is not None:
+        by_ratio = math.floor(math.log(ratio_kinds / alpha) / STRONG_LLR) + 1
+        need = by_ratio if need is None else min(need, by_ratio)
     base = f"Rests on {n} scored solve{'s' if n != 1 else ''} ({null.source})"
     if need is not None and n < need:
         return (f"{base}: too few for a verdict on its own; it would take {need} solves "

@@ -58,7 +58,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
     now = now or datetime.now(timezone.utc)
     seasons = db.read(sql.seasons, players)
     stored = db.read(sql.current, players)
-    nulls = {p: PlayerNull.from_json(json.loads(t)) for p, t in db.read(sql.nulls).items()}
+    nulls = {p: _stored_null(t) for p, t in db.read(sql.nulls).items()}
     rows = []
     for key in players:
         facts = _facts(seasons.get(key, []))
@@ -77,6 +77,16 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                               if was and was["state"] == "cleared" and state == "flagged"
                               else None)})
     return db.write(sql.save, rows, now)
+
+
+def _stored_null(text: str) -> PlayerNull:
+    """A portal's stored null; one learnt before the ratios had offsets takes the shipped
+    null's (its dispersions are relearnt at the next nightly run)."""
+    doc = json.loads(text)
+    null = PlayerNull.from_json(doc)
+    if "llr_offset" not in doc:
+        null = replace(null, llr_offset=shipped_null().llr_offset)
+    return null
 
 
 def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:

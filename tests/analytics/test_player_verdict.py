@@ -162,29 +162,40 @@ def test_the_likelihood_ratios_share_half_of_alpha():
 
 
 def test_an_honest_ratio_mean_above_one_is_taken_off_each_solve():
-    """A model the ratio's construction fell short for (its honest mean 1.1): the null
-    learns the offset, every solve's log-ratio loses it, and a portal keeps the shipped
-    offset rather than learn it from players who may be taking hints."""
+    """A model the ratio's construction fell short for (its honest mean 1.05): the null
+    learns an upper bound of it, every solve's log-ratio loses its log, and a portal
+    keeps the shipped offset rather than learn it from players who may take hints."""
     rng = np.random.default_rng(18)
 
     def season(j):
         return [SolveFacts(f"p{j}-{i}", {"order": 0.5}, False,
-                           {"stall_look": math.log(1.5) if rng.random() < 0.2 else 0.0})
+                           {"stall_look": math.log(1.5) if rng.random() < 0.1 else 0.0})
                 for i in range(20)]
 
     null = learn_null([season(j) for j in range(300)], "a model")
-    assert null.llr_offset["stall_look"] == pytest.approx(math.log(1.1), abs=0.01)
+    offset = null.llr_offset["stall_look"]
+    assert math.log(1.05) - 0.01 < offset < math.log(1.05) + 0.02
     assert PlayerNull.from_json(null.to_json()) == null
     # a lucky honest season: nine of twenty at 1.5 to 1 sums 3.6 nats, less the offset
     lucky = _llr_season([math.log(1.5)] * 9 + [0.0] * 11)
     top = next(f for f in judge(lucky, null).findings if f.kind == "stall_look")
-    assert top.p == pytest.approx(math.exp(-(9 * math.log(1.5) - 20 * math.log(1.1))),
-                                  rel=0.05)
+    assert top.p == pytest.approx(math.exp(-(9 * math.log(1.5) - 20 * offset)))
     # a null that measured ratios below one on average never adds to a player's sum
     calm = learn_null([_llr_season([-0.5] * 20)], "calm")
     assert calm.llr_offset["stall_look"] == 0.0
     portal = learn_null([season(j) for j in range(40)], "a portal", {"stall_look": 0.02})
     assert portal.llr_offset == {"stall_look": 0.02}
+    # a stored offset cannot switch a ratio kind off
+    doc = {**null.to_json(), "llr_offset": {"stall_look": 1e9, "hint_run": float("nan")}}
+    assert set(PlayerNull.from_json(doc).llr_offset.values()) == {math.log(1.1)}
+
+
+def test_a_ratio_kind_can_flag_in_three_solves():
+    """Three solves each at the cap (30 to 1) reach alpha with half of it for the
+    ratios; the verdict of two says it rests on too few."""
+    two = judge(_llr_season([10.0] * 2), _null())
+    assert not two.flagged and "it would take 3 solves" in two.rests_on
+    assert judge(_llr_season([10.0] * 3), _null()).flagged
 
 
 def test_few_solves_say_how_little_they_rest_on():

@@ -227,3 +227,19 @@ async def test_the_queue_validates_and_pages(client):
     assert sorted(seen) == ["a", "b", "c"] and len(seen) == 3
     doc = await _player(client, "a")
     assert doc["verdict"]["state"] == "clear" and "too few" in doc["verdict"]["rests_on"]
+
+
+def test_a_portal_null_stored_before_the_ratio_offsets_takes_the_shipped_ones():
+    import json
+
+    from fairgrid.analytics.player_verdict import shipped_null
+    from fairgrid.daemon.work.verdicts import _stored_null
+
+    doc = shipped_null().to_json()
+    doc.pop("llr_offset")
+    doc["source"] = "this portal's players"
+    old = _stored_null(json.dumps(doc))
+    assert old.llr_offset == shipped_null().llr_offset and old.llr_offset
+    assert old.source == "this portal's players"
+    doc["llr_offset"] = {}
+    assert _stored_null(json.dumps(doc)).llr_offset == {}
