@@ -16,10 +16,12 @@ two thirds of the puzzles' solves not flagged cold, exactly as ``detection_eval.
 
 Prints, per phase: honest solves flagged per model by level and by pace (target <= 0.1 %
 everywhere); per cheat and pace the ROC AUC of the anomaly against honest solves of the
-same puzzles and pace (over all its solves, and over the solves where a hint was taken:
-a puzzle with no stall offers none), the share flagged, and for the hint at the stall the
+same pace (every person solves every puzzle when ``--season`` covers them all), over
+all its solves and over the solves where a hint was taken against honest solves of those
+puzzles at that pace (a puzzle with no stall offers no hint), the share flagged, and for the hint at the stall the
 share flagged among solves with two or more hints; per model the mean per-solve log-likelihood ratios
-(``Evidence.llr``) and the AUC of their sum; scoring time per solve (the CPU time of one
+(``Evidence.llr``) and the AUC of their sum (over the hinted solves: against honest
+solves of the same puzzles, every pace); scoring time per solve (the CPU time of one
 process, median and p99, so other work on the machine does not count). Progress goes to
 stderr.
 """
@@ -176,7 +178,8 @@ def _report(puzzles, solves, cold, after, args, seconds):
                 # a puzzle without a stall gives the hint-taker no hint to take: its
                 # solves are honest ones, whatever the detector
                 took = sel & (hints >= 1)
-                a1 = auc(anomaly[took], anomaly[honest & mask]) if took.any() else None
+                same = honest & mask & np.isin(puzzle, np.unique(puzzle[took]))
+                a1 = auc(anomaly[took], anomaly[same]) if took.any() else None
                 two = sel & (hints >= 2)
                 row = {"auc": round(a, 4),
                        "auc_hinted": None if a1 is None else round(a1, 4),

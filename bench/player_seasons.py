@@ -5,7 +5,7 @@ on one puzzle in three or on every puzzle; cold start and after the nightly job.
                                    [--cheaters 6] [--jobs N] [--seed 1] [--out FILE.json]
                                    [--facts-out FACTS.json.gz]
     python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N]
-    python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 12]
+    python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 40]
 
 Puzzles: ``--per-level`` sudoku.org.uk dailies of each of the site's four levels
 (../shared/data), each with the daemon's production analysis. Every player solves
@@ -181,6 +181,12 @@ def main() -> int:
     from fairgrid.analytics.puzzle_model import PuzzleRating
 
     started = time.perf_counter()
+    if args.facts_in and (args.null_out or args.facts_out):
+        raise SystemExit("error: --facts-in judges saved seasons; it takes neither "
+                         "--null-out nor --facts-out")
+    if args.null_out and args.facts_out:
+        raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
+                         "goes with an evaluation run")
     if args.facts_in:
         stored = _load_facts(args.facts_in)
         with ProcessPoolExecutor(args.jobs) as pool:
