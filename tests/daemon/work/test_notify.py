@@ -85,6 +85,7 @@ async def test_events_are_signed_retried_and_delivered_with_one_id(aiohttp_clien
     secret = await _endpoint(client, str(server.make_url("/hook")))
     await _post(client, "copy")
     await until(lambda: _has(receiver, 1))
+    await until(lambda: _delivered(client, 1))
     # four attempts of one event: three 500s, then accepted; the same id every time
     ids = {h["webhook-id"] for h, _ in receiver.attempts}
     assert len(receiver.attempts) == 4 and len(ids) == 1
@@ -101,6 +102,7 @@ async def test_events_are_signed_retried_and_delivered_with_one_id(aiohttp_clien
     await client.post(f"/v1/flags/{flag_id}/review", headers=bearer(ADMIN),
                       json={"state": "cleared", "note": "known fast solver"})
     await until(lambda: _has(receiver, 2))
+    await until(lambda: _delivered(client, 2))
     reviewed = receiver.accepted[1]
     assert reviewed["type"] == "flag.reviewed" and reviewed["data"]["state"] == "cleared"
     assert reviewed["data"]["by"] == "service token 1 (admin)"
@@ -112,6 +114,12 @@ async def test_events_are_signed_retried_and_delivered_with_one_id(aiohttp_clien
 
 async def _has(receiver, n):
     return len(receiver.accepted) >= n
+
+
+async def _delivered(client, n):
+    """The service has recorded ``n`` deliveries: a receiver holds an event a moment
+    before the notifier has read its answer and written it down."""
+    return len(await _notes(client, state="delivered")) >= n
 
 
 async def test_a_receiver_that_is_down_then_failed_then_redelivered(aiohttp_client,
@@ -139,6 +147,7 @@ async def test_a_receiver_that_is_down_then_failed_then_redelivered(aiohttp_clie
                              headers=bearer(ADMIN))
     assert resp.status == 200
     await until(lambda: _has(receiver, 1))
+    await until(lambda: _delivered(client, 1))
     # a reviewer sees it in the console too, and an admin sends it again from there
     await client.post("/v1/users", headers=bearer(ADMIN), json={
         "name": "root", "role": "admin", "password": "root password 1"})
