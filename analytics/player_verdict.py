@@ -185,10 +185,10 @@ class KindNull:
         """The squared coefficient of variation at ``level`` (1 weak, 2 odd)."""
         return self.cv2 if level == 1 or self.cv2_strong is None else self.cv2_strong
 
-    def rho(self, q: float, cv2: float | None = None) -> float:
-        """The beta-binomial's intra-person correlation at rate ``q`` (and ``cv2``,
-        default the weak level's)."""
-        x = (self.cv2 if cv2 is None else cv2) * q / (1.0 - q)
+    def rho(self, q: float, level: int) -> float:
+        """The beta-binomial's intra-person correlation at rate ``q`` with ``level``'s
+        dispersion."""
+        x = self.dispersion(level) * q / (1.0 - q)
         return x / (1.0 + x)
 
 
@@ -425,7 +425,7 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
         for span_no, (a, b) in enumerate(spans):
             tests += 1
             odd = [idx[i] for i in range(a, b) if levels[idx[i]][kind] >= level]
-            p = bb_tail(len(odd), b - a, rate, null.rho(rate, null.dispersion(level)))
+            p = bb_tail(len(odd), b - a, rate, null.rho(rate, level))
             if best is None or p < best[0]:
                 best = (p, level, span_no, a, b, odd, rate)
     p, level, span_no, a, b, odd, rate = best
@@ -605,7 +605,7 @@ def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
         return "No scored solves yet: nothing to judge."
     fam = min((null.kind(f) for f in FAMILIES), key=lambda v: v.strong)
     need = next((m for m in range(1, 200)
-                 if bb_tail(m, m, fam.strong, fam.rho(fam.strong, fam.dispersion(2)))
+                 if bb_tail(m, m, fam.strong, fam.rho(fam.strong, 2))
                  * 2 * max(kinds, 1)
                  < alpha), None)
     if ratio_kinds is not None:

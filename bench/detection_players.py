@@ -18,10 +18,10 @@ Prints, per phase: honest solves flagged per model by level and by pace (target 
 everywhere); per cheat and pace the ROC AUC of the anomaly against honest solves of the
 same pace (every person solves every puzzle when ``--season`` covers them all), over
 all its solves and over the solves where a hint was taken against honest solves of those
-puzzles at that pace (a puzzle with no stall offers no hint), the share flagged, and for the hint at the stall the
-share flagged among solves with two or more hints; per model the mean per-solve log-likelihood ratios
-(``Evidence.llr``) and the AUC of their sum (over the hinted solves: against honest
-solves of the same puzzles, every pace); scoring time per solve (the CPU time of one
+puzzles at that pace (a puzzle with no stall offers no hint), the share flagged, and for
+the hint at the stall the share flagged among solves with two or more hints; per model
+the mean per-solve log-likelihood ratios (``Evidence.llr``) and the AUC of their sum
+(over the hinted solves: against honest solves of the same puzzles, every pace); scoring time per solve (the CPU time of one
 process, median and p99, so other work on the machine does not count). Progress goes to
 stderr.
 """

@@ -153,15 +153,6 @@ def _seasons(people, by_sid):
             for pl in people}
 
 
-def _until(season, null, alpha):
-    """The number of solves after which the player is first flagged (None: never)."""
-    from fairgrid.analytics.player_verdict import judge
-    for n in range(1, len(season) + 1):
-        if judge(season[:n], null, alpha=alpha).flagged:
-            return n
-    return None
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--per-level", type=int, default=5)
@@ -190,7 +181,7 @@ def main() -> int:
     if args.facts_in:
         stored = _load_facts(args.facts_in)
         with ProcessPoolExecutor(args.jobs) as pool:
-            report = _judge_all(stored, pool, args)
+            report = _judge_all(stored, pool)
         report.update({"machine": machine(), "date": time.strftime("%Y-%m-%d"),
                        "seconds": round(time.perf_counter() - started),
                        "players": len(stored["people"]), "facts": args.facts_in})
@@ -260,7 +251,7 @@ def main() -> int:
                                                                     flagged_after)}
         if args.facts_out:
             _save_facts(args.facts_out, stored)
-        report = _judge_all(stored, pool, args)
+        report = _judge_all(stored, pool)
     report.update({"machine": machine(), "date": time.strftime("%Y-%m-%d"),
                    "seconds": round(time.perf_counter() - started), "puzzles": n_p,
                    "players": len(people), "solves": solves})
@@ -326,12 +317,16 @@ def _load_facts(path) -> dict:
 
 def _verdicts(chunk):
     """For each (season, null): the number of solves after which the player is first
-    flagged (None: never), and the season's final verdict (p, the kind that flagged)."""
-    from fairgrid.analytics.player_verdict import ALPHA, judge
+    flagged (None: never), and the season's final verdict (p, the kind that flagged);
+    every prefix of the season judged once, the whole season last."""
+    from fairgrid.analytics.player_verdict import judge
     out = []
     for season, null in chunk:
-        final = judge(season, null)
-        until = _until(season, null, ALPHA)
+        until = None
+        for n in range(1, len(season) + 1):
+            final = judge(season[:n], null)
+            if final.flagged and until is None:
+                until = n
         out.append((until, final.p_value,
                     final.findings[0].kind if final.flagged else None))
     return out
@@ -345,7 +340,7 @@ def _judge(seasons, null, pool) -> dict:
     return dict(zip(ids, got))
 
 
-def _judge_all(stored, pool, args) -> dict:
+def _judge_all(stored, pool) -> dict:
     """Cold: the shipped null; after nightly: the null learnt from this population's
     players the cold verdict did not flag. Judged and reported per model and kind."""
     from fairgrid.analytics import player_verdict as pv
