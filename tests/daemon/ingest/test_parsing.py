@@ -369,6 +369,21 @@ def test_a_malformed_webhook_id_is_400_naming_the_header(msg_id):
     assert (exc.value.field, exc.value.status) == ("webhook-id", 400)
 
 
+def test_a_timestamp_one_second_past_the_tolerance_is_refused_either_way():
+    """The boundary on a fixed clock (over HTTP the wall clock moves under the test)."""
+    from fairgrid.daemon.ingest.signatures import SignatureError
+
+    raw = json.dumps(body([])).encode()
+    headers = sign(SECRET_A, "msg-1", 1_000_000, raw)
+    verifier = Verifier.from_portals({"demo": (SECRET_A,)})
+    for now in (1_000_000 - 300, 1_000_000 + 300):
+        assert verifier.verify(headers, raw, now) == ("demo", "msg-1")
+    for now in (1_000_000 - 301, 1_000_000 + 301):
+        with pytest.raises(SignatureError) as exc:
+            verifier.verify(headers, raw, now)
+        assert exc.value.reason == "expired"
+
+
 def test_scoring_reads_what_ingestion_accepted_and_names_what_it_cannot():
     raw = _with("client", '{"paste_count": 2}').decode()
     assert scoring_fields(raw) == ({"paste_count": 2}, None)
