@@ -25,7 +25,10 @@ The nulls are built to hold for people unlike the simulator they start from:
 * **Flag rule** (strong evidence only): combined p below the target false-positive rate
   **and** either two families that agree (the strongest below :data:`LEAD_P`, a second
   below :data:`AGREE_P`; not a pair of :data:`DEPENDENT` ones), or one family that can stand
-  alone (:data:`ALONE`) below :data:`STRONG_P` — something no person does.
+  alone (:data:`ALONE`) below :data:`STRONG_P` — something no person does. An even pace
+  stands alone only when it is that even at people's pace for the solve's speed
+  (``signals.pace_allowance``): a fast person's intervals are mostly the motion of
+  writing digits.
 * **Per tournament**: Benjamini–Hochberg on the combined p-values (:func:`bh`).
 * **Players**: :func:`player_z` — Stouffer's Z over a player's solves, each solve's z
   clipped to [−1, 6] (an ordinary solve cannot erase the others) and the sum
@@ -194,9 +197,11 @@ def tail(name: str, value: float, centre: float, scale: float) -> tuple[float, f
 
 
 def judge(values: dict[str, float], null: dict[str, tuple[float, float]], *,
-          fpr: float = 1e-3, agree_p: float = AGREE_P, strong_p: float = STRONG_P
-          ) -> Verdict:
-    """Combine one solve's signal values into a verdict (see the module docstring)."""
+          fpr: float = 1e-3, agree_p: float = AGREE_P, strong_p: float = STRONG_P,
+          pace_allowance: float = 1.0) -> Verdict:
+    """Combine one solve's signal values into a verdict (see the module docstring);
+    ``pace_allowance`` (``signals.pace_allowance``) scales ``pace_variation`` where the
+    pacing family is weighed on its own."""
     parts = []
     for name, value in values.items():
         if name not in null or not math.isfinite(value):
@@ -220,7 +225,15 @@ def judge(values: dict[str, float], null: dict[str, tuple[float, float]], *,
                     for n, v, z, p, c in parts)
     ranked = tuple(sorted(fam_p.items(), key=lambda kv: kv[1]))
     odd = [f for f, p in ranked if p < agree_p] if ranked[0][1] < LEAD_P else []
-    alone = [f for f, p in ranked if p < strong_p and f in ALONE]
+    alone_p = dict(fam_p)
+    if pace_allowance > 1.0 and "pace_variation" in values and "pace_variation" in null:
+        ms = members["pacing"]
+        at_speed = tail("pace_variation", float(values["pace_variation"]) * pace_allowance,
+                        *null["pace_variation"])[1]
+        alone_p["pacing"] = _open(min(1.0, min([at_speed] + [x[3] for x in ms
+                                                            if x[0] != "pace_variation"])
+                                      * len(ms)))
+    alone = [f for f, _ in ranked if alone_p[f] < strong_p and f in ALONE]
     rule = ""
     if p_comb < fpr:
         if any(fam_p[a] < LEAD_P and frozenset({a, b}) not in DEPENDENT

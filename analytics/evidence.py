@@ -38,8 +38,8 @@ from .client_signals import away_words
 from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
-from .signals import (FAMILY, PuzzleFacts, change_point, compute, replay_solve,
-                      techniques_needed, unforced_bits)
+from .signals import (FAMILY, PuzzleFacts, change_point, compute, pace_allowance,
+                      replay_solve, techniques_needed, unforced_bits)
 
 # 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
@@ -501,7 +501,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
-    verdict = judge(values, null, fpr=fpr)
+    verdict = judge(values, null, fpr=fpr,
+                    pace_allowance=pace_allowance(facts.expected_log_s, duration_ms))
     split = -1  # where the pace steadied is only news when it steadied unusually
     if any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
         split = change_point(rep.intervals_ms[1:])[1]

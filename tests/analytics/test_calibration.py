@@ -15,6 +15,7 @@ from hypothesis import given, settings, strategies as st
 
 from fairgrid.analytics.calibration import (GUARD, bh, complete, fit_null, guard,
                                             honest_null, judge, player_z, tail)
+from fairgrid.analytics.signals import PACE_ALLOWANCE, pace_allowance
 
 # ------------------------------------------------------------------------ fit_null
 
@@ -274,3 +275,26 @@ def test_pace_and_speed_do_not_corroborate_each_other_a_fast_person_is_even():
     v = judge({**even, "order_sa": 0.1}, null)
     assert v.flagged and v.rule == "two"
     assert set(v.reasons) == {"pace_variation", "order_sa"}
+
+
+def test_an_even_pace_stands_alone_only_beyond_what_people_keep_at_that_speed():
+    null = _null()
+    six = pace_allowance(math.log(600.0), 100_000.0)   # 100 s where 600 s are expected
+    assert six == pytest.approx(6 ** PACE_ALLOWANCE)
+    # the most even of the ladder model's honest people at 6x: flagged by evenness alone
+    # were it measured against the expected pace, not at their speed
+    fast_person = {"pace_variation": 0.21}
+    assert judge(fast_person, null).rule == "alone"
+    v = judge(fast_person, null, pace_allowance=six)
+    assert not v.flagged
+    # the allowance is for standing alone: the family's p and the combination are the same
+    assert v.p_value == judge(fast_person, null).p_value
+    # a copy typed at a steady 1.5-3 s a cell is beyond people at any speed
+    assert judge({"pace_variation": 0.12}, null,
+                 pace_allowance=pace_allowance(6.0, 50 * 2250.0)).rule == "alone"
+    # and with an order unlike people's, evenness still corroborates at any speed
+    assert judge({**fast_person, "order_sa": 0.1}, null, pace_allowance=six).rule == "two"
+    # no allowance at the expected pace or slower, and none beyond ten times faster
+    assert pace_allowance(6.0, 1000 * math.exp(6.5)) == 1.0
+    assert pace_allowance(6.0, 0.0) == 1.0
+    assert pace_allowance(6.0, 1.0) == pytest.approx(10 ** PACE_ALLOWANCE)
