@@ -13,12 +13,14 @@ and judges each *kind* of evidence apart:
   :data:`MIN_BITS`), odd when the signal's p is below :data:`STRONG_P`. A person's
   guard allows a bit in any solve, so one hint per solve never makes a solve odd by its
   family; how *often* a player's solves hold one is what adds up;
-* **per kind of the solve's likelihood ratios** (``Evidence.llr``: right first time at
-  unproven cells, hint runs, how far from one look at the board the cells placed at a
-  stall were): their sum over the season, each solve capped at :data:`STRONG_LLR`
-  (:func:`_llr_kind`: a ratio whose honest mean is at most one makes a test martingale,
-  so an honest season reaches a sum S with probability at most e^-S; the null's
-  ``llr_offset`` takes off what an honest model's mean was measured above one);
+* **hints** (:data:`HINTS`), the solve's likelihood ratios together (``Evidence.llr``:
+  right first time at unproven cells, hint runs, how far from one look at the board the
+  cells placed at a stall were; one solve's sum is its ratio): their sum over the
+  season, each solve capped at :data:`STRONG_LLR` (:func:`_llr_kind`: a ratio whose
+  honest mean is at most one makes a test martingale, so an honest season reaches a sum
+  S with probability at most e^-S; the null's ``llr_offset`` takes off what an honest
+  model's mean was measured above one). One kind, not three: the three read the same
+  placements, and one test spends the ratios' share of ``alpha`` once;
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
@@ -34,7 +36,7 @@ solves (so many ordinary solves cannot hide a run of odd ones; the windows are
 Bonferroni-corrected). A count has no magnitude, so one extreme solve counts as one.
 A kind's p is its smallest test's times the tests; the player's p is the smallest kind's
 p over its share of ``alpha`` (a weighted Bonferroni, :func:`_shares`: the likelihood-ratio
-kinds share :data:`RATIO_SHARE`, the rest the remainder); the player is flagged below
+kind has :data:`RATIO_SHARE`, the rest the remainder); the player is flagged below
 ``alpha``.
 
 **The null** (:class:`PlayerNull`) holds each kind's honest rates and correlation and
@@ -70,7 +72,7 @@ MIN_BITS = 0.5                  # a counted signal's value that makes a solve we
 WINDOW = 20                     # solves in a window (a run of odd solves)
 WINDOW_STEP = 10                # windows start every this many solves
 ALPHA = 1e-3                    # default player false-positive target per season
-RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kinds together
+RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kind
 # the most a ratio kind's offset may take off a solve: a model whose mean ratio is above
 # 1.1 means the ratio is wrong, not that the offset should hide it (nor a stored value
 # switch the kind off)
@@ -91,6 +93,7 @@ SLOPE_CENTRE_LIMIT = 2.0        # the population's slope is taken no higher than
 FLAGGED = "flagged"
 COMBINED = "combined"
 TEMPO = "tempo"
+HINTS = "hints"                 # the solve's likelihood ratios (Evidence.llr) together
 FAMILIES = tuple(dict.fromkeys(FAMILY.values()))
 WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "deduction": "placed digits the board did not give at that moment",
@@ -102,9 +105,12 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "unforced": "placed digits the board did not give while a single was on offer",
          FLAGGED: "were flagged for review",
          COMBINED: "were unusual on all the evidence together",
-         "right_first_time": "had cells no technique proved, right at the first try",
-         "hint_run": "typed cells nothing proved in a run after a long pause",
-         "stall_look": "were stuck, then placed cells that one look at the board does not prove"}
+         HINTS: "weighed towards hints"}
+# what each of a solve's likelihood ratios says when it weighs towards a hint
+RATIO_WORDS = {"stall_look": "cells placed at a stall that one look at the board does not "
+                             "prove",
+               "right_first_time": "cells no technique proved, right at the first try",
+               "hint_run": "such cells typed in a run seconds apart"}
 
 
 def words(kind: str) -> str:
@@ -294,8 +300,8 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         for k, c in counts.items():
             per_kind.setdefault(k, []).append(tuple(c))
         for s in season:
-            for k, v in s.llr.items():
-                ratios.setdefault(k, []).append(math.exp(min(v, STRONG_LLR)))
+            if s.llr:
+                ratios.setdefault(HINTS, []).append(math.exp(min(_ratio(s), STRONG_LLR)))
         own = [s.slope[0] / s.slope[1] for s in season if s.slope]
         b = pooled_slope(season)
         if b is not None and len(own) >= MIN_TEMPO_SOLVES:
@@ -449,21 +455,26 @@ def _spans(n: int) -> list[tuple[int, int]]:
     return spans
 
 
+def _ratio(s: SolveFacts) -> float:
+    """A solve's log-likelihood ratio of hints against honest play: its kinds together."""
+    return float(sum(s.llr.values()))
+
+
 def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
               ) -> Finding | None:
-    """The sum test of one kind of likelihood ratio over the season and its windows.
+    """The sum test of the solves' likelihood ratios over the season and its windows.
 
     Each solve's ratio is built so that its mean over honest play is at most one
     (``analytics.deduction``); the product over solves is then a test martingale, and
     an honest player's season reaches a sum of log-ratios S with probability at most
     e^-S (Markov), whatever the number of solves. Each solve counts at most
     :data:`STRONG_LLR` (one odd solve does not dominate: capping a ratio only lowers its
-    mean) and less the null's ``offset`` for this kind (the log of its honest mean where
-    that exceeds one); the smallest p times the spans tested."""
-    idx = [i for i, s in enumerate(season) if kind in s.llr]
+    mean) and less the null's ``offset`` (the log of the honest mean where that exceeds
+    one); the smallest p times the spans tested."""
+    idx = [i for i, s in enumerate(season) if s.llr]
     if not idx:
         return None
-    v = np.minimum([season[i].llr[kind] for i in idx], STRONG_LLR) - offset
+    v = np.minimum([_ratio(season[i]) for i in idx], STRONG_LLR) - offset
     spans = _spans(len(idx))
     best = max(((float(v[a:b].sum()), a, b, no) for no, (a, b) in enumerate(spans)),
                key=lambda t: t[0])
@@ -474,14 +485,16 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
     where = (f"Over {len(idx)} solves" if span_no == 0 else
              f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
              f"{season[idx[b - 1]].submission_id})")
+    parts = [(sum(season[i].llr.get(k, 0.0) > 0 for i in towards), w)
+             for k, w in RATIO_WORDS.items()]
+    held = "; ".join(f"{n} held {w}" for n, w in parts if n)
+    what = f"{len(towards)} {words(kind)}" + (f" ({held})" if held else "")
     odds = ("over a million" if total > math.log(1e6) else
             f"{math.exp(total):,.0f}" if total > 0 else "")
-    sentence = (f"{where}, {len(towards)} {words(kind)}; all the solves together weigh "
-                f"{odds} to 1 for hints over honest play (the likelihood ratio: the solves "
-                f"that looked honest count against it); by chance: {_chance(p)}."
-                ) if total > 0 else (
-        f"{where}, {len(towards)} {words(kind)}; all the solves together weigh for honest "
-        f"play.")
+    sentence = (f"{where}, {what}; all the solves together weigh {odds} to 1 for hints "
+                f"over honest play (the likelihood ratio: the solves that looked honest "
+                f"count against it); by chance: {_chance(p)}.") if total > 0 else (
+        f"{where}, {what}; all the solves together weigh for honest play.")
     return Finding(kind, p, len(towards), b - a, 0.0, names, sentence)
 
 
@@ -554,7 +567,7 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     levels = [odd_levels(s) for s in season]
     kinds = sorted({k for lv in levels for k in lv})
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
-    ratio_kinds = sorted({k for s in season for k in s.llr})
+    ratio_kinds = [HINTS] if any(s.llr for s in season) else []
     found += [f for f in (_llr_kind(k, season, null.llr_offset.get(k, 0.0))
                           for k in ratio_kinds) if f]
     tempo = _tempo(season, null)

@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import math
 import sys
 import time
 from collections import Counter
@@ -354,7 +355,26 @@ def _judge_all(stored, pool) -> dict:
     verdicts = {"cold": (cold_null, cold),
                 "after nightly": (portal_null, _judge(seasons["after nightly"],
                                                       portal_null, pool))}
-    return _report(stored, verdicts)
+    report = _report(stored, verdicts)
+    report["ratio_means"] = _ratio_means(people, seasons["cold"], cold_null)
+    return report
+
+
+def _ratio_means(people, seasons, null) -> dict:
+    """Per honest model, the mean of the solves' capped likelihood ratios less the
+    shipped offset: the sum test's bound holds where it is at most one."""
+    from fairgrid.analytics import player_verdict as pv
+    offset = null.llr_offset.get(pv.HINTS, 0.0)
+    out = {}
+    for model in HONEST:
+        r = [math.exp(min(sum(s.llr.values()), pv.STRONG_LLR) - offset)
+             for pl in people if pl["cheat"] is None and pl["model"] == model
+             for s in seasons[pl["id"]] if s.llr]
+        out[model] = float(np.mean(r)) if r else None
+    print("\nhonest mean of the capped ratio less the offset "
+          f"({offset:.4f}; the bound needs <= 1): "
+          + ", ".join(f"{m} {v:.4f}" for m, v in out.items() if v is not None))
+    return out
 
 
 def _report(stored, verdicts) -> dict:

@@ -123,8 +123,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("scoring.player_alpha", float, 0.001,
             "False-positive target of a player's season verdict among honest players: "
             "the player is flagged when the strongest kind of evidence, corrected by its "
-            "share of it over the kinds judged (the likelihood ratios, when judged, share "
-            "half), is below it (see detection.md)."),
+            "share of it over the kinds judged (the likelihood ratios, added up as one "
+            "kind, have half), is below it (see detection.md)."),
     Setting("nightly.cron", str, "0 3 * * *",
             "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
     Setting("nightly.min_solves", int, 20,

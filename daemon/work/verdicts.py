@@ -80,13 +80,11 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
 
 
 def _stored_null(text: str) -> PlayerNull:
-    """A portal's stored null; one learnt before the ratios had offsets takes the shipped
-    null's (its dispersions are relearnt at the next nightly run)."""
-    doc = json.loads(text)
-    null = PlayerNull.from_json(doc)
-    if "llr_offset" not in doc:
-        null = replace(null, llr_offset=shipped_null().llr_offset)
-    return null
+    """A portal's stored null with the shipped null's ratio offsets: a portal never learns
+    its own (its players include the cheaters the ratios exist for), so the offsets of
+    the running release apply, to a null stored before they existed or changed too."""
+    return replace(PlayerNull.from_json(json.loads(text)),
+                   llr_offset=shipped_null().llr_offset)
 
 
 def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:

@@ -146,12 +146,12 @@ def test_a_style_odd_far_more_often_is_dispersed_at_the_odd_level():
 
 
 def test_the_likelihood_ratios_share_half_of_alpha():
-    """A weighted Bonferroni: the ratio kinds (exact at any season length) share half of
+    """A weighted Bonferroni: the ratio kind (exact at any season length) has half of
     alpha, the other kinds the other half."""
     season = _llr_season([0.4] * 20)          # 8 nats for hints over honest play
     verdict = judge(season, _null())
     top = verdict.findings[0]
-    assert top.kind == "stall_look" and top.p == pytest.approx(math.exp(-8.0))
+    assert top.kind == "hints" and top.p == pytest.approx(math.exp(-8.0))
     # one ratio kind: half of alpha to it alone; an equal share would not flag
     assert verdict.p_value == pytest.approx(2 * math.exp(-8.0))
     assert verdict.flagged and math.exp(-8.0) * verdict.kinds > ALPHA
@@ -173,20 +173,20 @@ def test_an_honest_ratio_mean_above_one_is_taken_off_each_solve():
                 for i in range(20)]
 
     null = learn_null([season(j) for j in range(300)], "a model")
-    offset = null.llr_offset["stall_look"]
+    offset = null.llr_offset["hints"]
     assert math.log(1.05) - 0.01 < offset < math.log(1.05) + 0.02
     assert PlayerNull.from_json(null.to_json()) == null
     # a lucky honest season: nine of twenty at 1.5 to 1 sums 3.6 nats, less the offset
     lucky = _llr_season([math.log(1.5)] * 9 + [0.0] * 11)
-    top = next(f for f in judge(lucky, null).findings if f.kind == "stall_look")
+    top = next(f for f in judge(lucky, null).findings if f.kind == "hints")
     assert top.p == pytest.approx(math.exp(-(9 * math.log(1.5) - 20 * offset)))
     # a null that measured ratios below one on average never adds to a player's sum
     calm = learn_null([_llr_season([-0.5] * 20)], "calm")
-    assert calm.llr_offset["stall_look"] == 0.0
-    portal = learn_null([season(j) for j in range(40)], "a portal", {"stall_look": 0.02})
-    assert portal.llr_offset == {"stall_look": 0.02}
-    # a stored offset cannot switch a ratio kind off
-    doc = {**null.to_json(), "llr_offset": {"stall_look": 1e9, "hint_run": float("nan")}}
+    assert calm.llr_offset["hints"] == 0.0
+    portal = learn_null([season(j) for j in range(40)], "a portal", {"hints": 0.02})
+    assert portal.llr_offset == {"hints": 0.02}
+    # a stored offset cannot switch the ratio kind off
+    doc = {**null.to_json(), "llr_offset": {"hints": 1e9, "stall_look": float("nan")}}
     assert set(PlayerNull.from_json(doc).llr_offset.values()) == {math.log(1.1)}
 
 
@@ -211,8 +211,9 @@ def test_likelihood_ratios_and_flags_are_kinds_of_their_own():
     season = [SolveFacts(f"s{i}", {f: float(rng.uniform(0.2, 1)) for f in FAMILIES}, False,
                          {"hint_run": math.log(5.0)}) for i in range(20)]
     verdict = judge(season, _null())
-    assert verdict.flagged and verdict.findings[0].kind == "hint_run"
-    assert "typed cells nothing proved in a run after a long pause" in verdict.summary
+    assert verdict.flagged and verdict.findings[0].kind == "hints"
+    assert "20 weighed towards hints (20 held such cells typed in a run seconds apart)" \
+        in verdict.summary
     assert PlayerVerdict.from_json(verdict.to_json()) == verdict
 
 
@@ -325,9 +326,9 @@ def test_likelihood_ratios_add_up_over_a_season_and_one_solve_does_not_dominate(
     # twenty solves each 1.9 to 1 for a hint-taker: weak alone, strong together
     verdict = judge(_llr_season([0.65] * 20), _null())
     top = verdict.findings[0]
-    assert verdict.flagged and top.kind == "stall_look" and top.odd == 20
-    assert "were stuck, then placed cells that one look at the board does not prove" \
-        in top.sentence
+    assert verdict.flagged and top.kind == "hints" and top.odd == 20
+    assert ("20 weighed towards hints (20 held cells placed at a stall that one look at "
+            "the board does not prove)") in top.sentence
     assert f"weigh {math.exp(13.0):,.0f} to 1 for hints over honest play" in top.sentence
     assert "weigh over a million to 1" in judge(_llr_season([1.0] * 20), _null()).summary
     assert not judge(_llr_season([0.65] * 5), _null()).flagged
@@ -361,3 +362,34 @@ def test_the_stall_look_ratio_has_an_honest_mean_of_at_most_one():
                               else STALL_LOOK_LR[buckets[i]] for i in picks))
         flagged += judge(_llr_season(season), _null(), alpha=0.01).flagged
     assert flagged <= 3
+
+
+def test_a_solves_likelihood_ratios_add_up_as_one_kind():
+    """Stall looks and right first time read the same placements: one ratio per solve,
+    their sum, tested once. Neither alone reaches alpha over this season; together they
+    do, and the sentence says what each solve held."""
+    rng = np.random.default_rng(21)
+    season = [SolveFacts(f"s{i:02d}", {f: float(rng.uniform(0.2, 1)) for f in FAMILIES},
+                         False, {"stall_look": 0.3, "right_first_time": 0.25 if i % 2 else -0.05,
+                                 "hint_run": 0.0})
+              for i in range(20)]
+    verdict = judge(season, _null())
+    top = verdict.findings[0]
+    assert top.kind == "hints" and top.p == pytest.approx(math.exp(-8.0))
+    assert verdict.flagged and [f.kind for f in verdict.findings].count("hints") == 1
+    assert ("20 weighed towards hints (20 held cells placed at a stall that one look at the "
+            "board does not prove; 10 held cells no technique proved, right at the first "
+            "try)") in top.sentence
+    for kind in ("stall_look", "right_first_time"):
+        alone = [SolveFacts(s.submission_id, s.family_p, False, {kind: s.llr[kind]})
+                 for s in season]
+        assert not judge(alone, _null()).flagged
+    # the null's offset is learnt on the solves' sums: two kinds each 1.025 on average
+    # (1.5 to 1 in one solve in twenty), independent, are 1.05 together
+    gen = np.random.default_rng(22)
+    seasons = [[SolveFacts(f"p{j}-{i}", {"order": 0.5}, False,
+                           {k: math.log(1.5) if gen.random() < 0.05 else 0.0
+                            for k in ("stall_look", "right_first_time")})
+                for i in range(20)] for j in range(300)]
+    offset = learn_null(seasons, "two kinds").llr_offset["hints"]
+    assert math.log(1.05) - 0.01 < offset < math.log(1.05) + 0.02
