@@ -178,6 +178,9 @@ class Verdict:
     signals: tuple[SignalScore, ...]
     rule: str = ""               # which rule flagged it ("" when not flagged)
     families: tuple[tuple[str, float], ...] = ()  # (family, p), strongest first
+    # an even pace was judged alone at this speed's allowance and did not reach the
+    # threshold there (the pacing family's p at speed; None otherwise)
+    pacing_at_speed: float | None = None
 
 
 def _open(p: float) -> float:
@@ -226,13 +229,11 @@ def judge(values: dict[str, float], null: dict[str, tuple[float, float]], *,
     ranked = tuple(sorted(fam_p.items(), key=lambda kv: kv[1]))
     odd = [f for f, p in ranked if p < agree_p] if ranked[0][1] < LEAD_P else []
     alone_p = dict(fam_p)
-    if pace_allowance > 1.0 and "pace_variation" in values and "pace_variation" in null:
-        ms = members["pacing"]
-        at_speed = tail("pace_variation", float(values["pace_variation"]) * pace_allowance,
-                        *null["pace_variation"])[1]
-        alone_p["pacing"] = _open(min(1.0, min([at_speed] + [x[3] for x in ms
-                                                            if x[0] != "pace_variation"])
-                                      * len(ms)))
+    ms = members.get("pacing", [])
+    if pace_allowance > 1.0 and any(x[0] == "pace_variation" for x in ms):
+        at_speed = [tail(x[0], x[1] * pace_allowance, *null[x[0]])[1]
+                    if x[0] == "pace_variation" else x[3] for x in ms]
+        alone_p["pacing"] = _open(min(1.0, min(at_speed) * len(ms)))
     alone = [f for f, _ in ranked if alone_p[f] < strong_p and f in ALONE]
     rule = ""
     if p_comb < fpr:
@@ -248,7 +249,9 @@ def judge(values: dict[str, float], null: dict[str, tuple[float, float]], *,
         reasons = tuple(s.name for s in sorted(signals, key=lambda s: s.p)
                         if FAMILY[s.name] in used and s.p < agree_p)
     anomaly = max(0.0, float(-math.log10(p_comb)))
-    return Verdict(anomaly, p_comb, flagged, reasons, signals, rule, ranked)
+    held = (alone_p["pacing"] if not flagged and "pacing" in fam_p
+            and fam_p["pacing"] < strong_p <= alone_p["pacing"] else None)
+    return Verdict(anomaly, p_comb, flagged, reasons, signals, rule, ranked, held)
 
 
 def bh(p_values, q: float = 0.05) -> np.ndarray:

@@ -468,6 +468,12 @@ def _verdict(verdict, type_name: str = DEFAULT_TYPE) -> str:
     strongest = min(verdict.signals, key=lambda s: s.p)
     if strongest.p >= 0.01:
         return "Not flagged: nothing unusual for an honest solve."
+    if verdict.pacing_at_speed is not None and FAMILY[strongest.name] == "pacing":
+        return (f"Not flagged: the most unusual sign is {_what(strongest.name, type_name)} "
+                f"({rarity(strongest.p)}) against people at the expected pace, but people "
+                f"solving as fast keep paces that even (writing digits is most of their "
+                f"time; {rarity(verdict.pacing_at_speed)} at this speed), and a second kind "
+                f"of evidence would have to agree.")
     return (f"Not flagged: the most unusual sign is {_what(strongest.name, type_name)} "
             f"({rarity(strongest.p)}), but this kind of evidence alone does not flag a "
             f"solve.")
@@ -501,8 +507,10 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
+    # an unfinished solve's time says nothing of its pace over the whole grid
     verdict = judge(values, null, fpr=fpr,
-                    pace_allowance=pace_allowance(facts.expected_log_s, duration_ms))
+                    pace_allowance=pace_allowance(facts.expected_log_s, duration_ms)
+                    if fill.complete else 1.0)
     split = -1  # where the pace steadied is only news when it steadied unusually
     if any(x.name == "switch" and x.p < 0.05 for x in verdict.signals):
         split = change_point(rep.intervals_ms[1:])[1]

@@ -110,7 +110,7 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
 RATIO_WORDS = {"stall_look": "cells placed at a stall that one look at the board does not "
                              "prove",
                "right_first_time": "cells no technique proved, right at the first try",
-               "hint_run": "such cells typed in a run seconds apart"}
+               "hint_run": "cells nothing proved, typed in a run seconds apart"}
 
 
 def words(kind: str) -> str:
@@ -207,9 +207,9 @@ class PlayerNull:
     source: str                         # whom it comes from, in words
     players: int = 0
     solves: int = 0
-    # per likelihood-ratio kind, the log of its mean ratio over honest solves where that
-    # exceeds one (a model the ratio's construction fell short for): taken off every
-    # solve's log-ratio, so the season's product stays a test martingale for them
+    # per likelihood-ratio kind (:data:`HINTS`), the log of an upper bound of its mean
+    # ratio over honest solves where that exceeds one: taken off every solve's
+    # log-ratio, so the season's product stays a test martingale for those models
     llr_offset: Mapping[str, float] = field(default_factory=dict)
 
     def kind(self, name: str) -> KindNull:
@@ -464,8 +464,10 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
               ) -> Finding | None:
     """The sum test of the solves' likelihood ratios over the season and its windows.
 
-    Each solve's ratio is built so that its mean over honest play is at most one
-    (``analytics.deduction``); the product over solves is then a test martingale, and
+    Each of a solve's ratios is built so that its mean over honest play is at most one
+    (``analytics.deduction``); their sum reads some placements twice, so its mean is
+    measured (the shipped null's offset, ``player_seasons.py`` prints it per honest
+    model). With a mean at most one the product over solves is a test martingale, and
     an honest player's season reaches a sum of log-ratios S with probability at most
     e^-S (Markov), whatever the number of solves. Each solve counts at most
     :data:`STRONG_LLR` (one odd solve does not dominate: capping a ratio only lowers its
@@ -598,9 +600,9 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
 def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]:
     """Each kind's share of ``alpha`` (a weighted Bonferroni: the shares sum to one, so
     an honest player is flagged with probability at most ``alpha``). The likelihood-ratio
-    kinds, bounded at any season length from the honest models alone, share
-    :data:`RATIO_SHARE`; the rest share what is left; without either, the other has it
-    all."""
+    kind, bounded at any season length from the honest models alone, has
+    :data:`RATIO_SHARE`; the rest share what is left; without either, every kind judged
+    has an equal share."""
     ratios = [f.kind for f in found if f.kind in ratio_kinds]
     others = [f.kind for f in found if f.kind not in ratio_kinds]
     if not ratios or not others:

@@ -75,10 +75,10 @@ MIN_COVERAGE = 0.8
 SWITCH_MIN = 8  # placements on each side of a change point
 INTERVAL_FLOOR_MS = 50.0  # intervals below this are one gesture (the log needs a floor)
 # Writing a digit takes the same time at any pace, so the faster a person solves, the
-# more of each interval is that motion and the evener the pace. Every honest model of
-# bench/players.py shows it: the sd of the log intervals falls by a factor of
-# 6^0.12-0.35 from the expected pace to six times it (medians and 1st percentiles of
-# four models); the allowance takes the least of them.
+# more of each interval is that motion and the evener the pace: the honest models of
+# bench/players.py that time the writing of each digit get evener by a factor of
+# 6^0.12-0.19 from the expected pace to six times it, at the median
+# (bench/pace_evenness.py); the allowance is the least of them.
 PACE_ALLOWANCE = 0.12
 PACE_ALLOWANCE_UPTO = 10.0  # no further: beyond 10x the expected speed is the speed's case
 
@@ -89,7 +89,7 @@ def pace_allowance(expected_log_s: float, duration_ms: float) -> float:
     time (k at most :data:`PACE_ALLOWANCE_UPTO`), 1 at the expected pace or slower. The
     decision scales ``pace_variation`` by it before an even pace may flag on its own
     (:func:`.calibration.judge`)."""
-    if not duration_ms > 0:
+    if not (duration_ms > 0 and np.isfinite(expected_log_s)):
         return 1.0
     ahead = float(expected_log_s) - np.log(duration_ms / 1000.0)
     return float(np.exp(PACE_ALLOWANCE * min(max(ahead, 0.0), np.log(PACE_ALLOWANCE_UPTO))))

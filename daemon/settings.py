@@ -124,7 +124,7 @@ SETTINGS: tuple[Setting, ...] = (
             "False-positive target of a player's season verdict among honest players: "
             "the player is flagged when the strongest kind of evidence, corrected by its "
             "share of it over the kinds judged (the likelihood ratios, added up as one "
-            "kind, have half), is below it (see detection.md)."),
+            "kind, have half when judged with others), is below it (see detection.md)."),
     Setting("nightly.cron", str, "0 3 * * *",
             "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
     Setting("nightly.min_solves", int, 20,

@@ -294,7 +294,15 @@ def test_an_even_pace_stands_alone_only_beyond_what_people_keep_at_that_speed():
                  pace_allowance=pace_allowance(6.0, 50 * 2250.0)).rule == "alone"
     # and with an order unlike people's, evenness still corroborates at any speed
     assert judge({**fast_person, "order_sa": 0.1}, null, pace_allowance=six).rule == "two"
+    # the family's Bonferroni stays: with pacing_difficulty beside it, twice the p
+    both = judge({**fast_person, "pacing_difficulty": 0.0}, null, pace_allowance=six)
+    assert not both.flagged and both.pacing_at_speed == pytest.approx(
+        2 * tail("pace_variation", 0.21 * six, *null["pace_variation"])[1])
+    assert v.pacing_at_speed is not None and judge(fast_person, null).pacing_at_speed is None
+    # a pace_variation that is not a number is left out, allowance or not
+    odd = {"pace_variation": float("nan"), "pacing_difficulty": -1.2, "speed": -1.0}
+    assert judge(odd, null, pace_allowance=six).rule == judge(odd, null).rule == "alone"
     # no allowance at the expected pace or slower, and none beyond ten times faster
     assert pace_allowance(6.0, 1000 * math.exp(6.5)) == 1.0
-    assert pace_allowance(6.0, 0.0) == 1.0
+    assert pace_allowance(6.0, 0.0) == pace_allowance(float("nan"), 1000.0) == 1.0
     assert pace_allowance(6.0, 1.0) == pytest.approx(10 ** PACE_ALLOWANCE)

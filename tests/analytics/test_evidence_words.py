@@ -16,3 +16,19 @@ def test_signal_names_in_words():
     assert all(signal_name(n) == NAMES[n] for n in NAMES)
     assert signal_name("unforced", "nurikabe") != "unforced"
     assert signal_name("something new") == "something new"
+
+
+def test_an_even_pace_cleared_by_its_speed_says_so():
+    import math
+
+    from fairgrid.analytics.calibration import complete, judge
+    from fairgrid.analytics.evidence import verdict_line
+
+    null = complete({"pace_variation": (math.log(0.6), 0.2)})
+    held = judge({"pace_variation": 0.21}, null, pace_allowance=6 ** 0.12)
+    line = verdict_line(held, {})
+    assert not held.flagged and "people solving as fast keep paces that even" in line
+    assert "a second kind of evidence would have to agree" in line
+    # at the expected pace the same evenness flags on its own
+    assert verdict_line(judge({"pace_variation": 0.21}, null), {}).startswith(
+        "Flagged for review")

@@ -9,7 +9,7 @@ from fairgrid.analytics.evidence import score_solve
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.analytics.nurikabe import (LEVEL_BOUNDS_S, PRIOR_SD_LOG, expected_log_time, level,
                                         simulate_nurikabe)
-from fairgrid.analytics.signals import PuzzleFacts, compute
+from fairgrid.analytics.signals import PuzzleFacts, compute, pace_allowance
 from fairgrid.solvers.nurikabe import generate_nurikabe, static_metrics
 from fairgrid.solvers.puzzle_types import puzzle_type
 
@@ -35,7 +35,9 @@ def test_honest_nurikabe_solves_pass_and_a_copy_in_row_order_is_flagged():
                               expected_log_s=facts.expected_log_s)
         f = fill_order(s.t_ms, s.cell, s.digit, s.note, facts.givens, facts.solution)
         assert f.complete
-        assert not judge(compute(facts, f, s.duration_ms), null).flagged
+        assert not judge(compute(facts, f, s.duration_ms), null,
+                         pace_allowance=pace_allowance(facts.expected_log_s,
+                                                       s.duration_ms)).flagged
     s = simulate_nurikabe(facts.givens, facts.shape, facts.solution, "row", rng=rng,
                           expected_log_s=facts.expected_log_s)
     evidence = score_solve(facts, null, s.t_ms, s.cell, s.digit, s.note)
