@@ -36,8 +36,10 @@ first try where nothing allowed proved the cell, against the candidates left the
 ``hint_run`` (whether such a cell was followed within seconds by another) and
 ``stall_look`` (how many looks at the board as it stood prove each cell placed at a
 stall: a stuck person finds the easiest move and places what one look proves, a hint is
-a random cell of the solution). Each ratio's mean over honest play is at most one, so a
-season's product is a test martingale (``player_verdict``).
+a random cell of the solution). Each ratio's mean over honest play is at most one; the
+player verdict adds a solve's three up (they read some placements twice, so the mean of
+their product is measured, not built) and a season's product is a test martingale
+(``player_verdict``).
 
 Pencil marks follow the webhook's rules (``docs/openapi.yaml``): a note move ``(cell,
 d)`` toggles mark ``d``, ``(cell, 0)`` clears the cell's marks; a placed digit hides the
