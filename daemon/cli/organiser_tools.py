@@ -177,12 +177,15 @@ def cmd_player(args: argparse.Namespace) -> int:
         print(json.dumps(doc))
         return 0
     agg = doc["aggregate"]
-    verdict = "FLAGGED as a player" if agg["player_flagged"] else "not flagged as a player"
+    # the season verdict is the player's state (printed below); these two numbers are
+    # what an organiser sees beside it
+    season = doc.get("verdict")
+    state = season["state"].upper() if season else "not judged yet"
     z = "-" if agg["stouffer_z"] is None else f"{agg['stouffer_z']:.2f}"
-    print(f"{shown(doc['portal'])}/{shown(doc['player_id'])}: {verdict} (evidence z {z}, "
-          f"threshold {agg['player_flag_threshold']}; {agg['flagged']} "
-          f"flag{'' if agg['flagged'] == 1 else 's'} standing, "
-          f"{agg['player_flag_count']} make the case)")
+    print(f"{shown(doc['portal'])}/{shown(doc['player_id'])}: season verdict {state}; "
+          f"{agg['flagged']} flag{'' if agg['flagged'] == 1 else 's'} standing "
+          f"({agg['player_flag_count']} make a case), evidence z {z} (a case at "
+          f"{agg['player_flag_threshold']})")
     print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
           f"{agg['complete']} complete")
     if doc.get("verdict"):

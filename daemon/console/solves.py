@@ -9,6 +9,7 @@ from aiohttp import web
 
 from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import Evidence, Placement
+from fairgrid.analytics.player_verdict import PlayerVerdict
 from fairgrid.analytics.puzzle_model import grid_facts
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NOT_DEDUCIBLE, puzzle_type
 from fairgrid.solvers.techniques import SINGLES
@@ -16,6 +17,7 @@ from fairgrid.solvers.techniques import SINGLES
 from .. import documents
 from ..store.repository import console as sql
 from ..store.repository import organiser as organiser_sql
+from ..store.repository import players as players_sql
 from ..store.repository import puzzles as puzzle_sql
 from ..text import shown
 from ..web.auth import Principal
@@ -200,11 +202,18 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
     z = player_z(pvals) if pvals else None
     s = request.app[CTX].settings
     flagged = sum(1 for r in rows if r["flagged"])
+    from .players import case_link  # players -> flags -> solves: imported at use
+
+    # the season verdict is the player's state; flags standing and Z are numbers beside it
+    season = await read(request, players_sql.verdict, portal, player)
     return render(request, "player.html", {
         "title": f"Player {shown(player)}", "portal": portal, "player": player, "rows": rows,
         "z": z, "threshold": s.scoring_player_z, "flag_count": s.scoring_player_flags,
         "flagged": flagged, "player_flagged": (z is not None and z >= s.scoring_player_z)
-        or flagged >= s.scoring_player_flags})
+        or flagged >= s.scoring_player_flags,
+        "season": None if season is None else {
+            "state": season["state"], "link": case_link(portal, player),
+            "summary": PlayerVerdict.from_json(json.loads(season["verdict"])).summary}})
 
 
 

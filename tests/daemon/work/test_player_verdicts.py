@@ -136,6 +136,7 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
                                          "--token", ORGANISER])
     out = capsys.readouterr().out
     assert code == 0 and "Season verdict: FLAGGED" in out and "c-1, c-4, c-7" in out
+    assert out.startswith("demo/selective: season verdict FLAGGED;")
 
     # the console's Players queue and the case, solves one click away
     await _sign_in(client, "alice")
@@ -144,6 +145,12 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert "/ui/players/demo/fair/case" not in queue
     case = await (await client.get("/ui/players/demo/selective/case")).text()
     assert "Over 9 solves, 3" in case and 'href="#solve-c-4"' in case
+    # the player's page states the season verdict and leads to the case
+    page = await (await client.get("/ui/players/demo/selective")).text()
+    assert "flagged: Flagged for review." in page
+    assert 'href="/ui/players/demo/selective/case"' in page
+    fair = await (await client.get("/ui/players/demo/fair")).text()
+    assert "Season verdict</span> <strong>clear: Not flagged" in fair
     assert 'id="solve-c-4"' in case and "/ui/flags/" in case
     assert (await client.get("/ui/players?state=bogus")).status == 400
     assert (await client.get("/ui/players/other/selective/case")).status == 404
