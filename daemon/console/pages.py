@@ -45,6 +45,12 @@ class NotFound(Exception):
     pass
 
 
+def case_link(portal: str, player: str) -> str:
+    """The console page of a player's case."""
+    return (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
+            f"{urllib.parse.quote(player, safe='')}/case")
+
+
 def secure(request: web.Request) -> bool:
     return request.secure or request.headers.get("X-Forwarded-Proto", "") == "https"
 

@@ -19,15 +19,10 @@ from ..web.auth import Principal
 from ..web.context import read
 from ..web.players import review as record_review
 from .flags import DECISIONS
-from .pages import FORM, NotFound, choice, decision, page, render
+from .pages import FORM, NotFound, case_link, choice, decision, page, render
 
 STATES = sql.STATES + ("any",)
 PAGE_SIZE = 50
-
-
-def case_link(portal: str, player: str) -> str:
-    return (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
-            f"{urllib.parse.quote(player, safe='')}/case")
 
 
 @page

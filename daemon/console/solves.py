@@ -23,7 +23,7 @@ from ..text import shown
 from ..web.auth import Principal
 from ..web.context import CTX, read
 from . import svg
-from .pages import NotFound, mmss, page, render
+from .pages import NotFound, case_link, mmss, page, render
 
 def expected_time(ratings: dict) -> str | None:
     """A puzzle's expected solve time as m:ss, from its ratings (None before them)."""
@@ -202,8 +202,6 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
     z = player_z(pvals) if pvals else None
     s = request.app[CTX].settings
     flagged = sum(1 for r in rows if r["flagged"])
-    from .players import case_link  # players -> flags -> solves: imported at use
-
     # the season verdict is the player's state; flags standing and Z are numbers beside it
     season = await read(request, players_sql.verdict, portal, player)
     return render(request, "player.html", {
