@@ -83,6 +83,11 @@ PACE_ALLOWANCE = 0.12
 PACE_ALLOWANCE_UPTO = 10.0  # no further: beyond 10x the expected speed is the speed's case
 
 
+def pace_variation(intervals_ms) -> float:
+    """The ``pace_variation`` signal: the sd of the log intervals between placements."""
+    return float(np.log(np.maximum(intervals_ms, INTERVAL_FLOOR_MS)).std())
+
+
 def pace_allowance(expected_log_s: float, duration_ms: float) -> float:
     """How much evener than at the expected pace people are at this solve's speed: the
     factor k^:data:`PACE_ALLOWANCE` for a solve k times faster than the puzzle's expected
@@ -303,7 +308,7 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
                 out["order_consensus"] = rho
         iv = rep.intervals_ms[1:]  # the first interval includes reading the puzzle
         if iv.size >= 3 and iv.mean() > 0:
-            out["pace_variation"] = float(np.log(np.maximum(iv, INTERVAL_FLOOR_MS)).std())
+            out["pace_variation"] = pace_variation(iv)
             rho = spearman(iv, rep.difficulty[1:])
             if np.isfinite(rho):
                 out["pacing_difficulty"] = rho

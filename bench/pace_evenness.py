@@ -32,12 +32,11 @@ COPIES = ("careful", "steady", "row")
 
 def _spread(t, c, d, n, givens, solution) -> tuple[float, float]:
     from fairgrid.analytics.fill_order import fill_order
-    from fairgrid.analytics.signals import INTERVAL_FLOOR_MS
+    from fairgrid.analytics.signals import pace_variation
 
     f = fill_order(t, c, d, n, givens, solution)
     iv = np.diff(np.asarray(f.times_ms, dtype=float))
-    return (float(np.log(np.maximum(iv, INTERVAL_FLOOR_MS)).std()),
-            float(np.median(iv)) / 1000.0)
+    return pace_variation(iv), float(np.median(iv)) / 1000.0
 
 
 def main() -> int:
