@@ -301,7 +301,7 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
             per_kind.setdefault(k, []).append(tuple(c))
         for s in season:
             if s.llr:
-                ratios.setdefault(HINTS, []).append(math.exp(min(_ratio(s), STRONG_LLR)))
+                ratios.setdefault(HINTS, []).append(math.exp(min(hint_ratio(s), STRONG_LLR)))
         own = [s.slope[0] / s.slope[1] for s in season if s.slope]
         b = pooled_slope(season)
         if b is not None and len(own) >= MIN_TEMPO_SOLVES:
@@ -455,7 +455,7 @@ def _spans(n: int) -> list[tuple[int, int]]:
     return spans
 
 
-def _ratio(s: SolveFacts) -> float:
+def hint_ratio(s: SolveFacts) -> float:
     """A solve's log-likelihood ratio of hints against honest play: its kinds together."""
     return float(sum(s.llr.values()))
 
@@ -476,7 +476,7 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
     idx = [i for i, s in enumerate(season) if s.llr]
     if not idx:
         return None
-    v = np.minimum([_ratio(season[i]) for i in idx], STRONG_LLR) - offset
+    v = np.minimum([hint_ratio(season[i]) for i in idx], STRONG_LLR) - offset
     spans = _spans(len(idx))
     best = max(((float(v[a:b].sum()), a, b, no) for no, (a, b) in enumerate(spans)),
                key=lambda t: t[0])

@@ -367,7 +367,7 @@ def _ratio_means(people, seasons, null) -> dict:
     offset = null.llr_offset.get(pv.HINTS, 0.0)
     out = {}
     for model in HONEST:
-        r = [math.exp(min(sum(s.llr.values()), pv.STRONG_LLR) - offset)
+        r = [math.exp(min(pv.hint_ratio(s), pv.STRONG_LLR) - offset)
              for pl in people if pl["cheat"] is None and pl["model"] == model
              for s in seasons[pl["id"]] if s.llr]
         out[model] = float(np.mean(r)) if r else None
