@@ -116,10 +116,12 @@ SETTINGS: tuple[Setting, ...] = (
             "Target false-positive rate of a submission flag among honest solves "
             "(the combined p-value threshold)."),
     Setting("scoring.player_z", float, 4.5,
-            "The player's accumulated evidence (a correlation-adjusted Stouffer's Z over "
-            "their scored solves) at which the player is flagged."),
+            "The mark shown beside a player's Stouffer's Z (correlation-adjusted, over "
+            "their scored solves' combined p) from which it is worth a look; the "
+            "player's state is the season verdict (scoring.player_alpha)."),
     Setting("scoring.player_flags", int, 3,
-            "Flagged solves at which a player is flagged whatever their Z."),
+            "The mark shown beside a player's flags standing from which they are worth "
+            "a look; the player's state is the season verdict (scoring.player_alpha)."),
     Setting("scoring.player_alpha", float, 0.001,
             "False-positive target of a player's season verdict among honest players: "
             "the player is flagged when the strongest kind of evidence, corrected by its "

@@ -184,8 +184,8 @@ def cmd_player(args: argparse.Namespace) -> int:
     z = "-" if agg["stouffer_z"] is None else f"{agg['stouffer_z']:.2f}"
     print(f"{shown(doc['portal'])}/{shown(doc['player_id'])}: season verdict {state}; "
           f"{agg['flagged']} flag{'' if agg['flagged'] == 1 else 's'} standing "
-          f"({agg['player_flag_count']} make a case), evidence z {z} (a case at "
-          f"{agg['player_flag_threshold']})")
+          f"(worth a look from {agg['player_flag_count']}), Stouffer's z {z} (worth a "
+          f"look from {agg['player_flag_threshold']})")
     print(f"{agg['submissions']} submissions, {agg['scored']} scored, "
           f"{agg['complete']} complete")
     if doc.get("verdict"):

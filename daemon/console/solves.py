@@ -207,8 +207,7 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
     return render(request, "player.html", {
         "title": f"Player {shown(player)}", "portal": portal, "player": player, "rows": rows,
         "z": z, "threshold": s.scoring_player_z, "flag_count": s.scoring_player_flags,
-        "flagged": flagged, "player_flagged": (z is not None and z >= s.scoring_player_z)
-        or flagged >= s.scoring_player_flags,
+        "flagged": flagged,
         "season": None if season is None else {
             "state": season["state"], "link": case_link(portal, player),
             "summary": PlayerVerdict.from_json(json.loads(season["verdict"])).summary}})

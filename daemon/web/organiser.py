@@ -91,6 +91,7 @@ async def get_player(request: web.Request) -> web.Response:
     settings = request.app[CTX].settings
     threshold = settings.scoring_player_z
     n_flagged = sum(1 for s in subs if s["flagged"])
+    verdict = await _verdict(request, portal, player)
     return json_response({
         "portal": portal, "player_id": player,
         "aggregate": {"submissions": len(subs),
@@ -100,9 +101,10 @@ async def get_player(request: web.Request) -> web.Response:
                       "stouffer_z": None if z is None else round(z, 3),
                       "player_flag_threshold": threshold,
                       "player_flag_count": settings.scoring_player_flags,
-                      "player_flagged": (z is not None and z >= threshold)
-                      or n_flagged >= settings.scoring_player_flags},
-        "verdict": await _verdict(request, portal, player),
+                      # one meaning of "a flagged player": the season verdict's
+                      "player_flagged": verdict is not None
+                      and verdict["state"] in ("flagged", "confirmed")},
+        "verdict": verdict,
         "submissions": subs})
 
 

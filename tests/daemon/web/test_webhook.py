@@ -285,6 +285,16 @@ async def test_flags_are_filtered_and_paginated_newest_first(client):
     assert (await client.get("/v1/flags")).status == 401
 
 
+def _verdict_row(con, state: str) -> None:
+    """Store p-42's season verdict in ``state`` (as the verdict job would)."""
+    from fairgrid.analytics.player_verdict import judge
+
+    v = judge([])
+    con.execute("INSERT OR REPLACE INTO player_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                "?, ?)", ["demo", "p-42", state, state == "flagged", v.p_value, 3,
+                          json.dumps(v.to_json()), datetime.now(timezone.utc), None, None])
+
+
 async def test_player_view(client):
     for i in range(3):
         assert (await post(client, solve_body(f"s-{i}"), msg_id=f"m{i}"))[0] == 202
@@ -293,14 +303,24 @@ async def test_player_view(client):
     agg = doc["aggregate"]
     assert (agg["submissions"], agg["complete"], agg["flagged"]) == (3, 3, 1)
     assert agg["stouffer_z"] is not None and agg["player_flag_threshold"] == 4.5
-    assert agg["player_flagged"] == (agg["stouffer_z"] >= 4.5)
+    assert agg["player_flagged"] is False  # no season verdict yet
     assert {s["submission_id"] for s in doc["submissions"]} == {"s-0", "s-1", "s-2"}
     # three flags standing make the case whatever the Z
     await _flag(client, "s-0", minutes=0, anomaly=5.0)
     await _flag(client, "s-2", minutes=0, anomaly=5.0)
     agg = (await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
                   ).json())["aggregate"]
-    assert agg["flagged"] == 3 and agg["player_flag_count"] == 3 and agg["player_flagged"]
+    # three flags standing are numbers beside the verdict: the season verdict alone says
+    # whether the player is flagged, so the document never says it two ways
+    assert agg["flagged"] == 3 and agg["player_flag_count"] == 3
+    assert agg["player_flagged"] is False
+    for state, flagged in (("clear", False), ("flagged", True), ("confirmed", True),
+                           ("cleared", False)):
+        await asyncio.wrap_future(store(client).writer.call(_verdict_row, state))
+        doc = await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
+                     ).json()
+        assert doc["verdict"]["state"] == state
+        assert doc["aggregate"]["player_flagged"] is flagged
     # a flag a re-score withdrew does not stand
     def withdraw(con):
         con.execute("UPDATE flags SET state = 'withdrawn' WHERE submission_id = 's-0'")
