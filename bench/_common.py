@@ -115,3 +115,42 @@ def auc(pos, neg) -> float:
         return float("nan")
     r = rankdata(np.concatenate([pos, neg]))
     return float((r[:pos.size].sum() - pos.size * (pos.size + 1) / 2) / (pos.size * neg.size))
+
+
+def _first_flagged(chunk):
+    """For each (season, null): the number of solves after which the player is first
+    flagged (None: never) and the season's final verdict (p, the kind that flagged); every
+    prefix of the season judged once, as the daemon judges after each scoring batch."""
+    from fairgrid.analytics.player_verdict import judge
+    out = []
+    for season, null in chunk:
+        until, final = None, None
+        for n in range(1, len(season) + 1):
+            final = judge(season[:n], null)
+            if final.flagged and until is None:
+                until = n
+        if final is None:
+            final = judge([], null)
+        out.append((until, final.p_value,
+                    final.findings[0].kind if final.flagged else None))
+    return out
+
+
+def judge_seasons(seasons: dict, null, pool=None) -> dict:
+    """Players' season verdicts as the service judges them (``analytics.player_verdict``):
+    {player: (solves until first flagged or None, final p, the kind that flagged)};
+    ``seasons`` maps each player to their ``SolveFacts``, oldest first. ``pool`` (an
+    executor) judges chunks of 25 players in parallel."""
+    ids = sorted(seasons)
+    chunks = [[(seasons[i], null) for i in ids[k:k + 25]] for k in range(0, len(ids), 25)]
+    got = [v for out in (pool.map(_first_flagged, chunks) if pool is not None
+                         else map(_first_flagged, chunks)) for v in out]
+    return dict(zip(ids, got))
+
+
+def portal_player_null(seasons: dict, cold: dict, cold_null):
+    """The player null the nightly job learns from a portal's players the cold verdict
+    did not flag (cheaters among them, as on a real portal), with the shipped offsets."""
+    from fairgrid.analytics import player_verdict as pv
+    return pv.learn_null([seasons[pid] for pid, v in cold.items() if v[0] is None],
+                         "this portal's players", cold_null.llr_offset)

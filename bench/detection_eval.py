@@ -23,7 +23,8 @@ Phase 1, cold start: every solve scored against the analysis alone. Phase 2, aft
 nightly job: ratings and skills fitted on the first two thirds of the puzzles' solves not
 flagged at cold start, per-level nulls and consensus orders learnt from them; every solve
 re-scored (the last third of the puzzles are "new": prior difficulty, learnt level nulls).
-Players: the correlation-adjusted Stouffer Z over each player's re-scored season.
+Players: each player's season verdict (``analytics.player_verdict``), as the service
+judges a player, in both phases.
 
 Prints the honest false-positive rate per model, speed and site level in both phases,
 each cheat behaviour's ROC AUC and catch rate, the players flagged; draws
@@ -33,14 +34,16 @@ docs/img/detection_roc.png; ``--out`` writes the figures as JSON.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
+import pickle
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import auc, DOCS_IMG, machine, org_uk_rows
+from _common import auc, DOCS_IMG, judge_seasons, machine, org_uk_rows, portal_player_null
 
 MODELS = ("fairgrid", "scanner", "pencilmark")
 SPEEDS = (0.3, 1.0, 3.0, 6.0)
@@ -85,6 +88,7 @@ _WARM: list[bool] = []  # per process: the kernels are loaded
 def _score(inputs, logs, skills):
     from fairgrid.analytics.calibration import skill_uncertainty
     from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.player_verdict import solve_facts
     out = []
     if logs and not _WARM:
         # a worker's first scorings load the compiled kernels from disk, each at its first
@@ -101,7 +105,8 @@ def _score(inputs, logs, skills):
         ev = score_solve(facts, inputs.null, t, c, d, n, skill=skill or 0.0, skill_sd=sd)
         spent = time.process_time() - t0
         out.append((ev.p_value, ev.anomaly, ev.flagged, ev.rule,
-                    {x.name: round(x.p, 8) for x in ev.signals}, spent, dict(ev.llr)))
+                    {x.name: round(x.p, 8) for x in ev.signals}, spent, dict(ev.llr),
+                    solve_facts("", ev.to_json())))
     return out
 
 
@@ -228,6 +233,8 @@ def main() -> int:
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--workers", "--jobs", type=int, default=None)
     ap.add_argument("--out", help="write the figures as JSON to this file")
+    ap.add_argument("--seasons-out", help="write every player's season (the verdict's "
+                    "facts of each solve, both phases) as a gzip pickle to this file")
     args = ap.parse_args()
     from tqdm import tqdm
 
@@ -258,6 +265,7 @@ def main() -> int:
 
     # players: (id, behaviour per solve, honest model, speed, skill)
     plays_of = {j: [] for j in range(n_p)}
+    position = {}  # (player, puzzle): where the puzzle comes in the player's season
     players = []
     for hm in models:
         for speed in SPEEDS:
@@ -265,8 +273,10 @@ def main() -> int:
                 pid = len(players)
                 skill = float(rng.normal(0, SKILL_SD))
                 players.append({"id": pid, "model": hm, "speed": speed, "cheat": None})
-                for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
+                for a, j in enumerate(rng.choice(n_p, min(args.per_player, n_p),
+                                                 replace=False)):
                     plays_of[int(j)].append((pid, "honest", hm, speed, skill))
+                    position[pid, int(j)] = a
     for behaviour in CHEATS:
         for _ in range(args.cheaters):
             pid = len(players)
@@ -276,6 +286,7 @@ def main() -> int:
             for a, j in enumerate(picks):
                 plays_of[int(j)].append((pid, behaviour if a % 2 == 0 else "honest",
                                          "fairgrid", 1.0, skill))
+                position[pid, int(j)] = a
 
     with ProcessPoolExecutor(args.workers) as pool:
         tasks = [(r["puzzle"], r["solution"], 1000 + j) for j, r in enumerate(chosen)]
@@ -289,7 +300,7 @@ def main() -> int:
                                     desc="cold start", file=sys.stderr):
             for (pid, behaviour, hm, speed, _), log, sc in zip(plays_of[j], logs, scored):
                 solves.append({"j": j, "player": pid, "behaviour": behaviour, "model": hm,
-                               "speed": speed, "log": log})
+                               "speed": speed, "log": log, "at": position[pid, j]})
                 cold.append(sc)
         run, nulled, after = after_nightly(pool, puzzles, solves, cold)
     report = _report(puzzles, players, solves, cold, after, run, nulled, models, args,
@@ -301,7 +312,6 @@ def main() -> int:
 
 
 def _report(puzzles, players, solves, cold, after, run, nulled, models, args, seconds):
-    from fairgrid.analytics.calibration import player_z
     from fairgrid.analytics.simulate import CHEATS
 
     behaviour = np.array([s["behaviour"] for s in solves])
@@ -310,6 +320,7 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
     site = np.array([puzzles[s["j"]]["site"] for s in solves])
     cheater = np.array([players[s["player"]]["cheat"] is not None for s in solves])
     honest = (behaviour == "honest") & ~cheater
+    cold_verdicts, seasons = None, {}
     report = {"machine": machine(), "date": time.strftime("%Y-%m-%d"),
               "seconds": round(seconds), "puzzles": len(puzzles),
               "honest_solves": int(honest.sum()), "phases": {}}
@@ -353,32 +364,17 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
                                                               int(sel.sum())],
                                 "combined_below_fpr": int((p[sel] < 1e-3).sum())}
             print(f"{c:<10} {a:6.3f} {flagged[sel].mean():8.1%} {np.mean(p[sel] < 1e-3):9.1%}")
-        if phase == "after nightly":
-            by_player, flags_of = {}, {}
-            for k, s in enumerate(solves):
-                by_player.setdefault(s["player"], []).append(p[k])
-                flags_of[s["player"]] = flags_of.get(s["player"], 0) + int(flagged[k])
-            threshold, count = 4.5, 3  # the defaults of scoring.player_z, player_flags
-
-            def case(pl):
-                return (player_z(by_player[pl["id"]]) >= threshold
-                        or flags_of[pl["id"]] >= count)
-            hp = [pl for pl in players if pl["cheat"] is None]
-            cp = [pl for pl in players if pl["cheat"] is not None]
-            hf = sum(case(pl) for pl in hp)
-            cf = sum(case(pl) for pl in cp)
-            by_kind = {}
-            for pl in cp:
-                by_kind.setdefault(pl["cheat"], [0, 0])[0] += int(case(pl))
-                by_kind[pl["cheat"]][1] += 1
-            out["players"] = {"honest_flagged": [int(hf), len(hp)],
-                              "cheaters_flagged": [int(cf), len(cp)], "by_kind": by_kind}
-            print(f"\nplayers flagged over the season (z >= {threshold} or {count} flags): "
-                  f"honest {hf} of {len(hp)} (target <= 0.5 %), cheaters {cf} of {len(cp)}: "
-                  + ", ".join(f"{k} {a}/{b}" for k, (a, b) in by_kind.items()))
+        season = _season_verdicts(players, solves, res, cold_verdicts)
+        if phase == "cold start":
+            cold_verdicts = season
+        out["players"] = season["counts"]
+        seasons[phase] = season["seasons"]
         report["phases"][phase] = out
         if phase == "cold start":
             _roc(anomaly, behaviour, honest)
+    if args.seasons_out:
+        with gzip.open(args.seasons_out, "wb") as fh:
+            pickle.dump({"players": players, "seasons": seasons}, fh)
     spent = np.array([r[5] for r in cold]) * 1000
     report["score_ms"] = {"median": round(float(np.median(spent)), 2),
                           "p99": round(float(np.percentile(spent, 99)), 2)}
@@ -386,6 +382,43 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
           f"{np.median(spent):.2f} ms, p99 {np.percentile(spent, 99):.2f} ms")
     print(f"{seconds:.0f} s on {machine()}")
     return report
+
+
+def _season_verdicts(players, solves, res, cold) -> dict:
+    """Each player's season verdict, as the service judges a player: cold, the shipped
+    player null; after nightly (``cold`` given), the null learnt from the players the
+    cold verdict did not flag."""
+    from fairgrid.analytics import player_verdict as pv
+    seasons = {}
+    for k in sorted(range(len(solves)), key=lambda k: solves[k]["at"]):
+        seasons.setdefault(solves[k]["player"], []).append(res[k][7])
+    null = (pv.shipped_null() if cold is None
+            else portal_player_null(seasons, cold["got"], pv.shipped_null()))
+    got = judge_seasons(seasons, null)
+    counts = {"honest": [0, 0], "cheaters": [0, 0], "by_kind": {}, "by_model": {},
+              "flagged_by": {}}
+    for pl in players:
+        until, _, kind = got[pl["id"]]
+        hit = int(until is not None)
+        group = "honest" if pl["cheat"] is None else "cheaters"
+        counts[group][0] += hit
+        counts[group][1] += 1
+        cell = (counts["by_kind"].setdefault(pl["cheat"], [0, 0]) if pl["cheat"]
+                else counts["by_model"].setdefault(f"{pl['model']} {pl['speed']:g}x", [0, 0]))
+        cell[0] += hit
+        cell[1] += 1
+        if kind is not None:
+            by = counts["flagged_by"].setdefault(pl["cheat"] or pl["model"], {})
+            by[kind] = by.get(kind, 0) + 1
+    (hf, hn), (cf, cn) = counts["honest"], counts["cheaters"]
+    print(f"\nplayers flagged by their season verdict ({null.source}): honest {hf} of {hn} "
+          f"(target <= 0.5 %), cheaters {cf} of {cn}\n  "
+          + ", ".join(f"{k} {a}/{b}" for k, (a, b) in counts["by_model"].items()) + "\n  "
+          + ", ".join(f"{k} {a}/{b}" for k, (a, b) in counts["by_kind"].items())
+          + "\n  flagged by: " + "; ".join(
+              f"{who} " + ", ".join(f"{k} {n}" for k, n in by.items())
+              for who, by in counts["flagged_by"].items()))
+    return {"counts": counts, "got": got, "seasons": seasons}
 
 
 def _roc(anomaly, behaviour, honest):

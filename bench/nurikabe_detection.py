@@ -42,8 +42,8 @@ Prints the honest flagged rate per model and speed, the signals the flagged hone
 were flagged for (with examples against the puzzle's null), how far each signal sits from
 its null per model, per cheat behaviour the catch rate and the ROC AUC of ``anomaly``
 against all honest solves, and the players flagged over their season as the service
-judges a player (``scoring.player_z``, ``scoring.player_flags``). ``--out`` writes the figures as JSON. The default run takes
-about 3 minutes with ``--workers 2`` on 2 cores; same arguments, same figures.
+judges a player (the season verdict, ``analytics.player_verdict``). ``--out`` writes the
+figures as JSON. The default run takes about 3 minutes with ``--workers 2`` on 2 cores; same arguments, same figures.
 """
 
 from __future__ import annotations
@@ -58,11 +58,12 @@ import math
 import signal
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from _common import auc, BENCH, SHARED_DATA, machine
+from _common import auc, BENCH, SHARED_DATA, judge_seasons, machine
 
 MODELS = ("fairgrid", "islander", "nurisolver")
 SPEEDS = (0.3, 1.0, 3.0, 6.0)
@@ -453,6 +454,7 @@ def _solve_puzzle(args):
     """Simulate every solve of one puzzle and score it as the daemon does at cold start."""
     j, text, solution, median, model_doc, plays, seed, fpr = args
     from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.player_verdict import solve_facts
     from fairgrid.analytics.puzzle_model import (PuzzleModel, cells_of, grid_facts,
                                                  scoring_inputs)
 
@@ -484,7 +486,7 @@ def _solve_puzzle(args):
                     "p": ev.p_value, "flagged": ev.flagged, "rule": ev.rule,
                     "reasons": list(ev.reasons), "duration_s": round(int(t[-1]) / 1000, 1),
                     "moves": int(t.size), "mistakes": ev.counts.mistakes,
-                    "complete": ev.counts.complete,
+                    "complete": ev.counts.complete, "facts": solve_facts("", ev.to_json()),
                     "signals": {s.name: [s.value, s.z, s.p] for s in ev.signals}})
     prov = [r[3] for r in routes]
     guesses = [sum(p == "guess" for p in r) for r in prov]
@@ -572,6 +574,7 @@ def main() -> int:
     n_p = len(puzzles)
 
     plays_of = {j: [] for j in range(n_p)}
+    position = {}  # (player, puzzle): where the puzzle comes in the player's season
     players = []
     for hm in models:
         for speed in SPEEDS:
@@ -579,15 +582,19 @@ def main() -> int:
                 pid = len(players)
                 skill = float(np.log(speed) + rng.normal(0, SKILL_SD))
                 players.append({"id": pid, "model": hm, "speed": speed, "cheat": None})
-                for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
+                for a, j in enumerate(rng.choice(n_p, min(args.per_player, n_p),
+                                                 replace=False)):
                     plays_of[int(j)].append((pid, "honest", hm, speed, skill))
+                    position[pid, int(j)] = a
     for behaviour in CHEATS:
         for _ in range(args.cheaters):
             pid = len(players)
             skill = float(rng.normal(0, SKILL_SD))
             players.append({"id": pid, "model": None, "speed": 1.0, "cheat": behaviour})
-            for j in rng.choice(n_p, min(args.per_player, n_p), replace=False):
+            for a, j in enumerate(rng.choice(n_p, min(args.per_player, n_p),
+                                             replace=False)):
                 plays_of[int(j)].append((pid, behaviour, None, 1.0, skill))
+                position[pid, int(j)] = a
 
     print(f"{n_p} puzzles analysed; {sum(map(len, plays_of.values()))} solves to "
           f"simulate", file=sys.stderr, flush=True)
@@ -601,7 +608,7 @@ def main() -> int:
             j, out, inf = fut.result()
             info[j] = inf
             for s in out:
-                s["j"] = j
+                s["j"], s["at"] = j, position[s["player"], j]
             solves.extend(out)
             _progress("solves", done, n_p, t0)
     solves.sort(key=lambda s: (s["j"], s["player"]))
@@ -755,7 +762,8 @@ def _report(puzzles, players, solves, info, models, args, fpr, source, failed, s
         for x in picks:
             p = puzzles[x["j"]]
             null = info[x["j"]]["null"]
-            report["examples"][hm].append({**x, "puzzle": p["id"], "null": null})
+            shown = {k: v for k, v in x.items() if k != "facts"}
+            report["examples"][hm].append({**shown, "puzzle": p["id"], "null": null})
             print(f"{hm} on {p['id']} ({'x'.join(map(str, p['shape']))}), speed {x['speed']:g}x,"
                   f" {x['duration_s']:.0f} s vs prior {info[x['j']]['expected_s']:.0f} s, "
                   f"{x['moves']} moves, {x['mistakes']} mistakes: rule {x['rule']}, reasons "
@@ -788,33 +796,29 @@ def _report(puzzles, players, solves, info, models, args, fpr, source, failed, s
 
 
 def _season(players, solves, models, report) -> None:
-    """Players flagged over their season, as the service judges a player: the
-    accumulated evidence (``calibration.player_z`` over the solves' combined p) at or
-    above ``scoring.player_z``, or ``scoring.player_flags`` flagged solves."""
-    from fairgrid.analytics.calibration import player_z
-    from fairgrid.daemon.settings import Settings
+    """Players flagged over their season as the service judges a player: the season
+    verdict (``analytics.player_verdict``) over their solves in the order played, with
+    the shipped player null (the cold start's; the bench has no nightly phase)."""
+    from fairgrid.analytics import player_verdict as pv
 
-    fields = {f.name: f.default for f in dataclasses.fields(Settings)}
-    threshold, count = float(fields["scoring_player_z"]), int(fields["scoring_player_flags"])
-    ps, flags = {}, {}
-    for s in solves:
-        ps.setdefault(s["player"], []).append(s["p"])
-        flags[s["player"]] = flags.get(s["player"], 0) + int(s["flagged"])
-
-    def flagged(pl) -> bool:
-        mine = ps.get(pl["id"], [])
-        return bool(mine) and (player_z(mine) >= threshold or flags[pl["id"]] >= count)
+    seasons = {}
+    for s in sorted(solves, key=lambda s: s["at"]):
+        seasons.setdefault(s["player"], []).append(s["facts"])
+    got = judge_seasons(seasons, pv.shipped_null())
     groups = [(m, [pl for pl in players if pl["cheat"] is None and pl["model"] == m])
               for m in models] + [(c, [pl for pl in players if pl["cheat"] == c])
                                   for c in CHEATS]
-    report["players"] = {"threshold_z": threshold, "flags": count}
-    print(f"\n== players flagged over their season (up to {max(map(len, ps.values()))} "
-          f"solves each; z >= {threshold:g} or {count} flagged solves)")
+    report["players"] = {"null": pv.shipped_null().source, "alpha": pv.ALPHA}
+    print(f"\n== players flagged by their season verdict (up to "
+          f"{max(map(len, seasons.values()))} solves each; the shipped player null)")
     for name, group in groups:
-        group = [pl for pl in group if pl["id"] in ps]
-        f = sum(flagged(pl) for pl in group)
+        group = [pl for pl in group if pl["id"] in seasons]
+        f = sum(got[pl["id"]][0] is not None for pl in group)
+        by = Counter(got[pl["id"]][2] for pl in group if got[pl["id"]][2] is not None)
         report["players"][name] = [int(f), len(group)]
-        print(f"{name:<11}{_pct(f, len(group)):>26}")
+        report["players"][f"{name}_by"] = dict(by)
+        print(f"{name:<11}{_pct(f, len(group)):>26}  "
+              + ", ".join(f"{k} {n}" for k, n in by.most_common()))
 
 
 if __name__ == "__main__":

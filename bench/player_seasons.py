@@ -52,7 +52,7 @@ import numpy as np
 
 import _common
 import players as models_
-from _common import machine, org_uk_rows
+from _common import judge_seasons, machine, org_uk_rows, portal_player_null
 from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs
 
 HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
@@ -316,31 +316,6 @@ def _load_facts(path) -> dict:
     return stored
 
 
-def _verdicts(chunk):
-    """For each (season, null): the number of solves after which the player is first
-    flagged (None: never), and the season's final verdict (p, the kind that flagged);
-    every prefix of the season judged once, the whole season last."""
-    from fairgrid.analytics.player_verdict import judge
-    out = []
-    for season, null in chunk:
-        until = None
-        for n in range(1, len(season) + 1):
-            final = judge(season[:n], null)
-            if final.flagged and until is None:
-                until = n
-        out.append((until, final.p_value,
-                    final.findings[0].kind if final.flagged else None))
-    return out
-
-
-def _judge(seasons, null, pool) -> dict:
-    """{player id: (until, p, kind)} over a process pool, in chunks."""
-    ids = sorted(seasons)
-    chunks = [[(seasons[i], null) for i in ids[k:k + 25]] for k in range(0, len(ids), 25)]
-    got = [v for out in pool.map(_verdicts, chunks) for v in out]
-    return dict(zip(ids, got))
-
-
 def _judge_all(stored, pool) -> dict:
     """Cold: the shipped null; after nightly: the null learnt from this population's
     players the cold verdict did not flag. Judged and reported per model and kind."""
@@ -348,13 +323,11 @@ def _judge_all(stored, pool) -> dict:
     people = stored["people"]
     seasons = {ph: _seasons(people, stored[ph][0]) for ph in PHASES}
     cold_null = pv.shipped_null()
-    cold = _judge(seasons["cold"], cold_null, pool)
-    portal_null = pv.learn_null([seasons["after nightly"][pid] for pid, v in cold.items()
-                                 if v[0] is None], "this portal's players",
-                                cold_null.llr_offset)
+    cold = judge_seasons(seasons["cold"], cold_null, pool)
+    portal_null = portal_player_null(seasons["after nightly"], cold, cold_null)
     verdicts = {"cold": (cold_null, cold),
-                "after nightly": (portal_null, _judge(seasons["after nightly"],
-                                                      portal_null, pool))}
+                "after nightly": (portal_null, judge_seasons(seasons["after nightly"],
+                                                             portal_null, pool))}
     report = _report(stored, verdicts)
     report["ratio_means"] = _ratio_means(people, seasons["cold"], cold_null)
     return report
