@@ -94,6 +94,12 @@ FLAGGED = "flagged"
 COMBINED = "combined"
 TEMPO = "tempo"
 HINTS = "hints"                 # the solve's likelihood ratios (Evidence.llr) together
+# Families a person's own way of playing can keep odd in most of their solves, so a
+# season of them is a person, not a case: speed (skill, which the nightly job learns;
+# elite players are fast in every solve), order (an order of their own: island by
+# island, digit by digit), pacing and switch (an even hand; a pace that turns when the
+# notes are done). Each still counts in every solve's own verdict and in ``combined``.
+STYLE_KINDS = frozenset({"speed", "order", "pacing", "switch"})
 FAMILIES = tuple(dict.fromkeys(FAMILY.values()))
 WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "deduction": "placed digits the board did not give at that moment",
@@ -567,7 +573,7 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     """A player's verdict over ``season`` (their scored solves, oldest first)."""
     null = null or shipped_null()
     levels = [odd_levels(s) for s in season]
-    kinds = sorted({k for lv in levels for k in lv})
+    kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS)
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
     ratio_kinds = [HINTS] if any(s.llr for s in season) else []
     found += [f for f in (_llr_kind(k, season, null.llr_offset.get(k, 0.0))

@@ -56,6 +56,20 @@ def test_a_season_of_weak_but_consistent_solves_flags():
     assert not judge(season[:5], _null()).flagged
 
 
+def test_a_season_of_one_persons_style_is_not_a_case():
+    """A person can solve fast, in an order of their own, at an even pace in every solve:
+    a season of that is who they are, not evidence (each solve's own verdict still
+    weighs it), while the same season of cells the board did not give is a case."""
+    rng = np.random.default_rng(6)
+    style = [_solve(i, rng, speed=0.001, order=0.005, pacing=0.008, switch=0.005)
+             for i in range(20)]
+    verdict = judge(style, _null())
+    assert not verdict.flagged and verdict.p_value == 1.0
+    assert not {f.kind for f in verdict.findings} & {"speed", "order", "pacing", "switch"}
+    assert judge([_solve(i, rng, speed=0.001, deduction=0.005) for i in range(20)],
+                 _null()).findings[0].kind == "deduction"
+
+
 def test_an_honest_season_with_one_odd_solve_is_not_flagged():
     rng = np.random.default_rng(2)
     season = [_solve(i, rng) for i in range(20)]
@@ -124,24 +138,25 @@ def test_one_solve_makes_no_tempo_case():
 
 
 def test_a_style_odd_far_more_often_is_dispersed_at_the_odd_level():
-    """A fifth of the portal are note-takers whose pace switches often: the odd level's
+    """A fifth of the portal are a style odd far more often than the rest (at the odd
+    level of ``deduction`` here; any counted kind learns the same way): the odd level's
     dispersion is learnt apart, and such a person's season is not a tail."""
     rng = np.random.default_rng(16)
 
     def season(j, strong_rate):
-        return [SolveFacts(f"p{j}-{i}", {"switch": float(
+        return [SolveFacts(f"p{j}-{i}", {"deduction": float(
             rng.uniform(0, 0.01) if rng.random() < strong_rate else rng.uniform(0.01, 1))},
             False) for i in range(20)]
 
     seasons = [season(j, 0.08 if j % 5 == 0 else 0.002) for j in range(400)]
     null = learn_null(seasons, "a mixed portal")
-    switch = null.kind("switch")
-    assert switch.dispersion(2) > 2 * switch.dispersion(1)
+    kind = null.kind("deduction")
+    assert kind.dispersion(2) > 2 * kind.dispersion(1)
     assert PlayerNull.from_json(null.to_json()) == null
-    marker = [SolveFacts(f"m{i}", {"switch": 0.005 if i % 3 == 0 else 0.5}, False)
+    marker = [SolveFacts(f"m{i}", {"deduction": 0.005 if i % 3 == 0 else 0.5}, False)
               for i in range(20)]   # 7 of 20 strongly odd
     assert not judge(marker, null).flagged
-    one = PlayerNull({"switch": KindNull(switch.weak, switch.strong, switch.cv2)}, None, "")
+    one = PlayerNull({"deduction": KindNull(kind.weak, kind.strong, kind.cv2)}, None, "")
     assert judge(marker, one).flagged   # what a single dispersion would have said
 
 
