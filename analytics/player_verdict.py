@@ -4,10 +4,11 @@ One solve of a selective cheater is weak evidence; a season of them is strong. T
 verdict reads what scoring stored for each of a player's solves (:func:`solve_facts`)
 and judges each *kind* of evidence apart:
 
-* **per family of signals** (order, deduction, speed, pacing, switch, client): the
-  solve's family p (the smallest member's p times the members, as scoring counts a
-  family once) makes the solve *weakly odd* (p < :data:`WEAK_P`) or *odd*
-  (p < :data:`STRONG_P`) for that family;
+* **per family of signals** (deduction, client; not the :data:`STYLE_KINDS`, which a
+  person's way of playing can keep odd in every solve): the solve's family p (the
+  smallest member's p times the members, as scoring counts a family once) makes the
+  solve *weakly odd* (p < :data:`WEAK_P`) or *odd* (p < :data:`STRONG_P`) for that
+  family;
 * **per counted signal** (``unproven``, ``unforced``: digits no technique proved, or
   placed while a single was on offer): weakly odd when the solve has any (at least
   :data:`MIN_BITS`), odd when the signal's p is below :data:`STRONG_P`. A person's
