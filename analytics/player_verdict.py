@@ -625,7 +625,7 @@ def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
     (``kinds``, ``ratio_kinds``: the corrections of a family and of a ratio kind)."""
     if n == 0:
         return "No scored solves yet: nothing to judge."
-    fam = min((null.kind(f) for f in FAMILIES), key=lambda v: v.strong)
+    fam = min((null.kind(f) for f in FAMILIES if f not in STYLE_KINDS), key=lambda v: v.strong)
     need = next((m for m in range(1, 200)
                  if bb_tail(m, m, fam.strong, fam.rho(fam.strong, 2))
                  * 2 * max(kinds, 1)

@@ -3,6 +3,7 @@ the nightly job.
 
     python bench/detection_eval.py [--puzzles 60] [--players 56] [--per-player 20]
                                    [--cheaters 4] [--workers N] [--out FILE.json]
+                                   [--seasons-out FILE.pkl.gz]
 
 Puzzles: sudoku.org.uk dailies, as many of each of the site's four levels (../shared/data).
 Each puzzle gets the daemon's production analysis (SA fill-order prediction, human-model
@@ -364,7 +365,7 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
                                                               int(sel.sum())],
                                 "combined_below_fpr": int((p[sel] < 1e-3).sum())}
             print(f"{c:<10} {a:6.3f} {flagged[sel].mean():8.1%} {np.mean(p[sel] < 1e-3):9.1%}")
-        season = _season_verdicts(players, solves, res, cold_verdicts)
+        season = _season_verdicts(players, solves, res, cold_verdicts, args.workers)
         if phase == "cold start":
             cold_verdicts = season
         out["players"] = season["counts"]
@@ -384,7 +385,7 @@ def _report(puzzles, players, solves, cold, after, run, nulled, models, args, se
     return report
 
 
-def _season_verdicts(players, solves, res, cold) -> dict:
+def _season_verdicts(players, solves, res, cold, workers=None) -> dict:
     """Each player's season verdict, as the service judges a player: cold, the shipped
     player null; after nightly (``cold`` given), the null learnt from the players the
     cold verdict did not flag."""
@@ -394,7 +395,8 @@ def _season_verdicts(players, solves, res, cold) -> dict:
         seasons.setdefault(solves[k]["player"], []).append(res[k][7])
     null = (pv.shipped_null() if cold is None
             else portal_player_null(seasons, cold["got"], pv.shipped_null()))
-    got = judge_seasons(seasons, null)
+    with ProcessPoolExecutor(workers) as pool:
+        got = judge_seasons(seasons, null, pool)
     counts = {"honest": [0, 0], "cheaters": [0, 0], "by_kind": {}, "by_model": {},
               "flagged_by": {}}
     for pl in players:

@@ -790,12 +790,12 @@ def _report(puzzles, players, solves, info, models, args, fpr, source, failed, s
                                   "auc_by_model": {m: round(v, 4) for m, v in per.items()}}
         print(f"{behaviour:<9}{_pct(f, len(sel)):>26}{a:9.3f}"
               + "".join(f"{per[m]:16.3f}" for m in models))
-    _season(players, solves, models, report)
+    _season(players, solves, models, report, args.workers)
     print(f"\n{seconds:.0f} s on {machine()}")
     return report
 
 
-def _season(players, solves, models, report) -> None:
+def _season(players, solves, models, report, workers=None) -> None:
     """Players flagged over their season as the service judges a player: the season
     verdict (``analytics.player_verdict``) over their solves in the order played, with
     the shipped player null (the cold start's; the bench has no nightly phase)."""
@@ -804,7 +804,8 @@ def _season(players, solves, models, report) -> None:
     seasons = {}
     for s in sorted(solves, key=lambda s: s["at"]):
         seasons.setdefault(s["player"], []).append(s["facts"])
-    got = judge_seasons(seasons, pv.shipped_null())
+    with ProcessPoolExecutor(workers) as pool:
+        got = judge_seasons(seasons, pv.shipped_null(), pool)
     groups = [(m, [pl for pl in players if pl["cheat"] is None and pl["model"] == m])
               for m in models] + [(c, [pl for pl in players if pl["cheat"] == c])
                                   for c in CHEATS]

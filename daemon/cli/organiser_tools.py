@@ -320,9 +320,10 @@ def add_commands(sub) -> None:
     _daemon_options(p)
     p.set_defaults(func=cmd_report)
 
-    p = sub.add_parser("player", help="a player's solves and accumulated evidence",
-                       description="Print a player's submissions, newest first, and whether "
-                       "the accumulated evidence flags the player (from the running daemon).")
+    p = sub.add_parser("player", help="a player's solves and season verdict",
+                       description="Print a player's season verdict, flags standing and "
+                       "Stouffer's Z, the case, and their submissions, newest first (from "
+                       "the running daemon).")
     p.add_argument("portal")
     p.add_argument("player_id")
     p.add_argument("--json", action="store_true", help="print the player document")

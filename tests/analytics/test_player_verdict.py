@@ -73,8 +73,7 @@ def test_a_season_of_one_persons_style_is_not_a_case():
 def test_an_honest_season_with_one_odd_solve_is_not_flagged():
     rng = np.random.default_rng(2)
     season = [_solve(i, rng) for i in range(20)]
-    season[7] = SolveFacts("s007", {**season[7].family_p, "deduction": 1e-12, "order": 1e-9},
-                           True)
+    season[7] = SolveFacts("s007", {**season[7].family_p, "deduction": 1e-12}, True)
     verdict = judge(season, _null())
     assert not verdict.flagged
     assert verdict.summary.startswith("Not flagged")
@@ -219,6 +218,19 @@ def test_few_solves_say_how_little_they_rest_on():
     assert not verdict.flagged and "too few" in verdict.rests_on
     assert "Rests on 1 scored solve" in verdict.rests_on
     assert "too few" not in judge([_solve(i, rng) for i in range(30)], _null()).rests_on
+
+
+def test_how_much_a_season_rests_on_counts_only_the_kinds_it_adds_up():
+    """A family a season does not add up (a style) cannot shorten what it would take:
+    odd orders in every solve flag no one, however rare they are among honest solves."""
+    rng = np.random.default_rng(8)
+    common = KindNull(0.3, 0.2, 1.0)   # odd in one honest solve in five
+    null = PlayerNull({"deduction": common, "client": common, "speed": common,
+                       "pacing": common, "switch": common,
+                       "order": KindNull(0.05, 0.004, 1.0)}, None, "a portal")
+    got = judge([_solve(i, rng) for i in range(3)], null).rests_on
+    assert "too few for a verdict on its own" in got
+    assert int(got.split("it would take ")[1].split()[0]) > 3
 
 
 def test_likelihood_ratios_and_flags_are_kinds_of_their_own():

@@ -305,7 +305,6 @@ async def test_player_view(client):
     assert agg["stouffer_z"] is not None and agg["player_flag_threshold"] == 4.5
     assert agg["player_flagged"] is False  # no season verdict yet
     assert {s["submission_id"] for s in doc["submissions"]} == {"s-0", "s-1", "s-2"}
-    # three flags standing make the case whatever the Z
     await _flag(client, "s-0", minutes=0, anomaly=5.0)
     await _flag(client, "s-2", minutes=0, anomaly=5.0)
     agg = (await (await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))

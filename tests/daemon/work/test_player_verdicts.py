@@ -149,6 +149,9 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     page = await (await client.get("/ui/players/demo/selective")).text()
     assert "flagged: Flagged for review." in page
     assert 'href="/ui/players/demo/selective/case"' in page
+    # flags standing and Z are numbers beside the verdict, never a second verdict
+    assert "worth a look from 3" in page and "Stouffer's Z" in page
+    assert "enough" not in page and "the player is flagged at" not in page
     fair = await (await client.get("/ui/players/demo/fair")).text()
     assert "Season verdict</span> <strong>clear: Not flagged" in fair
     assert 'id="solve-c-4"' in case and "/ui/flags/" in case
