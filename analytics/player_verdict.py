@@ -101,7 +101,8 @@ HINTS = "hints"                 # the solve's likelihood ratios (Evidence.llr) t
 # island, digit by digit), pacing and switch (an even hand; a pace that turns when the
 # notes are done). Each still counts in every solve's own verdict and in ``combined``.
 STYLE_KINDS = frozenset({"speed", "order", "pacing", "switch"})
-FAMILIES = tuple(dict.fromkeys(FAMILY.values()))
+# the families a season adds up
+FAMILIES = tuple(f for f in dict.fromkeys(FAMILY.values()) if f not in STYLE_KINDS)
 WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "deduction": "placed digits the board did not give at that moment",
          "speed": "solved faster than expected",
@@ -625,7 +626,7 @@ def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
     (``kinds``, ``ratio_kinds``: the corrections of a family and of a ratio kind)."""
     if n == 0:
         return "No scored solves yet: nothing to judge."
-    fam = min((null.kind(f) for f in FAMILIES if f not in STYLE_KINDS), key=lambda v: v.strong)
+    fam = min((null.kind(f) for f in FAMILIES), key=lambda v: v.strong)
     need = next((m for m in range(1, 200)
                  if bb_tail(m, m, fam.strong, fam.rho(fam.strong, 2))
                  * 2 * max(kinds, 1)
