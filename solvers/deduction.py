@@ -56,7 +56,9 @@ a placement that needs the chain rung after they are spent reports
 :data:`NOT_ANALYSED`, never :data:`UNPROVEN` ("no technique up to ``max_rung`` proves
 it"). Not covered: X-chains and other single-digit chains beyond skyscraper, kite and
 empty rectangle, remote pairs, unique rectangles beyond type 1, ALS, sue de coq,
-forcing chains and nets; a cell only those prove is :data:`UNPROVEN`.
+forcing chains and nets; a cell only those prove is :data:`UNPROVEN`. One forcing step
+is asked apart, cell by cell (:func:`trial`): whether the other candidate of a
+two-candidate cell leads by singles to a contradiction, what a stuck person tries.
 """
 
 from __future__ import annotations
@@ -67,8 +69,8 @@ import numpy as np
 from numba import njit
 
 from .grid import PuzzleError, geometry
-from .techniques import (DEDUCTION_RUNGS, MAX_CHAIN, SINGLES, Board, every_step, singles,
-                         technique_name)
+from .techniques import (DEDUCTION_RUNGS, FORCING_CAP, MAX_CHAIN, SINGLES, Board,
+                         every_step, singles, technique_name)
 
 SINGLE, LOCKED, SUBSET, FISH, WING, CHAIN = range(6)
 UNPROVEN = 6        # no technique up to max_rung proves it
@@ -1054,6 +1056,44 @@ def look_kernel(grid, cand, cell, digit, max_rung, max_looks):
         look += 1
 
 
+# ------------------------------------------------------------------ a trial
+
+@njit(cache=True)
+def trial_kernel(grid, cell, digit, cap):
+    """Does the other candidate of two-candidate ``cell`` (on the bare board) lead by
+    singles to a contradiction within ``cap`` singles placed? Every single on offer is
+    placed at once, round after round: two that clash (two digits for a cell, a digit
+    twice in a unit) are the contradiction, and a round that would pass ``cap`` is not
+    placed (so the answer does not depend on the order singles are found in)."""
+    g = grid.copy()
+    cand = np.empty(81, dtype=np.int64)
+    _bare(g, cand)
+    m = cand[cell]
+    if _POP[m] != 2 or (m >> digit) & 1 == 0:
+        return False
+    _place(g, cand, cell, _LOG[m & ~(_ONE << digit)])
+    pos = np.zeros((27, 10), dtype=np.int64)
+    sc = np.empty(81 * 9, dtype=np.int64)
+    sd = np.empty(81 * 9, dtype=np.int64)
+    placed = 0
+    while True:
+        if _broken(g, cand):
+            return True
+        _positions(cand, pos)
+        n = _singles(cand, pos, sc, sd)
+        if n == 0:
+            return False
+        for i in range(n):
+            for j in range(i + 1, n):
+                if sc[i] == sc[j] or (sd[i] == sd[j] and _SEES[sc[i], sc[j]]):
+                    return True
+        if placed + n > cap:
+            return False
+        for i in range(n):
+            _place(g, cand, sc[i], sd[i])
+        placed += n
+
+
 # ------------------------------------------------------------------ pencil marks
 
 @njit(cache=True)
@@ -1208,6 +1248,22 @@ def looks(cand_masks, grid, cell: int, digit: int, max_rung: int,
     grid, cand = _cell_question(cand_masks, grid, cell, digit)
     rung = min(_check_rung(max_rung), WING)
     return int(look_kernel(grid, cand, int(cell), int(digit), rung, max(int(max_looks), 0)))
+
+
+def trial(grid, cell: int, digit: int, cap: int = FORCING_CAP) -> bool:
+    """Is ``digit`` in ``cell`` proved by a *trial*: the cell has two candidates on the
+    bare board ``grid`` (81 digits, 0 = empty), and assuming the other one leads by
+    singles (every one on offer placed at once, round after round) to a contradiction
+    within ``cap`` singles? A stuck person who tries the other digit of a two-candidate cell and
+    follows the singles it forces does this (the technique model's ``forcing`` step,
+    tried on one cell); a solution's digit typed in a cell nothing proved, whose other
+    candidate breaks nothing by singles, is not."""
+    grid = _grid_of(grid, "grid")
+    if not 0 <= cell < 81 or grid[cell]:
+        raise ValueError(f"cell {cell} is not an empty cell of the grid")
+    if not 1 <= digit <= 9:
+        raise ValueError(f"digit must be 1..9, got {digit}")
+    return bool(trial_kernel(grid, int(cell), int(digit), max(int(cap), 0)))
 
 
 def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
@@ -1367,3 +1423,31 @@ def trace_reference(givens, solution, cells, *, max_rung: int = CHAIN,
         for b in boards:
             b.place(c, d)
     return PlacementTrace(*out, chain_searches=budget[1], max_rung=max_rung)
+
+
+def trial_reference(grid, cell: int, digit: int, cap: int = FORCING_CAP) -> bool:
+    """:func:`trial` with the reference singles (``techniques.singles``)."""
+    b = Board(3)
+    for c, v in enumerate(np.asarray(grid).tolist()):
+        if v:
+            b.place(c, int(v))
+    m = b.cand[cell]
+    if bin(m).count("1") != 2 or not m >> (digit - 1) & 1:
+        return False
+    b.place(cell, (m & ~(1 << (digit - 1))).bit_length())
+    placed = 0
+    while True:
+        if b.broken():
+            return True
+        offers = [(c, d) for c, d, _ in singles(b)]
+        if not offers:
+            return False
+        if len({c for c, _ in offers}) < len(offers) or any(
+                d == e and c != x and x in b.peers[c]
+                for i, (c, d) in enumerate(offers) for x, e in offers[i + 1:]):
+            return True
+        if placed + len(offers) > cap:
+            return False
+        for c, d in offers:
+            b.place(c, d)
+        placed += len(offers)

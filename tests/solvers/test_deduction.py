@@ -466,3 +466,47 @@ def test_a_cell_with_one_candidate_is_a_single_not_part_of_a_naked_subset():
     b = board(r0c0="1", r0c4="12", r0c8="123")
     assert naked_pair(b) is None and naked_triple(b) is None
     assert found(naked_pair, b) == set() and engine_rung(b, D.SUBSET) == set()
+
+
+def _states(text: str, every: int = 6):
+    """(grid, solution) at every ``every``-th moment of the technique model's solve."""
+    puzzle = parse(text)
+    solution = solution_of(puzzle).astype(np.int64)
+    cells = [c for c, _, _ in solve_with_techniques(puzzle, solution).placements()]
+    grid = puzzle.givens.astype(np.int64)
+    for k, c in enumerate(cells):
+        if k % every == 0:
+            yield grid.copy(), solution
+        grid[c] = solution[c]
+
+
+def test_a_trial_is_the_reference_trial_and_never_proves_a_wrong_digit():
+    proved = 0
+    for text in DEDUCTION_HARD[:6]:
+        for grid, solution in _states(text):
+            for c in np.flatnonzero(grid == 0).tolist():
+                right, wrong = int(solution[c]), int(solution[c]) % 9 + 1
+                for cap in (3, D.FORCING_CAP):
+                    got = D.trial(grid, c, right, cap)
+                    assert got == D.trial_reference(grid, c, right, cap)
+                    assert not D.trial(grid, c, wrong, cap)
+                    assert not D.trial_reference(grid, c, wrong, cap)
+                    proved += got
+    assert proved > 50   # not vacuous
+
+
+def test_a_trial_needs_two_candidates_and_a_contradiction():
+    grid, solution = next(_states(DEDUCTION_HARD[6]))    # the givens
+    bare = D.closure(np.full(81, -1), grid, 0).candidates
+    count = {c: bin(int(bare[c])).count("1") for c in np.flatnonzero(grid == 0).tolist()}
+    # only two-candidate cells are tried, and the contradiction must come within the cap
+    assert all(not D.trial(grid, c, int(solution[c])) for c, n in count.items() if n != 2)
+    tried = [c for c, n in count.items() if n == 2 and D.trial(grid, c, int(solution[c]))]
+    assert tried
+    assert sum(D.trial(grid, c, int(solution[c]), cap=0) for c in tried) < len(tried)
+    with pytest.raises(ValueError, match="not an empty cell"):
+        D.trial(grid, int(np.flatnonzero(grid)[0]), 1)
+    with pytest.raises(ValueError, match="digit must be 1..9"):
+        D.trial(grid, tried[0], 0)
+    with pytest.raises(PuzzleError, match="9×9"):
+        D.trial(np.zeros(16, int), 0, 1)
