@@ -39,7 +39,7 @@ from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
 from .signals import (FAMILY, PuzzleFacts, change_point, compute, pace_allowance,
-                      replay_solve, techniques_needed, unforced_bits)
+                      replay_solve, techniques_needed, unforced_placements)
 
 # 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
@@ -321,7 +321,7 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                     f"{'them' if n != 1 else 'it'} while a forced cell was on offer "
                     f"elsewhere (honest solves are allowed about {centre:.0f} on average)")
         found = extra.get("deduction")
-        if found is not None:
+        if found is not None and found.notes is not None and found.notes.worked:
             return (f"{n} placement{'s' if n != 1 else ''} needed a fish or harder at "
                     f"that moment while a single was on offer elsewhere, which people "
                     f"take first ({value:.1f} bits the board did not give; honest "
@@ -522,7 +522,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     needed = techniques_needed(facts, rep) if verdict.flagged else {}
     extra = {"hardest_needed": _hardest_needed(needed, rep),
              "outcome_words": _outcome_words(outcome, right, wrong, total),
-             "filled": fill.filled, "unforced": int(np.count_nonzero(unforced_bits(rep))),
+             "filled": fill.filled,
+             "unforced": int(np.count_nonzero(unforced_placements(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "deduction": rep.deduction, "replayed": rep, "solution": facts.solution,
              "client": client,

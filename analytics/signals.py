@@ -188,6 +188,18 @@ class Replayed:
     deduction: Deduction | None = None
 
 
+def unforced_placements(rep: Replayed) -> np.ndarray:
+    """Per placement, whether ``unforced`` counts it: where the player's notes show
+    their eliminations, a fish or harder while a single was on offer
+    (:attr:`Deduction.unforced`); elsewhere the bare board's measure
+    (:func:`unforced_bits`). A trial made while a single was on offer counts: it may
+    prove the cell, but people take the single first."""
+    found = rep.deduction
+    if found is not None and found.notes is not None and found.notes.worked:
+        return found.unforced
+    return unforced_bits(rep) > 0
+
+
 def _deduction_signals(rep: Replayed) -> dict[str, float]:
     """``unforced`` and, where the ladder judges, ``unproven`` (see the module doc)."""
     found = rep.deduction
