@@ -20,15 +20,23 @@ something up to the rung allowed at that moment proves it:
   proved, nothing between — the rungs of the placement before: the same look at the
   same stall, not a fresh one.
 
-What nothing allowed proves is *unproven*; a player who is right first time at unproven
-cells knows what the board did not tell (a guess is wrong as often as the candidates
-say). A placement that only a fish or harder proves, made while a single was on offer
-elsewhere, is *unforced*: people take the single first; unless the solve met a stall
-that needed that rung before (a person keeps what an x-wing found there). Eliminations
-by locked candidates and subsets while a single is on offer are a pencil-marker's habit,
-and a pencil-marker's log shows the marks (:attr:`NoteLog.worked`); a log without such
-marks is judged on the bare board, where a cell that was no single while one was on
-offer is unforced (``signals.unforced_bits``).
+What nothing allowed proves may still be proved by a *trial*: the cell had two candidates
+and the other one leads by singles to a contradiction (``engine.trial``). Stuck people
+try the other digit of a two-candidate cell and follow the singles it forces; a hint is
+a random cell of the solution, rarely one of those. A trial proves a cell wherever it is
+made, but it is not a look at the board (``stall_look`` does not weigh it), and made
+while a single was on offer it is still *unforced* (below): people take the single
+first.
+
+What nothing allowed proves, nor a trial, is *unproven*; a player who is right first
+time at unproven cells knows what the board did not tell (a guess is wrong as often as
+the candidates say). A placement that only a fish or harder proves, made while a single
+was on offer elsewhere, is *unforced*: people take the single first; unless the solve
+met a stall that needed that rung before (a person keeps what an x-wing found there).
+Eliminations by locked candidates and subsets while a single is on offer are a
+pencil-marker's habit, and a pencil-marker's log shows the marks
+(:attr:`NoteLog.worked`); a log without such marks is judged on the bare board, where a
+cell that was no single while one was on offer is unforced (``signals.unforced_bits``).
 
 For a player's season, :meth:`Deduction.llr` weighs the solve as log-likelihood ratios
 of a hint-taker against an honest player: ``right_first_time`` (right or wrong at the
@@ -65,6 +73,7 @@ RUNG_WORDS = ("a single", "locked candidates", "a pair, triple or quad",
               "a fish (x-wing, swordfish, skyscraper, kite, empty rectangle)",
               "a wing (xy-, xyz-, w-wing), colouring or a uniqueness argument",
               "an xy-chain")
+TRIAL_WORDS = "a trial (the cell's other digit leads by singles to a contradiction)"
 ALL_DIGITS = np.int64(0b1111111110)  # bit d for digit d (the engine's convention)
 ALL_DIGITS_81 = np.full(81, ALL_DIGITS)
 STALL_LOOKS = 2     # looks counted at a stall: one is a person's move, more is a search
@@ -200,6 +209,8 @@ class Deduction:
     proof: np.ndarray         # the easiest rung that proves it (engine codes; a proof
                               # after one layer of singles counts one rung harder)
     by_notes: np.ndarray      # proved by the player's own marks of that moment
+    by_trial: np.ndarray      # proved by a trial: a two-candidate cell whose other digit
+                              # leads by singles to a contradiction (engine.trial)
     offer: np.ndarray         # the easiest rung at which any cell was a single
     cands: np.ndarray         # candidates left in the cell (closure, or marks if fewer)
     right_first: np.ndarray   # the first digit placed in the cell was right
@@ -224,7 +235,7 @@ class Deduction:
         first time or not (one the chain search had no budget left for counts as proved:
         never held against the player)."""
         return ((self.proof > self.allowed) & (self.proof != engine.NOT_ANALYSED)
-                & ~self.by_notes)
+                & ~self.by_notes & ~self.by_trial)
 
     @cached_property
     def unproven(self) -> np.ndarray:
@@ -238,6 +249,8 @@ class Deduction:
             return None
         if self.by_notes[k]:
             return "the player's own notes"
+        if self.by_trial[k]:
+            return TRIAL_WORDS
         rung = int(self.proof[k])
         if rung == engine.NOT_ANALYSED:
             return "not searched (the chain budget was spent)"
@@ -342,6 +355,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         else None
     allowed = person_rungs(trace.offer)
     by_notes = np.zeros(fill.cells.size, dtype=bool)
+    by_trial = np.zeros(fill.cells.size, dtype=bool)
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
     look_rungs = [0] * fill.cells.size
@@ -352,7 +366,8 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # a cell typed seconds after one nothing proved, nothing between: the same look
         # at the same stall (a hint run), judged by that stall's rungs
         if k and intervals[k] <= RUN_GAP_MS and proof[k - 1] > allowed[k - 1] \
-                and proof[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1]:
+                and proof[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1] \
+                and not by_trial[k - 1]:
             allowed[k] = min(allowed[k], allowed[k - 1])
         # at a stall the ladder may not search beyond a wing (chains are blind spots)
         stall = trace.offer[k] > engine.SINGLE and allowed[k] <= engine.CHAIN \
@@ -379,9 +394,13 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                 if proof[k] > allowed[k]:
                     by_notes[k] = mine_prove
                     cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
-        if stall and not mine_prove:
+        # what nothing allowed proves, a trial on its two-candidate cell may: a person's
+        # work, at a stall too (it is no look at the board, so it is not weighed as one)
+        if proof[k] > allowed[k] and proof[k] != engine.NOT_ANALYSED and not by_notes[k]:
+            by_trial[k] = engine.trial(grid, c, int(solution[c]))
+        if stall and not mine_prove and not by_trial[k]:
             looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
                                     STALL_LOOKS)
         grid[c] = solution[c]
-    return Deduction(proof, by_notes, trace.offer, cands, right, allowed, notes, intervals,
-                     looks, np.asarray(look_rungs, dtype=np.int64))
+    return Deduction(proof, by_notes, by_trial, trace.offer, cands, right, allowed, notes,
+                     intervals, looks, np.asarray(look_rungs, dtype=np.int64))

@@ -65,8 +65,8 @@ MARK_WORDS = {"unforced": "nothing forced it", "unproven": "nothing proved it",
 def _marks(ev: Evidence) -> list[list[str]]:
     """Per placement of the timeline, what the evidence says of it: nothing forced it
     (the board offered no single for it), nothing proved it (``unproven``: not the
-    deduction ladder, nor the player's own notes; documents without the key say
-    nothing), the pace changed at it."""
+    deduction ladder, a trial, nor the player's own notes; documents without the key
+    say nothing), the pace changed at it."""
     unforced = puzzle_type(ev.puzzle_type).words.techniques[NOT_DEDUCIBLE]
     switch = ev.switch_from
     out = []

@@ -6,8 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairgrid.analytics.deduction import (AUTO_NOTES_MIN, deduce, hardest_rung, read_notes,
-                                          right_first_time)
+from fairgrid.analytics.deduction import (AUTO_NOTES_MIN, TRIAL_WORDS, deduce, hardest_rung,
+                                          read_notes, right_first_time)
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.solvers import deduction as engine
 from fairgrid.solvers import parse
@@ -229,6 +229,32 @@ def test_the_timeline_says_what_proved_each_placement_and_old_documents_read_pla
                                               3000 * np.arange(1, len(cells) + 1)))
     assert not any(p.unproven for p in honest.timeline)
     assert all(p.proof for p in honest.timeline) and honest.llr["right_first_time"] == 0
+
+
+def test_a_trial_on_a_two_candidate_cell_is_a_persons_work_a_hint_elsewhere_is_not():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    trace = engine.trace_placements(givens, solution, cells)
+    x = int(np.flatnonzero(trace.offer > engine.SINGLE)[0])   # the first stall
+    grid = givens.copy()
+    grid[cells[:x]] = solution[cells[:x]]
+    beyond = [c for c in cells[x:] if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN]
+    tried = [c for c in beyond if engine.trial(grid, c, int(solution[c]))]
+    hinted = [c for c in beyond if c not in tried]
+    assert tried and hinted        # no technique of the ladder proves any of them there
+    for cell, by_trial in ((tried[0], True), (hinted[0], False)):
+        order = cells[:x] + [cell] + [c for c in cells[x:] if c != cell]
+        times = 3000 * np.arange(1, len(order) + 1)
+        times[x:] += 40_000        # a long think, then that one cell
+        fill, found = _deduce(givens, solution, _log(order, solution, times))
+        assert found.by_trial[x] == by_trial and found.unproven[x] != by_trial
+        assert (found.proof_words(x) == TRIAL_WORDS) == by_trial
+        # a trial is no look at the board: only the hint is weighed by looks
+        assert (found.looks[x] == -1) == by_trial
+        ev = _evidence(givens, solution, _log(order, solution, times))
+        assert ev.timeline[x].unproven != by_trial
+        assert (ev.timeline[x].proof == TRIAL_WORDS) == by_trial
 
 
 def test_a_hint_run_at_a_stall_is_spelt_out_and_weighs_as_a_run():
