@@ -21,11 +21,12 @@ something up to the rung allowed at that moment proves it:
   same stall, not a fresh one.
 
 What nothing allowed proves may still be proved by a *trial*: the cell had two candidates
-and the other one leads by singles to a contradiction (``engine.trial``). Stuck people
-try the other digit of a two-candidate cell and follow the singles it forces, which
-takes thought: a cell placed :data:`RUN_GAP_MS` or less after the one before is not
-credited with a trial. A hint is a random cell of the solution, rarely one a trial
-proves, and the second and third of a stall come seconds apart. A trial proves a cell
+on the bare board and the other one leads by singles to a contradiction
+(``engine.trial``), and the first digit placed there was right. Stuck people try the
+other digit of a two-candidate cell and follow the singles it forces, which takes
+thought: a cell placed :data:`RUN_GAP_MS` or less after the one before is not credited
+with a trial. A hint is a random cell of the solution, rarely one a trial proves, and
+the second and third of a stall come seconds apart. A trial proves a cell
 wherever it is made, but it is not a look at the board (``stall_look`` does not weigh
 it), and made while a single was on offer it is still *unforced* (below): people take
 the single first.
@@ -220,8 +221,14 @@ class Deduction:
     notes: NoteLog | None
     intervals_ms: np.ndarray  # per placement: time since the one before (first: the start)
     looks: np.ndarray         # at a stall, looks at the bare board that prove it
-                              # (engine.looks; -1 elsewhere)
+                              # (engine.looks; -1 elsewhere, or where the player's
+                              # notes or a trial proved it)
     look_rung: np.ndarray     # the rung those looks used (the stall's)
+
+    @property
+    def worked(self) -> bool:
+        """The player's notes show their eliminations (:attr:`NoteLog.worked`)."""
+        return self.notes is not None and self.notes.worked
 
     @property
     def stalls_met(self) -> np.ndarray:
@@ -301,15 +308,16 @@ class Deduction:
     @property
     def unforced(self) -> np.ndarray:
         """Placements only a fish or harder proves, made while a single was on offer,
-        harder than any stall before needed."""
+        harder than any stall before needed. A trial counts (``by_trial`` is left in on
+        purpose): it may prove the cell, but people take the single first."""
         return ((self.proof >= engine.FISH) & (self.proof > self.stalls_met) & ~self.by_notes
                 & (self.offer == engine.SINGLE))
 
     def stall_look_llr(self) -> float:
         """Σ ln LR over the placements made at a stall (or seconds after one that one
-        look did not prove) and not proved by the player's marks: how many looks at the
-        board prove them, right first time (:data:`STALL_LOOK_LR`), or wrong
-        (:data:`STALL_WRONG_LR`)."""
+        look did not prove) and proved neither by the player's marks nor by a trial
+        (:attr:`looks`): how many looks at the board prove them, right first time
+        (:data:`STALL_LOOK_LR`), or wrong (:data:`STALL_WRONG_LR`)."""
         at = self.looks >= 0
         seen = self.looks[at & self.right_first]
         return float(sum(STALL_LOOK_LR[min(int(x), STALL_LOOKS + 2)] for x in seen)
@@ -361,6 +369,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
     look_rungs = [0] * fill.cells.size
+    far = np.zeros(fill.cells.size, dtype=bool)  # a stall placement one look did not prove
     since_stall = 0                     # placements since the last stall placement
     grid = givens.copy()
     intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
@@ -376,10 +385,11 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
             and proof[k] != engine.NOT_ANALYSED
         look_rung = int(allowed[k])
         # a cell no bare single, typed seconds after a stall placement one look did not
-        # prove: the same look at the same stall (the hints after the first; at most
-        # STALL_FOLLOW of them, which bounds the looks a copied stretch costs)
+        # prove (a trial's included: it proves its own cell only): the same look at the
+        # same stall (the hints after the first; at most STALL_FOLLOW of them, which
+        # bounds the looks a copied stretch costs)
         since_stall = since_stall + 1 if k else 0
-        if not stall and k and looks[k - 1] > 1 and intervals[k] <= RUN_GAP_MS \
+        if not stall and k and far[k - 1] and intervals[k] <= RUN_GAP_MS \
                 and since_stall <= STALL_FOLLOW \
                 and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED:
             stall, look_rung = True, look_rungs[k - 1]
@@ -399,13 +409,15 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # what nothing allowed proves, a trial on its two-candidate cell may: a person's
         # work, at a stall too (it is no look at the board, so it is not weighed as one);
         # following an assumption's singles to a contradiction takes thought, so a cell
-        # typed seconds after the one before is the same look, not a trial
+        # typed seconds after the one before is the same look, not a trial; a first
+        # digit that was wrong is a guess, which the evidence weighs as one
         if proof[k] > allowed[k] and proof[k] != engine.NOT_ANALYSED and not by_notes[k] \
-                and intervals[k] > RUN_GAP_MS:
+                and intervals[k] > RUN_GAP_MS and right[k]:
             by_trial[k] = engine.trial(grid, c, int(solution[c]))
         if stall and not mine_prove and not by_trial[k]:
             looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
                                     STALL_LOOKS)
+        far[k] = stall and (looks[k] > 1 or bool(by_trial[k]))
         grid[c] = solution[c]
     return Deduction(proof, by_notes, by_trial, trace.offer, cands, right, allowed, notes,
                      intervals, looks, np.asarray(look_rungs, dtype=np.int64))

@@ -321,7 +321,7 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                     f"{'them' if n != 1 else 'it'} while a forced cell was on offer "
                     f"elsewhere (honest solves are allowed about {centre:.0f} on average)")
         found = extra.get("deduction")
-        if found is not None and found.notes is not None and found.notes.worked:
+        if found is not None and found.worked:
             return (f"{n} placement{'s' if n != 1 else ''} needed a fish or harder at "
                     f"that moment while a single was on offer elsewhere, which people "
                     f"take first ({value:.1f} bits the board did not give; honest "

@@ -195,9 +195,7 @@ def unforced_placements(rep: Replayed) -> np.ndarray:
     (:func:`unforced_bits`). A trial made while a single was on offer counts: it may
     prove the cell, but people take the single first."""
     found = rep.deduction
-    if found is not None and found.notes is not None and found.notes.worked:
-        return found.unforced
-    return unforced_bits(rep) > 0
+    return found.unforced if found is not None and found.worked else unforced_bits(rep) > 0
 
 
 def _deduction_signals(rep: Replayed) -> dict[str, float]:
@@ -205,8 +203,8 @@ def _deduction_signals(rep: Replayed) -> dict[str, float]:
     found = rep.deduction
     if found is None:
         return {"unforced": float(unforced_bits(rep).sum())}
-    worked = found.notes is not None and found.notes.worked
-    unforced = found.bits(found.unforced) if worked else float(unforced_bits(rep).sum())
+    unforced = (found.bits(found.unforced) if found.worked
+                else float(unforced_bits(rep).sum()))
     return {"unforced": unforced, "unproven": found.bits(found.unproven)}
 
 

@@ -57,8 +57,9 @@ a placement that needs the chain rung after they are spent reports
 it"). Not covered: X-chains and other single-digit chains beyond skyscraper, kite and
 empty rectangle, remote pairs, unique rectangles beyond type 1, ALS, sue de coq,
 forcing chains and nets; a cell only those prove is :data:`UNPROVEN`. One forcing step
-is asked apart, cell by cell (:func:`trial`): whether the other candidate of a
-two-candidate cell leads by singles to a contradiction, what a stuck person tries.
+has a question of its own, asked of one cell at a time (:func:`trial`): whether the
+other candidate of a two-candidate cell leads by singles to a contradiction, what a
+stuck person tries.
 """
 
 from __future__ import annotations
@@ -1254,10 +1255,10 @@ def trial(grid, cell: int, digit: int, cap: int = FORCING_CAP) -> bool:
     """Is ``digit`` in ``cell`` proved by a *trial*: the cell has two candidates on the
     bare board ``grid`` (81 digits, 0 = empty), and assuming the other one leads by
     singles (every one on offer placed at once, round after round) to a contradiction
-    within ``cap`` singles? A stuck person who tries the other digit of a two-candidate cell and
-    follows the singles it forces does this (the technique model's ``forcing`` step,
-    tried on one cell); a solution's digit typed in a cell nothing proved, whose other
-    candidate breaks nothing by singles, is not."""
+    within ``cap`` singles? A stuck person who tries the other digit of a two-candidate
+    cell and follows the singles it forces does this (the technique model's ``forcing``
+    step, tried on one cell); a solution's digit typed in a cell nothing proved, whose
+    other candidate breaks nothing by singles, is not."""
     grid = _grid_of(grid, "grid")
     if not 0 <= cell < 81 or grid[cell]:
         raise ValueError(f"cell {cell} is not an empty cell of the grid")

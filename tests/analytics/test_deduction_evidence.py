@@ -261,6 +261,59 @@ def test_a_trial_on_a_two_candidate_cell_is_a_persons_work_a_hint_elsewhere_is_n
     fill, found = _deduce(givens, solution, _log(order, solution,
                                                  3000 * np.arange(1, len(order) + 1)))
     assert not found.by_trial[x] and found.unproven[x]
+    # a first digit that was wrong is a guess, weighed as one, not a trial
+    times = 3000 * np.arange(1, len(order) + 1)
+    times[x:] += 40_000
+    t, c, d, n = _log(order, solution, times)
+    pair = int(engine.closure(np.full(81, -1), grid, 0).candidates[tried[0]])
+    other = (pair & ~(1 << int(solution[tried[0]]))).bit_length() - 1
+    at = int(times[x]) - 1
+    log = (np.insert(t, x, at), np.insert(c, x, tried[0]), np.insert(d, x, other),
+           np.insert(n, x, False))
+    fill, found = _deduce(givens, solution, log)
+    k = int(np.flatnonzero(fill.cells == tried[0])[0])
+    assert not found.right_first[k] and not found.by_trial[k] and found.unexplained[k]
+
+
+def test_a_trial_while_a_single_is_on_offer_is_still_unforced():
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    trace = engine.trace_placements(givens, solution, cells)
+    x = int(np.flatnonzero(trace.offer > engine.SINGLE)[0])
+    for k in range(1, x):       # moments with a single on offer
+        grid = givens.copy()
+        grid[cells[:k]] = solution[cells[:k]]
+        tried = [c for c in cells[k:] if engine.trace_placements(
+            givens, solution, cells[:k] + [c]).rung[-1] == engine.UNPROVEN
+            and engine.trial(grid, c, int(solution[c]))]
+        if tried:
+            break
+    assert tried
+    order = cells[:k] + [tried[0]] + [c for c in cells[k:] if c != tried[0]]
+    times = 3000 * np.arange(1, len(order) + 1)
+    times[k:] += 40_000
+    fill, found = _deduce(givens, solution, _log(order, solution, times))
+    assert found.offer[k] == engine.SINGLE and found.by_trial[k]
+    assert not found.unproven[k] and found.unforced[k]
+
+
+def test_the_unforced_sentence_counts_what_the_signal_counts():
+    # a row-by-row copy of a hard puzzle, after writing every candidate by hand: the
+    # notes show the player's eliminations, so `unforced` counts fish or harder only
+    givens, solution, placed = _model_order(XWING)
+    bare = engine.closure(np.full(81, -1), givens, 0).candidates
+    notes = [(0, c, dig) for c in np.flatnonzero(givens == 0).tolist()
+             for dig in range(1, 10) if bare[c] >> dig & 1]
+    notes = [(50 * i, c, dig) for i, (_, c, dig) in enumerate(notes)]
+    order = [c for c in range(81) if givens[c] == 0]
+    start = notes[-1][0] + 1000
+    log = _log(order, solution, start + 3000 * np.arange(len(order)), notes)
+    fill, found = _deduce(givens, solution, log)
+    assert found.worked
+    ev = _evidence(givens, solution, log)
+    words = ev.signal("unforced").explanation
+    n = int(np.count_nonzero(found.unforced))
+    assert n > 0 and words.startswith(f"{n} placement") and "a fish or harder" in words
 
 
 def test_a_hint_run_at_a_stall_is_spelt_out_and_weighs_as_a_run():
