@@ -23,10 +23,8 @@ something up to the rung allowed at that moment proves it:
 What nothing allowed proves may still be proved by a *trial*: the cell had two candidates
 on the bare board and the other one leads by singles to a contradiction
 (``engine.trial``), and the first digit placed there was right. Stuck people try the
-other digit of a two-candidate cell and follow the singles it forces, which takes
-thought: a cell placed :data:`RUN_GAP_MS` or less after the one before is not credited
-with a trial. A hint is a random cell of the solution, rarely one a trial proves, and
-the second and third of a stall come seconds apart. A trial proves a cell
+other digit of a two-candidate cell and follow the singles it forces; a hint is a
+random cell of the solution, rarely one a trial proves. A trial proves a cell
 wherever it is made, but it is not a look at the board (``stall_look`` does not weigh
 it), and made while a single was on offer it is still *unforced* (below): people take
 the single first.
@@ -407,12 +405,11 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                     by_notes[k] = mine_prove
                     cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
         # what nothing allowed proves, a trial on its two-candidate cell may: a person's
-        # work, at a stall too (it is no look at the board, so it is not weighed as one);
-        # following an assumption's singles to a contradiction takes thought, so a cell
-        # typed seconds after the one before is the same look, not a trial; a first
-        # digit that was wrong is a guess, which the evidence weighs as one
+        # work, at a stall too (it is no look at the board, so it is not weighed as one),
+        # however quickly it came (fast people try digits fast too); a first digit that
+        # was wrong is a guess, which the evidence weighs as one
         if proof[k] > allowed[k] and proof[k] != engine.NOT_ANALYSED and not by_notes[k] \
-                and intervals[k] > RUN_GAP_MS and right[k]:
+                and right[k]:
             by_trial[k] = engine.trial(grid, c, int(solution[c]))
         if stall and not mine_prove and not by_trial[k]:
             looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
