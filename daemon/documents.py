@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import Evidence
 from fairgrid.analytics.player_verdict import PlayerVerdict
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
@@ -31,6 +32,14 @@ def flag(r: dict) -> dict:
             "reasons": loads(r["reasons"]), "tournament_id": r["tournament_id"],
             "player_id": r["player_id"], "puzzle_id": r["puzzle_id"],
             "anomaly": r["anomaly"], "p_value": r["p_value"]}
+
+
+def player_numbers(rows: list[dict]) -> tuple[float | None, int]:
+    """The two numbers shown beside a player's season verdict, from their submission
+    rows: Stouffer's Z over the scored solves' combined p (None before any is scored)
+    and the flags standing."""
+    pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
+    return (player_z(pvals) if pvals else None), sum(1 for r in rows if r["flagged"])
 
 
 def player_verdict(row: dict, history: list[tuple]) -> dict:

@@ -7,7 +7,6 @@ import json
 
 from aiohttp import web
 
-from fairgrid.analytics.calibration import player_z
 from fairgrid.analytics.evidence import Evidence, Placement
 from fairgrid.analytics.player_verdict import PlayerVerdict
 from fairgrid.analytics.puzzle_model import grid_facts
@@ -198,10 +197,8 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
             if who.sees(portal) else [])
     if not rows:
         raise NotFound(f"There is no player {player!r} of portal {portal!r}.")
-    pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
-    z = player_z(pvals) if pvals else None
+    z, flagged = documents.player_numbers(rows)
     s = request.app[CTX].settings
-    flagged = sum(1 for r in rows if r["flagged"])
     # the season verdict is the player's state; flags standing and Z are numbers beside it
     season = await read(request, players_sql.verdict, portal, player)
     return render(request, "player.html", {

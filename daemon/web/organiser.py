@@ -6,7 +6,7 @@ from datetime import datetime, timezone
 
 from aiohttp import web
 
-from fairgrid.analytics.calibration import bh, player_z
+from fairgrid.analytics.calibration import bh
 
 from .. import documents
 from ..ingest import ValidationError
@@ -86,11 +86,9 @@ async def get_player(request: web.Request) -> web.Response:
              "complete": r["complete"], "status": r["status"],
              "score_error": r["score_error"], "anomaly": r["anomaly"],
              "flagged": r["flagged"]} for r in rows]
-    pvals = [r["p_value"] for r in rows if r["p_value"] is not None]
-    z = player_z(pvals) if pvals else None
+    z, n_flagged = documents.player_numbers(rows)
     settings = request.app[CTX].settings
     threshold = settings.scoring_player_z
-    n_flagged = sum(1 for s in subs if s["flagged"])
     verdict = await _verdict(request, portal, player)
     return json_response({
         "portal": portal, "player_id": player,
