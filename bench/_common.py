@@ -136,6 +136,16 @@ def _first_flagged(chunk):
     return out
 
 
+def seasons_in_play_order(solves, facts) -> dict:
+    """{player: their solves' ``facts``, in the order they played them}: ``solves`` are
+    dicts with ``player`` and ``at`` (the puzzle's place in the player's season),
+    ``facts`` the ``SolveFacts`` of each, in the same order."""
+    seasons = {}
+    for k in sorted(range(len(solves)), key=lambda k: solves[k]["at"]):
+        seasons.setdefault(solves[k]["player"], []).append(facts[k])
+    return seasons
+
+
 def judge_seasons(seasons: dict, null, pool=None) -> dict:
     """Players' season verdicts as the service judges them (``analytics.player_verdict``):
     {player: (solves until first flagged or None, final p, the kind that flagged)};

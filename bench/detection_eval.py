@@ -44,7 +44,8 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import auc, DOCS_IMG, judge_seasons, machine, org_uk_rows, portal_player_null
+from _common import (auc, DOCS_IMG, judge_seasons, machine, org_uk_rows,
+                     portal_player_null, seasons_in_play_order)
 
 MODELS = ("fairgrid", "scanner", "pencilmark")
 SPEEDS = (0.3, 1.0, 3.0, 6.0)
@@ -390,9 +391,7 @@ def _season_verdicts(players, solves, res, cold, workers=None) -> dict:
     player null; after nightly (``cold`` given), the null learnt from the players the
     cold verdict did not flag."""
     from fairgrid.analytics import player_verdict as pv
-    seasons = {}
-    for k in sorted(range(len(solves)), key=lambda k: solves[k]["at"]):
-        seasons.setdefault(solves[k]["player"], []).append(res[k][7])
+    seasons = seasons_in_play_order(solves, [r[7] for r in res])
     null = (pv.shipped_null() if cold is None
             else portal_player_null(seasons, cold["got"], pv.shipped_null()))
     with ProcessPoolExecutor(workers) as pool:

@@ -63,7 +63,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 import numpy as np
 
-from _common import auc, BENCH, SHARED_DATA, judge_seasons, machine
+from _common import auc, BENCH, SHARED_DATA, judge_seasons, machine, seasons_in_play_order
 
 MODELS = ("fairgrid", "islander", "nurisolver")
 SPEEDS = (0.3, 1.0, 3.0, 6.0)
@@ -801,9 +801,7 @@ def _season(players, solves, models, report, workers=None) -> None:
     the shipped player null (the cold start's; the bench has no nightly phase)."""
     from fairgrid.analytics import player_verdict as pv
 
-    seasons = {}
-    for s in sorted(solves, key=lambda s: s["at"]):
-        seasons.setdefault(s["player"], []).append(s["facts"])
+    seasons = seasons_in_play_order(solves, [s["facts"] for s in solves])
     with ProcessPoolExecutor(workers) as pool:
         got = judge_seasons(seasons, pv.shipped_null(), pool)
     groups = [(m, [pl for pl in players if pl["cheat"] is None and pl["model"] == m])
