@@ -20,6 +20,7 @@ import numpy as np
 
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
+from .recalibration import ORDER_OFFSET
 from .signals import PuzzleFacts
 from .types import type_model
 
@@ -61,8 +62,7 @@ class PuzzleModel:
     @property
     def order_usable(self) -> bool:
         """Whether the predicted fill order is reproducible enough to score against."""
-        r = self.order_reliability
-        return r is None or (r == r and r >= ORDER_RELIABILITY_FLOOR)
+        return _order_usable(self.order_reliability)
 
     def to_json(self) -> dict:
         return {"metrics": dict(self.metrics), "expected_time_s": self.expected_time_s,
@@ -80,6 +80,20 @@ class PuzzleModel:
                    {k: tuple(v) for k, v in doc["null"].items()},
                    doc.get("null_solves", NULL_SOLVES), doc.get("order_reliability"),
                    doc.get("hardest_rung"))
+
+
+def _order_usable(reliability: float | None) -> bool:
+    r = reliability
+    return r is None or (r == r and r >= ORDER_RELIABILITY_FLOOR)
+
+
+def order_centre_of(doc: Mapping) -> float | None:
+    """The centre of a stored model's simulated ``order_sa`` null (None: it has none, or
+    its order is one scoring leaves out): what a level's learnt order offset moves
+    (``recalibration.ORDER_OFFSET``)."""
+    null = (doc.get("null") or {}).get("order_sa")
+    usable = _order_usable(doc.get("order_reliability"))
+    return float(null[0]) if null is not None and usable else None
 
 
 def build(givens: str, solution: str, fill_rank_median: list, seed: int) -> PuzzleModel:
@@ -260,8 +274,18 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
         unrated_sd = float(np.hypot(run.residual_sd, max(run.skill_sd, SKILL_PRIOR_SD)))
         key = level_key(puzzle_type, rating.level)
         for name, value in (run.level_nulls.get(key) or {}).items():
+            if name == "order_sa":
+                continue  # a run's one centre for a whole level (recalibration.ORDER_OFFSET)
+            if name == ORDER_OFFSET:
+                if "order_sa" not in null:
+                    continue
+                name, value = "order_sa", (null["order_sa"][0] + value[0], value[1])
+                sources[name] = (f"this puzzle's simulated solves, moved as far as this "
+                                 f"portal's solves of level-{rating.level} puzzles stray "
+                                 f"from theirs")
+            else:
+                sources[name] = f"this portal's solves of level-{rating.level} puzzles"
             null[name] = tuple(value)
-            sources[name] = f"this portal's solves of level-{rating.level} puzzles"
         if rating.consensus_fill_rank is not None and rating.consensus_null:
             consensus = per_cell(rating.consensus_fill_rank)
             null["order_consensus"] = tuple(rating.consensus_null)

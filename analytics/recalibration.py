@@ -19,6 +19,11 @@ from .signals import PuzzleFacts, compute
 LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "unproven", "pace_variation",
                       "pacing_difficulty", "switch")
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
+# How well a fill order agrees with the SA prediction is a property of the puzzle more
+# than of its level (honest people's median rho runs from 0.04 to 0.66 among puzzles of
+# one level, each within 0.1 of the puzzle's simulated null): a level learns by how
+# much its real solves stray from each puzzle's simulated centre, under this name.
+ORDER_OFFSET = "order_sa_offset"
 # the calibration in force counts as this many puzzles' worth of evidence in a refit:
 # a portal with a few dozen rated puzzles moves its coefficients a little (the offset
 # mu carries what differs most between populations), one with thousands decides them
@@ -82,23 +87,32 @@ def levels(cal: Calibration, difficulty: np.ndarray, mu: float) -> np.ndarray:
     return 1 + np.searchsorted(bounds_log, difficulty, side="right")
 
 
-def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, np.ndarray, np.ndarray,
-                                       np.ndarray, np.ndarray]]) -> dict:
-    """Honest nulls per level from real solves, each (level, facts, t_ms, cell, digit,
-    note): {level: {signal: [centre, scale]}} for levels with at least
-    :data:`LEVEL_NULL_MIN` values of a signal (per signal)."""
+def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, float | None, np.ndarray,
+                                       np.ndarray, np.ndarray, np.ndarray]]) -> dict:
+    """Honest nulls per level from real solves, each (level, facts, order centre, t_ms,
+    cell, digit, note), the order centre being the puzzle's simulated ``order_sa`` centre
+    (None: it has none): {level: {signal: [centre, scale]}} for levels with at least
+    :data:`LEVEL_NULL_MIN` values of a signal (per signal). The order null is learnt as
+    :data:`ORDER_OFFSET`, the real solves' ρ less their puzzle's centre
+    (``puzzle_model.scoring_inputs`` adds it back to each puzzle's own)."""
     return fit_level_nulls(level_values(solves))
 
 
 def level_values(solves) -> dict:
-    """The signals of real solves by level: {level: {signal: [values]}} (the part of
+    """The signals of real solves by level, ``order_sa`` less its puzzle's simulated
+    centre: {level: {signal: [values]}} (the part of
     :func:`level_nulls` that scales with the solves; chunks of it can run apart and be
     joined with :func:`join_level_values` in their order)."""
     samples: dict = {}
-    for level, facts, t_ms, cell, digit, note in solves:
+    for level, facts, order_centre, t_ms, cell, digit, note in solves:
         fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution,
                           facts.blank)
         values = compute(facts, fill, int(t_ms[-1]), moves=(t_ms, cell, digit, note))
+        if "order_sa" in values:
+            if order_centre is None:
+                del values["order_sa"]
+            else:
+                values["order_sa"] -= order_centre
         band = samples.setdefault(level, {})
         for name in LEVEL_NULL_SIGNALS:
             if name in values:
@@ -126,5 +140,6 @@ def fit_level_nulls(samples: dict) -> dict:
         enough = {k: v for k, v in values.items() if len(v) >= LEVEL_NULL_MIN}
         if enough:
             null = fit_null(enough)
-            out[level] = {k: list(null[k]) for k in enough if k in null}
+            out[level] = {ORDER_OFFSET if k == "order_sa" else k: list(null[k])
+                          for k in enough if k in null}
     return out

@@ -150,7 +150,7 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.analytics.fill_order import fill_order
     from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun,
-                                                 cells_of, per_cell)
+                                                 cells_of, order_centre_of, per_cell)
     from fairgrid.analytics.ratings import fit_ratings
     from fairgrid.analytics.signals import PuzzleFacts
 
@@ -172,7 +172,8 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
                             hardest_rung=models[j].hardest_rung) for j in pj}
     sample = np.random.default_rng(0).permutation(keep)[:4000]
     level_nulls = recalibration.level_nulls(
-        (str(lv[jpos[solves[k]["j"]]]), facts[solves[k]["j"]], *solves[k]["log"])
+        (str(lv[jpos[solves[k]["j"]]]), facts[solves[k]["j"]],
+         order_centre_of(puzzles[solves[k]["j"]]["model"]), *solves[k]["log"])
         for k in sample)
     ratings = {}
     for j in pj:

@@ -47,8 +47,8 @@ from fairgrid.analytics import recalibration
 from fairgrid.analytics.consensus import Consensus, consensus
 from fairgrid.analytics.expected_time import Calibration, load_default
 from fairgrid.analytics.puzzle_model import (cells_of, complete_metrics, grid_facts,
-                                             hardest_rung_for, level_key, per_cell,
-                                             type_level)
+                                             hardest_rung_for, level_key,
+                                             order_centre_of, per_cell, type_level)
 from fairgrid.analytics.ratings import Fit, fit_ratings
 from fairgrid.analytics.recalibration import Recalibration
 from fairgrid.analytics.signals import PuzzleFacts
@@ -555,14 +555,15 @@ def _in_tasks(tasks, fn, items):
 
 
 def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
-    """A seeded sample of real unflagged solves as (level, facts, t_ms, cell, digit,
-    note), for the per-level nulls."""
+    """A seeded sample of real unflagged solves as (level, facts, order centre, t_ms,
+    cell, digit, note), for the per-level nulls (``recalibration.level_nulls``)."""
     moves = db.read(sql.sample_moves, LEVEL_SAMPLE, LEVEL_SAMPLE_SEED)
     if not len(moves["sub_key"]):
         return
-    facts = {}
+    facts, centre = {}, {}
     for p in db.read(sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist()))):
         if p.fill_rank_median is not None:
+            centre[p.id] = order_centre_of(json.loads(p.ratings or "{}"))
             cells, shape = grid_facts(p.puzzle_type, p.givens)
             solution = cells_of(p.solution)
             facts[p.id] = PuzzleFacts(cells, p.box_size, solution,
@@ -573,5 +574,5 @@ def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
     for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:
-            yield (level_of[pid], facts[pid], moves["t_ms"][a:b], moves["cell"][a:b],
-                   moves["digit"][a:b], moves["note"][a:b])
+            yield (level_of[pid], facts[pid], centre[pid], moves["t_ms"][a:b],
+                   moves["cell"][a:b], moves["digit"][a:b], moves["note"][a:b])

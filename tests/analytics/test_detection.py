@@ -157,6 +157,50 @@ def test_a_model_stored_before_the_guarded_nulls_still_scores():
     assert got.sources["order_sa"] == "simulated honest players"
 
 
+def test_a_level_learns_how_far_orders_stray_from_each_puzzle_not_one_centre():
+    from fairgrid.analytics.calibration import tail
+    from fairgrid.analytics.puzzle_model import PuzzleModel, PuzzleRating, RatingRun
+    from fairgrid.analytics.recalibration import LEVEL_NULL_MIN, ORDER_OFFSET, level_nulls
+
+    text, puzzle, solution, inputs = _medium_inputs()
+    rng = np.random.default_rng(5)
+    logs = [simulate(puzzle, solution, "honest", rng=rng,
+                     expected_log_s=inputs.facts.expected_log_s)
+            for _ in range(LEVEL_NULL_MIN)]
+
+    def learnt(centre):
+        return level_nulls(("3", inputs.facts, centre, s.t_ms, s.cell, s.digit, s.note)
+                           for s in logs)["3"]
+
+    # the same real solves, their puzzle's simulated centre told two ways: the level
+    # learns how far they stray from it, not where they are
+    near, far = learnt(0.6), learnt(0.3)
+    assert "order_sa" not in near
+    assert near[ORDER_OFFSET][0] == pytest.approx(far[ORDER_OFFSET][0] - 0.3)
+    assert near[ORDER_OFFSET][1] == pytest.approx(far[ORDER_OFFSET][1])
+    without = learnt(None)  # a puzzle without a usable order teaches no offset
+    assert ORDER_OFFSET not in without and "unforced" in without
+
+    # a puzzle whose order people barely share with the prediction (its simulated centre
+    # 0.05) in a level of puzzles near 0.64: an honest rho of 0.04 there is ordinary
+    sol = "".join(str(d) for d in solution)
+    median = [None if g else 1.0 for g in puzzle.givens]
+    model = PuzzleModel({"cells": 1.0}, 600.0, float(np.log(600)), 0.35, 3, "Medium",
+                        {"order_sa": (0.05, 0.2), "speed": (0.0, 1.0)})
+    rating = PuzzleRating(None, 3, None, None)
+    run = RatingRun(0.0, 0.35, 0.5, {"3": {ORDER_OFFSET: [0.02, 0.25]}})
+    got = scoring_inputs(text, 3, sol, median, model, run, rating)
+    assert got.null["order_sa"] == pytest.approx((0.07, 0.25))
+    assert got.sources["order_sa"].startswith("this puzzle's simulated solves")
+    assert tail("order_sa", 0.04, *got.null["order_sa"])[1] > 0.3
+    # a run that learnt one centre for the level (0.64) is not read for the order: with
+    # it, that honest rho sat at p = 0.001
+    old = RatingRun(0.0, 0.35, 0.5, {"3": {"order_sa": [0.64, 0.2]}})
+    assert tail("order_sa", 0.04, 0.64, 0.2)[1] < 0.002
+    assert scoring_inputs(text, 3, sol, median, model, old, rating).null["order_sa"] == \
+        (0.05, 0.2)
+
+
 def _medium_inputs():
     puzzle = parse(MEDIUM)
     solution = solution_of(puzzle)

@@ -61,6 +61,7 @@ class PuzzleText(NamedTuple):
     box_size: int
     fill_rank_median: str | None    # JSON: the predicted median fill rank per cell
     puzzle_type: str
+    ratings: str | None             # JSON: the puzzle's model (analytics.puzzle_model)
 
 
 class RatingRunRow(NamedTuple):
@@ -188,7 +189,7 @@ def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
 def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:
     """The puzzles ``ids`` (in no particular order)."""
     return [PuzzleText._make(r) for r in cur.execute(
-        "SELECT id, givens, solution, box_size, fill_rank_median, puzzle_type "
+        "SELECT id, givens, solution, box_size, fill_rank_median, puzzle_type, ratings "
         "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()]
 
 
