@@ -46,7 +46,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import chdtrc, gammainc, ndtr, ndtri
 
-from .signals import FAMILY, LOW_IS_ODD
+from .signals import FAMILY, LOW_IS_ODD, NOTES_SWITCH
 
 LEAD_P = 0.01
 AGREE_P = 0.05
@@ -84,6 +84,7 @@ GUARD = {
     # correlate at a median 0.04. Only a marked negative correlation is evidence.
     "pacing_difficulty": (0.2, 0.0),
     "switch": (0.3, 0.4),
+    NOTES_SWITCH: (0.3, None),  # learnt from real note-takers only: no default
     "paste": (0.5, 0.0),
     # honest people leave the page and come back to a lucky guess too: at least half a
     # bit on average (client_signals)
@@ -116,7 +117,8 @@ def fit_null(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
     """Robust, guarded (centre, scale) of each signal over honest solves."""
     null = {}
     for name, values in samples.items():
-        if name == "speed" or name not in LOW_IS_ODD:
+        kind = "switch" if name == NOTES_SWITCH else name  # the same signal's null
+        if kind == "speed" or kind not in LOW_IS_ODD:
             continue  # speed is standardised where it is computed
         v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
         if v.size < 5:
@@ -130,7 +132,7 @@ def fit_null(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
             continue
         if name in LOG_SIGNALS:
             v = np.log(np.maximum(v, 1e-6))
-        null[name] = guard(name, *_odd_tail_normal(v, LOW_IS_ODD[name]))
+        null[name] = guard(name, *_odd_tail_normal(v, LOW_IS_ODD[kind]))
     return complete(null)
 
 
@@ -151,7 +153,8 @@ def _odd_tail_normal(v: np.ndarray, low_is_odd: bool) -> tuple[float, float]:
 def complete(null: dict) -> dict[str, tuple[float, float]]:
     """``null`` with the fixed nulls every puzzle has: speed N(0, 1), paste, and the
     guard's own bounds for a signal no honest solve showed."""
-    out = {k: guard(k, *v) for k, v in null.items() if k in LOW_IS_ODD and k != "speed"}
+    out = {k: guard(k, *v) for k, v in null.items()
+           if (k in LOW_IS_ODD or k == NOTES_SWITCH) and k != "speed"}
     out["speed"] = (0.0, 1.0)
     for name, (floor, limit) in GUARD.items():
         if limit is not None and name not in out:

@@ -38,8 +38,9 @@ from .client_signals import away_words
 from .deduction import RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
-from .signals import (FAMILY, PuzzleFacts, change_point, compute, pace_allowance,
-                      replay_solve, techniques_needed, unforced_placements)
+from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
+                      notes_carried, null_for, pace_allowance, replay_solve,
+                      techniques_needed, unforced_placements)
 
 # 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
@@ -359,7 +360,9 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
         if k < 0:
             return "the pace did not change character along the solve"
         return (f"from placement {k} on, the pace was {math.exp(value):.1f}x steadier "
-                f"than before")
+                f"than before" + (" (compared with solves whose notes carried the "
+                                  "thinking: placing what the notes show is quick)"
+                                  if extra.get("notes_carried") else ""))
     if name == "paste":
         return f"the portal's client reported {int(value)} paste events"
     if name == "away":
@@ -507,6 +510,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     duration_ms = int(t_ms[-1]) if t_ms.size else 0
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
+    sources = dict(sources or {})
+    if notes_carried(rep):  # switch against solves whose notes carried the thinking
+        null = null_for(null, rep)
+        if NOTES_SWITCH in sources:
+            sources["switch"] = sources[NOTES_SWITCH]
     # an unfinished solve's time says nothing of its pace over the whole grid
     verdict = judge(values, null, fpr=fpr,
                     pace_allowance=pace_allowance(facts.expected_log_s, duration_ms)
@@ -526,9 +534,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "unforced": int(np.count_nonzero(unforced_placements(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "deduction": rep.deduction, "replayed": rep, "solution": facts.solution,
-             "client": client,
+             "client": client, "notes_carried": notes_carried(rep),
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
-    sources = sources or {}
     shape = facts.grid_shape
     words = puzzle_type(facts.puzzle_type).words
     return Evidence(

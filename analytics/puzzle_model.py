@@ -21,7 +21,7 @@ import numpy as np
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
 from .recalibration import ORDER_OFFSET
-from .signals import PuzzleFacts
+from .signals import NOTES_SWITCH, PuzzleFacts
 from .types import type_model
 
 _type = puzzle_type  # for methods whose argument is called puzzle_type
@@ -284,7 +284,9 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
                                  f"portal's solves of level-{rating.level} puzzles stray "
                                  f"from theirs")
             else:
-                sources[name] = f"this portal's solves of level-{rating.level} puzzles"
+                sources[name] = (f"this portal's solves of level-{rating.level} puzzles"
+                                 + (" whose notes carried the thinking"
+                                    if name == NOTES_SWITCH else ""))
             null[name] = tuple(value)
         if rating.consensus_fill_rank is not None and rating.consensus_null:
             consensus = per_cell(rating.consensus_fill_rank)

@@ -14,10 +14,10 @@ from .calibration import fit_null
 from .expected_time import Calibration, fit
 from .fill_order import fill_order
 from .ratings import correlations
-from .signals import PuzzleFacts, compute
+from .signals import NOTES_SWITCH, PuzzleFacts, compute, notes_carried, replay_solve
 
 LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "unproven", "pace_variation",
-                      "pacing_difficulty", "switch")
+                      "pacing_difficulty", "switch", NOTES_SWITCH)
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
 # How well a fill order agrees with the SA prediction is a property of the puzzle more
 # than of its level (honest people's median rho runs from 0.04 to 0.66 among puzzles of
@@ -100,14 +100,18 @@ def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, float | None, np.ndarra
 
 def level_values(solves) -> dict:
     """The signals of real solves by level, ``order_sa`` less its puzzle's simulated
-    centre: {level: {signal: [values]}} (the part of
+    centre, ``switch`` of solves whose notes carried the thinking as
+    :data:`~.signals.NOTES_SWITCH`: {level: {signal: [values]}} (the part of
     :func:`level_nulls` that scales with the solves; chunks of it can run apart and be
     joined with :func:`join_level_values` in their order)."""
     samples: dict = {}
     for level, facts, order_centre, t_ms, cell, digit, note in solves:
         fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution,
                           facts.blank)
-        values = compute(facts, fill, int(t_ms[-1]), moves=(t_ms, cell, digit, note))
+        rep = replay_solve(facts, fill, (t_ms, cell, digit, note))
+        values = compute(facts, fill, int(t_ms[-1]), replayed=rep)
+        if "switch" in values and notes_carried(rep):  # like with like (NOTES_SWITCH)
+            values[NOTES_SWITCH] = values.pop("switch")
         if "order_sa" in values:
             if order_centre is None:
                 del values["order_sa"]

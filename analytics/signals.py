@@ -30,7 +30,9 @@ signal                  value                                                 od
                         change point of the log intervals (log of the sd
                         before over the sd after, at least
                         :data:`SWITCH_MIN` placements each side): a solve
-                        that turns from human to machine part-way
+                        that turns from human to machine part-way (a
+                        solve whose notes carried the thinking is judged
+                        against such solves: :data:`NOTES_SWITCH`)
 ``paste``               client-reported paste events (only when the portal    high  client
                         sends ``client``; :mod:`.client_signals`)
 ``away``                bits placed unproved just after coming back to the    high  client
@@ -67,6 +69,12 @@ FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deductio
           "unproven": "deduction", "speed": "speed", "pace_variation": "pacing",
           "pacing_difficulty": "pacing", "switch": "switch", "paste": "client",
           "away": "client"}
+# The null key of ``switch`` for solves whose notes carried the thinking (the player's
+# own, noted first, or the portal's): the placements of such a solve read what the notes
+# show, a phase as steady as the notes are complete, so its switch is compared with
+# such solves only. Learnt per level by the nightly job; until then not judged (the
+# cold-start nulls come from a simulator without notes).
+NOTES_SWITCH = "switch_notes"
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
 # an unfinished solve filling less than this share of the empty cells is judged only on
 # what does not depend on its length (unforced digits, paste): the order and pacing
@@ -206,6 +214,24 @@ def _deduction_signals(rep: Replayed) -> dict[str, float]:
     unforced = (found.bits(found.unforced) if found.worked
                 else float(unforced_bits(rep).sum()))
     return {"unforced": unforced, "unproven": found.bits(found.unproven)}
+
+
+def notes_carried(rep: Replayed) -> bool:
+    """Whether the solve's notes carried its thinking: the player noted most cells
+    before placing, or the portal kept the candidates (:data:`NOTES_SWITCH`)."""
+    notes = None if rep.deduction is None else rep.deduction.notes
+    return notes is not None and (notes.thinking or notes.auto)
+
+
+def null_for(null: dict, rep: Replayed) -> dict:
+    """The nulls one solve is judged against: for a solve whose notes carried the
+    thinking, ``switch`` against such solves' (none yet: not judged)."""
+    if not notes_carried(rep):
+        return null
+    out = {k: v for k, v in null.items() if k not in ("switch", NOTES_SWITCH)}
+    if NOTES_SWITCH in null:
+        out["switch"] = null[NOTES_SWITCH]
+    return out
 
 
 def unforced_bits(rep: Replayed) -> np.ndarray:

@@ -426,3 +426,39 @@ def test_looks_count_the_rounds_of_eliminations_a_cell_needs():
                          == 4 for c in never)
     with pytest.raises(ValueError, match="not an empty cell"):
         engine.looks(bare, givens, int(np.flatnonzero(givens)[0]), 1, engine.LOCKED)
+
+
+@pytest.mark.parametrize("model", ["pencil_marker", "auto_notes"])
+def test_a_note_takers_change_of_pace_is_weighed_against_note_takers_only(model):
+    from fairgrid.analytics.calibration import complete
+    from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.recalibration import level_values
+    from fairgrid.analytics.signals import NOTES_SWITCH, PuzzleFacts
+
+    givens = parse(MEDIUM).givens.astype(np.int64)
+    solution = np.asarray(solution_of(parse(MEDIUM)), dtype=np.int64)
+    log = bench_players().HONEST[model](MEDIUM, solution, np.random.default_rng(4),
+                                        300.0).arrays
+    bare = tuple(a[~log[3]] for a in log)  # the same placements, no notes
+    facts = PuzzleFacts(givens, 3, solution, np.arange(81, dtype=float), 6.0, 0.4,
+                        hardest_rung=hardest_rung(givens, solution))
+
+    def switch(moves, null, sources=None):
+        ev = score_solve(facts, null, *moves, sources=sources)
+        return next((s for s in ev.signals if s.name == "switch"), None)
+
+    # cold start: the simulated nulls know no notes, so a note-taker's quick placing of
+    # what the notes show is not weighed; the same placements without notes are
+    cold = complete({})
+    assert switch(log, cold) is None
+    assert switch(bare, cold) is not None
+    # after a run whose note-takers set their own null: that one, and only for them
+    learnt = {**cold, NOTES_SWITCH: (3.0, 0.3)}
+    mine = switch(log, learnt, {NOTES_SWITCH: "note-takers", "switch": "others"})
+    assert mine.population == "note-takers" and mine.p > 0.99
+    other = switch(bare, learnt, {NOTES_SWITCH: "note-takers", "switch": "others"})
+    assert other.population == "others"
+    assert other.p == switch(bare, cold).p
+    # the nightly job files each solve's switch under its kind
+    band = level_values([("3", facts, None, *log), ("3", facts, None, *bare)])["3"]
+    assert len(band[NOTES_SWITCH]) == 1 and len(band["switch"]) == 1

@@ -199,6 +199,13 @@ def test_a_level_learns_how_far_orders_stray_from_each_puzzle_not_one_centre():
     assert tail("order_sa", 0.04, 0.64, 0.2)[1] < 0.002
     assert scoring_inputs(text, 3, sol, median, model, old, rating).null["order_sa"] == \
         (0.05, 0.2)
+    # note-takers' switch null travels with the others, as wide as the guard's
+    from fairgrid.analytics.signals import NOTES_SWITCH
+    run = RatingRun(0.0, 0.35, 0.5, {"3": {NOTES_SWITCH: [1.0, 0.1]}})
+    got = scoring_inputs(text, 3, sol, median, model, run, rating)
+    assert got.null[NOTES_SWITCH] == (1.0, 0.3)
+    assert got.sources[NOTES_SWITCH].endswith("whose notes carried the thinking")
+    assert NOTES_SWITCH not in scoring_inputs(text, 3, sol, median, model).null
 
 
 def _medium_inputs():
