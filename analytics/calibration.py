@@ -6,7 +6,9 @@ The nulls are built to hold for people unlike the simulator they start from:
   decile and quartile (for ``unforced`` a Poisson mean: twice the mean, at least the
   95th percentile) of honest solves of the puzzle — simulated ones at analysis time,
   the portal's own unflagged solves per level once the nightly job has enough of them (the few cheats among them
-  sit beyond the decile). Either way :func:`guard` widens it to at least the variation
+  sit beyond the decile; the order's as an offset from each puzzle's simulated centre,
+  :data:`~.signals.ORDER_OFFSET`, and the switch of solves whose notes carried the
+  thinking apart, :data:`~.signals.NOTES_SWITCH`). Either way :func:`guard` widens it to at least the variation
   seen between people (:data:`GUARD`): a scale never below its floor, a centre no further
   from the odd side than its limit. A population that solves unlike the
   simulator then moves a signal's p-value by little.
@@ -84,7 +86,7 @@ GUARD = {
     # correlate at a median 0.04. Only a marked negative correlation is evidence.
     "pacing_difficulty": (0.2, 0.0),
     "switch": (0.3, 0.4),
-    NOTES_SWITCH: (0.3, None),  # learnt from real note-takers only: no default
+    NOTES_SWITCH: (0.3, 0.4),  # switch's; learnt from real note-takers only (no default)
     "paste": (0.5, 0.0),
     # honest people leave the page and come back to a lucky guess too: at least half a
     # bit on average (client_signals)
@@ -101,6 +103,11 @@ def skill_uncertainty(solves: int, lambda_player: float) -> float:
                                                                  + lambda_player))
 
 
+def _signal(key: str) -> str:
+    """The signal a null key is of (``switch_notes`` is ``switch``'s for note-takers)."""
+    return "switch" if key == NOTES_SWITCH else key
+
+
 def guard(name: str, centre: float, scale: float) -> tuple[float, float]:
     """Widen one signal's null to at least the variation between people."""
     floor, limit = GUARD.get(name, (None, None))
@@ -109,7 +116,7 @@ def guard(name: str, centre: float, scale: float) -> tuple[float, float]:
     if floor is not None:
         scale = max(scale, floor)
     if limit is not None:
-        centre = min(centre, limit) if LOW_IS_ODD[name] else max(centre, limit)
+        centre = min(centre, limit) if LOW_IS_ODD[_signal(name)] else max(centre, limit)
     return (float(centre), float(scale))
 
 
@@ -117,7 +124,7 @@ def fit_null(samples: dict[str, list[float]]) -> dict[str, tuple[float, float]]:
     """Robust, guarded (centre, scale) of each signal over honest solves."""
     null = {}
     for name, values in samples.items():
-        kind = "switch" if name == NOTES_SWITCH else name  # the same signal's null
+        kind = _signal(name)
         if kind == "speed" or kind not in LOW_IS_ODD:
             continue  # speed is standardised where it is computed
         v = np.asarray([x for x in values if np.isfinite(x)], dtype=float)
@@ -152,12 +159,13 @@ def _odd_tail_normal(v: np.ndarray, low_is_odd: bool) -> tuple[float, float]:
 
 def complete(null: dict) -> dict[str, tuple[float, float]]:
     """``null`` with the fixed nulls every puzzle has: speed N(0, 1), paste, and the
-    guard's own bounds for a signal no honest solve showed."""
+    guard's own bounds for a signal no honest solve showed (not for note-takers'
+    switch, judged only once real ones have set it); keys of no signal are dropped."""
     out = {k: guard(k, *v) for k, v in null.items()
-           if (k in LOW_IS_ODD or k == NOTES_SWITCH) and k != "speed"}
+           if _signal(k) in LOW_IS_ODD and k != "speed"}
     out["speed"] = (0.0, 1.0)
     for name, (floor, limit) in GUARD.items():
-        if limit is not None and name not in out:
+        if limit is not None and name not in out and name != NOTES_SWITCH:
             out[name] = guard(name, limit, floor or 1.0)
     return out
 

@@ -511,10 +511,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     values = compute(facts, fill, duration_ms, skill=skill, skill_sd=skill_sd, client=client,
                      replayed=rep)
     sources = dict(sources or {})
-    if notes_carried(rep):  # switch against solves whose notes carried the thinking
-        null = null_for(null, rep)
-        if NOTES_SWITCH in sources:
-            sources["switch"] = sources[NOTES_SWITCH]
+    carried = notes_carried(rep)
+    if carried:  # switch against solves whose notes carried the thinking
+        null = null_for(null, carried)
+        sources["switch"] = sources.get(NOTES_SWITCH, "solves whose notes carried the "
+                                                      "thinking")
     # an unfinished solve's time says nothing of its pace over the whole grid
     verdict = judge(values, null, fpr=fpr,
                     pace_allowance=pace_allowance(facts.expected_log_s, duration_ms)
@@ -534,7 +535,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "unforced": int(np.count_nonzero(unforced_placements(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "deduction": rep.deduction, "replayed": rep, "solution": facts.solution,
-             "client": client, "notes_carried": notes_carried(rep),
+             "client": client, "notes_carried": carried,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     shape = facts.grid_shape
     words = puzzle_type(facts.puzzle_type).words

@@ -20,8 +20,7 @@ import numpy as np
 
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
-from .recalibration import ORDER_OFFSET
-from .signals import NOTES_SWITCH, PuzzleFacts
+from .signals import NOTES_SWITCH, ORDER_OFFSET, PuzzleFacts
 from .types import type_model
 
 _type = puzzle_type  # for methods whose argument is called puzzle_type
@@ -90,7 +89,7 @@ def _order_usable(reliability: float | None) -> bool:
 def order_centre_of(doc: Mapping) -> float | None:
     """The centre of a stored model's simulated ``order_sa`` null (None: it has none, or
     its order is one scoring leaves out): what a level's learnt order offset moves
-    (``recalibration.ORDER_OFFSET``)."""
+    (``signals.ORDER_OFFSET``)."""
     null = (doc.get("null") or {}).get("order_sa")
     usable = _order_usable(doc.get("order_reliability"))
     return float(null[0]) if null is not None and usable else None
@@ -206,7 +205,8 @@ class RatingRun:
     mu: float                 # this portal's offset from the calibration
     residual_sd: float        # of the fit, in log-seconds
     skill_sd: float           # spread of the players' fitted skills
-    level_nulls: Mapping[str, Mapping[str, tuple[float, float]]]  # level -> signal -> null
+    # level -> null key (a signal, signals.ORDER_OFFSET, signals.NOTES_SWITCH) -> null
+    level_nulls: Mapping[str, Mapping[str, tuple[float, float]]]
     by_type: Mapping[str, Mapping[str, float]] | None = None
 
     def for_type(self, puzzle_type: str) -> RatingRun | None:
@@ -254,7 +254,8 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
     """Before any rating run: the calibrated expected time and the simulated nulls. With
     one: the fitted difficulty (or the prior shifted by the portal's offset), the fit's
     residual sd, the consensus order with its null when the puzzle has one, and the
-    nulls learnt from real solves of puzzles of its level. Every null is guarded
+    nulls learnt from real solves of puzzles of its level (the order's as an offset
+    that moves this puzzle's simulated centre). Every null is guarded
     (:func:`.calibration.complete`); speed is N(0, 1) of a value standardised by the
     residual sd and, for a player without a fitted skill, the skill prior's spread."""
     from .calibration import SKILL_PRIOR_SD, complete
@@ -275,14 +276,14 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
         key = level_key(puzzle_type, rating.level)
         for name, value in (run.level_nulls.get(key) or {}).items():
             if name == "order_sa":
-                continue  # a run's one centre for a whole level (recalibration.ORDER_OFFSET)
+                continue  # a run's one centre for a whole level (signals.ORDER_OFFSET)
             if name == ORDER_OFFSET:
                 if "order_sa" not in null:
                     continue
                 name, value = "order_sa", (null["order_sa"][0] + value[0], value[1])
-                sources[name] = (f"this puzzle's simulated solves, moved as far as this "
-                                 f"portal's solves of level-{rating.level} puzzles stray "
-                                 f"from theirs")
+                sources[name] = (f"this puzzle's simulated solves, shifted by how far "
+                                 f"this portal's level-{rating.level} solves differ from "
+                                 f"their puzzles' simulations")
             else:
                 sources[name] = (f"this portal's solves of level-{rating.level} puzzles"
                                  + (" whose notes carried the thinking"

@@ -14,16 +14,12 @@ from .calibration import fit_null
 from .expected_time import Calibration, fit
 from .fill_order import fill_order
 from .ratings import correlations
-from .signals import NOTES_SWITCH, PuzzleFacts, compute, notes_carried, replay_solve
+from .signals import (NOTES_SWITCH, ORDER_OFFSET, PuzzleFacts, compute, notes_carried,
+                      replay_solve)
 
 LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "unproven", "pace_variation",
                       "pacing_difficulty", "switch", NOTES_SWITCH)
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
-# How well a fill order agrees with the SA prediction is a property of the puzzle more
-# than of its level (honest people's median rho runs from 0.04 to 0.66 among puzzles of
-# one level, each within 0.1 of the puzzle's simulated null): a level learns by how
-# much its real solves stray from each puzzle's simulated centre, under this name.
-ORDER_OFFSET = "order_sa_offset"
 # the calibration in force counts as this many puzzles' worth of evidence in a refit:
 # a portal with a few dozen rated puzzles moves its coefficients a little (the offset
 # mu carries what differs most between populations), one with thousands decides them
@@ -93,8 +89,9 @@ def level_nulls(solves: Iterable[tuple[str, PuzzleFacts, float | None, np.ndarra
     cell, digit, note), the order centre being the puzzle's simulated ``order_sa`` centre
     (None: it has none): {level: {signal: [centre, scale]}} for levels with at least
     :data:`LEVEL_NULL_MIN` values of a signal (per signal). The order null is learnt as
-    :data:`ORDER_OFFSET`, the real solves' ρ less their puzzle's centre
-    (``puzzle_model.scoring_inputs`` adds it back to each puzzle's own)."""
+    :data:`~.signals.ORDER_OFFSET`, the real solves' ρ less their puzzle's centre
+    (``puzzle_model.scoring_inputs`` adds it back to each puzzle's own), and the switch
+    of solves whose notes carried the thinking as :data:`~.signals.NOTES_SWITCH`."""
     return fit_level_nulls(level_values(solves))
 
 

@@ -70,11 +70,18 @@ FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deductio
           "pacing_difficulty": "pacing", "switch": "switch", "paste": "client",
           "away": "client"}
 # The null key of ``switch`` for solves whose notes carried the thinking (the player's
-# own, noted first, or the portal's): the placements of such a solve read what the notes
-# show, a phase as steady as the notes are complete, so its switch is compared with
-# such solves only. Learnt per level by the nightly job; until then not judged (the
-# cold-start nulls come from a simulator without notes).
+# own, noted first, or the portal's; told only where the technique ladder replays the
+# solve: 9x9 Sudoku): the placements of such a solve read what the notes show, a phase as
+# steady as the notes are complete, so its switch is compared with such solves only.
+# Learnt per level by the nightly job; until then not judged (the cold-start nulls come
+# from a simulator without notes).
 NOTES_SWITCH = "switch_notes"
+# How well a fill order agrees with the SA prediction is a property of the puzzle more
+# than of its level (among 20 dailies, honest people's median rho ran from 0.04 to 0.66,
+# each within 0.12 of its puzzle's simulated centre): a level learns how far its real
+# solves stray from each puzzle's simulated centre, under this null key, and a puzzle's
+# order null after a nightly run is its own centre moved by that offset.
+ORDER_OFFSET = "order_sa_offset"
 MIN_CELLS = 8  # fewer filled cells than this: order and pacing signals are not computed
 # an unfinished solve filling less than this share of the empty cells is judged only on
 # what does not depend on its length (unforced digits, paste): the order and pacing
@@ -223,10 +230,11 @@ def notes_carried(rep: Replayed) -> bool:
     return notes is not None and (notes.thinking or notes.auto)
 
 
-def null_for(null: dict, rep: Replayed) -> dict:
-    """The nulls one solve is judged against: for a solve whose notes carried the
-    thinking, ``switch`` against such solves' (none yet: not judged)."""
-    if not notes_carried(rep):
+def null_for(null: dict, carried: bool) -> dict:
+    """The nulls one solve is judged against: for a solve whose notes ``carried`` the
+    thinking (:func:`notes_carried`), ``switch`` against such solves' (none yet: not
+    judged)."""
+    if not carried:
         return null
     out = {k: v for k, v in null.items() if k not in ("switch", NOTES_SWITCH)}
     if NOTES_SWITCH in null:

@@ -430,8 +430,8 @@ def test_looks_count_the_rounds_of_eliminations_a_cell_needs():
 
 @pytest.mark.parametrize("model", ["pencil_marker", "auto_notes"])
 def test_a_note_takers_change_of_pace_is_weighed_against_note_takers_only(model):
-    from fairgrid.analytics.calibration import complete
-    from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.calibration import complete, fit_null
+    from fairgrid.analytics.evidence import explain, score_solve
     from fairgrid.analytics.recalibration import level_values
     from fairgrid.analytics.signals import NOTES_SWITCH, PuzzleFacts
 
@@ -462,3 +462,10 @@ def test_a_note_takers_change_of_pace_is_weighed_against_note_takers_only(model)
     # the nightly job files each solve's switch under its kind
     band = level_values([("3", facts, None, *log), ("3", facts, None, *bare)])["3"]
     assert len(band[NOTES_SWITCH]) == 1 and len(band["switch"]) == 1
+    # note-takers' null is no narrower than the guard lets switch's be
+    steady = fit_null({NOTES_SWITCH: list(np.linspace(-0.2, 0.2, 50))})[NOTES_SWITCH]
+    assert steady[0] >= 0.4 and steady[1] >= 0.3
+    assert NOTES_SWITCH not in cold
+    # and the evidence says whom the steadier pace was compared with
+    words = explain("switch", 1.0, 0.4, facts, {"switch_at": 12, "notes_carried": True})
+    assert words.startswith("from placement 12 on") and "notes carried the thinking" in words

@@ -141,6 +141,26 @@ def test_each_puzzle_type_gets_its_own_fit_and_skills(tmp_path):
     assert any(not k.startswith("nurikabe:") for k in bands)
 
 
+def test_a_level_learns_its_order_null_as_an_offset_from_each_puzzles_own(tmp_path):
+    from fairgrid.analytics.signals import ORDER_OFFSET
+
+    ranks = [None] * 81
+    for r, c in enumerate(EMPTY):  # the predicted order: reading order
+        ranks[c] = float(r)
+    offsets = []
+    for centre in (0.2, 0.5):  # the same solves, their puzzles' simulated centre two ways
+        con, _ = build(tmp_path / f"o{centre}.duckdb")
+        for pid, ratings in con.execute("SELECT id, ratings FROM puzzles").fetchall():
+            doc = {**json.loads(ratings), "null": {"order_sa": [centre, 0.2]}}
+            con.execute("UPDATE puzzles SET ratings = ?, fill_rank_median = ? WHERE id = ?",
+                        [json.dumps(doc), json.dumps(ranks), pid])
+        run_nightly(direct_db(con), make_settings(tmp_path, nightly_min_solves=20))
+        bands = json.loads(con.execute("SELECT level_nulls FROM rating_runs").fetchone()[0])
+        assert bands and all("order_sa" not in null for null in bands.values())
+        offsets.append([null[ORDER_OFFSET][0] for null in bands.values()])
+    assert offsets[0] == pytest.approx([x + 0.3 for x in offsets[1]])
+
+
 def test_flagged_solves_are_left_out(tmp_path):
     con, truth = build(tmp_path / "n.duckdb", puzzles=12, players=30)
     # a flagged 1-second solve by u000 must not make u000 look fast
