@@ -22,7 +22,8 @@ PRIOR_SD_LOG = 1.0
 # its calibration's: level 3 is the collection's middle fifth
 LEVEL_BOUNDS_S = (261.0, 327.0, 496.0, 702.0)
 # no human Nurikabe orders are known: before a portal's own solves set the order null
-# (the nightly job's per-level nulls), its spread is at least this, wide enough for
+# (the nightly job's per-level offset from each puzzle's simulated centre, and its
+# spread), its spread is at least this, wide enough for
 # people who go island by island rather than deduction by deduction (ρ near 0 against
 # the model's order; bench/nurikabe_detection.py): order alone is weak evidence then
 COLD_ORDER_SCALE = 0.4
