@@ -5,13 +5,13 @@ The nulls are built to hold for people unlike the simulator they start from:
 * **Null** (:func:`fit_null`): for each signal the normal that matches the odd-side
   decile and quartile (for ``unforced`` a Poisson mean: twice the mean, at least the
   95th percentile) of honest solves of the puzzle — simulated ones at analysis time,
-  the portal's own unflagged solves per level once the nightly job has enough of them (the few cheats among them
-  sit beyond the decile; the order's as an offset from each puzzle's simulated centre,
-  :data:`~.signals.ORDER_OFFSET`, and the switch of solves whose notes carried the
-  thinking apart, :data:`~.signals.NOTES_SWITCH`). Either way :func:`guard` widens it to at least the variation
-  seen between people (:data:`GUARD`): a scale never below its floor, a centre no further
-  from the odd side than its limit. A population that solves unlike the
-  simulator then moves a signal's p-value by little.
+  the portal's own unflagged solves per level once the nightly job has enough of them
+  (the few cheats among them sit beyond the decile; the order's as an offset from each
+  puzzle's simulated centre, :data:`~.signals.ORDER_OFFSET`, and the switch of solves
+  whose notes carried the thinking apart, :data:`~.signals.NOTES_SWITCH`). Either way
+  :func:`guard` widens it to at least the variation seen between people (:data:`GUARD`):
+  a scale never below its floor, a centre no further from the odd side than its limit.
+  A population that solves unlike the simulator then moves a signal's p-value by little.
 * **Speed** is standardised where the solve is scored (:mod:`.signals`): against the
   puzzle's expected time with the player's skill where the nightly fit knows it, and
   for a player it does not know with the skill integrated over a prior as wide as real

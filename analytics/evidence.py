@@ -512,8 +512,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                      replayed=rep)
     sources = dict(sources or {})
     carried = notes_carried(rep)
-    if carried:  # switch against solves whose notes carried the thinking
-        null = null_for(null, carried)
+    null = null_for(null, carried)  # switch against solves whose notes carried the thinking
+    if carried:
         sources["switch"] = sources.get(NOTES_SWITCH, "solves whose notes carried the "
                                                       "thinking")
     # an unfinished solve's time says nothing of its pace over the whole grid
