@@ -170,11 +170,11 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
     facts = {j: PuzzleFacts(cells_of(puzzles[j]["text"]), 3, cells_of(puzzles[j]["solution"]),
                             per_cell(puzzles[j]["median"]), 0.0, 1.0,
                             hardest_rung=models[j].hardest_rung) for j in pj}
+    centre = {j: order_centre_of(puzzles[j]["model"]) for j in pj}
     sample = np.random.default_rng(0).permutation(keep)[:4000]
     level_nulls = recalibration.level_nulls(
-        (str(lv[jpos[solves[k]["j"]]]), facts[solves[k]["j"]],
-         order_centre_of(puzzles[solves[k]["j"]]["model"]), *solves[k]["log"])
-        for k in sample)
+        (str(lv[jpos[solves[k]["j"]]]), facts[solves[k]["j"]], centre[solves[k]["j"]],
+         *solves[k]["log"]) for k in sample)
     ratings = {}
     for j in pj:
         mine = [k for k in keep if solves[k]["j"] == j]

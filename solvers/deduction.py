@@ -1428,10 +1428,7 @@ def trace_reference(givens, solution, cells, *, max_rung: int = CHAIN,
 
 def trial_reference(grid, cell: int, digit: int, cap: int = FORCING_CAP) -> bool:
     """:func:`trial` with the reference singles (``techniques.singles``)."""
-    b = Board(3)
-    for c, v in enumerate(np.asarray(grid).tolist()):
-        if v:
-            b.place(c, int(v))
+    b = Board(3, np.asarray(grid).tolist())
     m = b.cand[cell]
     if bin(m).count("1") != 2 or not m >> (digit - 1) & 1:
         return False
