@@ -1022,6 +1022,64 @@ def trace_kernel(givens, solution, cells, max_rung, d1_from, budget,
     return -1
 
 
+# ------------------------------------------------------------------ what a cell needed
+
+@njit(cache=True)
+def _needed(grid, cell, solution, max_rung, ws, budget, cand, sc, sd):
+    """The lowest rung r at which closing ``grid``'s bare candidates and placing every
+    single, round after round, makes ``cell`` a single for its digit (see
+    :func:`needed`); ``grid`` is changed."""
+    pos = ws[0]
+    _bare(grid, cand)
+    d = solution[cell]
+    r = 0
+    while True:     # each round places a digit or climbs a rung: at most 81 + max_rung
+        if r > 0:
+            st = _close(grid, cand, r, ws, budget, 1)
+            if st == SPENT:
+                return NOT_ANALYSED
+            if st == BROKEN:
+                return CONTRADICTION
+        elif _broken(grid, cand):
+            return CONTRADICTION
+        if not _keeps(grid, cand, solution):
+            return CONTRADICTION
+        _positions(cand, pos)
+        if _single_at(cand, pos, cell, d):
+            return r
+        n = _singles(cand, pos, sc, sd)
+        if n == 0:
+            if r == max_rung:
+                return UNPROVEN
+            r += 1
+            continue
+        for i in range(n):
+            if sd[i] != solution[sc[i]]:
+                return CONTRADICTION
+            if grid[sc[i]] == 0:
+                _place(grid, cand, sc[i], sd[i])
+
+
+@njit(cache=True)
+def needed_kernel(givens, solution, cells, ask, max_rung, budget, out):
+    """``out[k]``: for each placement ``k`` with ``ask[k]``, :func:`_needed` on the board
+    just before it (the givens and the placements before it, each its solution digit);
+    -1 where not asked."""
+    ws = _workspace()
+    grid = givens.copy()
+    g = np.empty(81, dtype=np.int64)
+    cand = np.empty(81, dtype=np.int64)
+    sc = np.empty(81 * 9, dtype=np.int64)
+    sd = np.empty(81 * 9, dtype=np.int64)
+    for k in range(cells.shape[0]):
+        out[k] = -1
+        if ask[k]:
+            for x in range(81):
+                g[x] = grid[x]
+            out[k] = _needed(g, cells[k], solution, max_rung, ws, budget, cand, sc, sd)
+        grid[cells[k]] = solution[cells[k]]
+
+
 # ------------------------------------------------------------------ a fresh look
 
 @njit(cache=True)
@@ -1267,15 +1325,8 @@ def trial(grid, cell: int, digit: int, cap: int = FORCING_CAP) -> bool:
     return bool(trial_kernel(grid, int(cell), int(digit), max(int(cap), 0)))
 
 
-def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
-                     d1_from: int = SUBSET,
-                     chain_budget: int = DEFAULT_CHAIN_BUDGET) -> PlacementTrace:
-    """For each placement of a fill order (``cells``, each filled with its digit of
-    ``solution``, the puzzle's unique solution), the easiest rung that proves it at that
-    moment (see :class:`PlacementTrace` and the module doc). ``cells`` may stop before
-    the grid is full. Raises PuzzleError for a grid that is not 9×9, a solution that
-    does not fit the givens, or one a closure contradicts (a puzzle with more than one
-    solution); ValueError for a cell given or filled twice."""
+def _fill_order_of(givens, solution, cells):
+    """(givens, solution, cells) checked: a 9×9 puzzle, its solution, and a fill order."""
     givens = _grid_of(givens, "givens")
     solution = _grid_of(solution, "solution")
     if solution.min() < 1 or np.any((givens != 0) & (givens != solution)):
@@ -1287,6 +1338,19 @@ def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
         raise ValueError("a placed cell is outside 0..80")
     if np.any(givens[cells] != 0) or np.unique(cells).size != cells.size:
         raise ValueError("a placed cell is a given or is filled twice")
+    return givens, solution, cells
+
+
+def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
+                     d1_from: int = SUBSET,
+                     chain_budget: int = DEFAULT_CHAIN_BUDGET) -> PlacementTrace:
+    """For each placement of a fill order (``cells``, each filled with its digit of
+    ``solution``, the puzzle's unique solution), the easiest rung that proves it at that
+    moment (see :class:`PlacementTrace` and the module doc). ``cells`` may stop before
+    the grid is full. Raises PuzzleError for a grid that is not 9×9, a solution that
+    does not fit the givens, or one a closure contradicts (a puzzle with more than one
+    solution); ValueError for a cell given or filled twice."""
+    givens, solution, cells = _fill_order_of(givens, solution, cells)
     max_rung = _check_rung(max_rung)
     if chain_budget < 0:
         raise ValueError(f"chain_budget must be >= 0, got {chain_budget}")
@@ -1299,6 +1363,35 @@ def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
                           "given; it is not the puzzle's unique solution")
     return PlacementTrace(*out, chain_searches=int(budget[1]), max_rung=max_rung)
 
+
+
+def needed(givens, solution, cells, ask, *, max_rung: int = CHAIN,
+           chain_budget: int = DEFAULT_CHAIN_BUDGET) -> np.ndarray:
+    """For the placements of a fill order marked in ``ask``, what a person needed to
+    deduce that cell from the board just before it (the givens and the placements
+    before it): the lowest rung r at which closing the bare candidates at r and placing
+    every single, round after round, makes the cell a single for its digit. With
+    cheapest-first solving that is the hardest rung a person uses on the way to the
+    cell, whatever else they place first (:func:`fairgrid.solvers.techniques.
+    technique_needed` asks the same of the technique model's ladder, one step at a time
+    in pure Python). :data:`UNPROVEN` when nothing up to ``max_rung`` gets there,
+    :data:`NOT_ANALYSED` when the chain rung was needed after ``chain_budget`` searches
+    (shared by the whole order) were spent; -1 where not asked. Checks as
+    :func:`trace_placements`."""
+    givens, solution, cells = _fill_order_of(givens, solution, cells)
+    ask = np.asarray(ask, dtype=np.bool_).reshape(-1)
+    if ask.shape != cells.shape:
+        raise ValueError(f"ask must have one flag per placement, got {ask.size} "
+                         f"for {cells.size}")
+    if chain_budget < 0:
+        raise ValueError(f"chain_budget must be >= 0, got {chain_budget}")
+    out = np.empty(cells.size, dtype=np.int64)
+    budget = np.array([chain_budget, 0, 0, 0, 0, 0, 0], dtype=np.int64)
+    needed_kernel(givens, solution, cells, ask, _check_rung(max_rung), budget, out)
+    if np.any(out == CONTRADICTION):
+        raise PuzzleError("the techniques contradict the solution given; it is not the "
+                          "puzzle's unique solution")
+    return out
 
 # ------------------------------------------------------- the same in pure Python
 
@@ -1449,3 +1542,48 @@ def trial_reference(grid, cell: int, digit: int, cap: int = FORCING_CAP) -> bool
         for c, d in offers:
             b.place(c, d)
         placed += len(offers)
+
+
+def needed_reference(givens, solution, cells, ask, *, max_rung: int = CHAIN,
+                     chain_budget: int = DEFAULT_CHAIN_BUDGET) -> np.ndarray:
+    """:func:`needed` with the reference techniques."""
+    givens, solution, cells = _fill_order_of(givens, solution, cells)
+    budget = [chain_budget, 0]
+    out = np.full(cells.size, -1, dtype=np.int64)
+    grid = givens.tolist()
+    for k, cell in enumerate(cells.tolist()):
+        if ask[k]:
+            out[k] = _needed_reference(Board(3, grid), cell, solution, max_rung, budget)
+        grid[cell] = int(solution[cell])
+    if np.any(out == CONTRADICTION):
+        raise PuzzleError("the techniques contradict the solution given")
+    return out
+
+
+def _needed_reference(b, cell: int, solution, max_rung: int, budget: list[int]) -> int:
+    d = int(solution[cell])
+    r = 0
+    while True:
+        if r > 0:
+            st = _close_reference(b, r, budget, 1)
+            if st == SPENT:
+                return NOT_ANALYSED
+            if st == BROKEN:
+                return CONTRADICTION
+        elif b.broken():
+            return CONTRADICTION
+        if not _keeps_reference(b, solution):
+            return CONTRADICTION
+        offered = {(c, x) for c, x, _ in singles(b)}
+        if (cell, d) in offered:
+            return r
+        if not offered:
+            if r == max_rung:
+                return UNPROVEN
+            r += 1
+            continue
+        if any(solution[c] != x for c, x in offered):
+            return CONTRADICTION
+        for c, x in offered:
+            if not b.value[c]:
+                b.place(c, x)

@@ -18,6 +18,7 @@ from fairgrid.solvers.techniques import (DEDUCTION_LADDER, DEDUCTION_RUNGS, LADD
                                          every_step, finned_swordfish, finned_x_wing,
                                          forcing, singles, skyscraper,
                                          solve_with_techniques, technique_name,
+                                         technique_needed,
                                          two_string_kite, unique_rectangle, w_wing)
 
 from ..fixtures import DEDUCTION_HARD, EASY, HUMAN_HARD, MEDIUM, SIXTEEN
@@ -395,6 +396,65 @@ def test_a_spent_chain_budget_reports_not_analysed_and_changes_nothing_below():
                               chain_budget=0)
     assert fish.chain_searches == 0 and not np.any(fish.rung == D.NOT_ANALYSED)
     assert np.all(fish.rung[full.rung > D.FISH] == D.UNPROVEN)
+
+
+# ------------------------------------------------------------ what a cell needed
+
+@pytest.mark.parametrize("kw", [{}, {"chain_budget": 2}, {"max_rung": D.FISH}])
+def test_what_each_cell_needed_is_the_reference_answer(kw):
+    puzzle = parse(DEDUCTION_HARD[3])
+    solution = solution_of(puzzle)
+    for cells in (puzzle.empty_cells, np.random.default_rng(5).permutation(
+            puzzle.empty_cells)):
+        ask = np.arange(cells.size) % 3 == 0
+        got = D.needed(puzzle.givens, solution, cells, ask, **kw)
+        assert got.tolist() == D.needed_reference(puzzle.givens, solution, cells, ask,
+                                                  **kw).tolist()
+        assert np.all(got[~ask] == -1) and np.all(got[ask] >= 0)
+
+
+def test_a_cell_needs_no_more_than_the_technique_model_used_to_reach_it():
+    # cheapest-first, the model's hardest step on the way to a cell bounds the rung;
+    # the techniques are not monotone, so a rare cell comes out above it
+    checked = above = 0
+    for text in DEDUCTION_HARD + (HUMAN_HARD,):
+        puzzle = parse(text)
+        solution = solution_of(puzzle)
+        cells = np.random.default_rng(3).permutation(puzzle.empty_cells)[:25]
+        got = D.needed(puzzle.givens, solution, cells, np.ones(cells.size, bool),
+                       chain_budget=10 ** 6)
+        values = np.array(puzzle.givens)
+        for k, c in enumerate(cells.tolist()):
+            step = technique_needed(3, values.tolist(), c, solution,
+                                    ladder=DEDUCTION_LADDER)
+            bound = RUNG_OF.get(step.technique, D.UNPROVEN)
+            assert got[k] <= bound or step.technique != "guess"
+            checked += 1
+            above += int(got[k] > bound)
+            values[c] = solution[c]
+    assert checked >= 100 and above <= checked // 50
+
+
+def test_a_cell_singles_lead_to_needs_a_single_and_a_row_copy_needs_more():
+    easy, easy_solution, order, _ = _model_order(MEDIUM)
+    got = D.needed(easy.givens, easy_solution, order[::-1], np.ones(order.size, bool))
+    # a singles puzzle: every cell is reached by singles, in whatever order it is typed
+    assert np.all(got == D.SINGLE)
+    puzzle = parse(HUMAN_HARD)
+    solution = solution_of(puzzle)
+    order = _model_order(HUMAN_HARD)[2]
+    got = D.needed(puzzle.givens, solution, order, np.ones(order.size, bool))
+    assert got[-1] == D.SINGLE  # the last cell is a full house however it is reached
+    copy = D.needed(puzzle.givens, solution, puzzle.empty_cells,
+                    np.arange(puzzle.empty_cells.size) < 10)
+    assert np.sum(copy[:10] >= D.FISH) >= 3
+    spent = D.needed(puzzle.givens, solution, puzzle.empty_cells,
+                     np.arange(puzzle.empty_cells.size) < 10, chain_budget=0)
+    beyond = copy[:10] >= D.CHAIN
+    assert np.all(spent[:10][beyond] == D.NOT_ANALYSED)
+    assert spent[:10][~beyond].tolist() == copy[:10][~beyond].tolist()
+    with pytest.raises(ValueError, match="one flag per placement"):
+        D.needed(puzzle.givens, solution, order, np.ones(3, bool))
 
 
 def test_broken_notes_stop_the_closure_and_are_reported_not_raised():
