@@ -74,6 +74,7 @@ RUNG_WORDS = ("a single", "locked candidates", "a pair, triple or quad",
               "a fish (x-wing, swordfish, skyscraper, kite, empty rectangle)",
               "a wing (xy-, xyz-, w-wing), colouring or a uniqueness argument",
               "an xy-chain")
+BEYOND_WORDS = "more than an xy-chain (a forcing chain, or a guess)"
 TRIAL_WORDS = "a trial (the cell's other digit leads by singles to a contradiction)"
 ALL_DIGITS = np.int64(0b1111111110)  # bit d for digit d (the engine's convention)
 ALL_DIGITS_81 = np.full(81, ALL_DIGITS)
@@ -85,6 +86,11 @@ WORKED_STRIKES = 5         # marks struck by hand that show a player eliminating
 ALLOWED_FLOOR = engine.SUBSET  # pencil-markers use pairs on any puzzle
 RUN_GAP_MS = 15_000        # a placement this soon after one nothing proved: the same look
 NOTES_RUNG = engine.SUBSET     # what a person applies to their own marks
+
+
+def needed_words(rung: int) -> str:
+    """What a rung of :func:`fairgrid.solvers.deduction.needed` needs, in words."""
+    return RUNG_WORDS[rung] if 0 <= rung <= engine.CHAIN else BEYOND_WORDS
 
 
 @dataclass(frozen=True, eq=False)

@@ -31,7 +31,7 @@ import numpy as np
 
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
-from fairgrid.solvers.techniques import SINGLES
+from fairgrid.solvers.techniques import SINGLES, WEIGHT
 
 from .calibration import judge
 from .client_signals import away_words
@@ -114,7 +114,8 @@ class Placement:
     technique: str          # what placed it at that moment (a single, or not deducible)
     singles_on_offer: int
     difficulty: float       # the step difficulty the pacing signal reads
-    needed: str | None      # for a flagged solve's quick non-singles: the technique needed
+    needed: str | None      # for a flagged solve's quick non-singles: what it needed
+    #                         (:func:`needed_phrase` reads it, in words)
     # nothing on the deduction ladder up to the rung allowed then, nor the player's own
     # notes, proved this digit at that moment, and it was right first time
     unproven: bool = False
@@ -135,6 +136,15 @@ class Placement:
                    doc.get("singles_on_offer", 0), doc.get("difficulty", 0.0),
                    doc.get("needed"), bool(doc.get("unproven", False)), doc.get("proof"),
                    doc.get("stall_look"))
+
+
+def needed_phrase(needed: str | None) -> str | None:
+    """What a placement needed, as the evidence stores it, in words ("locked
+    candidates", "a fish (…)", "a x-wing" in documents that stored the technique model's
+    technique names); None for a single or nothing."""
+    if not needed or needed in SINGLES or needed == RUNG_WORDS[0]:
+        return None
+    return f"a {needed}" if needed in WEIGHT else needed
 
 
 @dataclass(frozen=True)
@@ -329,9 +339,9 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                     f"solves are allowed about {centre:.0f} on average)")
         hard = extra.get("hardest_needed")
         note = ""
-        if hard and hard.technique not in SINGLES:
-            note = (f"; the hardest, placement {hard.placement}, needed a "
-                    f"{hard.technique} at that moment and came "
+        if hard and needed_phrase(hard.technique):
+            note = (f"; the hardest, placement {hard.placement}, needed "
+                    f"{needed_phrase(hard.technique)} at that moment and came "
                     f"{hard.seconds:.1f} s after the one before")
         return (f"{n} placement{'s' if n != 1 else ''} put a digit where the board still "
                 f"allowed others while an obvious single was on offer elsewhere "
@@ -526,8 +536,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     outcome, right, wrong = outcome_of(facts, cell, digit,
                                        np.zeros(len(t_ms), bool) if note is None else note)
     total = int(np.sum(np.asarray(facts.givens) == 0))
-    # worked out for flagged solves only: the evidence a person reads, at ~10 ms a solve
-    # that most solves need not pay; the verdict does not depend on it
+    # worked out for flagged solves only: the evidence a person reads, which most
+    # solves need not pay for; the verdict does not depend on it
     needed = techniques_needed(facts, rep) if verdict.flagged else {}
     extra = {"hardest_needed": _hardest_needed(needed, rep),
              "outcome_words": _outcome_words(outcome, right, wrong, total),
@@ -587,7 +597,7 @@ def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:
 
 def _hardest_needed(needed: dict, rep) -> HardestNeeded | None:
     """Of the placements made while a single was on offer elsewhere (the unforced ones),
-    the one that needed the hardest technique, with its delay."""
+    the one that needed the highest rung, with its delay."""
     unforced = [k for k in needed if rep.options[k] > 0]
     if not unforced:
         return None

@@ -52,11 +52,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from fairgrid.solvers import deduction as engine
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 
 from .client_signals import client_signals
-from .deduction import Deduction, deduce
+from .deduction import Deduction, deduce, needed_words
 from .fill_order import FillOrder
 
 SIGNALS = ("order_sa", "order_consensus", "unforced", "unproven", "speed",
@@ -253,33 +254,26 @@ NEEDED_LIMIT = 10  # placements per solve whose needed technique is worked out
 
 
 def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIMIT
-                      ) -> dict[int, tuple[str, float]]:
+                      ) -> dict[int, tuple[str, int]]:
     """For the ``limit`` quickest placements that were no single at that moment (9×9
-    puzzles), the technique a person needed to deduce that cell there: {placement index:
-    (technique, weight)} (:func:`fairgrid.solvers.techniques.technique_needed`). A cell
-    placed instantly that only a chain could give is what people do not do.
-
-    The search stops below contradiction forcing, the one technique whose search costs
-    more than a scoring budget allows (up to a second on the hardest puzzles): a cell
-    that needs more than xy-chains is reported as needing ``forcing``."""
-    from fairgrid.solvers.techniques import LADDER, WEIGHT, forcing, technique_needed
-    # the ladder's weights are calibrated on 9x9 Sudoku
+    puzzles), what a person needed to deduce that cell there: {placement index: (words,
+    rung)}, the lowest rung of the deduction engine's ladder whose closure, with every
+    single placed round after round, reaches the cell (:func:`fairgrid.solvers.
+    deduction.needed`, compiled: about half a millisecond for ten cells of a nearly
+    empty board), or :data:`.deduction.BEYOND_WORDS` (rung :data:`~fairgrid.solvers.
+    deduction.UNPROVEN`) when not even an xy-chain does. A cell placed instantly that
+    only a chain could give is what people do not do. The chain rung's searches are
+    bounded per solve; a cell that needed one after they were spent is left out."""
     if not puzzle_type(facts.puzzle_type).technique_ladder or facts.box_size != 3:
         return {}
     stuck = np.flatnonzero(rep.technique == NOT_DEDUCIBLE)
-    quick = set(stuck[np.argsort(rep.intervals_ms[stuck], kind="stable")][:limit].tolist())
-    out: dict[int, tuple[str, float]] = {}
-    values = np.array(facts.givens, dtype=np.int64)
-    solution = np.asarray(facts.solution, dtype=np.int64)
-    ladder = tuple(t for t in LADDER if t is not forcing)
-    for k, cell in enumerate(rep.cells):
-        if k in quick:
-            step = technique_needed(facts.box_size, values.tolist(), int(cell), solution,
-                                    ladder=ladder)
-            out[k] = (("forcing", WEIGHT["forcing"]) if step.technique == "guess"
-                      else (step.technique, step.weight))
-        values[cell] = solution[cell]
-    return out
+    ask = np.zeros(len(rep.cells), dtype=bool)
+    ask[stuck[np.argsort(rep.intervals_ms[stuck], kind="stable")][:limit]] = True
+    if not ask.any():
+        return {}
+    rungs = engine.needed(facts.givens, facts.solution, rep.cells, ask)
+    return {int(k): (needed_words(int(rungs[k])), int(rungs[k]))
+            for k in np.flatnonzero(ask) if rungs[k] != engine.NOT_ANALYSED}
 
 
 def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:

@@ -7,11 +7,10 @@ import json
 
 from aiohttp import web
 
-from fairgrid.analytics.evidence import Evidence, Placement
+from fairgrid.analytics.evidence import Evidence, Placement, needed_phrase
 from fairgrid.analytics.player_verdict import PlayerVerdict
 from fairgrid.analytics.puzzle_model import grid_facts
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NOT_DEDUCIBLE, puzzle_type
-from fairgrid.solvers.techniques import SINGLES
 
 from .. import documents
 from ..store.repository import console as sql
@@ -102,8 +101,8 @@ def replay_moves(moves, timeline: tuple[Placement, ...], marks: list[list[str]],
                 t = timeline[i]
                 if t.proof:
                     found = f"proved by {t.proof}"
-                elif t.needed and t.needed not in SINGLES:
-                    found = f"needed a {t.needed}"
+                elif needed_phrase(t.needed):
+                    found = f"needed {needed_phrase(t.needed)}"
                 if t.stall_look:
                     # what a stuck person had to find: how far the cell was from the board
                     look = f"at a stall: {t.stall_look}"
@@ -156,8 +155,8 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                                   for ms in marks])
     signals = sorted(ev.signals, key=lambda s: s.p) if ev else []
     needed = ev and ev.hardest_needed
-    if needed and needed.technique not in SINGLES:
-        needed = {**needed.to_json(),
+    if needed and needed_phrase(needed.technique):
+        needed = {**needed.to_json(), "phrase": needed_phrase(needed.technique),
                   "where": f"r{needed.cell // cols + 1}c{needed.cell % cols + 1}"}
     else:
         needed = None

@@ -196,9 +196,10 @@ def test_fast_ranks_and_spearman_match_scipy(values, others):
 
 
 def test_placements_without_a_single_name_the_technique_they_needed():
+    from fairgrid.analytics.deduction import RUNG_WORDS
     from fairgrid.analytics.evidence import score_solve
     from fairgrid.analytics.signals import replay_solve, techniques_needed
-    from fairgrid.solvers.techniques import WEIGHT, technique_needed
+    from fairgrid.solvers.deduction import UNPROVEN, needed_reference
 
     from ..fixtures import HUMAN_HARD
     puzzle = parse(HUMAN_HARD)
@@ -210,15 +211,17 @@ def test_placements_without_a_single_name_the_technique_they_needed():
     rep = replay_solve(facts, fill)
     needed = techniques_needed(facts, rep, limit=3)
     # every interval is 2 s: the quickest three are the first three without a single
-    assert sorted(needed) == sorted(np.flatnonzero(rep.technique == NOT_DEDUCIBLE)[:3])
-    first = min(needed)
-    alone = technique_needed(3, puzzle.givens.tolist(), int(cells[first]), sol)
-    assert needed[first][0] == (alone.technique if alone.weight < WEIGHT["forcing"]
-                                else "forcing")
+    first3 = np.flatnonzero(rep.technique == NOT_DEDUCIBLE)[:3]
+    assert sorted(needed) == sorted(first3)
+    ask = np.isin(np.arange(cells.size), first3)
+    # the compiled search answers as the pure-Python techniques do
+    ref = needed_reference(puzzle.givens, sol, cells, ask)
+    assert [needed[k][1] for k in sorted(needed)] == ref[first3].tolist()
+    assert all(0 < r <= UNPROVEN for r in ref[first3])
     evidence = score_solve(facts, complete({}), t, cells, sol[cells], None)
     assert evidence.flagged  # worked out for flagged solves, the ones people read
     hard = evidence.hardest_needed
-    assert WEIGHT[hard.technique] > WEIGHT["naked single"] and hard.seconds == 2.0
+    assert hard.technique != RUNG_WORDS[0] and hard.seconds == 2.0
     assert sum(x.needed is not None for x in evidence.timeline) == 10
     assert hard.technique in evidence.signal("unforced").explanation
     assert rep.options[hard.placement - 1] > 0  # one of the unforced placements
