@@ -60,6 +60,11 @@ forcing chains and nets; a cell only those prove is :data:`UNPROVEN`. One forcin
 has a question of its own, asked of one cell at a time (:func:`trial`): whether the
 other candidate of a two-candidate cell leads by singles to a contradiction, what a
 stuck person tries.
+
+:func:`needed` asks, for chosen placements of a fill order, what a person needed to
+reach that cell from the board as it stood: the lowest rung whose closure, with every
+single placed round after round, makes it a single (the evidence of a flagged solve
+names it for its quickest placements).
 """
 
 from __future__ import annotations
@@ -1364,6 +1369,13 @@ def trace_placements(givens, solution, cells, *, max_rung: int = CHAIN,
     return PlacementTrace(*out, chain_searches=int(budget[1]), max_rung=max_rung)
 
 
+def _ask_of(ask, cells: np.ndarray) -> np.ndarray:
+    ask = np.asarray(ask, dtype=np.bool_).reshape(-1)
+    if ask.shape != cells.shape:
+        raise ValueError(f"ask must have one flag per placement, got {ask.size} "
+                         f"for {cells.size}")
+    return ask
+
 
 def needed(givens, solution, cells, ask, *, max_rung: int = CHAIN,
            chain_budget: int = DEFAULT_CHAIN_BUDGET) -> np.ndarray:
@@ -1379,10 +1391,7 @@ def needed(givens, solution, cells, ask, *, max_rung: int = CHAIN,
     (shared by the whole order) were spent; -1 where not asked. Checks as
     :func:`trace_placements`."""
     givens, solution, cells = _fill_order_of(givens, solution, cells)
-    ask = np.asarray(ask, dtype=np.bool_).reshape(-1)
-    if ask.shape != cells.shape:
-        raise ValueError(f"ask must have one flag per placement, got {ask.size} "
-                         f"for {cells.size}")
+    ask = _ask_of(ask, cells)
     if chain_budget < 0:
         raise ValueError(f"chain_budget must be >= 0, got {chain_budget}")
     out = np.empty(cells.size, dtype=np.int64)
@@ -1392,6 +1401,7 @@ def needed(givens, solution, cells, ask, *, max_rung: int = CHAIN,
         raise PuzzleError("the techniques contradict the solution given; it is not the "
                           "puzzle's unique solution")
     return out
+
 
 # ------------------------------------------------------- the same in pure Python
 
@@ -1548,6 +1558,8 @@ def needed_reference(givens, solution, cells, ask, *, max_rung: int = CHAIN,
                      chain_budget: int = DEFAULT_CHAIN_BUDGET) -> np.ndarray:
     """:func:`needed` with the reference techniques."""
     givens, solution, cells = _fill_order_of(givens, solution, cells)
+    ask = _ask_of(ask, cells)
+    max_rung = _check_rung(max_rung)
     budget = [chain_budget, 0]
     out = np.full(cells.size, -1, dtype=np.int64)
     grid = givens.tolist()

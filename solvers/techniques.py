@@ -1069,12 +1069,15 @@ def _next_step(b: Board, ladder, solution) -> Step:
     return step
 
 
-def technique_needed(box_size: int, values, cell: int, solution, *, ladder=None) -> Step:
+def technique_needed(box_size: int, values, cell: int, solution, *, ladder=None,
+                     hardness: Callable[[Step], float] | None = None) -> Step:
     """What a person needed to deduce ``cell`` on the board ``values`` (the givens and
     the digits placed so far, 0 elsewhere): the hardest step the model takes from there
-    until ``cell`` holds its digit, or the single that places it. The model is
-    cheapest-first, so no easier set of techniques would have placed the cell. Where
-    ``ladder`` (default: the box size's) runs out, the step is a guess."""
+    until ``cell`` holds its digit, or the single that places it; hardest by
+    ``hardness`` (default: the technique's weight). The model is cheapest-first, so no
+    easier set of techniques would have placed the cell. Where ``ladder`` (default: the
+    box size's) runs out, the step is a guess."""
+    hardness = (lambda s: s.weight) if hardness is None else hardness
     b = Board(box_size, values)
     if b.value[cell]:
         raise ValueError(f"cell {cell} is already filled")
@@ -1096,7 +1099,7 @@ def technique_needed(box_size: int, values, cell: int, solution, *, ladder=None)
         else:
             step = _next_step(b, ladder, solution)
         b.apply(step)
-        if hardest is None or step.weight > hardest.weight:
+        if hardest is None or hardness(step) > hardness(hardest):
             hardest = step
     return hardest
 
