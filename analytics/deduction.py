@@ -89,8 +89,13 @@ NOTES_RUNG = engine.SUBSET     # what a person applies to their own marks
 
 
 def needed_words(rung: int) -> str:
-    """What a rung of :func:`fairgrid.solvers.deduction.needed` needs, in words."""
-    return RUNG_WORDS[rung] if 0 <= rung <= engine.CHAIN else BEYOND_WORDS
+    """What a rung of :func:`fairgrid.solvers.deduction.needed` needs, in words
+    (:data:`~fairgrid.solvers.deduction.UNPROVEN`: more than the ladder has)."""
+    if 0 <= rung <= engine.CHAIN:
+        return RUNG_WORDS[rung]
+    if rung == engine.UNPROVEN:
+        return BEYOND_WORDS
+    raise ValueError(f"no words for rung {rung} ({engine.rung_name(rung)})")
 
 
 @dataclass(frozen=True, eq=False)

@@ -7,9 +7,9 @@ among honest solves in words (``unusual``), whom it is compared with (``populati
 and a plain sentence; the predicted and actual fill orders as 2-D grids of 1-based
 ranks; where the pace steadied part-way (``switch_from``); the per-placement timeline;
 the mistake counts. For a flagged solve, the quickest placements of cells that were no
-single at that moment carry the technique each needed then (``timeline[].needed``), and
-``hardest_needed`` names the hardest of those made while a single was on offer
-elsewhere (the unforced ones). Where the technique ladder judges (9×9 Sudoku), every
+single at that moment carry what each needed then (``timeline[].needed``: the rung of
+the deduction ladder, in words), and ``hardest_needed`` names the hardest of those made
+while a single was on offer elsewhere (the unforced ones). Where the technique ladder judges (9×9 Sudoku), every
 placement carries the easiest proof found for it (``timeline[].proof``, in words) and
 whether nothing allowed proved it although it was right first time
 (``timeline[].unproven``); ``llr`` holds, per kind of evidence, the solve's natural-log
@@ -35,17 +35,20 @@ from fairgrid.solvers.techniques import SINGLES, WEIGHT
 
 from .calibration import judge
 from .client_signals import away_words
-from .deduction import RUNG_WORDS
+from .deduction import BEYOND_WORDS, RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
 from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
                       notes_carried, null_for, pace_allowance, replay_solve,
                       techniques_needed, unforced_placements)
 
+# 4: what a quick placement needed (timeline[].needed, hardest_needed.technique) in the
+# deduction ladder's words, no longer the technique model's names (needed_phrase reads
+# both).
 # 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
 # 0-based actual order, SA median ranks as predicted order.
-EVIDENCE_VERSION = 3
+EVIDENCE_VERSION = 4
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
@@ -139,18 +142,23 @@ class Placement:
 
 
 def needed_phrase(needed: str | None) -> str | None:
-    """What a placement needed, as the evidence stores it, in words ("locked
-    candidates", "a fish (…)", "a x-wing" in documents that stored the technique model's
-    technique names); None for a single or nothing."""
+    """What a placement needed, as the evidence stores it, in words: "locked
+    candidates", "a fish (…)", or from documents before version 4, which stored the
+    technique model's names, "an x-wing"; None for a single or nothing."""
     if not needed or needed in SINGLES or needed == RUNG_WORDS[0]:
         return None
-    return f"a {needed}" if needed in WEIGHT else needed
+    if needed in ("forcing", "guess"):
+        return BEYOND_WORDS
+    if needed in WEIGHT:
+        return f"{'an' if needed[0] in 'aeiox' else 'a'} {needed}"
+    return needed
 
 
 @dataclass(frozen=True)
 class HardestNeeded:
     """Of the placements made while a single was on offer elsewhere, the one that needed
-    the hardest technique (1-based placement number), with its delay."""
+    the highest rung (1-based placement number), with its delay; ``technique`` is what
+    it needed, in the words :func:`needed_phrase` reads."""
 
     placement: int
     cell: int

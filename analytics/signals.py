@@ -250,7 +250,7 @@ def unforced_bits(rep: Replayed) -> np.ndarray:
     return np.where(unforced, np.log2(np.maximum(rep.cands, 1)), 0.0)
 
 
-NEEDED_LIMIT = 10  # placements per solve whose needed technique is worked out
+NEEDED_LIMIT = 10  # placements per solve whose need is worked out
 
 
 def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIMIT

@@ -195,7 +195,7 @@ def test_fast_ranks_and_spearman_match_scipy(values, others):
     assert (np.isnan(rho) and np.isnan(ref)) or rho == pytest.approx(ref, abs=1e-12)
 
 
-def test_placements_without_a_single_name_the_technique_they_needed():
+def test_placements_without_a_single_name_what_they_needed():
     from fairgrid.analytics.deduction import RUNG_WORDS
     from fairgrid.analytics.evidence import score_solve
     from fairgrid.analytics.signals import replay_solve, techniques_needed

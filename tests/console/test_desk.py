@@ -270,11 +270,13 @@ def test_the_replay_marks_what_the_evidence_says_of_each_move():
     assert out[3][5] == ("at a stall: no number of rounds of eliminations up to locked "
                          "candidates proves it")
     # what a quick placement needed reads in words, in stored documents old and new
-    for stored, words in (("x-wing", "needed a x-wing"),
+    for stored, words in (("x-wing", "needed an x-wing"), ("naked pair", "needed a naked pair"),
+                          ("forcing", "needed more than an xy-chain (a forcing chain, or a "
+                                      "guess)"),
                           ("a fish (x-wing, swordfish, skyscraper, kite, empty rectangle)",
                            "needed a fish (x-wing, swordfish, skyscraper, kite, empty "
                            "rectangle)"),
-                          ("a single", None), ("hidden single box", None)):
+                          ("a single", None), ("hidden single box", None), (None, None)):
         timeline[2]["needed"] = stored
         ev = stored_evidence(json.dumps({"anomaly": 1.0, "p_value": 0.5, "flagged": True,
                                          "predicted_order": [], "actual_order": [],
