@@ -259,8 +259,8 @@ def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIM
     puzzles), what a person needed to deduce that cell there: {placement index: (words,
     rung)}, the lowest rung of the deduction engine's ladder whose closure, with every
     single placed round after round, reaches the cell (:func:`fairgrid.solvers.
-    deduction.needed`, compiled: about half a millisecond for ten cells of a nearly
-    empty board), or :data:`.deduction.BEYOND_WORDS` (rung :data:`~fairgrid.solvers.
+    deduction.needed`, compiled: about 0.4 ms for ten cells of a nearly empty
+    board), or :data:`.deduction.BEYOND_WORDS` (rung :data:`~fairgrid.solvers.
     deduction.UNPROVEN`) when not even an xy-chain does. A cell placed instantly that
     only a chain could give is what people do not do. The chain rung's searches are
     bounded per solve; a cell that needed one after they were spent is left out."""
