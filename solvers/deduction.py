@@ -859,6 +859,19 @@ def _place(grid, cand, c, d):
 
 
 @njit(cache=True)
+def _place_singles(grid, cand, solution, sc, sd, n):
+    """Place the ``n`` singles (sc[i], sd[i]); False, leaving them half placed, at the
+    first that is not ``solution``'s digit (unsound techniques, or not the puzzle's one
+    solution)."""
+    for i in range(n):
+        if sd[i] != solution[sc[i]]:
+            return False
+        if grid[sc[i]] == 0:
+            _place(grid, cand, sc[i], sd[i])
+    return True
+
+
+@njit(cache=True)
 def eliminations_kernel(grid, cand, q):
     """What one pass of rung ``q`` alone removes from ``cand`` (for tests)."""
     ws = _workspace()
@@ -909,11 +922,8 @@ def _one_layer(grid, cand, r, solution, cell, ws, budget, sgrid, scand, sc, sd, 
         for c in range(81):
             sgrid[c] = grid[c]
             scand[c] = cand[c]
-        for i in range(n):
-            if sd[i] != solution[sc[i]]:
-                return -1
-            if sgrid[sc[i]] == 0:
-                _place(sgrid, scand, sc[i], sd[i])
+        if not _place_singles(sgrid, scand, solution, sc, sd, n):
+            return -1
     if r > 0:
         st = _close(sgrid, scand, r, ws, budget, first)
         if st == SPENT:
@@ -1058,11 +1068,8 @@ def _needed(grid, cell, solution, max_rung, ws, budget, cand, sc, sd):
                 return UNPROVEN
             r += 1
             continue
-        for i in range(n):
-            if sd[i] != solution[sc[i]]:
-                return CONTRADICTION
-            if grid[sc[i]] == 0:
-                _place(grid, cand, sc[i], sd[i])
+        if not _place_singles(grid, cand, solution, sc, sd, n):
+            return CONTRADICTION
 
 
 @njit(cache=True)
@@ -1434,17 +1441,25 @@ def _keeps_reference(b, solution) -> bool:
     return all(b.value[c] or b.cand[c] >> (solution[c] - 1) & 1 for c in range(81))
 
 
+def _place_offered(b, offered, solution) -> bool:
+    """:func:`_place_singles` on a reference board: False, placing nothing, when a
+    single is not ``solution``'s digit."""
+    if any(solution[c] != d for c, d in offered):
+        return False
+    for c, d in offered:
+        if not b.value[c]:
+            b.place(c, d)
+    return True
+
+
 def _one_layer_reference(b, r: int, solution, cell: int, budget: list[int]) -> int:
     """:func:`_one_layer` in pure Python."""
     offered = {(c, d) for c, d, _ in singles(b)}
     if not offered:
         return 0
-    if any(solution[c] != d for c, d in offered):
-        return -1
     s = b.copy()
-    for c, d in offered:
-        if not s.value[c]:
-            s.place(c, d)
+    if not _place_offered(s, offered, solution):
+        return -1
     if r > 0:
         st = _close_reference(s, r, budget, 1)
         if st == SPENT:
@@ -1594,8 +1609,5 @@ def _needed_reference(b, cell: int, solution, max_rung: int, budget: list[int]) 
                 return UNPROVEN
             r += 1
             continue
-        if any(solution[c] != x for c, x in offered):
+        if not _place_offered(b, offered, solution):
             return CONTRADICTION
-        for c, x in offered:
-            if not b.value[c]:
-                b.place(c, x)
