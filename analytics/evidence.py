@@ -9,10 +9,10 @@ ranks; where the pace steadied part-way (``switch_from``); the per-placement tim
 the mistake counts. For a flagged solve, the quickest placements of cells that were no
 single at that moment carry what each needed then (``timeline[].needed``: the rung of
 the deduction ladder, in words), and ``hardest_needed`` names the hardest of those made
-while a single was on offer elsewhere (the unforced ones). Where the technique ladder judges (9×9 Sudoku), every
-placement carries the easiest proof found for it (``timeline[].proof``, in words) and
-whether nothing allowed proved it although it was right first time
-(``timeline[].unproven``); ``llr`` holds, per kind of evidence, the solve's natural-log
+while a single was on offer elsewhere (the unforced ones). Where the technique ladder
+judges (9×9 Sudoku), every placement carries the easiest proof found for it
+(``timeline[].proof``, in words) and whether nothing allowed proved it although it was
+right first time (``timeline[].unproven``); ``llr`` holds, per kind of evidence, the solve's natural-log
 likelihood ratio of cheating against honest play, for a player's season to add up.
 
 :meth:`Evidence.to_json` is the stored form (``scores.evidence``, the API's ``score``),
@@ -346,10 +346,11 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                     f"take first ({value:.1f} bits the board did not give; honest "
                     f"solves are allowed about {centre:.0f} on average)")
         hard = extra.get("hardest_needed")
+        phrase = needed_phrase(hard.technique) if hard else None
         note = ""
-        if hard and needed_phrase(hard.technique):
+        if phrase:
             note = (f"; the hardest, placement {hard.placement}, needed "
-                    f"{needed_phrase(hard.technique)} at that moment and came "
+                    f"{phrase} at that moment and came "
                     f"{hard.seconds:.1f} s after the one before")
         return (f"{n} placement{'s' if n != 1 else ''} put a digit where the board still "
                 f"allowed others while an obvious single was on offer elsewhere "

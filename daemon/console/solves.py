@@ -101,8 +101,8 @@ def replay_moves(moves, timeline: tuple[Placement, ...], marks: list[list[str]],
                 t = timeline[i]
                 if t.proof:
                     found = f"proved by {t.proof}"
-                elif needed_phrase(t.needed):
-                    found = f"needed {needed_phrase(t.needed)}"
+                elif (phrase := needed_phrase(t.needed)):
+                    found = f"needed {phrase}"
                 if t.stall_look:
                     # what a stuck person had to find: how far the cell was from the board
                     look = f"at a stall: {t.stall_look}"
@@ -154,12 +154,11 @@ async def solve_view(request: web.Request, row: dict) -> dict:
                            marks=[", ".join(MARK_WORDS[m] for m in ms if m != "pace")
                                   for ms in marks])
     signals = sorted(ev.signals, key=lambda s: s.p) if ev else []
-    needed = ev and ev.hardest_needed
-    if needed and needed_phrase(needed.technique):
-        needed = {**needed.to_json(), "phrase": needed_phrase(needed.technique),
-                  "where": f"r{needed.cell // cols + 1}c{needed.cell % cols + 1}"}
-    else:
-        needed = None
+    hard = ev and ev.hardest_needed
+    phrase = needed_phrase(hard.technique) if hard else None
+    needed = None if not phrase else {
+        **hard.to_json(), "phrase": phrase,
+        "where": f"r{hard.cell // cols + 1}c{hard.cell % cols + 1}"}
     ratings = (puzzle or {}).get("ratings") or {}
     solution = None
     if kind == DEFAULT_TYPE and puzzle and puzzle.get("solution"):
