@@ -25,9 +25,11 @@ and judges each *kind* of evidence apart:
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
-* **tempo**: each player's own slope of log delay against step difficulty, pooled over
-  the season, against the population's slopes (people slow down at hard steps, each by
-  their own amount; a copier's delays follow nothing).
+* **tempo**: how much longer each player takes over a placement made at a stall (no
+  single on the board: a technique has to be found) than over the others, pooled over
+  the season (the slope of log delay on "at a stall"), against the population's (people
+  slow down where a step needs a technique, each by their own amount; a copier's delays
+  follow nothing).
 
 A count kind is judged by the beta-binomial tail of its odd (and weakly odd) solves
 among the season's, with the honest rate and how much one person's own rate varies
@@ -41,11 +43,13 @@ kind has :data:`RATIO_SHARE`, the rest the remainder); the player is flagged bel
 ``alpha``.
 
 **The null** (:class:`PlayerNull`) holds each kind's honest rates and correlation and
-the population's tempo slope. The cold-start one ships in ``data/player_null.json``
+the population's tempo. The cold-start one ships in ``data/player_null.json``
 (``bench/player_seasons.py --null-out``: seasons of every honest model, each kind's
-rate the highest of the models'); the nightly job learns a portal's own
-(:func:`learn_null`). Either way :func:`guard` keeps rates, correlation and the slope's
-spread at least at floors that protect people nobody modelled.
+rate the highest of the models', and each model's tempo kept apart: a season's tempo p
+is the largest under any of them, so whoever slows down like any model is safe); the
+nightly job learns a portal's own (:func:`learn_null`). Either way :func:`guard` keeps
+rates, correlation and the tempo's spreads at least at floors that protect people nobody
+modelled.
 
 A verdict says how much it rests on (``rests_on``): a season too short for any kind to
 reach ``alpha`` even if every solve were odd says so. Every finding is a sentence naming
@@ -80,8 +84,12 @@ RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kind
 OFFSET_CAP = math.log(1.1)
 MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
 # solves with a slope the tempo test needs: one solve's slope is heavy-tailed (a break
-# taken at an easy step), and the null's per-solve spread is measured over 5 or more
+# taken at an easy step), and the player's own per-solve spread needs several
 MIN_TEMPO_SOLVES = 5
+# players a tempo null is learnt from: it is fitted on the slow-down's lower tail (the
+# 10th and 25th percentile), which fewer players do not place
+MIN_TEMPO_PLAYERS = 20
+Z10, Z25 = 1.2815516, 0.6744898  # the standard normal's upper decile and quartile
 INTERVAL_FLOOR_MS = 50.0
 # floors of the null (the guard): the least a rate, the correlation between one
 # person's solves and the spread of people's tempo slopes may be
@@ -89,8 +97,17 @@ RATE_FLOOR = {"weak": 0.05, "strong": 0.004}
 # a person's own rate of odd solves varies around the population's by a squared
 # coefficient of variation of at least CV2_FLOOR (one person commonly has twice another's)
 CV2_FLOOR, CV2_CAP = 1.0, 20.0
-SLOPE_SD_FLOOR = 0.15           # between-person sd of slopes (log delay per difficulty)
-SLOPE_CENTRE_LIMIT = 2.0        # the population's slope is taken no higher than this
+# the least between-person sd of the slow-down at a stall (log delay) a tempo null may
+# claim: one person commonly takes 1.35x as long at a stall as another
+SLOPE_SD_FLOOR = 0.3
+# the least per-solve sd of a player's own slow-down the tempo test assumes: a solve
+# holds a stall or two, each delay varying by half its log or more
+SOLVE_SLOPE_SD_FLOOR = 0.5
+# a tempo null never claims that fewer than one person in ten slows down less than this
+# at a stall (log 5x; its 10th percentile is taken no higher): real sudoku.org.uk
+# solvers' mean times grow by 8x an average single's time per stall
+# (experiments/stall_cost.py)
+SLOPE_Q10_LIMIT = math.log(5.0)
 FLAGGED = "flagged"
 COMBINED = "combined"
 TEMPO = "tempo"
@@ -135,7 +152,7 @@ class SolveFacts:
     family_p: Mapping[str, float]
     flagged: bool
     llr: Mapping[str, float] = field(default_factory=dict)
-    slope: tuple[float, float] | None = None  # (Σ xy, Σ xx) of log delay on difficulty
+    slope: tuple[float, float] | None = None  # (Σ xy, Σ xx) of log delay on "at a stall"
     counted: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (value, p)
     p_value: float | None = None                # the solve's combined p
 
@@ -155,7 +172,8 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
     timeline = evidence.get("timeline") or ()
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
                       _slope_sums([p["t_ms"] for p in timeline],
-                                  [p.get("difficulty", 0.0) for p in timeline]), counted,
+                                  [p.get("singles_on_offer") == 0 for p in timeline]),
+                      counted,
                       _finite(evidence.get("p_value")))
 
 
@@ -163,14 +181,16 @@ def _finite(value) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
-def _slope_sums(t_ms, difficulty) -> tuple[float, float] | None:
-    """(Σ xy, Σ xx) of log delay (y) on step difficulty (x), both centred within the
-    solve: the solve's share of the player's pooled slope."""
+def _slope_sums(t_ms, stall) -> tuple[float, float] | None:
+    """(Σ xy, Σ xx) of log delay (y) on whether the placement was made at a stall (x: no
+    single on offer, so a technique had to be found), both centred within the solve:
+    the solve's share of the player's pooled slope. None for a solve without a stall
+    (or nothing but): it says nothing of how the player slows down."""
     if len(t_ms) < MIN_SLOPE_PLACEMENTS:
         return None
     t = np.asarray(t_ms, dtype=float)
     y = np.log(np.maximum(np.diff(t), INTERVAL_FLOOR_MS))
-    x = np.asarray(difficulty, dtype=float)[1:]
+    x = np.asarray(stall, dtype=float)[1:]
     x, y = x - x.mean(), y - y.mean()
     sxx = float(x @ x)
     return (float(x @ y), sxx) if sxx > 1e-9 else None
@@ -209,9 +229,10 @@ class KindNull:
 @dataclass(frozen=True)
 class PlayerNull:
     kinds: Mapping[str, KindNull]
-    # the population's tempo: centre, between-person sd, per-solve sd (None: not measured,
-    # and no tempo case is made)
-    slope: tuple[float, float, float] | None
+    # the population's tempo: per population (one a portal; one per honest model at cold
+    # start) the normal its players' slow-downs at a stall follow on the lower side
+    # (centre, between-person sd); None: not measured, and no tempo case is made
+    tempo: tuple[tuple[float, float], ...] | None
     source: str                         # whom it comes from, in words
     players: int = 0
     solves: int = 0
@@ -229,7 +250,7 @@ class PlayerNull:
 
     def to_json(self) -> dict:
         return {"kinds": {k: v.to_json() for k, v in sorted(self.kinds.items())},
-                "slope": None if self.slope is None else list(self.slope),
+                "stall_tempo": None if self.tempo is None else [list(t) for t in self.tempo],
                 "source": self.source,
                 "players": self.players, "solves": self.solves,
                 "llr_offset": dict(sorted(self.llr_offset.items()))}
@@ -238,7 +259,9 @@ class PlayerNull:
     def from_json(cls, doc: Mapping) -> PlayerNull:
         return guard(cls({k: KindNull(v["weak"], v["strong"], v["cv2"], v.get("cv2_strong"))
                           for k, v in doc["kinds"].items()},
-                         None if doc.get("slope") is None else tuple(doc["slope"]),
+                         # "slope" (a slope on another difficulty) is not read
+                         None if not doc.get("stall_tempo") else
+                         tuple(tuple(float(v) for v in t) for t in doc["stall_tempo"]),
                          doc.get("source", ""), doc.get("players", 0),
                          doc.get("solves", 0), doc.get("llr_offset") or {}))
 
@@ -250,12 +273,10 @@ def guard(null: PlayerNull) -> PlayerNull:
                          None if v.cv2_strong is None else
                          float(np.clip(max(v.cv2_strong, v.cv2), CV2_FLOOR, CV2_CAP)))
              for k, v in null.kinds.items()}
-    slope = null.slope
-    if slope is not None:
-        centre, between, within = slope
-        slope = (min(centre, SLOPE_CENTRE_LIMIT), max(between, SLOPE_SD_FLOOR),
-                 max(within, SLOPE_SD_FLOOR))
-    return PlayerNull(kinds, slope, null.source, null.players, null.solves,
+    tempo = None if not null.tempo else tuple(
+        (min(centre, SLOPE_Q10_LIMIT + Z10 * max(between, SLOPE_SD_FLOOR)),
+         max(between, SLOPE_SD_FLOOR)) for centre, between in null.tempo)
+    return PlayerNull(kinds, tempo, null.source, null.players, null.solves,
                       {k: _offset(v) for k, v in null.llr_offset.items()})
 
 
@@ -286,12 +307,13 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
                llr_offset: Mapping[str, float] | None = None) -> PlayerNull:
     """A null from honest players' seasons: per kind the share of solves weakly odd and
     odd, the correlation between one person's solves (moment estimate over players with
-    at least 5 solves), the population's tempo slopes; guarded. The likelihood-ratio
-    offsets are learnt too unless ``llr_offset`` is given: a portal's players include
-    the very cheaters the ratios exist for, so a portal keeps the shipped null's."""
+    at least 5 solves), the population's tempo (:func:`tempo_fit`); guarded. The
+    likelihood-ratio offsets are learnt too unless ``llr_offset`` is given: a portal's
+    players include the very cheaters the ratios exist for, so a portal keeps the
+    shipped null's."""
     per_kind: dict[str, list[tuple[int, int, int]]] = {}
     ratios: dict[str, list[float]] = {}
-    slopes, within = [], []
+    slopes = []
     players = solves = 0
     for season in seasons:
         if not season:
@@ -310,45 +332,55 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         for s in season:
             if s.llr:
                 ratios.setdefault(HINTS, []).append(math.exp(min(hint_ratio(s), STRONG_LLR)))
-        own = [s.slope[0] / s.slope[1] for s in season if s.slope]
         b = pooled_slope(season)
-        if b is not None and len(own) >= MIN_TEMPO_SOLVES:
+        if b is not None and b[1] >= MIN_TEMPO_SOLVES:
             slopes.append(b[0])
-            within.append(float(np.std(own, ddof=1)))
     kinds = {}
     for k, rows in per_kind.items():
         n = np.array([r[0] for r in rows], float)
         kinds[k] = KindNull(float(sum(r[1] for r in rows) / n.sum()),
                             float(sum(r[2] for r in rows) / n.sum()),
                             _cv2([r[1] for r in rows], n), _cv2([r[2] for r in rows], n))
-    # too few players to say how people slow down: no tempo case
-    slope = ((float(np.quantile(slopes, 0.25)), float(np.std(slopes, ddof=1)),
-              float(np.median(within))) if len(slopes) >= 5 else None)
+    fit = tempo_fit(slopes)
     if llr_offset is None:
         # an upper bound (mean + 2 standard errors) of the honest mean: a few thousand
         # solves measure it to a few thousandths, about the size of the offset itself
         llr_offset = {k: max(0.0, math.log(float(np.mean(v)
                                                  + 2 * np.std(v) / math.sqrt(len(v)))))
                       for k, v in ratios.items()}
-    return guard(PlayerNull(kinds, slope, source, players, solves, dict(llr_offset)))
+    return guard(PlayerNull(kinds, None if fit is None else (fit,), source, players, solves,
+                            dict(llr_offset)))
+
+
+def tempo_fit(slopes: Sequence[float]) -> tuple[float, float] | None:
+    """(centre, between-person sd) of a population's slow-downs at a stall: the normal
+    through their 10th and 25th percentile, not their median and sd. What
+    matters is the lower tail, where a copier's delays (no slow-down) fall; a mixture of
+    people who slow down a little and a lot widens the sd without saying anything about
+    that tail. None with fewer than :data:`MIN_TEMPO_PLAYERS` players: no tempo case."""
+    if len(slopes) < MIN_TEMPO_PLAYERS:
+        return None
+    q10, q25 = (float(q) for q in np.quantile(slopes, [0.1, 0.25]))
+    between = (q25 - q10) / (Z10 - Z25)
+    return q25 + Z25 * between, between
 
 
 def lenient(nulls: Sequence[PlayerNull], source: str) -> PlayerNull:
     """The most lenient of several nulls, kind by kind: the highest rates and
-    dispersion, the lowest slope with the widest spreads (the cold-start null over
-    every honest model: whoever solves like any of them is safe)."""
+    dispersion, every null's tempo kept (a season's tempo p is the largest under any):
+    the cold-start null over every honest model, so whoever solves like any of them is
+    safe."""
     names = sorted({k for n in nulls for k in n.kinds})
     kinds = {k: KindNull(max(n.kinds[k].weak for n in nulls if k in n.kinds),
                          max(n.kinds[k].strong for n in nulls if k in n.kinds),
                          max(n.kinds[k].cv2 for n in nulls if k in n.kinds),
                          max(n.kinds[k].dispersion(2) for n in nulls if k in n.kinds))
              for k in names}
-    known = [n.slope for n in nulls if n.slope is not None]
-    slope = ((min(x[0] for x in known), max(x[1] for x in known), max(x[2] for x in known))
-             if known and len(known) == len(nulls) else None)
+    tempo = (tuple(t for n in nulls for t in n.tempo)
+             if nulls and all(n.tempo for n in nulls) else None)
     offsets = {k: max(n.llr_offset.get(k, 0.0) for n in nulls)
                for k in sorted({k for n in nulls for k in n.llr_offset})}
-    return guard(PlayerNull(kinds, slope, source, sum(n.players for n in nulls),
+    return guard(PlayerNull(kinds, tempo, source, sum(n.players for n in nulls),
                             sum(n.solves for n in nulls), offsets))
 
 
@@ -370,7 +402,8 @@ def _cv2(k, n) -> float:
 
 
 def pooled_slope(season: Sequence[SolveFacts]) -> tuple[float, int] | None:
-    """(the player's own slope of log delay on difficulty, solves it rests on)."""
+    """(the player's own slow-down at a stall, in log delay, and the solves it rests
+    on)."""
     parts = [s.slope for s in season if s.slope]
     if not parts:
         return None
@@ -510,21 +543,25 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
 
 def _tempo(season: Sequence[SolveFacts], null: PlayerNull) -> Finding | None:
     got = pooled_slope(season)
-    if got is None or null.slope is None:
+    if got is None or not null.tempo:
         return None
     slope, n = got
     if n < MIN_TEMPO_SOLVES:
         return None
-    centre, between, within = null.slope
-    z = (centre - slope) / math.sqrt(between ** 2 + within ** 2 / n)
+    # how well the season measures the player's own slow-down: their solves' spread
+    own = [s.slope[0] / s.slope[1] for s in season if s.slope]
+    within = max(float(np.std(own, ddof=1)), SOLVE_SLOPE_SD_FLOOR)
+    # the population the player is least odd in: whoever slows down like any is safe
+    z, centre, between = min(((c - slope) / math.sqrt(b ** 2 + within ** 2 / n), c, b)
+                             for c, b in null.tempo)
     p = float(min(1.0, max(ndtr(-z), 1e-300)))
     names = tuple(s.submission_id for s in season if s.slope)
-    follow = ("did not follow their difficulty" if slope < centre / 2 else
-              "followed their difficulty less than most players'" if slope < centre else
-              "followed their difficulty as people's do")
-    sentence = (f"Over {n} solves, the time between steps {follow} (their delays grew by "
-                f"{math.exp(slope):.2f}x per unit of difficulty; this portal's players: "
-                f"{math.exp(centre):.2f}x or more, as a rule); by chance: {_chance(p)}.")
+    took = ("no longer than the rest" if slope <= 0.0 else
+            f"{math.exp(slope):.1f}x as long as the rest")
+    most = math.exp(centre - Z10 * between)
+    sentence = (f"Over {n} solves with a stall, a placement made at a stall (no single on "
+                f"the board: a technique had to be found) took {took} (9 in 10 honest "
+                f"players: {most:.1f}x or more); by chance: {_chance(p)}.")
     return Finding(TEMPO, p, n, n, 0.0, names, sentence)
 
 

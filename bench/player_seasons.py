@@ -6,6 +6,7 @@ on one puzzle in three or on every puzzle; cold start and after the nightly job.
                                    [--facts-out FACTS.json.gz]
     python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N]
     python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 40]
+                                   [--tempo-only]
 
 Puzzles: ``--per-level`` sudoku.org.uk dailies of each of the site's four levels
 (../shared/data), each with the daemon's production analysis. Every player solves
@@ -34,7 +35,8 @@ seconds, on a population simulated once, e.g. on a bigger machine).
 
 ``--null-out`` builds the cold-start null instead: honest seasons only (seed
 ``--seed`` + 1000, so the evaluation's people are not the null's), each model's null
-learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``).
+learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``;
+each model's tempo is kept); ``--tempo-only`` replaces only the file's tempo.
 """
 
 from __future__ import annotations
@@ -163,6 +165,8 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=None)
     ap.add_argument("--null-out", help="build the cold-start null into this file instead")
+    ap.add_argument("--tempo-only", action="store_true",
+                    help="with --null-out: replace only the stall tempo of the file there")
     ap.add_argument("--out", help="write the figures as JSON to this file")
     ap.add_argument("--facts-out", help="save every solve's facts (gzip JSON), both phases")
     ap.add_argument("--facts-in", help="judge the seasons saved by --facts-out instead of "
@@ -176,6 +180,8 @@ def main() -> int:
     if args.facts_in and (args.null_out or args.facts_out):
         raise SystemExit("error: --facts-in judges saved seasons; it takes neither "
                          "--null-out nor --facts-out")
+    if args.tempo_only and not args.null_out:
+        raise SystemExit("error: --tempo-only goes with --null-out")
     if args.null_out and args.facts_out:
         raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
                          "goes with an evaluation run")
@@ -277,13 +283,18 @@ def _write_null(people, seasons, args, started) -> int:
         print(f"{model:15s} " + ", ".join(f"{k} {v.weak:.3f}/{v.strong:.3f}/{v.cv2:.1f}/"
                                           f"{v.dispersion(2):.1f}"
                                           for k, v in sorted(null.kinds.items()))
-              + ("" if null.slope is None else
-                 f"; slope {null.slope[0]:.2f} ± {null.slope[1]:.2f}")
+              + ("" if not null.tempo else
+                 "; stall tempo " + ", ".join(f"{c:.2f} ± {b:.2f}" for c, b in null.tempo))
               + "; ratio offsets " + ", ".join(f"{k} {v:.4f}"
                                                for k, v in sorted(null.llr_offset.items())))
     null = pv.lenient(per_model, f"simulated honest players ({', '.join(HONEST)})")
+    doc = null.to_json()
+    if args.tempo_only:
+        with open(args.null_out) as fh:
+            doc = {**json.load(fh), "stall_tempo": doc["stall_tempo"]}
+        doc.pop("slope", None)      # a slope on another measure of difficulty
     with open(args.null_out, "w") as fh:
-        json.dump(null.to_json(), fh, indent=1)
+        json.dump(doc, fh, indent=1)
         fh.write("\n")
     print(f"wrote {args.null_out}: {null.players} players, {null.solves} solves, "
           f"{time.perf_counter() - started:.0f} s on {machine()}")

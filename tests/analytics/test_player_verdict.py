@@ -11,7 +11,8 @@ import pytest
 
 from fairgrid.analytics.player_verdict import (ALPHA, KindNull, PlayerNull, PlayerVerdict,
                                                SolveFacts, bb_tail, guard, judge,
-                                               learn_null, shipped_null, solve_facts)
+                                               learn_null, lenient, pooled_slope,
+                                               shipped_null, solve_facts, tempo_fit)
 
 FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
 
@@ -22,7 +23,7 @@ def _null() -> PlayerNull:
     return guard(PlayerNull({**{f: KindNull(0.15, 0.01, 1.0) for f in FAMILIES},
                              "unproven": KindNull(0.05, 0.004, 1.0),
                              "unforced": KindNull(0.15, 0.01, 1.0)},
-                            (0.3, 0.25, 0.6), "a test population"))
+                            ((0.3, 0.3),), "a test population"))
 
 
 def _solve(i: int, rng, **odd) -> SolveFacts:
@@ -117,10 +118,12 @@ def test_a_copiers_tempo_follows_nothing():
             out.append(SolveFacts(f"s{i}", {}, False, {}, (float(x @ y), float(x @ x))))
         return out
 
-    null = guard(PlayerNull({}, (1.2, 0.25, 0.6), "a test population"))
+    null = guard(PlayerNull({}, ((1.2, 0.3),), "a test population"))
     copier, person = judge(season(0.0), null), judge(season(1.2), null)
     assert copier.flagged and copier.findings[0].kind == "tempo"
-    assert "did not follow their difficulty" in copier.findings[0].sentence
+    assert "a placement made at a stall (no single on the board: a technique had to be " \
+        "found) took" in copier.findings[0].sentence
+    assert "(9 in 10 honest players: 2.3x or more)" in copier.findings[0].sentence
     assert not person.flagged
 
 
@@ -131,9 +134,83 @@ def test_one_solve_makes_no_tempo_case():
     y = -2.0 * x + rng.normal(0, 0.6, 40)   # slower at the easy steps: a long break
     x, y = x - x.mean(), y - y.mean()
     one = SolveFacts("s0", {}, False, {}, (float(x @ y), float(x @ x)))
-    null = guard(PlayerNull({}, (1.2, 0.25, 0.6), "a test population"))
+    null = guard(PlayerNull({}, ((1.2, 0.3),), "a test population"))
     assert all(f.kind != "tempo" for f in judge([one] * 4, null).findings)
     assert judge([one] * 5, null).findings[0].kind == "tempo"
+
+
+def _timeline(rng, stall_s: float, other_s: float = 4.0, n: int = 40) -> list[dict]:
+    """A stored timeline whose placements 10 and 25 were made at a stall (no single on
+    offer), each taking ``stall_s`` on average, the rest ``other_s``."""
+    t, out = 0.0, []
+    for k in range(n):
+        stall = k in (10, 25)
+        t += float(rng.lognormal(math.log(stall_s if stall else other_s), 0.4))
+        out.append({"t_ms": int(t * 1000), "singles_on_offer": 0 if stall else 3,
+                    "difficulty": 2.0 if stall else 0.3})
+    return out
+
+
+def test_tempo_reads_how_much_longer_a_stall_took():
+    """The tempo is log delay on "made at a stall" (no single on offer), from any
+    stored timeline; a solve without a stall says nothing of it."""
+    rng = np.random.default_rng(21)
+    person = [solve_facts(f"p{i}", {"timeline": _timeline(rng, 60.0)}) for i in range(8)]
+    copier = [solve_facts(f"c{i}", {"timeline": _timeline(rng, 4.0)}) for i in range(8)]
+    assert math.exp(pooled_slope(person)[0]) == pytest.approx(15.0, rel=0.4)
+    assert abs(pooled_slope(copier)[0]) < 0.5
+    flat = [{"t_ms": 1000 * k, "singles_on_offer": 2} for k in range(1, 30)]
+    assert solve_facts("g", {"timeline": flat}).slope is None
+    null = guard(PlayerNull({}, ((2.0, 0.3),), "a test population"))
+    assert judge(copier, null).flagged and not judge(person, null).flagged
+    assert "took 1.0x as long as the rest" in judge(copier, null).findings[0].sentence \
+        or "took no longer than the rest" in judge(copier, null).findings[0].sentence
+
+
+def test_the_tempo_null_is_fitted_on_the_lower_tail_and_kept_per_model():
+    """A population's tempo is the normal through its 10th and 25th percentile; at cold
+    start each honest model's is kept, and a season is judged by the one it is least odd
+    in: a player who slows down like the model that slows down least is safe."""
+    rng = np.random.default_rng(22)
+    little = rng.normal(1.5, 0.2, 40)        # slow down about 4.5x at a stall
+    much = rng.normal(3.0, 0.2, 40)          # about 20x
+    fit = tempo_fit(little)
+    q10, q25 = np.quantile(little, [0.1, 0.25])
+    assert fit[0] - 0.6745 * fit[1] == pytest.approx(q25, abs=1e-3)
+    assert fit[0] - 1.2816 * fit[1] == pytest.approx(q10, abs=1e-3)
+    assert tempo_fit(little[:19]) is None   # too few to place a tail
+    # the guard: a null never claims that fewer than 1 in 10 slow down less than 5x
+    wide, narrow = guard(PlayerNull({}, ((4.0, 0.5), (3.0, 0.1)), "")).tempo
+    assert math.exp(wide[0] - 1.2816 * wide[1]) == pytest.approx(5.0, rel=1e-3)
+    assert narrow[1] == 0.3
+    assert math.exp(narrow[0] - 1.2816 * 0.3) == pytest.approx(5.0, rel=1e-3)
+    assert guard(PlayerNull({}, ((1.0, 0.4),), "")).tempo == ((1.0, 0.4),)
+    nulls = [PlayerNull({}, (tempo_fit(x),), m) for x, m in
+             ((little, "little"), (much, "much"))]
+    both = lenient(nulls, "both")
+    assert len(both.tempo) == 2
+    assert lenient([nulls[0], PlayerNull({}, None, "none")], "x").tempo is None
+
+    def season(slow):   # 20 solves whose pooled slow-down is ``slow`` (log)
+        return [SolveFacts(f"s{i}", {}, False, {}, (slow * 4.0, 4.0)) for i in range(20)]
+
+    assert judge(season(1.5), nulls[1]).flagged           # odd among the "much" alone
+    assert not judge(season(1.5), both).flagged           # one of the "little"
+    assert judge(season(0.0), both).flagged               # no slow-down at all
+    # the season measures the player's own slow-down only as well as their solves agree
+    wild = [SolveFacts(f"s{i}", {}, False, {}, ((4.0 if i % 2 else -4.0) * 4.0, 4.0))
+            for i in range(20)]
+    assert pooled_slope(wild)[0] == pytest.approx(0.0) and not judge(wild, both).flagged
+
+
+def test_a_stored_null_of_the_old_slope_makes_no_tempo_case():
+    """A null stored with a slope on another measure of difficulty is not read as a
+    slow-down at a stall (the next nightly run learns the new one)."""
+    doc = shipped_null().to_json()
+    assert doc["stall_tempo"]
+    old = {**{k: v for k, v in doc.items() if k != "stall_tempo"}, "slope": [0.5, 0.25, 1.0]}
+    assert PlayerNull.from_json(old).tempo is None
+    assert PlayerNull.from_json(doc).tempo == shipped_null().tempo
 
 
 def test_a_style_odd_far_more_often_is_dispersed_at_the_odd_level():
@@ -270,7 +347,7 @@ def test_facts_read_a_stored_evidence_document():
         {"name": "order_sa", "family": "order", "p": 0.02},
         {"name": "order_consensus", "family": "order", "p": 0.3},
         {"name": "unproven", "value": 2.0, "p": 0.4}],
-        "timeline": [{"t_ms": 1000 * k * k, "difficulty": float(k % 3)} for k in range(1, 20)],
+        "timeline": [{"t_ms": 1000 * k * k, "singles_on_offer": k % 3} for k in range(1, 20)],
         "llr": {"hint_run": 1.5, "bad": float("nan")}}
     facts = solve_facts("a", doc)
     assert facts.family_p == {"order": 0.04, "deduction": 0.4}
