@@ -203,9 +203,10 @@ def test_the_tempo_null_is_fitted_on_the_lower_tail_and_kept_per_model():
     assert pooled_slope(wild)[0] == pytest.approx(0.0) and not judge(wild, both).flagged
 
 
-def test_a_stored_null_of_the_old_slope_makes_no_tempo_case():
+def test_a_stored_null_of_the_old_slope_reads_no_tempo():
     """A null stored with a slope on another measure of difficulty is not read as a
-    slow-down at a stall (the next nightly run learns the new one)."""
+    slow-down at a stall (the daemon judges such a portal on the shipped tempo until the
+    next nightly run learns its own)."""
     doc = shipped_null().to_json()
     assert doc["stall_tempo"]
     old = {**{k: v for k, v in doc.items() if k != "stall_tempo"}, "slope": [0.5, 0.25, 1.0]}

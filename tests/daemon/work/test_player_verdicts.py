@@ -255,3 +255,20 @@ def test_a_portal_null_takes_the_shipped_ratio_offsets():
     assert old.source == "this portal's players"
     doc["llr_offset"] = {"stall_look": 0.02}
     assert _stored_null(json.dumps(doc)).llr_offset == shipped_null().llr_offset
+
+
+def test_a_portal_null_without_a_tempo_takes_the_shipped_one():
+    """A portal whose null has no tempo (too few players met stalls, or the null was
+    stored when the tempo read another measure of difficulty) is judged on the shipped
+    tempo, as before its first null; one with its own keeps it."""
+    import json
+
+    from fairgrid.analytics.player_verdict import shipped_null
+    from fairgrid.daemon.work.verdicts import _stored_null
+
+    doc = shipped_null().to_json()
+    doc.pop("stall_tempo")
+    doc["slope"] = [0.53, 0.25, 0.97]
+    assert _stored_null(json.dumps(doc)).tempo == shipped_null().tempo
+    doc["stall_tempo"] = [[2.1, 0.5]]
+    assert _stored_null(json.dumps(doc)).tempo == ((2.1, 0.5),)
