@@ -48,7 +48,8 @@ the population's tempo. The cold-start one ships in ``data/player_null.json``
 rate the highest of the models', and each model's tempo kept apart: a season's tempo p
 is the largest under any of them, so whoever slows down like any model is safe); the
 nightly job learns a portal's own (:func:`learn_null`). Either way :func:`guard` keeps
-rates, correlation and the tempo's spreads at least at floors that protect people nobody
+rates and correlation at least at floors, and the tempo's between-person spread at least
+at a floor with its 10th percentile no higher than a cap, to protect people nobody
 modelled.
 
 A verdict says how much it rests on (``rests_on``): a season too short for any kind to
@@ -66,7 +67,7 @@ from importlib import resources
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
-from scipy.special import betaln, gammaln, ndtr
+from scipy.special import betaln, gammaln, stdtr
 
 from .calibration import POISSON_SIGNALS
 from .signals import FAMILY
@@ -84,11 +85,14 @@ RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kind
 OFFSET_CAP = math.log(1.1)
 MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
 # solves with a slope the tempo test needs: one solve's slope is heavy-tailed (a break
-# taken at an easy step), and the player's own per-solve spread needs several
-MIN_TEMPO_SOLVES = 5
+# taken at an easy step), and the t tail of a spread estimated from fewer solves is too
+# unsure (simulated at 10^-4: up to 12x the nominal rate at 5 solves, 2-5x at 8)
+MIN_TEMPO_SOLVES = 8
+# ... that a player needs to count in a population's tempo (a pooled slope, not a test)
+MIN_NULL_TEMPO_SOLVES = 5
 # players a tempo null is learnt from: it is fitted on the slow-down's lower tail (the
 # 10th and 25th percentile), which fewer players do not place
-MIN_TEMPO_PLAYERS = 20
+MIN_TEMPO_PLAYERS = 30
 Z10, Z25 = 1.2815516, 0.6744898  # the standard normal's upper decile and quartile
 INTERVAL_FLOOR_MS = 50.0
 # floors of the null (the guard): the least a rate, the correlation between one
@@ -104,9 +108,9 @@ SLOPE_SD_FLOOR = 0.3
 # holds a stall or two, each delay varying by half its log or more
 SOLVE_SLOPE_SD_FLOOR = 0.5
 # a tempo null never claims that fewer than one person in ten slows down less than this
-# at a stall (log 5x; its 10th percentile is taken no higher): real sudoku.org.uk
-# solvers' mean times grow by 8x an average single's time per stall
-# (experiments/stall_cost.py)
+# at a stall (log 5x; its 10th percentile is taken no higher). The simulated honest
+# models all slow down more; so, on average, do real solvers: a placement at a stall
+# costs sudoku.org.uk's about 8x an average single (experiments/stall_cost.py)
 SLOPE_Q10_LIMIT = math.log(5.0)
 FLAGGED = "flagged"
 COMBINED = "combined"
@@ -313,7 +317,7 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
     shipped null's."""
     per_kind: dict[str, list[tuple[int, int, int]]] = {}
     ratios: dict[str, list[float]] = {}
-    slopes = []
+    slopes, noise = [], []
     players = solves = 0
     for season in seasons:
         if not season:
@@ -333,15 +337,16 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
             if s.llr:
                 ratios.setdefault(HINTS, []).append(math.exp(min(hint_ratio(s), STRONG_LLR)))
         b = pooled_slope(season)
-        if b is not None and b[1] >= MIN_TEMPO_SOLVES:
+        if b is not None and b[1] >= MIN_NULL_TEMPO_SOLVES:
             slopes.append(b[0])
+            noise.append(float(np.std(_own_slopes(season), ddof=1)) / math.sqrt(b[1]))
     kinds = {}
     for k, rows in per_kind.items():
         n = np.array([r[0] for r in rows], float)
         kinds[k] = KindNull(float(sum(r[1] for r in rows) / n.sum()),
                             float(sum(r[2] for r in rows) / n.sum()),
                             _cv2([r[1] for r in rows], n), _cv2([r[2] for r in rows], n))
-    fit = tempo_fit(slopes)
+    fit = tempo_fit(slopes, noise)
     if llr_offset is None:
         # an upper bound (mean + 2 standard errors) of the honest mean: a few thousand
         # solves measure it to a few thousandths, about the size of the offset itself
@@ -352,16 +357,21 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
                             dict(llr_offset)))
 
 
-def tempo_fit(slopes: Sequence[float]) -> tuple[float, float] | None:
-    """(centre, between-person sd) of a population's slow-downs at a stall: the normal
-    through their 10th and 25th percentile, not their median and sd. What
-    matters is the lower tail, where a copier's delays (no slow-down) fall; a mixture of
-    people who slow down a little and a lot widens the sd without saying anything about
-    that tail. None with fewer than :data:`MIN_TEMPO_PLAYERS` players: no tempo case."""
+def tempo_fit(slopes: Sequence[float], noise: Sequence[float] = ()
+              ) -> tuple[float, float] | None:
+    """(centre, between-person sd) of a population's slow-downs at a stall (their
+    pooled slopes; ``noise``: how far each pooled slope may be off, its solves' sd over
+    √n): the normal through their 10th and 25th percentile, not their median and sd.
+    What matters is the lower tail, where a copier's delays (no slow-down) fall; a
+    mixture of people who slow down a little and a lot widens the sd without saying
+    anything about that tail. The spread is at least the typical noise (the pooled
+    slopes of people who all slow down alike still differ by that much; a tail placed
+    by a few players can come out narrower). None with fewer than
+    :data:`MIN_TEMPO_PLAYERS` players: no tempo case."""
     if len(slopes) < MIN_TEMPO_PLAYERS:
         return None
     q10, q25 = (float(q) for q in np.quantile(slopes, [0.1, 0.25]))
-    between = (q25 - q10) / (Z10 - Z25)
+    between = max((q25 - q10) / (Z10 - Z25), float(np.median(noise)) if len(noise) else 0.0)
     return q25 + Z25 * between, between
 
 
@@ -399,6 +409,11 @@ def _cv2(k, n) -> float:
     rho = float(np.clip(np.sum((k - n * q) ** 2 / (n * q * (1 - q)) - 1)
                         / np.sum(n - 1), 0.0, 0.99))
     return float(np.clip(rho / (1 - rho) * (1 - q) / q, CV2_FLOOR, CV2_CAP))
+
+
+def _own_slopes(season: Sequence[SolveFacts]) -> list[float]:
+    """Each solve's own slow-down at a stall (the solves with a stall)."""
+    return [s.slope[0] / s.slope[1] for s in season if s.slope]
 
 
 def pooled_slope(season: Sequence[SolveFacts]) -> tuple[float, int] | None:
@@ -549,20 +564,27 @@ def _tempo(season: Sequence[SolveFacts], null: PlayerNull) -> Finding | None:
     if n < MIN_TEMPO_SOLVES:
         return None
     # how well the season measures the player's own slow-down: their solves' spread
-    own = [s.slope[0] / s.slope[1] for s in season if s.slope]
-    within = max(float(np.std(own, ddof=1)), SOLVE_SLOPE_SD_FLOOR)
-    # the population the player is least odd in: whoever slows down like any is safe
-    z, centre, between = min(((c - slope) / math.sqrt(b ** 2 + within ** 2 / n), c, b)
-                             for c, b in null.tempo)
-    p = float(min(1.0, max(ndtr(-z), 1e-300)))
+    within2 = max(SOLVE_SLOPE_SD_FLOOR, float(np.std(_own_slopes(season), ddof=1))) ** 2 / n
+    # the population the player is least odd in (whoever slows down like any is safe);
+    # the spread of n solves is itself an estimate, so the tail is Student's t with
+    # Welch-Satterthwaite's degrees of freedom, not the normal's (which five solves that
+    # happen to agree would make far too sure)
+    p, centre, between = max(
+        (_t_tail((c - slope) / math.sqrt(b ** 2 + within2),
+                 (b ** 2 + within2) ** 2 * (n - 1) / within2 ** 2), c, b)
+        for c, b in null.tempo)
     names = tuple(s.submission_id for s in season if s.slope)
-    took = ("no longer than the rest" if slope <= 0.0 else
-            f"{math.exp(slope):.1f}x as long as the rest")
     most = math.exp(centre - Z10 * between)
-    sentence = (f"Over {n} solves with a stall, a placement made at a stall (no single on "
-                f"the board: a technique had to be found) took {took} (9 in 10 honest "
-                f"players: {most:.1f}x or more); by chance: {_chance(p)}.")
+    sentence = (f"Over {n} solves with a stall, a placement made at a stall (nothing simple "
+                f"on offer: a harder step had to be found) typically took "
+                f"{math.exp(slope):.1f}x as long as the rest; the null for honest players "
+                f"has 9 in 10 take {most:.1f}x as long or more; by chance: {_chance(p)}.")
     return Finding(TEMPO, p, n, n, 0.0, names, sentence)
+
+
+def _t_tail(t: float, df: float) -> float:
+    """P(T > t) for Student's t with ``df`` degrees of freedom, in (0, 1]."""
+    return float(min(1.0, max(stdtr(df, -t), 1e-300)))
 
 
 def _chance(p: float) -> str:

@@ -49,6 +49,7 @@ import sys
 import time
 from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import numpy as np
 
@@ -63,6 +64,7 @@ CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
 HABITS = ("selective", "every")
 PHASES = ("cold", "after nightly")
 CHUNK = 40          # solves a task
+SLOPE_ON = "stall"  # what a saved solve's tempo slope is of (``SolveFacts.slope``)
 SD_LOG, SKILL_SD = 0.35, 0.5
 
 
@@ -182,6 +184,9 @@ def main() -> int:
                          "--null-out nor --facts-out")
     if args.tempo_only and not args.null_out:
         raise SystemExit("error: --tempo-only goes with --null-out")
+    if args.tempo_only and not Path(args.null_out).is_file():
+        raise SystemExit(f"error: --tempo-only replaces the tempo of {args.null_out}, "
+                         "which does not exist")
     if args.null_out and args.facts_out:
         raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
                          "goes with an evaluation run")
@@ -288,6 +293,10 @@ def _write_null(people, seasons, args, started) -> int:
               + "; ratio offsets " + ", ".join(f"{k} {v:.4f}"
                                                for k, v in sorted(null.llr_offset.items())))
     null = pv.lenient(per_model, f"simulated honest players ({', '.join(HONEST)})")
+    if not null.tempo:
+        raise SystemExit("error: a model's players met too few stalls for a tempo "
+                         f"(each needs {pv.MIN_TEMPO_PLAYERS} with "
+                         f"{pv.MIN_NULL_TEMPO_SOLVES} solves with a stall); more --honest")
     doc = null.to_json()
     if args.tempo_only:
         with open(args.null_out) as fh:
@@ -304,7 +313,9 @@ def _write_null(people, seasons, args, started) -> int:
 def _save_facts(path, stored) -> None:
     """The seasons' facts (both phases) as gzip JSON, for ``--facts-in``."""
     from dataclasses import asdict
-    doc = {"people": stored["people"], "kind": stored["kind"]}
+    # a solve's slope is on "made at a stall"; facts saved when it read another measure
+    # of difficulty are refused, not judged as if they were
+    doc = {"people": stored["people"], "kind": stored["kind"], "slope_on": SLOPE_ON}
     for phase in PHASES:
         by_sid, flagged = stored[phase]
         doc[phase] = {"facts": {sid: asdict(f) for sid, f in by_sid.items()},
@@ -317,6 +328,9 @@ def _load_facts(path) -> dict:
     from fairgrid.analytics.player_verdict import SolveFacts
     with gzip.open(path, "rt") as fh:
         doc = json.load(fh)
+    if doc.get("slope_on") != SLOPE_ON:
+        raise SystemExit(f"error: {path} holds slopes on another measure than "
+                         f"{SLOPE_ON!r}: simulate and save the facts again")
     stored = {"people": doc["people"], "kind": doc["kind"]}
     for phase in PHASES:
         facts = {sid: SolveFacts(**{**f, "slope": None if f["slope"] is None

@@ -83,8 +83,9 @@ def _stored_null(text: str) -> PlayerNull:
     """A portal's stored null with the shipped null's ratio offsets: a portal never learns
     its own (its players include the cheaters the ratios exist for), so the offsets of
     the running release apply, to a null stored before they existed or changed too. A
-    null without a tempo (too few of its players met stalls, or stored before the tempo
-    read them) takes the shipped one, as a portal does before its first null."""
+    null without a tempo (too few of its players met stalls, or it holds a slope on
+    another measure of difficulty) takes the shipped one, as a portal does before its
+    first null."""
     null = PlayerNull.from_json(json.loads(text))
     return replace(null, llr_offset=shipped_null().llr_offset,
                    tempo=null.tempo or shipped_null().tempo)

@@ -258,9 +258,9 @@ def test_a_portal_null_takes_the_shipped_ratio_offsets():
 
 
 def test_a_portal_null_without_a_tempo_takes_the_shipped_one():
-    """A portal whose null has no tempo (too few players met stalls, or the null was
-    stored when the tempo read another measure of difficulty) is judged on the shipped
-    tempo, as before its first null; one with its own keeps it."""
+    """A portal whose null has no tempo (too few players met stalls, or the null holds a
+    slope on another measure of difficulty) is judged on the shipped tempo, as before its
+    first null; one with its own keeps it."""
     import json
 
     from fairgrid.analytics.player_verdict import shipped_null
