@@ -164,7 +164,7 @@ def assert_clean_usage_error(proc: subprocess.CompletedProcess, *words: str) -> 
         assert word in last, last
 
 
-async def until(predicate, timeout=60.0):
+async def until(predicate, timeout=300.0):
     """Poll ``predicate()`` (a plain or an async function) until it is true."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
@@ -236,7 +236,7 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
     return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
 
 
-async def wait_ready(client, pid, timeout=180.0):
+async def wait_ready(client, pid, timeout=600.0):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         doc = await (await client.get(f"/v1/puzzles/{pid}", headers=bearer(ORGANISER))).json()
@@ -245,7 +245,7 @@ async def wait_ready(client, pid, timeout=180.0):
         await asyncio.sleep(0.2)
 
 
-async def wait_scored(client, sid, timeout=180.0):
+async def wait_scored(client, sid, timeout=600.0):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         doc = await (await client.get(f"/v1/submissions/demo/{sid}",

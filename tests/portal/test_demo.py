@@ -76,7 +76,7 @@ def demo(tmp_path_factory):
             proc.wait()
 
 
-def _until(check, timeout=300.0):
+def _until(check, timeout=600.0):
     deadline = time.monotonic() + timeout
     while True:
         value = check()
