@@ -86,7 +86,8 @@ OFFSET_CAP = math.log(1.1)
 MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
 # solves with a slope the tempo test needs: one solve's slope is heavy-tailed (a break
 # taken at an easy step), and the t tail of a spread estimated from fewer solves is too
-# unsure (simulated at 10^-4: up to 12x the nominal rate at 5 solves, 2-5x at 8)
+# unsure (simulated at 10^-4, against a null at its spread floor: up to 12x the nominal
+# rate at 5 solves, 2-5x at 8; against one fitted with its players' noise, below it)
 MIN_TEMPO_SOLVES = 8
 # ... that a player needs to count in a population's tempo (a pooled slope, not a test)
 MIN_NULL_TEMPO_SOLVES = 5
