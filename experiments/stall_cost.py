@@ -31,7 +31,6 @@ def main() -> int:
     ap.add_argument("--puzzles", type=int, default=600, help="dailies sampled")
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
-    from fairgrid.solvers import deduction as engine
     from fairgrid.solvers import parse
     from fairgrid.solvers import techniques as tq
     from fairgrid.solvers.puzzle_types import puzzle_type
@@ -47,8 +46,9 @@ def main() -> int:
         givens = np.array([int(ch) for ch in r["puzzle"]], dtype=np.int64)
         order = tq.solve_with_techniques(parse(r["puzzle"]), sol).placements()
         cells = np.array([c for c, _, _ in order], dtype=np.int64)
-        stall = engine.trace_placements(givens, sol, cells).offer > engine.SINGLE
+        # a stall as the player verdict reads one: no single on offer
         _, options, _ = puzzle_type("sudoku").replay(givens, (9, 9), cells, sol)
+        stall = options == 0
         counts.append((int(np.count_nonzero(~stall)), int(np.count_nonzero(stall)),
                        float((1.0 / np.maximum(options[~stall], 1)).sum())))
         minutes.append(float(r["mean_time_min"]))
