@@ -30,10 +30,24 @@ MIN_NULL_SOLVES = 5
 PORTAL_SOURCE = "this portal's players"
 
 
-def _facts(season: list[tuple]) -> list:
-    """A stored season's facts; a solve's flag counts only while it stands."""
-    return [replace(solve_facts(sid, json.loads(ev)), flagged=standing)
-            for sid, ev, standing in season]
+# what a stored row that cannot be read raises; one such row is logged and left out,
+# never a reason to stop judging the other players or portals
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+
+
+def _facts(season: list[tuple], key: tuple[str, str] | None = None) -> list:
+    """A stored season's facts; a solve's flag counts only while it stands. A solve whose
+    stored evidence cannot be read is logged and left out (the verdict says how many
+    solves it rests on)."""
+    out = []
+    for sid, ev, standing in season:
+        try:
+            out.append(replace(solve_facts(sid, json.loads(ev)), flagged=standing))
+        except UNREADABLE as exc:
+            log.warning("player %s: the stored evidence of solve %s cannot be read (%s: "
+                        "%s); the verdict leaves it out", "/".join(key or ("?", "?")), sid,
+                        type(exc).__name__, exc)
+    return out
 
 
 def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
@@ -58,15 +72,20 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
     now = now or datetime.now(timezone.utc)
     seasons = db.read(sql.seasons, players)
     stored = db.read(sql.current, players)
-    nulls = {p: _stored_null(t) for p, t in db.read(sql.nulls).items()}
+    nulls = _portal_nulls(db)
     rows = []
     for key in players:
-        facts = _facts(seasons.get(key, []))
+        facts = _facts(seasons.get(key, []), key)
         if not facts:
             continue
         null = nulls.get(key[0]) or shipped_null()
-        verdict = judge(facts, null, alpha=alpha)
-        state = next_state(stored.get(key), verdict, facts, null, alpha)
+        try:
+            verdict = judge(facts, null, alpha=alpha)
+            state = next_state(stored.get(key), verdict, facts, null, alpha)
+        except (*UNREADABLE, ArithmeticError) as exc:
+            log.warning("player %s: not judged (%s: %s); their last verdict stands",
+                        "/".join(key), type(exc).__name__, exc)
+            continue
         was = stored.get(key)
         rows.append({"portal": key[0], "player_id": key[1], "state": state,
                      "flagged": verdict.flagged, "p_value": verdict.p_value,
@@ -77,6 +96,20 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                               if was and was["state"] == "cleared" and state == "flagged"
                               else None)})
     return db.write(sql.save, rows, now)
+
+
+def _portal_nulls(db: NightlyDB) -> dict[str, PlayerNull]:
+    """Each portal's stored null; one that cannot be read is logged, and that portal's
+    players are judged on the shipped null until the nightly job stores a new one."""
+    out = {}
+    for portal, text in db.read(sql.nulls).items():
+        try:
+            out[portal] = _stored_null(text)
+        except UNREADABLE as exc:
+            log.warning("portal %s: its stored player null cannot be read (%s: %s); its "
+                        "players are judged on the shipped null", portal,
+                        type(exc).__name__, exc)
+    return out
 
 
 def _stored_null(text: str) -> PlayerNull:
@@ -98,7 +131,7 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     learnt, used = {}, {}
     for portal in db.read(sql.portals_judged):
         seasons = db.read(sql.seasons, db.read(sql.honest_players, portal))
-        facts = [_facts(s) for s in seasons.values()]
+        facts = [_facts(s, k) for k, s in seasons.items()]
         enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
         if len(enough) < MIN_NULL_PLAYERS:
             continue

@@ -272,3 +272,47 @@ def test_a_portal_null_without_a_tempo_takes_the_shipped_one():
     assert _stored_null(json.dumps(doc)).tempo == shipped_null().tempo
     doc["stall_tempo"] = [[2.1, 0.5]]
     assert _stored_null(json.dumps(doc)).tempo == ((2.1, 0.5),)
+
+
+def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
+    """A portal's null or a solve's evidence that cannot be read is logged and left out:
+    the player's other solves, the other players and the other portals are judged as
+    ever (one damaged row must not stop every portal's verdicts)."""
+    import json
+
+    from fairgrid.analytics.player_verdict import shipped_null
+    from fairgrid.daemon.store import connect
+    from fairgrid.daemon.work.nightly_db import direct_db
+    from fairgrid.daemon.work.verdicts import judge_players
+
+    from ..helpers import COLUMNS
+
+    con = connect(str(tmp_path / "v.duckdb"))
+    good = json.dumps({"signals": [{"name": "order", "family": "order", "p": 0.4}],
+                       "flagged": False, "p_value": 0.4, "timeline": []})
+    damaged = {"a-1": "{not json", "a-3": json.dumps({"signals": [{"p": 0.5}]})}
+    seasons = {("demo", "a"): ["a-0", "a-1", "a-2", "a-3"], ("other", "b"): ["b-0", "b-1"]}
+    key = 0
+    for (portal, player), sids in seasons.items():
+        for day, sid in enumerate(sids):
+            at = START + timedelta(days=day)
+            con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, 't', ?, "
+                        "'p', ?, ?, ?, 1, 1, true, 'scored', '{}')",
+                        [key, portal, sid, f"w{key}", player, at, at, at])
+            con.execute("INSERT INTO scores VALUES (?, ?, ?, 0, 0.4, false, ?)",
+                        [portal, sid, at, damaged.get(sid, good)])
+            key += 1
+    theirs = {**shipped_null().to_json(), "source": "this portal's players"}
+    con.execute("INSERT INTO player_nulls VALUES ('demo', ?, '{\"kinds\": 3}'), "
+                "('other', ?, ?)", [START, START, json.dumps(theirs)])
+
+    judge_players(direct_db(con), list(seasons), alpha=1e-3)
+
+    rows = {r[0]: r[1:] for r in con.execute(
+        "SELECT player_id, solves, verdict FROM player_verdicts").fetchall()}
+    assert rows["a"][0] == 2 and rows["b"][0] == 2
+    assert json.loads(rows["a"][1])["null_source"] == shipped_null().source
+    assert json.loads(rows["b"][1])["null_source"] == "this portal's players"
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "portal demo: its stored player null cannot be read" in said
+    assert "solve a-1 cannot be read" in said and "solve a-3 cannot be read" in said
