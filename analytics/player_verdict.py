@@ -39,8 +39,8 @@ solves (so many ordinary solves cannot hide a run of odd ones; the windows are
 Bonferroni-corrected). A count has no magnitude, so one extreme solve counts as one.
 A kind's p is its smallest test's times the tests; the player's p is the smallest kind's
 p over its share of ``alpha`` (a weighted Bonferroni, :func:`_shares`: the likelihood-ratio
-kind has :data:`RATIO_SHARE`, the rest the remainder); the player is flagged below
-``alpha``.
+kind has :data:`RATIO_SHARE` and the tempo :data:`TEMPO_SHARE`, the count kinds the
+remainder); the player is flagged below ``alpha``.
 
 **The null** (:class:`PlayerNull`) holds each kind's honest rates and correlation and
 the population's tempo. The cold-start one ships in ``data/player_null.json``
@@ -78,7 +78,8 @@ MIN_BITS = 0.5                  # a counted signal's value that makes a solve we
 WINDOW = 20                     # solves in a window (a run of odd solves)
 WINDOW_STEP = 10                # windows start every this many solves
 ALPHA = 1e-3                    # default player false-positive target per season
-RATIO_SHARE = 0.5               # of alpha, for the likelihood-ratio kind
+RATIO_SHARE = 0.4               # of alpha, for the likelihood-ratio kind
+TEMPO_SHARE = 0.4               # of alpha, for the tempo
 # the most a ratio kind's offset may take off a solve: a model whose mean ratio is above
 # 1.1 means the ratio is wrong, not that the offset should hide it (nor a stored value
 # switch the kind off)
@@ -667,16 +668,20 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
 
 def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]:
     """Each kind's share of ``alpha`` (a weighted Bonferroni: the shares sum to one, so
-    an honest player is flagged with probability at most ``alpha``). The likelihood-ratio
-    kind, bounded at any season length from the honest models alone, has
-    :data:`RATIO_SHARE`; the rest share what is left; without either, every kind judged
-    has an equal share."""
-    ratios = [f.kind for f in found if f.kind in ratio_kinds]
-    others = [f.kind for f in found if f.kind not in ratio_kinds]
-    if not ratios or not others:
-        return {f.kind: 1.0 / len(found) for f in found}
-    return {**{k: RATIO_SHARE / len(ratios) for k in ratios},
-            **{k: (1.0 - RATIO_SHARE) / len(others) for k in others}}
+    an honest player is flagged with probability at most ``alpha``). The kinds that add
+    up evidence weak in every solve have fixed shares: the likelihood-ratio kind
+    :data:`RATIO_SHARE`, the tempo :data:`TEMPO_SHARE`; the count kinds, whose odd solves
+    are each strong evidence, share what is left. A sort absent from the season gives its
+    share to the others."""
+    fixed = {f.kind: RATIO_SHARE / sum(g.kind in ratio_kinds for g in found)
+             for f in found if f.kind in ratio_kinds}
+    fixed.update({f.kind: TEMPO_SHARE for f in found if f.kind == TEMPO})
+    others = [f.kind for f in found if f.kind not in fixed]
+    if not others:
+        total = sum(fixed.values())
+        return {k: v / total for k, v in fixed.items()}
+    left = 1.0 - sum(fixed.values())
+    return {**fixed, **{k: left / len(others) for k in others}}
 
 
 def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,

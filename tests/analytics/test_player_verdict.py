@@ -5,14 +5,16 @@ ordinary solves do not hide a run of odd ones."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from fairgrid.analytics.player_verdict import (ALPHA, KindNull, PlayerNull, PlayerVerdict,
-                                               SolveFacts, bb_tail, guard, judge,
-                                               learn_null, lenient, pooled_slope,
-                                               shipped_null, solve_facts, tempo_fit)
+from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, TEMPO_SHARE, KindNull,
+                                               PlayerNull, PlayerVerdict, SolveFacts,
+                                               _shares, bb_tail, guard, judge, learn_null,
+                                               lenient, pooled_slope, shipped_null,
+                                               solve_facts, tempo_fit)
 
 FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
 
@@ -167,7 +169,8 @@ def test_tempo_reads_how_much_longer_a_stall_took():
     assert judge(copier, null).flagged and not judge(person, null).flagged
     assert "typically took 1.0x as long as the rest" in judge(copier, null).findings[0].sentence
     took = f"typically took {math.exp(pooled_slope(person)[0]):.1f}x as long as the rest"
-    assert took in judge(person, null).findings[0].sentence
+    tempo = next(f for f in judge(person, null).findings if f.kind == "tempo")
+    assert took in tempo.sentence
 
 
 def test_the_tempo_null_is_fitted_on_the_lower_tail_and_kept_per_model():
@@ -263,20 +266,38 @@ def test_a_style_odd_far_more_often_is_dispersed_at_the_odd_level():
     assert judge(marker, one).flagged   # what a single dispersion would have said
 
 
-def test_the_likelihood_ratios_share_half_of_alpha():
-    """A weighted Bonferroni: the ratio kind (exact at any season length) has half of
-    alpha, the other kinds the other half."""
+def test_the_kinds_that_add_up_weak_evidence_have_fixed_shares_of_alpha():
+    """A weighted Bonferroni: the ratio kind and the tempo (each solve weak evidence)
+    have fixed shares of alpha, the count kinds share the rest; a sort the season does
+    not hold gives its share to the others."""
     season = _llr_season([0.4] * 20)          # 8 nats for hints over honest play
     verdict = judge(season, _null())
     top = verdict.findings[0]
     assert top.kind == "hints" and top.p == pytest.approx(math.exp(-8.0))
-    # one ratio kind: half of alpha to it alone; an equal share would not flag
-    assert verdict.p_value == pytest.approx(2 * math.exp(-8.0))
+    # the ratio kind's share, not an equal one: an equal share would not flag
+    assert verdict.p_value == pytest.approx(math.exp(-8.0) / RATIO_SHARE)
     assert verdict.flagged and math.exp(-8.0) * verdict.kinds > ALPHA
-    # no ratio kind: the count kinds share all of alpha
+    # no ratio kind and no tempo: the count kinds share all of alpha
     plain = judge([_solve(i, np.random.default_rng(17), deduction=0.1) for i in range(20)],
                   _null())
     assert plain.p_value == pytest.approx(plain.findings[0].p * plain.kinds)
+    # a copier's tempo (nothing slower at a stall) has its own share, whatever the
+    # number of count kinds beside it
+    rng = np.random.default_rng(19)
+    copier = [replace(s, slope=solve_facts("t", {"timeline": _timeline(rng, 4.0)}).slope)
+              for s in season]
+    both = judge(copier, guard(PlayerNull(_null().kinds, ((1.5, 0.3),), "a test")))
+    tempo = next(f for f in both.findings if f.kind == "tempo")
+    count = [f for f in both.findings if f.kind not in ("tempo", "hints")]
+    assert tempo.p < math.exp(-8.0) and len(count) >= 2
+    assert both.p_value == pytest.approx(min(math.exp(-8.0) / RATIO_SHARE,
+                                             tempo.p / TEMPO_SHARE))
+    # the count kinds share what the two leave; the shares sum to one
+    shares = _shares(both.findings, {"hints"})
+    assert shares["hints"] == RATIO_SHARE and shares["tempo"] == TEMPO_SHARE
+    left = (1 - RATIO_SHARE - TEMPO_SHARE) / len(count)
+    assert all(shares[f.kind] == pytest.approx(left) for f in count)
+    assert sum(shares.values()) == pytest.approx(1.0)
 
 
 def test_an_honest_ratio_mean_above_one_is_taken_off_each_solve():
