@@ -103,6 +103,9 @@ RATE_FLOOR = {"weak": 0.05, "strong": 0.004}
 # a person's own rate of odd solves varies around the population's by a squared
 # coefficient of variation of at least CV2_FLOOR (one person commonly has twice another's)
 CV2_FLOOR, CV2_CAP = 1.0, 20.0
+# the most a rate may be: a kind every honest solve is odd in says nothing, and the
+# beta-binomial needs a rate below one
+RATE_CAP = 0.99
 # the least between-person sd of the slow-down at a stall (log delay) a tempo null may
 # claim: one person commonly takes 1.35x as long at a stall as another
 SLOPE_SD_FLOOR = 0.3
@@ -168,23 +171,36 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
     members: dict[str, list[float]] = {}
     counted = {}
     for s in evidence.get("signals") or ():
+        p = _finite(s["p"])
+        if p is None:           # a p that is no number says nothing (never "ordinary")
+            continue
+        p = min(1.0, max(0.0, p))
         fam = s.get("family") or FAMILY.get(s["name"], s["name"])
-        members.setdefault(fam, []).append(float(s["p"]))
-        if s["name"] in POISSON_SIGNALS:
-            counted[s["name"]] = (float(s["value"]), float(s["p"]))
+        members.setdefault(fam, []).append(p)
+        value = _finite(s.get("value"))
+        if s["name"] in POISSON_SIGNALS and value is not None:
+            counted[s["name"]] = (value, p)
     fam_p = {f: min(1.0, min(ps) * len(ps)) for f, ps in members.items()}
-    llr = {k: float(v) for k, v in (evidence.get("llr") or {}).items()
-           if isinstance(v, (int, float)) and math.isfinite(v)}
+    llr = {k: v for k, v in ((k, _finite(v)) for k, v in (evidence.get("llr") or {}).items())
+           if v is not None}
     timeline = evidence.get("timeline") or ()
+    t_ms = [_finite(p["t_ms"]) for p in timeline]
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
-                      _slope_sums([p["t_ms"] for p in timeline],
-                                  [p.get("singles_on_offer") == 0 for p in timeline]),
+                      None if None in t_ms else
+                      _slope_sums(t_ms, [p.get("singles_on_offer") == 0 for p in timeline]),
                       counted,
                       _finite(evidence.get("p_value")))
 
 
 def _finite(value) -> float | None:
-    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+    """``value`` as a finite float; None for anything else (text, NaN, 10**400)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _slope_sums(t_ms, stall) -> tuple[float, float] | None:
@@ -274,16 +290,25 @@ class PlayerNull:
 
 def guard(null: PlayerNull) -> PlayerNull:
     """The null with every rate, dispersion and spread at least at its floor."""
-    kinds = {k: KindNull(max(v.weak, RATE_FLOOR["weak"]), max(v.strong, RATE_FLOOR["strong"]),
-                         float(np.clip(v.cv2, CV2_FLOOR, CV2_CAP)),
+    kinds = {k: KindNull(_within(v.weak, RATE_FLOOR["weak"], RATE_CAP),
+                         _within(v.strong, RATE_FLOOR["strong"], RATE_CAP),
+                         _within(v.cv2, CV2_FLOOR, CV2_CAP),
                          None if v.cv2_strong is None else
-                         float(np.clip(max(v.cv2_strong, v.cv2), CV2_FLOOR, CV2_CAP)))
+                         _within(max(v.cv2_strong, v.cv2), CV2_FLOOR, CV2_CAP))
              for k, v in null.kinds.items()}
-    tempo = None if not null.tempo else tuple(
-        (min(centre, SLOPE_Q10_LIMIT + Z10 * max(between, SLOPE_SD_FLOOR)),
-         max(between, SLOPE_SD_FLOOR)) for centre, between in null.tempo)
+    # a population whose tempo is no number was not measured
+    tempo = tuple((min(centre, SLOPE_Q10_LIMIT + Z10 * max(between, SLOPE_SD_FLOOR)),
+                   max(between, SLOPE_SD_FLOOR)) for centre, between in null.tempo or ()
+                  if math.isfinite(centre) and math.isfinite(between)) or None
     return PlayerNull(kinds, tempo, null.source, null.players, null.solves,
                       {k: _offset(v) for k, v in null.llr_offset.items()})
+
+
+def _within(v, lo: float, hi: float) -> float:
+    """``v`` clipped to [lo, hi]; a value that is no number takes the lenient end, hi
+    (rates and dispersions: the higher, the fewer flagged)."""
+    v = _finite(v)
+    return hi if v is None else min(max(v, lo), hi)
 
 
 def _offset(v) -> float:

@@ -32,7 +32,8 @@ PORTAL_SOURCE = "this portal's players"
 
 # what a stored row that cannot be read raises; one such row is logged and left out,
 # never a reason to stop judging the other players or portals
-UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError)
+UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError,
+              ArithmeticError)
 
 
 def _facts(season: list[tuple], key: tuple[str, str] | None = None) -> list:
@@ -82,7 +83,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
         try:
             verdict = judge(facts, null, alpha=alpha)
             state = next_state(stored.get(key), verdict, facts, null, alpha)
-        except (*UNREADABLE, ArithmeticError) as exc:
+        except UNREADABLE as exc:
             log.warning("player %s: not judged (%s: %s); their last verdict stands",
                         "/".join(key), type(exc).__name__, exc)
             continue

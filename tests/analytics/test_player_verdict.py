@@ -545,3 +545,30 @@ def test_a_solves_likelihood_ratios_add_up_as_one_kind():
                 for i in range(20)] for j in range(300)]
     offset = learn_null(seasons, "two kinds").llr_offset["hints"]
     assert math.log(1.05) - 0.01 < offset < math.log(1.05) + 0.02
+
+
+def test_stored_values_that_are_no_numbers_say_nothing():
+    """Evidence read back from storage may hold what no scoring wrote (a damaged row, an
+    older release): a p, time or ratio that is no finite number is left out, never read
+    as ordinary or odd, and a null that learnt one stays usable."""
+    nan = float("nan")
+    one = [{"name": "order", "family": "order", "p": p} for p in (nan, 1e-9)]
+    assert solve_facts("a", {"signals": one}).family_p["order"] == pytest.approx(1e-9)
+    assert solve_facts("b", {"signals": one[::-1]}).family_p["order"] == pytest.approx(1e-9)
+    rng = np.random.default_rng(23)
+    timeline = _timeline(rng, 4.0)
+    assert solve_facts("c", {"timeline": timeline}).slope is not None
+    timeline[5]["t_ms"] = nan
+    odd = solve_facts("d", {"timeline": timeline, "p_value": 10 ** 400,
+                            "llr": {"stall_look": float("inf"), "hint_run": 0.5}})
+    assert odd.slope is None and odd.p_value is None and odd.llr == {"hint_run": 0.5}
+    # a portal where every solve of every player was weakly odd by a kind, and whose
+    # tempo is no number: the kind says nothing, the tempo was not measured
+    weak = [[solve_facts(f"p{i}-{j}", {"signals": [
+        {"name": "unforced", "p": 0.5, "value": 1.0}]}) for j in range(5)] for i in range(30)]
+    null = learn_null(weak, "a portal")
+    assert null.kind("unforced").weak <= 0.99
+    assert guard(PlayerNull(null.kinds, ((nan, nan), (2.0, 0.4)), "x")).tempo == ((2.0, 0.4),)
+    assert guard(PlayerNull(null.kinds, ((nan, 0.5),), "x")).tempo is None
+    verdict = judge(weak[0] * 10, null)
+    assert not verdict.flagged and math.isfinite(verdict.p_value)
