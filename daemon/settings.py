@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import base64
 import ipaddress
+import math
 import os
 import secrets as _secrets
 import stat
@@ -126,7 +127,8 @@ SETTINGS: tuple[Setting, ...] = (
             "False-positive target of a player's season verdict among honest players: "
             "the player is flagged when the strongest kind of evidence, corrected by its "
             "share of it over the kinds judged (the likelihood ratios, added up as one "
-            "kind, have half when judged with others), is below it (see detection.md)."),
+            "kind, and the tempo have 0.4 each, the count kinds the rest), is below it "
+            "(see detection.md)."),
     Setting("nightly.cron", str, "0 3 * * *",
             "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
     Setting("nightly.min_solves", int, 20,
@@ -212,6 +214,11 @@ def metrics_token(path: str) -> str:
     return token
 
 
+# false-positive targets: a rate strictly between 0 (nobody flagged, and a verdict that
+# divides by it) and 1 (everybody)
+PROBABILITIES = frozenset({"scoring.fpr", "scoring.player_alpha"})
+
+
 def _check_access(values: Mapping[str, Any]) -> None:
     """The access settings are usable (a bad one stops the start, naming it)."""
     proxy_networks(values.get("console_trusted_proxies", ""))
@@ -232,8 +239,13 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
     except (TypeError, ValueError):
         raise SettingsError(f"{origin}: {setting.key} must be {setting.type.__name__}, "
                             f"got {value!r}") from None
+    if setting.type is float and not math.isfinite(value):
+        raise SettingsError(f"{origin}: {setting.key} must be a finite number, got {value!r}")
     if setting.type in (int, float) and value < 0:
         raise SettingsError(f"{origin}: {setting.key} must be >= 0, got {value!r}")
+    if setting.key in PROBABILITIES and not 0 < value < 1:
+        raise SettingsError(f"{origin}: {setting.key} must be between 0 and 1 (a rate), "
+                            f"got {value!r}")
     return value
 
 

@@ -49,6 +49,11 @@ def test_toml_and_environment(tmp_path):
     ("[portals.demo]\nsecrets = 'whsec_x'\n", {}, "portals.demo.secrets must be a list"),
     ("port = \n", {}, "f.toml"),
     ("", {"FAIRGRID_SERVER_PORT": "-1"}, "FAIRGRID_SERVER_PORT: server.port must be >= 0"),
+    ("", {"FAIRGRID_SCORING_PLAYER_ALPHA": "nan"},
+     "scoring.player_alpha must be a finite number"),
+    ("[scoring]\nplayer_alpha = 0.0\n", {}, "scoring.player_alpha must be between 0 and 1"),
+    ("[scoring]\nfpr = 1.5\n", {}, "scoring.fpr must be between 0 and 1"),
+    ("[notify]\ntimeout_s = inf\n", {}, "notify.timeout_s must be a finite number"),
     ("[console]\ntrusted_proxies = '10.0.0.0/8, proxy'\n", {}, "console.trusted_proxies"),
     ("[metrics]\ntoken_file = '/nonexistent/token'\n", {}, "metrics.token_file: cannot read"),
 ])
