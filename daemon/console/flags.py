@@ -20,7 +20,7 @@ from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import record_review
-from .pages import FORM, NotFound, choice, decision, mmss, page, render
+from .pages import FORM, NotFound, choice, decision, mmss, page, page_number, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -120,10 +120,7 @@ def card(row: dict, now: datetime) -> dict:
 @page
 async def flag_queue(request: web.Request, who: Principal) -> web.Response:
     q = Queue.of(request.query)
-    try:
-        page_no = max(1, int(request.query.get("page", "1")))
-    except ValueError:
-        raise ValidationError("page", "must be a page number", 400) from None
+    page_no = page_number(request.query)
     rows, total = await read(request, sql.flag_queue, who.visible(), **q.filters(),
                              offset=(page_no - 1) * PAGE_SIZE, limit=PAGE_SIZE)
     pages = max(1, -(-total // PAGE_SIZE))

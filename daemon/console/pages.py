@@ -104,6 +104,21 @@ def choice(query, name: str, allowed, default: str) -> str:
     return value
 
 
+MAX_PAGE = 100_000   # page x page size must stay a query limit DuckDB takes
+
+
+def page_number(query) -> int:
+    """The ``page`` query parameter: a number from 1 to :data:`MAX_PAGE`."""
+    try:
+        page_no = int(query.get("page", "1"))
+        if not 1 <= page_no <= MAX_PAGE:
+            raise ValueError
+    except ValueError:
+        raise ValidationError("page", f"must be a page number from 1 to {MAX_PAGE:,}",
+                              400) from None
+    return page_no
+
+
 def decision(form, who: Principal, what: str, *,
              note_to_confirm: bool = False) -> tuple[str, str | None]:
     """The decision and note of a review form on ``what`` ("flags", "players") by

@@ -12,14 +12,13 @@ from aiohttp import web
 
 from fairgrid.analytics.player_verdict import PlayerVerdict
 
-from ..ingest import ValidationError
 from ..store.repository import players as sql
 from ..text import shown
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.players import review as record_review
 from .flags import DECISIONS
-from .pages import FORM, NotFound, case_link, choice, decision, page, render
+from .pages import FORM, NotFound, case_link, choice, decision, page, page_number, render
 
 STATES = sql.STATES + ("any",)
 PAGE_SIZE = 50
@@ -28,10 +27,7 @@ PAGE_SIZE = 50
 @page
 async def player_queue(request: web.Request, who: Principal) -> web.Response:
     state = choice(request.query, "state", STATES, "flagged")
-    try:
-        page_no = max(1, int(request.query.get("page", "1")))
-    except ValueError:
-        raise ValidationError("page", "must be a page number", 400) from None
+    page_no = page_number(request.query)
     rows = await read(request, sql.listing, state=None if state == "any" else state,
                       portals=who.visible(), limit=page_no * PAGE_SIZE + 1)
     more = len(rows) > page_no * PAGE_SIZE

@@ -70,6 +70,9 @@ def cursor(values: list) -> str:
     return base64.urlsafe_b64encode(json.dumps(values).encode()).decode()
 
 
+MAX_CURSOR = 1024   # characters; the API's own cursors are a few dozen
+
+
 def read_cursor(request: web.Request, parse):
     """The request's ``cursor`` read back through ``parse(*values)``; None without one,
     a 400 for a cursor this API did not return."""
@@ -77,6 +80,8 @@ def read_cursor(request: web.Request, parse):
     if text is None:
         return None
     try:
+        if len(text) > MAX_CURSOR:
+            raise ValueError
         return parse(*json.loads(base64.urlsafe_b64decode(text.encode())))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, ArithmeticError, RecursionError):
         raise ValidationError("cursor", "is not a cursor this API returned", 400) from None

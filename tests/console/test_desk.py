@@ -82,6 +82,11 @@ async def test_queue_cards_filters_sorts_and_substring_search(desk):
     assert _flag_links(html) == [flags[1], flags[0], flags[2]]  # cup-a newest first, cup-b
     assert (await client.get("/ui/flags?reason=bogus")).status == 400
     assert (await client.get("/ui/flags?level=x")).status == 400
+    # a page number no query can reach is a bad request, not a store failure
+    for url in ("/ui/flags?page=1000000000000000000", "/ui/players?page=1000000000000000000",
+                "/ui/flags?page=0"):
+        resp = await client.get(url)
+        assert resp.status == 400 and "page number" in await resp.text(), url
     # a page past the end says so, with a way back
     html = await _text(client, "/ui/flags?page=99")
     assert "past the end" in html and "No flags match." not in html

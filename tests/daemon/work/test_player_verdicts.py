@@ -223,8 +223,20 @@ async def test_the_queue_validates_and_pages(client):
         await _judged(client, player, 1)
     resp = await client.get("/v1/players?state=guilty", headers=bearer(ORGANISER))
     assert resp.status == 400 and (await resp.json())["field"] == "state"
-    resp = await client.get("/v1/players?cursor=nope", headers=bearer(ORGANISER))
-    assert resp.status == 400 and (await resp.json())["field"] == "cursor"
+    # cursors this API did not return: text, a number no float holds, a deep nesting,
+    # one far longer than any it returns
+    import base64
+    import json
+
+    def b64(text):
+        return base64.urlsafe_b64encode(text.encode()).decode()
+
+    for bad in ("nope", b64(json.dumps(["1" + "0" * 400, "a", "b"]).replace('"1', "1")
+                            .replace('0",', "0,")),
+                b64("[" * 3000 + "]" * 3000), "A" * 5000):
+        resp = await client.get("/v1/players", params={"cursor": bad},
+                                headers=bearer(ORGANISER))
+        assert resp.status == 400 and (await resp.json())["field"] == "cursor"
     seen, cursor = [], None
     while True:
         page = await (await client.get("/v1/players", params={
