@@ -12,6 +12,7 @@ from aiohttp import web
 
 from fairgrid.analytics.player_verdict import PlayerVerdict
 
+from ..documents import iso
 from ..store.repository import players as sql
 from ..text import shown
 from ..web.auth import Principal
@@ -72,14 +73,15 @@ async def player_case(request: web.Request, who: Principal) -> web.Response:
         "others": [f for f in verdict.findings if f.p >= 0.05],
         "player_link": (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
                         f"{urllib.parse.quote(player, safe='')}"),
-        "decisions": DECISIONS})
+        "judged_at": iso(row["judged_at"]), "decisions": DECISIONS})
 
 
 @page
 async def review_player(request: web.Request, who: Principal) -> web.Response:
     portal, player = _case(request)
     state, note = decision(request[FORM], who, "players")
-    history = (await record_review(request, who, portal, player, state, note)
+    history = (await record_review(request, who, portal, player, state, note,
+                                   judged_at=str(request[FORM].get("judged_at", "")) or None)
                if who.sees(portal) else None)
     if history is None:
         raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")

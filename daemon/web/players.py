@@ -13,6 +13,7 @@ from fairgrid.analytics.player_verdict import PlayerVerdict
 from .. import documents
 from ..documents import iso
 from ..store.repository import players as sql
+from ..ingest import ValidationError
 from .context import read, write
 from .organiser import actor_name
 from .queries import decision, listing, one_page
@@ -48,13 +49,14 @@ async def get_players(request: web.Request) -> web.Response:
 
 
 async def review_player(request: web.Request) -> web.Response:
-    """``{"state": "cleared"|"confirmed"|"open", "note"}``: a person's decision on a
-    player's verdict, as on a flag (organiser or admin within their portals, or an admin
-    service token naming its ``actor``). Clearing remembers the solves judged so far:
-    only other solves can flag the player again."""
+    """``{"state": "cleared"|"confirmed"|"open", "note", "judged_at"}``: a person's
+    decision on a player's verdict, as on a flag (organiser or admin within their
+    portals, or an admin service token naming its ``actor``). Clearing remembers the
+    solves the verdict judged: only other solves can flag the player again."""
     d = await decision(request)
     portal, player = request.match_info["portal"], request.match_info["player_id"]
-    history = (await review(request, d.who, portal, player, d.state, d.note, d.actor)
+    history = (await review(request, d.who, portal, player, d.state, d.note, d.actor,
+                            d.judged_at)
                if d.who.sees(portal) else None)
     if history is None:
         return error(404, f"no verdict on player {player!r} of portal {portal!r}")
@@ -64,15 +66,23 @@ async def review_player(request: web.Request) -> web.Response:
 
 
 async def review(request: web.Request, who, portal: str, player: str, state: str,
-                 note: str | None, actor=None) -> list[tuple] | None:
+                 note: str | None, actor=None, judged_at: str | None = None
+                 ) -> list[tuple] | None:
     """Record a decision on a player as ``who`` (the API's and the console's); None when
-    the player has no verdict."""
+    the player has no verdict. With ``judged_at`` (the verdict's, as the caller read it)
+    a verdict judged again since is a 409: the decision was made on another one.
+    Clearing remembers the solves the verdict judged."""
     name = actor_name(who, actor)
     row = await read(request, sql.verdict, portal, player)
     if row is None:
         return None
-    seen = [sid for sid, _, _ in (await read(request, sql.seasons, [(portal, player)]))
-            .get((portal, player), [])]
+    if judged_at is not None and judged_at != iso(row["judged_at"]):
+        raise ValidationError("judged_at", f"the verdict was judged again at "
+                              f"{iso(row['judged_at'])}, after the one this decision was "
+                              f"made on; read it and decide again", 409)
+    seen = (json.loads(row["judged_solves"]) if row.get("judged_solves") else
+            [sid for sid, _, _ in (await read(request, sql.seasons, [(portal, player)]))
+             .get((portal, player), [])])
     return await write(request, sql.review, portal, player, state, note, name,
                        datetime.now(timezone.utc), seen,
                        "flagged" if row["flagged"] else "clear")

@@ -96,10 +96,13 @@ class Decision:
     state: str               # one of REVIEW_STATES
     note: str | None
     actor: Any               # as sent: ``organiser.actor_name`` checks it
+    # a player's decision: the ``judged_at`` of the verdict it was made on (None: any)
+    judged_at: str | None = None
 
 
 async def decision(request: web.Request) -> Decision:
-    """``{"state": "cleared"|"confirmed"|"open", "note", "actor"}`` from a caller who may
+    """``{"state": "cleared"|"confirmed"|"open", "note", "actor", "judged_at"}`` from a
+    caller who may
     review (a person's token or an admin service token: 403 otherwise); a 422 names a
     bad field."""
     who = require_token(request, admin=False)
@@ -117,4 +120,8 @@ async def decision(request: web.Request) -> Decision:
     if note is not None and (not isinstance(note, str) or len(note) > MAX_NOTE):
         raise ValidationError("note", f"must be a string of at most {MAX_NOTE:,} characters",
                               422)
-    return Decision(who, state, note, body.get("actor"))
+    judged_at = body.get("judged_at")
+    if judged_at is not None and (not isinstance(judged_at, str) or len(judged_at) > 64):
+        raise ValidationError("judged_at", "must be the verdict's judged_at as the API "
+                              "gave it", 422)
+    return Decision(who, state, note, body.get("actor"), judged_at)

@@ -93,6 +93,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "solves": verdict.solves, "verdict": json.dumps(verdict.to_json()),
                      "summary": verdict.summary,
                      "reviewed_solves": was["reviewed_solves"] if was else None,
+                     "judged_solves": json.dumps([f.submission_id for f in facts]),
                      "note": ("new solves since the review flag the player"
                               if was and was["state"] == "cleared" and state == "flagged"
                               else None)})

@@ -75,7 +75,7 @@ def current(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
 
 def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     """Store judged verdicts (each: portal, player_id, state, flagged, p_value, solves,
-    verdict JSON, reviewed_solves, changed: the state moved); a history row for each
+    verdict JSON, reviewed_solves, judged_solves: JSON of the solve ids judged); a history row for each
     state change and ``player.flagged`` for each player who became flagged (one
     transaction). Returns the players newly flagged."""
     flagged = []
@@ -89,9 +89,11 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
             continue  # erased meanwhile
         became = r["state"] == "flagged" and (was is None or was[0] != "flagged")
         flagged_at = now if became else (was[1] if was else None)
-        con.execute("INSERT OR REPLACE INTO player_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        con.execute("INSERT OR REPLACE INTO player_verdicts (portal, player_id, state, "
+                    "flagged, p_value, solves, verdict, judged_at, flagged_at, "
+                    "reviewed_solves, judged_solves) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     key + [r["state"], r["flagged"], r["p_value"], r["solves"], r["verdict"],
-                           now, flagged_at, r["reviewed_solves"]])
+                           now, flagged_at, r["reviewed_solves"], r.get("judged_solves")])
         if was is None and r["state"] == "clear":
             continue  # a first verdict that finds nothing is no news
         if was is None or was[0] != r["state"]:

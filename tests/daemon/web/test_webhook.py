@@ -290,9 +290,10 @@ def _verdict_row(con, state: str) -> None:
     from fairgrid.analytics.player_verdict import judge
 
     v = judge([])
-    con.execute("INSERT OR REPLACE INTO player_verdicts VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
-                "?, ?)", ["demo", "p-42", state, state == "flagged", v.p_value, 3,
-                          json.dumps(v.to_json()), datetime.now(timezone.utc), None, None])
+    con.execute("INSERT OR REPLACE INTO player_verdicts (portal, player_id, state, flagged, "
+                "p_value, solves, verdict, judged_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                ["demo", "p-42", state, state == "flagged", v.p_value, 3,
+                 json.dumps(v.to_json()), datetime.now(timezone.utc)])
 
 
 async def test_player_view(client):

@@ -7,6 +7,7 @@ the verdict with it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from datetime import datetime, timedelta, timezone
 
@@ -170,11 +171,31 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert bad.status == 422 and (await bad.json())["field"] == "state"
     assert (await client.post("/v1/players/demo/nobody/review", json={"state": "cleared"},
                               headers=bearer(ADMIN))).status == 404
+    # a decision made on a verdict judged again since is refused, naming the new one
+    read_at = (await _player(client, "selective"))["verdict"]["judged_at"]
+    await client.app[CTX].scorer.verdicts.judge([("demo", "selective")])
+    judged_at = (await _player(client, "selective"))["verdict"]["judged_at"]
+    assert judged_at != read_at
+    stale = await client.post(review, json={"state": "cleared", "judged_at": read_at},
+                              headers=bearer(ADMIN))
+    assert stale.status == 409 and (await stale.json())["field"] == "judged_at"
+    assert judged_at in (await stale.json())["error"]
+    # as if c-8 had been scored after the verdict was last judged: the reviewer never saw
+    # it weighed, so clearing does not take it as seen
+    store = client.app[CTX].store
+    await asyncio.wrap_future(store.writer.call(lambda con: con.execute(
+        "UPDATE player_verdicts SET judged_solves = ? WHERE player_id = 'selective'",
+        [json.dumps([f"c-{k}" for k in range(8)])])))
     resp = await client.post(review, json={"state": "cleared", "note": "known speedster",
-                                           "actor": "Alice"}, headers=bearer(ADMIN))
+                                           "actor": "Alice", "judged_at": judged_at},
+                             headers=bearer(ADMIN))
     doc = await resp.json()
     assert resp.status == 200 and doc["verdict"]["state"] == "cleared"
     assert doc["verdict"]["history"][-1]["actor"].endswith("for Alice")
+    # clearing remembers the solves the verdict judged
+    seen = await asyncio.to_thread(query, store, "SELECT reviewed_solves FROM "
+                                   "player_verdicts WHERE player_id = 'selective'")
+    assert sorted(json.loads(seen[0][0])) == [f"c-{k}" for k in range(8)]
     await client.app[CTX].scorer.score("demo", "c-4")
     await client.app[CTX].scorer.verdicts.judge([("demo", "selective")])
     assert (await _player(client, "selective"))["verdict"]["state"] == "cleared"
@@ -192,9 +213,16 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert doc["verdict"]["history"][-1]["note"] == "new solves since the review flag the player"
     assert len(await _events(client)) == 2
 
-    # a person confirms the case from the console; the history names them
+    # a person confirms the case from the console; the history names them. A form read
+    # before the verdict was judged again is sent back to be read again
     case = await (await client.get("/ui/players/demo/selective/case")).text()
     csrf = re.search(r'name="csrf" value="([^"]+)"', case).group(1)
+    read_at = re.search(r'name="judged_at" value="([^"]+)"', case).group(1)
+    await client.app[CTX].scorer.verdicts.judge([("demo", "selective")])
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "confirmed", "judged_at": read_at})
+    assert resp.status == 409 and "judged again" in await resp.text()
+    case = await (await client.get("/ui/players/demo/selective/case")).text()
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
                              data={"csrf": csrf, "state": "guilty", "note": "admitted"})
     assert resp.status == 400 and "choose clear, confirm or reopen" in await resp.text()
@@ -207,7 +235,6 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     # erasure takes the verdict and its history
     resp = await client.post("/v1/players/demo/selective/erase", headers=bearer(ADMIN))
     assert resp.status == 200, await resp.text()
-    store = client.app[CTX].store
     for table in ("player_verdicts", "player_verdict_history"):
         rows = await asyncio.to_thread(query, store, f"SELECT count(*) FROM {table} WHERE "
                                        "player_id = 'selective'")
