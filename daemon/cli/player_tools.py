@@ -35,7 +35,8 @@ def cmd_players(args: argparse.Namespace) -> int:
 
 def cmd_review_player(args: argparse.Namespace) -> int:
     doc = call(args, "POST", f"/v1/players/{quote(args.portal)}/{quote(args.player_id)}"
-               "/review", {"state": args.state, **({"note": args.note} if args.note else {})})
+               "/review", {"state": args.state, **({"note": args.note} if args.note else {}),
+                           **({"judged_at": args.judged_at} if args.judged_at else {})})
     v = doc["verdict"]
     print(f"{shown(doc['portal'])}/{shown(doc['player_id'])} is {v['state']}; history: "
           + "; ".join(f"{h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
@@ -59,10 +60,12 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("review-player", help="decide on a player's season verdict",
                        description="Record a decision on a player: cleared (only solves "
-                       "after this decision can flag them again), confirmed, or open.")
+                       "the verdict did not judge can flag them again), confirmed, or open.")
     p.add_argument("portal")
     p.add_argument("player_id")
     p.add_argument("--state", required=True, choices=("cleared", "confirmed", "open"))
     p.add_argument("--note", help="why, for the history")
+    p.add_argument("--judged-at", help="the judged_at of the verdict decided on (as "
+                   "'fairgrid player' prints it): refused if it was judged again since")
     _daemon_options(p)
     p.set_defaults(func=cmd_review_player)

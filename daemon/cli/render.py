@@ -81,6 +81,8 @@ def print_case(verdict: dict) -> None:
     the solves behind it, and the decisions so far."""
     print(f"Season verdict: {verdict['state'].upper()} — {verdict['summary']}")
     print(f"  {verdict['rests_on']}")
+    print(f"  Judged at {verdict['judged_at']} (review-player --judged-at takes it: the "
+          f"decision is refused if the verdict is judged again first).")
     for f in verdict["findings"]:
         if f["p"] >= 0.05:
             continue

@@ -13,6 +13,7 @@ from aiohttp import web
 from fairgrid.analytics.player_verdict import PlayerVerdict
 
 from ..documents import iso
+from ..errors import Conflict
 from ..store.repository import players as sql
 from ..text import shown
 from ..web.auth import Principal
@@ -52,7 +53,14 @@ def _case(request) -> tuple[str, str]:
 
 @page
 async def player_case(request: web.Request, who: Principal) -> web.Response:
-    portal, player = _case(request)
+    return await _case_page(request, who, *_case(request))
+
+
+async def _case_page(request: web.Request, who: Principal, portal: str, player: str, *,
+                     notice: str | None = None, state: str | None = None, note: str = "",
+                     status: int = 200) -> web.Response:
+    """The case file; with ``notice``, above a decision form holding ``state`` and
+    ``note`` as the reviewer sent them."""
     row = await read(request, sql.verdict, portal, player) if who.sees(portal) else None
     if row is None:
         raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
@@ -73,16 +81,25 @@ async def player_case(request: web.Request, who: Principal) -> web.Response:
         "others": [f for f in verdict.findings if f.p >= 0.05],
         "player_link": (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
                         f"{urllib.parse.quote(player, safe='')}"),
-        "judged_at": iso(row["judged_at"]), "decisions": DECISIONS})
+        "judged_at": iso(row["judged_at"]), "decisions": DECISIONS, "notice": notice,
+        "chosen": state, "note": note}, status=status)
 
 
 @page
 async def review_player(request: web.Request, who: Principal) -> web.Response:
     portal, player = _case(request)
     state, note = decision(request[FORM], who, "players")
-    history = (await record_review(request, who, portal, player, state, note,
-                                   judged_at=str(request[FORM].get("judged_at", "")) or None)
-               if who.sees(portal) else None)
+    try:
+        history = (await record_review(request, who, portal, player, state, note,
+                                       judged_at=str(request[FORM].get("judged_at", ""))
+                                       or None)
+                   if who.sees(portal) else None)
+    except Conflict:
+        return await _case_page(
+            request, who, portal, player, state=state, note=note or "", status=409,
+            notice="Not recorded: the verdict was judged again while you read it (a new "
+                   "solve, a flag decision or the nightly job). Read it below; your "
+                   "decision and note are kept in the form.")
     if history is None:
         raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
     raise web.HTTPSeeOther(case_link(portal, player) + "#history")

@@ -73,16 +73,21 @@ async def review(request: web.Request, who, portal: str, player: str, state: str
     a verdict judged again since is a 409: the decision was made on another one.
     Clearing remembers the solves the verdict judged."""
     name = actor_name(who, actor)
-    row = await read(request, sql.verdict, portal, player)
-    if row is None:
-        return None
-    if judged_at is not None and judged_at != iso(row["judged_at"]):
-        raise ValidationError("judged_at", f"the verdict was judged again at "
-                              f"{iso(row['judged_at'])}, after the one this decision was "
-                              f"made on; read it and decide again", 409)
-    seen = (json.loads(row["judged_solves"]) if row.get("judged_solves") else
-            [sid for sid, _, _ in (await read(request, sql.seasons, [(portal, player)]))
-             .get((portal, player), [])])
     return await write(request, sql.review, portal, player, state, note, name,
-                       datetime.now(timezone.utc), seen,
-                       "flagged" if row["flagged"] else "clear")
+                       datetime.now(timezone.utc), _instant(judged_at))
+
+
+def _instant(text: str | None) -> datetime | None:
+    """A decision's ``judged_at`` as an instant (any ISO 8601 spelling of it); 422 for
+    text that is none."""
+    if text is None:
+        return None
+    try:
+        at = datetime.fromisoformat(text)
+    except ValueError:
+        raise ValidationError("judged_at", "must be the verdict's judged_at as the API "
+                              "gave it (ISO 8601)", 422) from None
+    if at.tzinfo is None:
+        raise ValidationError("judged_at", "must name its time zone, as the API gives it",
+                              422)
+    return at

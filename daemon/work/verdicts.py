@@ -85,7 +85,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
             state = next_state(stored.get(key), verdict, facts, null, alpha)
         except UNREADABLE as exc:
             log.warning("player %s: not judged (%s: %s); their last verdict stands",
-                        "/".join(key), type(exc).__name__, exc)
+                        "/".join(key), type(exc).__name__, exc, exc_info=True)
             continue
         was = stored.get(key)
         rows.append({"portal": key[0], "player_id": key[1], "state": state,
@@ -94,6 +94,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "summary": verdict.summary,
                      "reviewed_solves": was["reviewed_solves"] if was else None,
                      "judged_solves": json.dumps([f.submission_id for f in facts]),
+                     "read": None if was is None else (was["state"], was["reviewed_solves"]),
                      "note": ("new solves since the review flag the player"
                               if was and was["state"] == "cleared" and state == "flagged"
                               else None)})

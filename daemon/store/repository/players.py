@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from ...errors import Conflict
 from ...states import STANDING, sql_list
 from . import outbox
 from .rows import dicts, first, portal_clause
@@ -75,14 +76,18 @@ def current(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
 
 def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     """Store judged verdicts (each: portal, player_id, state, flagged, p_value, solves,
-    verdict JSON, reviewed_solves, judged_solves: JSON of the solve ids judged); a history row for each
-    state change and ``player.flagged`` for each player who became flagged (one
-    transaction). Returns the players newly flagged."""
+    verdict JSON, reviewed_solves, judged_solves: JSON of the solve ids judged, and
+    read: the stored (state, reviewed_solves) the judgement started from); a history
+    row for each state change and ``player.flagged`` for each player who became flagged
+    (one transaction). A player whose row a person's decision changed meanwhile is left
+    as the decision made it. Returns the players newly flagged."""
     flagged = []
     for r in rows:
         key = [r["portal"], r["player_id"]]
-        was = con.execute("SELECT state, flagged_at FROM player_verdicts WHERE portal = ? "
-                          "AND player_id = ?", key).fetchone()
+        was = con.execute("SELECT state, flagged_at, reviewed_solves FROM player_verdicts "
+                          "WHERE portal = ? AND player_id = ?", key).fetchone()
+        if (None if was is None else (was[0], was[2])) != r.get("read"):
+            continue  # reviewed while being judged: judged again after the next solve
         if was is None and not con.execute(
                 "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
                 key).fetchone():
@@ -107,20 +112,25 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
 
 
 def review(con, portal: str, player: str, state: str, note: str | None, actor: str,
-           now: datetime, reviewed_solves: list[str] | None, verdict_state: str
-           ) -> list[tuple] | None:
-    """A person's decision on a player: ``cleared`` (remembering ``reviewed_solves``),
-    ``confirmed``, or ``open`` (back to what the evidence says, ``verdict_state``).
-    The player's whole history, or None when the player has no verdict."""
-    row = con.execute("SELECT state FROM player_verdicts WHERE portal = ? AND "
-                      "player_id = ?", [portal, player]).fetchone()
+           now: datetime, judged_at: datetime | None = None) -> list[tuple] | None:
+    """A person's decision on a player: ``cleared`` (remembering the solves the verdict
+    judged), ``confirmed``, or ``open`` (back to what the evidence says). With
+    ``judged_at``, the verdict the decision was made on: Conflict when it has been judged
+    again since. The player's whole history, or None when the player has no verdict."""
+    row = con.execute("SELECT flagged, judged_at, judged_solves FROM player_verdicts WHERE "
+                      "portal = ? AND player_id = ?", [portal, player]).fetchone()
     if row is None:
         return None
-    target = verdict_state if state == "open" else state
+    flagged, at, judged = row
+    if judged_at is not None and at != judged_at:
+        raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
+                       f"after the one this decision was made on; read it and decide again")
+    seen = (json.loads(judged) if judged else  # a verdict judged before the column
+            [sid for sid, _, _ in seasons(con, [(portal, player)]).get((portal, player), [])])
+    target = ("flagged" if flagged else "clear") if state == "open" else state
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",
-                [target, json.dumps(reviewed_solves) if state == "cleared" else None,
-                 portal, player])
+                [target, json.dumps(seen) if state == "cleared" else None, portal, player])
     con.execute("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
                 [portal, player, now, state if state != "open" else target, note, actor])
     return history(con, portal, player)

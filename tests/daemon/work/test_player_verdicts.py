@@ -137,6 +137,7 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
                                          "--token", ORGANISER])
     out = capsys.readouterr().out
     assert code == 0 and "Season verdict: FLAGGED" in out and "c-1, c-4, c-7" in out
+    assert "Judged at 20" in out
     assert out.startswith("demo/selective: season verdict FLAGGED;")
 
     # the console's Players queue and the case, solves one click away
@@ -179,7 +180,18 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     stale = await client.post(review, json={"state": "cleared", "judged_at": read_at},
                               headers=bearer(ADMIN))
     assert stale.status == 409 and (await stale.json())["field"] == "judged_at"
-    assert judged_at in (await stale.json())["error"]
+    assert "judged again" in (await stale.json())["error"]
+    # the command line names the verdict it decides on too, and is refused the same way
+    code = await asyncio.to_thread(cli, ["review-player", "demo", "selective", "--state",
+                                         "cleared", "--judged-at", read_at, "--url", url,
+                                         "--token", ADMIN])
+    assert code == 2 and "judged again" in capsys.readouterr().err
+    bad = await client.post(review, json={"state": "cleared", "judged_at": "yesterday"},
+                            headers=bearer(ADMIN))
+    assert bad.status == 422 and (await bad.json())["field"] == "judged_at"
+    # the same instant in another spelling is the same verdict
+    judged_at = datetime.fromisoformat(judged_at).astimezone(timezone.utc).isoformat() \
+        .replace("+00:00", "Z")
     # as if c-8 had been scored after the verdict was last judged: the reviewer never saw
     # it weighed, so clearing does not take it as seen
     store = client.app[CTX].store
@@ -220,8 +232,14 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     read_at = re.search(r'name="judged_at" value="([^"]+)"', case).group(1)
     await client.app[CTX].scorer.verdicts.judge([("demo", "selective")])
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
-                             data={"csrf": csrf, "state": "confirmed", "judged_at": read_at})
-    assert resp.status == 409 and "judged again" in await resp.text()
+                             data={"csrf": csrf, "state": "confirmed", "judged_at": read_at,
+                                   "note": "typed before a re-judge"})
+    page = await resp.text()
+    assert resp.status == 409 and "judged again while you read it" in page
+    # the case is shown again, with the reviewer's decision and note kept
+    assert "What the season shows" in page and "typed before a re-judge</textarea>" in page
+    assert re.search(r'value="confirmed" checked', page)
+    assert (await _player(client, "selective"))["verdict"]["state"] == "flagged"
     case = await (await client.get("/ui/players/demo/selective/case")).text()
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
                              data={"csrf": csrf, "state": "guilty", "note": "admitted"})
@@ -355,3 +373,22 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "portal demo: its stored player null cannot be read" in said
     assert "solve a-1 cannot be read" in said and "solve a-3 cannot be read" in said
+
+    # a judgement that read the row before a person's decision does not undo it
+    from fairgrid.daemon.store.repository import players as sql
+
+    db = direct_db(con)
+    stale = {("other", "b"): db.read(sql.current, [("other", "b")])[("other", "b")]}
+    db.write(sql.review, "other", "b", "cleared", "known to us", "alice", START)
+    assert db.read(sql.verdict, "other", "b")["state"] == "cleared"
+    real = sql.current
+    try:
+        sql.current = lambda cur, players: stale     # as read before the decision
+        con.execute("UPDATE scores SET evidence = ? WHERE submission_id = 'b-1'",
+                    [json.dumps({"signals": [{"name": "order", "p": 1e-12}],
+                                 "flagged": True})])
+        judge_players(db, [("other", "b")], alpha=1e-3)
+    finally:
+        sql.current = real
+    row = db.read(sql.verdict, "other", "b")
+    assert row["state"] == "cleared" and json.loads(row["reviewed_solves"]) == ["b-0", "b-1"]
