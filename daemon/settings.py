@@ -236,7 +236,7 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
             value = float(value)
         if not isinstance(value, setting.type) or isinstance(value, bool):
             raise TypeError
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SettingsError(f"{origin}: {setting.key} must be {setting.type.__name__}, "
                             f"got {value!r}") from None
     if setting.type is float and not math.isfinite(value):

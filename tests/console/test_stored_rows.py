@@ -26,7 +26,7 @@ async def _page(client, path: str) -> str:
 async def test_rows_stored_before_the_rules_are_shown_and_isolated(client, capsys):
     raw, headers = signed(solve_body(moves=ROW_COPY))
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
-    deadline = asyncio.get_running_loop().time() + 600
+    deadline = asyncio.get_running_loop().time() + 300
     while True:
         doc = await (await client.get("/v1/submissions/demo/s-1", headers=bearer(ADMIN))
                      ).json()

@@ -314,7 +314,7 @@ async def post_flagged(client, portal, sid, secret, **extra):
     body = solve_body(submission_id=sid, portal=portal, moves=EASY_ROW_COPY, **extra)
     raw, headers = signed(body, secret=secret, msg_id=sid)
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
-    deadline = asyncio.get_running_loop().time() + 600
+    deadline = asyncio.get_running_loop().time() + 300
     while True:
         doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
                                       headers=bearer(ADMIN))).json()

@@ -54,6 +54,7 @@ def test_toml_and_environment(tmp_path):
     ("[scoring]\nplayer_alpha = 0.0\n", {}, "scoring.player_alpha must be between 0 and 1"),
     ("[scoring]\nfpr = 1.5\n", {}, "scoring.fpr must be between 0 and 1"),
     ("[notify]\ntimeout_s = inf\n", {}, "notify.timeout_s must be a finite number"),
+    ("[notify]\ntimeout_s = 1" + "0" * 400 + "\n", {}, "notify.timeout_s must be float"),
     ("[console]\ntrusted_proxies = '10.0.0.0/8, proxy'\n", {}, "console.trusted_proxies"),
     ("[metrics]\ntoken_file = '/nonexistent/token'\n", {}, "metrics.token_file: cannot read"),
 ])
