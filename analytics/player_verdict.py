@@ -90,6 +90,12 @@ MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of te
 # unsure (simulated at 10^-4, against a null at its spread floor: up to 12x the nominal
 # rate at 5 solves, 2-5x at 8; against one fitted with its players' noise, below it)
 MIN_TEMPO_SOLVES = 8
+# the tempo's p is multiplied by 1 + this / n² (n solves with a stall): honest players
+# drawn from a null at its guard, each solve's slow-down with an sd of 1.6 to 3 (the
+# honest models' own reach 2.1 at their 95th percentile), fall below p = 4e-4 up to 2.5x
+# as often as the t says at 8 solves, 1.8x at 10, 1.2x at 20; with this, at most about
+# as often (experiments/tempo_calibration.py)
+TEMPO_FEW_SOLVES = 200.0
 # ... that a player needs to count in a population's tempo (a pooled slope, not a test)
 MIN_NULL_TEMPO_SOLVES = 5
 # players a tempo null is learnt from: it is fitted on the slow-down's lower tail (the
@@ -294,7 +300,8 @@ def guard(null: PlayerNull) -> PlayerNull:
                          _within(v.strong, RATE_FLOOR["strong"], RATE_CAP),
                          _within(v.cv2, CV2_FLOOR, CV2_CAP),
                          None if v.cv2_strong is None else
-                         _within(max(v.cv2_strong, v.cv2), CV2_FLOOR, CV2_CAP))
+                         max(_within(v.cv2_strong, CV2_FLOOR, CV2_CAP),
+                             _within(v.cv2, CV2_FLOOR, CV2_CAP)))
              for k, v in null.kinds.items()}
     # a population whose tempo is no number was not measured
     tempo = tuple((min(centre, SLOPE_Q10_LIMIT + Z10 * max(between, SLOPE_SD_FLOOR)),
@@ -600,6 +607,8 @@ def _tempo(season: Sequence[SolveFacts], null: PlayerNull) -> Finding | None:
         (_t_tail((c - slope) / math.sqrt(b ** 2 + within2),
                  (b ** 2 + within2) ** 2 * (n - 1) / within2 ** 2), c, b)
         for c, b in null.tempo)
+    # Welch-Satterthwaite's t is still too sure for a few noisy solves: what it leaves
+    p = min(1.0, p * (1.0 + TEMPO_FEW_SOLVES / n ** 2))
     names = tuple(s.submission_id for s in season if s.slope)
     most = math.exp(centre - Z10 * between)
     sentence = (f"Over {n} solves with a stall, a placement made at a stall (nothing simple "

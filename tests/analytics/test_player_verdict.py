@@ -12,9 +12,9 @@ import pytest
 
 from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, TEMPO_SHARE, KindNull,
                                                PlayerNull, PlayerVerdict, SolveFacts,
-                                               _shares, bb_tail, guard, judge, learn_null,
-                                               lenient, pooled_slope, shipped_null,
-                                               solve_facts, tempo_fit)
+                                               _shares, _tempo, bb_tail, guard, judge,
+                                               learn_null, lenient, pooled_slope,
+                                               shipped_null, solve_facts, tempo_fit)
 
 FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
 
@@ -570,5 +570,25 @@ def test_stored_values_that_are_no_numbers_say_nothing():
     assert null.kind("unforced").weak <= 0.99
     assert guard(PlayerNull(null.kinds, ((nan, nan), (2.0, 0.4)), "x")).tempo == ((2.0, 0.4),)
     assert guard(PlayerNull(null.kinds, ((nan, 0.5),), "x")).tempo is None
+    # a dispersion that is no number is the most lenient, and never lower at the odd level
+    kind = guard(PlayerNull({"k": KindNull(0.1, 0.01, nan, 2.0)}, None, "x")).kind("k")
+    assert kind.cv2 == 20.0 and kind.cv2_strong >= kind.cv2
     verdict = judge(weak[0] * 10, null)
     assert not verdict.flagged and math.isfinite(verdict.p_value)
+
+
+def test_the_tempo_is_no_surer_than_it_says_for_a_few_noisy_solves():
+    """Honest players drawn from a null at its guard, eight solves each with a noisy
+    slow-down (sd 2): no more of them fall below a line than the line says (the t alone
+    puts a third more there; the correction for few solves takes that back)."""
+    rng = np.random.default_rng(29)
+    null = PlayerNull({}, ((1.99, 0.3),), "at the guard")
+    assert guard(null).tempo == null.tempo
+    line, players = 0.003, 30_000
+    own = rng.normal(1.99, 0.3, players)
+    below = 0
+    for mu in own:
+        season = [SolveFacts(f"s{k}", {}, False, slope=(float(v), 1.0))
+                  for k, v in enumerate(rng.normal(mu, 2.0, 8))]
+        below += _tempo(season, null).p < line
+    assert below <= line * players
