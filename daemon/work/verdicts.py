@@ -164,6 +164,9 @@ class Verdicts:
         self._db = store_db(store)
         self._store = store
         self._settings = settings
+        # one judgement at a time: two batches of the same player's solves judged at
+        # once could store the one that read fewer solves last
+        self._one_at_a_time = asyncio.Lock()
         metrics.watch_players(lambda: store.read(sql.flagged_count))
 
     async def after_scoring(self, sub_keys: list[int]) -> None:
@@ -178,8 +181,9 @@ class Verdicts:
     async def judge(self, players: list[tuple[str, str]]) -> list[tuple[str, str]]:
         """Judge ``players`` now (a failure is logged: scoring and reviews go on)."""
         try:
-            return await asyncio.to_thread(judge_players, self._db, players,
-                                           self._settings.scoring_player_alpha)
+            async with self._one_at_a_time:
+                return await asyncio.to_thread(judge_players, self._db, players,
+                                               self._settings.scoring_player_alpha)
         except Exception:  # noqa: BLE001 - a verdict must not stop scoring
             log.exception("judging %d players failed", len(players))
             return []

@@ -86,8 +86,8 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
         key = [r["portal"], r["player_id"]]
         was = con.execute("SELECT state, flagged_at, reviewed_solves FROM player_verdicts "
                           "WHERE portal = ? AND player_id = ?", key).fetchone()
-        if (None if was is None else (was[0], was[2])) != r.get("read"):
-            continue  # reviewed while being judged: judged again after the next solve
+        if _decided_meanwhile(r.get("read"), None if was is None else (was[0], was[2])):
+            continue  # judged again after the next solve, from the decision
         if was is None and not con.execute(
                 "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
                 key).fetchone():
@@ -109,6 +109,22 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
             outbox.enqueue_player_flagged(con, r["portal"], r["player_id"], r["p_value"],
                                           r["summary"], now)
     return flagged
+
+
+# the states only a person's decision sets
+DECIDED = frozenset({"cleared", "confirmed"})
+
+
+def _decided_meanwhile(read: tuple | None, now: tuple | None) -> bool:
+    """Whether a person decided on the player between the judgement's read of its row
+    (state, reviewed_solves) and its write: the judgement's state was worked out from a
+    row that is no longer there. Another judgement meanwhile (clear and flagged are the
+    evidence's own) is no reason to keep the older verdict."""
+    if read == now:
+        return False
+    states = {row[0] for row in (read, now) if row is not None}
+    return bool(states & DECIDED) or (read is not None and now is not None
+                                      and read[1] != now[1])
 
 
 def review(con, portal: str, player: str, state: str, note: str | None, actor: str,

@@ -392,3 +392,17 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
         sql.current = real
     row = db.read(sql.verdict, "other", "b")
     assert row["state"] == "cleared" and json.loads(row["reviewed_solves"]) == ["b-0", "b-1"]
+
+
+def test_a_judgement_gives_way_to_a_decision_not_to_another_judgement():
+    """Between a judgement's read of a player's row and its write: a person's decision
+    (clearing, confirming, reopening, clearing again) keeps the row; another judgement
+    (the evidence's own clear or flagged) does not, so the later verdict is stored."""
+    from fairgrid.daemon.store.repository.players import _decided_meanwhile as decided
+
+    cleared = ("cleared", '["a"]')
+    assert not decided(None, ("clear", None)) and not decided(("clear", None), ("flagged", None))
+    assert not decided(cleared, cleared)
+    assert decided(("flagged", None), cleared) and decided(("flagged", None), ("confirmed", None))
+    assert decided(cleared, ("flagged", None))          # reopened
+    assert decided(cleared, ("cleared", '["a", "b"]'))  # cleared again, more solves seen
