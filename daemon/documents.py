@@ -56,7 +56,7 @@ def player_verdict(row: dict, history: list[tuple]) -> dict:
 
 
 # what reading a document that is not evidence fairgrid wrote (hand-edited, cut short) raises
-_NOT_EVIDENCE = (KeyError, TypeError, ValueError, AttributeError)
+NOT_EVIDENCE = (KeyError, TypeError, ValueError, AttributeError)
 
 
 def current_evidence(doc: dict) -> dict:
@@ -64,7 +64,7 @@ def current_evidence(doc: dict) -> dict:
     is not evidence fairgrid wrote as it is."""
     try:
         return Evidence.from_json(doc).to_json()
-    except _NOT_EVIDENCE:
+    except NOT_EVIDENCE:
         return doc
 
 
@@ -73,7 +73,7 @@ def stored_evidence(text: str | None) -> Evidence | None:
     or for a document that is not evidence fairgrid wrote (nothing a page can show)."""
     try:
         return Evidence.from_json(json.loads(text)) if text else None
-    except _NOT_EVIDENCE:
+    except NOT_EVIDENCE:
         return None
 
 

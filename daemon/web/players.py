@@ -12,8 +12,8 @@ from fairgrid.analytics.player_verdict import PlayerVerdict
 
 from .. import documents
 from ..documents import iso
+from ..errors import ValidationError
 from ..store.repository import players as sql
-from ..ingest import ValidationError
 from .context import read, write
 from .organiser import actor_name
 from .queries import decision, listing, one_page

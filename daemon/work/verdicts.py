@@ -21,6 +21,7 @@ from datetime import datetime, timezone
 from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, judge, learn_null,
                                                shipped_null, solve_facts)
 
+from ..documents import NOT_EVIDENCE
 from ..store.repository import players as sql
 from .nightly_db import NightlyDB, store_db
 
@@ -30,13 +31,13 @@ MIN_NULL_SOLVES = 5
 PORTAL_SOURCE = "this portal's players"
 
 
-# what a stored row that cannot be read raises; one such row is logged and left out,
-# never a reason to stop judging the other players or portals
-UNREADABLE = (ValueError, TypeError, KeyError, AttributeError, IndexError,
-              ArithmeticError)
+# what a stored row that cannot be read raises: what a document that is not evidence
+# fairgrid wrote raises, and the arithmetic on its numbers; one such row is logged and
+# left out, never a reason to stop judging the other players or portals
+UNREADABLE = (*NOT_EVIDENCE, IndexError, ArithmeticError)
 
 
-def _facts(season: list[tuple], key: tuple[str, str] | None = None) -> list:
+def _facts(season: list[tuple], key: tuple[str, str]) -> list:
     """A stored season's facts; a solve's flag counts only while it stands. A solve whose
     stored evidence cannot be read is logged and left out (the verdict says how many
     solves it rests on)."""
@@ -46,7 +47,7 @@ def _facts(season: list[tuple], key: tuple[str, str] | None = None) -> list:
             out.append(replace(solve_facts(sid, json.loads(ev)), flagged=standing))
         except UNREADABLE as exc:
             log.warning("player %s: the stored evidence of solve %s cannot be read (%s: "
-                        "%s); the verdict leaves it out", "/".join(key or ("?", "?")), sid,
+                        "%s); the verdict leaves it out", "/".join(key), sid,
                         type(exc).__name__, exc)
     return out
 
