@@ -70,15 +70,22 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
     try:
         with read_only(source) as con:
             version = sql.schema_version(con)
-            counts = sql.table_counts(con)
-            erased = sql.erased_digests(con) if "erased_players" in counts else set()
+            digests = sql.table_digests(con)  # reads every row: a file cut short fails
+            erased = sql.erased_digests(con) if "erased_players" in digests else set()
     except (StoreError, duckdb.Error) as exc:
-        raise StoreError(f"{source} is not a fairgrid backup: {exc}".splitlines()[0]) from None
+        raise StoreError(f"{source} is not a whole fairgrid backup: {exc}".splitlines()[0]
+                         ) from None
+    if target.is_dir():
+        raise StoreError(f"{target} is a folder, not a database file")
     if target.exists():
         try:  # a running daemon holds the file's lock
             duckdb.connect(str(target)).close()
-        except duckdb.Error:
-            raise StoreError(f"{target} is in use: stop the daemon first") from None
+        except duckdb.Error as exc:
+            if "lock" in str(exc).lower():
+                raise StoreError(f"{target} is in use: stop the daemon first") from None
+            # never replace a file nobody can tell is a database, --force or not
+            raise StoreError(f"{target} exists and is not a DuckDB database "
+                             f"({str(exc).splitlines()[0]}): move it away first") from None
         if not force:
             raise StoreError(f"{target} exists: add --force to replace it (keep a copy first)")
     tmp = target.with_name(target.name + ".restoring")
@@ -86,22 +93,27 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
     shutil.copyfile(source, tmp)
     os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
     try:
-        check_copy(tmp, counts)
+        check_copy(tmp, digests)
         files.publish(tmp, target)  # the old file's WAL goes: not replayed onto this one
     finally:
         files.remove_database(tmp)
-    return Restored(version, counts, len(read_list(list_path(str(target))) - erased))
+    return Restored(version, {t: n for t, (n, _) in digests.items()},
+                    len(read_list(list_path(str(target))) - erased))
 
 
-def check_copy(copy: Path, counts: dict[str, int]) -> None:
-    """StoreError unless the file ``copy`` holds ``counts`` rows in every table."""
+def check_copy(copy: Path, digests: dict[str, tuple[int, int]]) -> None:
+    """StoreError unless the file ``copy`` holds the rows ``digests`` describes
+    (``table_digests``: every table's rows and the digest of their values)."""
     try:
         with read_only(copy) as con:
-            got = sql.table_counts(con)
+            got = sql.table_digests(con)
     except (StoreError, duckdb.Error) as exc:
-        raise StoreError(f"the copy {copy} does not open: {exc}".splitlines()[0]) from None
-    wrong = [f"{t}: {n} rows in the backup, {got.get(t, 'no table')} in the copy"
-             for t, n in counts.items() if got.get(t) != n]
+        raise StoreError(f"the copy {copy} does not read back: {exc}".splitlines()[0]
+                         ) from None
+    wrong = [f"{t}: {n} rows in the backup, "
+             f"{got[t][0] if t in got else 'no table'} in the copy"
+             + (" (other values)" if t in got and got[t][0] == n else "")
+             for t, (n, _) in digests.items() if got.get(t) != digests[t]]
     if wrong:
         raise StoreError(f"the copy does not match the backup ({'; '.join(wrong[:3])}); "
                          "nothing was replaced")

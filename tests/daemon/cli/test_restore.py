@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import datetime, timezone
 
+import duckdb
 import pytest
 
 from fairgrid.daemon.store.connection import connect
@@ -67,7 +68,7 @@ def test_a_partial_backup_is_refused(tmp_path):
 def test_a_restore_checks_every_tables_rows_in_what_it_wrote(tmp_path):
     from fairgrid.daemon.store import StoreError
     from fairgrid.daemon.store.backups import check_copy
-    from fairgrid.daemon.store.repository.lifecycle import table_counts
+    from fairgrid.daemon.store.repository.lifecycle import table_digests
 
     db, target = tmp_path / "fairgrid.duckdb", tmp_path / "to.duckdb"
     _database(db, 4)
@@ -77,8 +78,64 @@ def test_a_restore_checks_every_tables_rows_in_what_it_wrote(tmp_path):
     other = tmp_path / "other.duckdb"
     _database(other, 2)
     con = connect(str(db))
-    counts = table_counts(con)
+    digests = table_digests(con)
     con.close()
-    check_copy(target, counts)  # the restored file holds what the backup holds
+    check_copy(target, digests)  # the restored file holds what the backup holds
     with pytest.raises(StoreError, match="submissions: 4 rows in the backup, 2 in the copy"):
-        check_copy(other, counts)
+        check_copy(other, digests)
+    same_count = tmp_path / "same.duckdb"
+    _database(same_count, 4)  # as many rows, other values (its own timestamps)
+    with pytest.raises(StoreError, match=r"submissions: 4 rows .* \(other values\)"):
+        check_copy(same_count, digests)
+
+
+def test_a_backup_cut_short_is_refused_and_the_target_kept(tmp_path):
+    """DuckDB counts rows from its metadata, so a backup whose end was cut off (a copy
+    interrupted, a full disk) still counts every row; the restore reads every row of
+    the backup and refuses it, and the database it was to replace stays as it was."""
+    from fairgrid.daemon.store.backups import write_backup
+    from fairgrid.daemon.store.repository.lifecycle import table_counts, table_digests
+
+    db, backup, target = (tmp_path / n for n in ("fairgrid.duckdb", "bk.duckdb", "to.duckdb"))
+    con = connect(str(db))
+    now = datetime.now(timezone.utc)
+    con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                "player_id, puzzle_id, started_at, received_at, committed_at, n_moves, "
+                "duration_ms, complete, status, raw) SELECT i, 'demo', 's-' || i, "
+                "'h-' || i, 'p', 'x', ?, ?, ?, 0, 0, false, 'scored', "
+                "repeat(md5(i::VARCHAR), 40) FROM range(1, 3001) t(i)", [now, now, now])
+    con.execute("UPDATE moves_through SET through = 3000")
+    write_backup(con.cursor(), backup)
+    con.close()
+    _database(target, 2)
+    before = target.read_bytes()
+    data = backup.read_bytes()
+    cut = tmp_path / "cut.duckdb"
+    cut.write_bytes(data[:len(data) // 2])
+    with duckdb.connect(str(cut), read_only=True) as c:  # what fooled the old check
+        assert table_counts(c)["submissions"] == 3000
+        with pytest.raises(duckdb.Error):
+            table_digests(c)
+    out = _restore(cut, "--to", target, "--force")
+    assert out.returncode == 2, out
+    assert len(out.stderr.splitlines()) == 1 and "not a whole fairgrid backup" in out.stderr
+    assert target.read_bytes() == before
+    assert not (tmp_path / "to.duckdb.restoring").exists()
+    out = _restore(backup, "--to", target, "--force")  # the whole one goes in
+    assert out.returncode == 0 and "3000 submissions" in out.stdout, out
+
+
+@pytest.mark.parametrize("what", ["folder", "empty", "text"])
+def test_a_target_that_is_no_database_is_named_and_never_replaced(tmp_path, what):
+    db, target = tmp_path / "fairgrid.duckdb", tmp_path / "to.duckdb"
+    _database(db, 1)
+    if what == "folder":
+        target.mkdir()
+    else:
+        target.write_text("" if what == "empty" else "my notes\n")
+    out = _restore(db, "--to", target, "--force")
+    assert out.returncode == 2, out
+    assert len(out.stderr.splitlines()) == 1 and "in use" not in out.stderr, out.stderr
+    assert ("is a folder" if what == "folder" else "is not a DuckDB database") in out.stderr
+    if what == "text":
+        assert target.read_text() == "my notes\n"
