@@ -115,6 +115,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con or contextlib.nullcontext():
+        if con is not None:
+            _no_erasure_undone(con.cursor(), settings.storage_path)
         if con is not None and not lifecycle.tournament_known(con.cursor(), args.tournament):
             raise CliError(f"no solve was sent for tournament {args.tournament!r}")
         for table in lifecycle.EXPORTS:
@@ -127,6 +129,23 @@ def cmd_export(args: argparse.Namespace) -> int:
                                            str(target))
             print(f"{target}\t{rows} rows")
     return 0
+
+
+def _no_erasure_undone(cur, db_path: str) -> None:
+    """CliError if the file holds people erased after the backup it was restored from:
+    read-only, this command cannot erase them again, and must not write them out."""
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.erasure import undone
+    from fairgrid.daemon.store.repository import lifecycle
+
+    try:
+        held = undone(db_path, lifecycle.erased_digests(cur), lifecycle.players(cur))
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    if held:
+        raise CliError(f"the database holds {len(held)} player(s) erased after the backup "
+                       "it was restored from: start the daemon once (it erases them "
+                       "again), then export")
 
 
 def cmd_backup(args: argparse.Namespace) -> int:
@@ -154,6 +173,9 @@ def cmd_backup(args: argparse.Namespace) -> int:
         from fairgrid.daemon.store import StoreError
         from fairgrid.daemon.store.backups import write_backup
         from fairgrid.daemon.store.connection import connect as open_db
+        from fairgrid.daemon.store.database import erase_again
+        from fairgrid.daemon.store.erasure import ErasedPlayers
+        from fairgrid.daemon.store.repository import lifecycle
         from fairgrid.daemon.web.lifecycle import backup_dir
 
         into = target_dir or backup_dir(settings)
@@ -165,6 +187,10 @@ def cmd_backup(args: argparse.Namespace) -> int:
         except StoreError as exc:
             raise CliError(str(exc)) from None
         try:
+            # as the daemon's start does: a backup restored over the file may hold people
+            # erased since, and this copy must not carry them on
+            erase_again(con, ErasedPlayers.open(settings.storage_path,
+                                                lifecycle.erased_digests(con)))
             rows = write_backup(con.cursor(), target)
         except StoreError as exc:
             raise CliError(str(exc).splitlines()[0]) from None

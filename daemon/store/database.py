@@ -62,6 +62,34 @@ class _Gate:
                 self._cond.notify_all()
 
 
+def erase_again(con, erased: ErasedPlayers) -> int:
+    """Erase anyone the list file names and the database still holds (a backup from
+    before their erasure was restored over it), and list in the database whom only the
+    file lists; the people erased again. Run on a connection no one else writes on: the
+    store's at its start, or the command line's when no daemon runs."""
+    missing = erased.only_in_file
+    if not missing:
+        return 0
+    now = utc_now()
+    again = [(portal, player) for portal, player in lifecycle_sql.players(con)
+             if erased.digest(portal, player) in missing]
+    con.execute("BEGIN TRANSACTION")
+    try:
+        for portal, player in again:
+            lifecycle_sql.erase_player(con, portal, player, REAPPLIED_BY, now,
+                                       erased.digest(portal, player))
+        lifecycle_sql.remember_erased(con, sorted(missing), now)
+        con.execute("COMMIT")
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
+    erased.only_in_file = set()
+    if again:
+        log.warning("erased %d player(s) again: the database held them although they "
+                    "had been erased (a backup from before was restored)", len(again))
+    return len(again)
+
+
 class Store:
     """One process owns the database file (DuckDB allows one writer process; a second one
     gets a clear :class:`StoreLockedError`). Reads run repository functions on cursors of
@@ -108,28 +136,7 @@ class Store:
         return con
 
     def _erase_again(self) -> None:
-        """Erase anyone the list file names and the database still holds (a backup from
-        before their erasure was restored over it), and list in the database whom only
-        the file lists."""
-        missing = self.erased.only_in_file
-        if not missing:
-            return
-        con, now = self._con, utc_now()
-        again = [(portal, player) for portal, player in lifecycle_sql.players(con)
-                 if self.erased.digest(portal, player) in missing]
-        con.execute("BEGIN TRANSACTION")
-        try:
-            for portal, player in again:
-                lifecycle_sql.erase_player(con, portal, player, REAPPLIED_BY, now,
-                                           self.erased.digest(portal, player))
-            lifecycle_sql.remember_erased(con, sorted(missing), now)
-            con.execute("COMMIT")
-        except BaseException:
-            con.execute("ROLLBACK")
-            raise
-        if again:
-            log.warning("erased %d player(s) again: the database held them although they "
-                        "had been erased (a backup from before was restored)", len(again))
+        erase_again(self._con, self.erased)
 
     def rewrite(self) -> None:
         """Rewrite the database file from its live rows, so that no deleted row's bytes

@@ -81,7 +81,7 @@ class ErasedPlayers:
         return out
 
     def digest(self, portal: str, player_id: str) -> str:
-        return hmac.digest(self._key, f"{portal}\x1f{player_id}".encode(), "sha256").hex()
+        return _digest(self._key, portal, player_id)
 
     def __len__(self) -> int:
         return len(self._digests)
@@ -119,6 +119,28 @@ class ErasedPlayers:
                 os.close(fd)
             if new:
                 fsync_dir(self._path.parent)
+
+
+def _digest(key: bytes, portal: str, player_id: str) -> str:
+    return hmac.digest(key, f"{portal}\x1f{player_id}".encode(), "sha256").hex()
+
+
+def undone(db_path: str, in_database: set[str],
+           players: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Of ``players``, those the list file names as erased and the database does not
+    remember (erasures a restore took back: the next start erases them again). Reads
+    only; nothing is created or appended, for what reads the file without a daemon."""
+    only = read_list(list_path(db_path)) - in_database
+    if not only:
+        return []
+    kpath = key_path(db_path)
+    if not kpath.exists():
+        raise StoreError(f"the erasure key {kpath} is missing, but {len(only)} erased "
+                         "player(s) are listed: put the key back from where the database "
+                         "came from")
+    key = _read_key(kpath)
+    return [(portal, player) for portal, player in players
+            if _digest(key, portal, player) in only]
 
 
 def _create_key(path: Path) -> None:

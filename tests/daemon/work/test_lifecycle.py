@@ -20,6 +20,7 @@ from fairgrid.daemon.ingest import moves_of
 from fairgrid.daemon.store.connection import connect
 from fairgrid.daemon.store.repository import lifecycle
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
+from fairgrid.daemon.testing import free_port
 from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
@@ -311,6 +312,25 @@ async def test_a_backup_from_before_an_erasure_restored_does_not_bring_the_perso
     assert out.returncode == 0, out.stderr
     assert "1 player(s) erased after this backup" in out.stderr
     assert _bytes_of(db, who) > 0  # the old file is back in place, the person with it
+
+    # before any daemon starts, the commands that read the file themselves
+    cfg = tmp_path / "offline.toml"
+    cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = {free_port()}\n')
+
+    def cli(*args):
+        return subprocess.run([sys.executable, "-m", "fairgrid.daemon.cli", *args,
+                               "--config", str(cfg), "--token", "adm"],
+                              capture_output=True, text=True, timeout=120)
+    exported = cli("export", "--tournament", "cup", "--out", str(tmp_path / "ex"))
+    assert exported.returncode == 2, exported
+    assert len(exported.stderr.splitlines()) == 1
+    assert "1 player(s) erased after the backup" in exported.stderr
+    assert not list((tmp_path / "ex").glob("*"))  # nothing of theirs written out
+    backed = cli("backup", str(tmp_path / "bk"))
+    assert backed.returncode == 0, backed.stderr
+    made = Path(backed.stdout.strip())
+    assert _bytes_of(made, who) == 0 and _bytes_of(made, "keep-me") > 0
+    # the file itself is rewritten at the daemon's start (below)
 
     client = await aiohttp_client(create_app(make_settings(tmp_path)))
     store = client.server.app[CTX].store
