@@ -100,6 +100,8 @@ def folder(path: str) -> Path:
 def cmd_export(args: argparse.Namespace) -> int:
     import contextlib
 
+    import duckdb
+
     from fairgrid.daemon.store import StoreError
     from fairgrid.daemon.store.connection import read_only
     from fairgrid.daemon.store.repository import lifecycle
@@ -119,15 +121,33 @@ def cmd_export(args: argparse.Namespace) -> int:
             _no_erasure_undone(con.cursor(), settings.storage_path)
         if con is not None and not lifecycle.tournament_known(con.cursor(), args.tournament):
             raise CliError(f"no solve was sent for tournament {args.tournament!r}")
-        for table in lifecycle.EXPORTS:
-            target = out / f"{name}-{table}.{args.format}"
-            if con is None:
-                rows = _download(client, f"/v1/tournaments/{quote(args.tournament)}/export/"
-                                 f"{table}.{args.format}", target)
-            else:
-                rows = lifecycle.export_to(con.cursor(), args.tournament, table, args.format,
-                                           str(target))
-            print(f"{target}\t{rows} rows")
+        targets = {t: out / f"{name}-{t}.{args.format}" for t in lifecycle.EXPORTS}
+        for target in targets.values():
+            if target.is_dir():
+                raise CliError(f"{target} is a folder: the export writes a file there")
+        # every file under a temporary name first, renamed once all are written: a
+        # failure leaves the folder as it was, never some of the tables
+        written, parts = [], []
+        try:
+            for table, target in targets.items():
+                part = target.with_name(f".{target.name}.partial")
+                parts.append(part)
+                if con is None:
+                    rows = _download(client, f"/v1/tournaments/{quote(args.tournament)}/"
+                                     f"export/{table}.{args.format}", part)
+                else:
+                    rows = lifecycle.export_to(con.cursor(), args.tournament, table,
+                                               args.format, str(part))
+                written.append((part, target, rows))
+            for part, target, _ in written:
+                part.replace(target)
+        except duckdb.Error as exc:
+            raise CliError(f"the export failed: {str(exc).splitlines()[0]}") from None
+        finally:
+            for part in parts:
+                part.unlink(missing_ok=True)
+    for _, target, rows in written:
+        print(f"{target}\t{rows} rows")
     return 0
 
 

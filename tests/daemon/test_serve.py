@@ -229,6 +229,13 @@ def test_lifecycle_commands_through_the_daemon(daemon):
     out = cli("export", "--tournament", "nope", "--out", str(folder))
     assert out.returncode == 2 and "'nope'" in out.stderr and out.stderr.count("\n") == 1
     assert not any(folder.iterdir())
+    # a folder where one of the files goes: named, and no table written (not some)
+    (folder / "t-1-scores.parquet").mkdir()
+    out = cli("export", "--tournament", "t-1", "--format", "parquet", "--out", str(folder))
+    assert out.returncode == 2 and "is a folder" in out.stderr, out
+    assert out.stderr.count("\n") == 1
+    assert [p.name for p in folder.iterdir()] == ["t-1-scores.parquet"]
+    (folder / "t-1-scores.parquet").rmdir()
     out = cli("export", "--tournament", "t-1", "--format", "parquet", "--out", str(folder))
     assert out.returncode == 0, out.stderr
     import duckdb
