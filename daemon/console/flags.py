@@ -20,7 +20,8 @@ from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import record_review
-from .pages import FORM, NotFound, choice, decision, mmss, page, page_number, render
+from .pages import (FORM, NotFound, ascii_number, choice, decision, mmss, page, page_number,
+                    render)
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -54,7 +55,7 @@ class Queue:
     @classmethod
     def of(cls, query) -> Queue:
         level = query.get("level", "") or ""
-        if level and not level.isdigit():
+        if level and ascii_number(level, 4) is None:
             raise ValidationError("level", "must be a level number", 400)
         return cls(state=choice(query, "state", STATES, FlagState.OPEN.value),
                    sort=choice(query, "sort", tuple(sql.SORTS), "newest"),
@@ -146,14 +147,13 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
 
 async def _decided(request: web.Request, who: Principal) -> str | None:
     """The notice after a decision: what was recorded (``?decided=ID`` or ``?bulk=N``)."""
-    bulk = request.query.get("bulk")
-    if bulk and bulk.isdigit():
-        n = int(bulk)
+    n = ascii_number(request.query.get("bulk"), 9)
+    if n is not None:
         return f"{n} flag{'' if n == 1 else 's'} decided."
-    decided = request.query.get("decided", "")
-    if not decided.isdigit():
+    decided = ascii_number(request.query.get("decided"))
+    if decided is None:
         return None
-    row = await read(request, sql.flag, int(decided), who.visible())
+    row = await read(request, sql.flag, decided, who.visible())
     if row is None:
         return None
     return f"Flag {row['id']} is {DONE_WORDS.get(row['state'], row['state'])}."
@@ -213,10 +213,11 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     """One decision with one note for the flags ticked in the queue."""
     form = request[FORM]
     state, note = decision(form, who, "flags", note_to_confirm=True)
-    try:
-        ids = sorted({int(v) for v in form.getall("flag", [])})
-    except ValueError:
-        raise ValidationError("flag", "must be flag ids", 400) from None
+    q = _queue_of_form(form)  # a bad queue is refused before anything is decided
+    got = {ascii_number(str(v)) for v in form.getall("flag", [])}
+    if None in got:
+        raise ValidationError("flag", "must be flag ids", 400)
+    ids = sorted(got)
     if not ids:
         raise ValidationError("flag", "tick the flags to decide", 400)
     for flag_id in ids:  # all or none: every flag is checked before any is decided
@@ -224,6 +225,5 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
             raise NotFound(f"There is no flag {flag_id}.")
     for flag_id in ids:
         await record_review(request, who, flag_id, state, note)
-    q = _queue_of_form(form)
     raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(ids))}")
 

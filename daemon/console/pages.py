@@ -107,6 +107,14 @@ def choice(query, name: str, allowed, default: str) -> str:
 MAX_PAGE = 100_000   # page x page size must stay a query limit DuckDB takes
 
 
+def ascii_number(text: str | None, digits: int = 18) -> int | None:
+    """``text`` as a number when it is 1 to ``digits`` ASCII digits (ids fit a BIGINT);
+    else None. str.isdigit() also takes "²", which int() refuses."""
+    if text and len(text) <= digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None
+
+
 def page_number(query) -> int:
     """The ``page`` query parameter: a number from 1 to :data:`MAX_PAGE`."""
     try:

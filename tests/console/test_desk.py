@@ -82,6 +82,10 @@ async def test_queue_cards_filters_sorts_and_substring_search(desk):
     assert _flag_links(html) == [flags[1], flags[0], flags[2]]  # cup-a newest first, cup-b
     assert (await client.get("/ui/flags?reason=bogus")).status == 400
     assert (await client.get("/ui/flags?level=x")).status == 400
+    # "²" is a digit to str.isdigit() and no number to int(): a bad request, or ignored
+    assert (await client.get("/ui/flags?level=%C2%B2")).status == 400
+    for notice in ("decided", "bulk"):
+        await _text(client, f"/ui/flags?{notice}=%C2%B2")
     # a page number no query can reach is a bad request, not a store failure
     for url in ("/ui/flags?page=1000000000000000000", "/ui/players?page=1000000000000000000",
                 "/ui/flags?page=0"):
@@ -151,6 +155,14 @@ async def test_bulk_decisions_take_one_note(desk):
     resp = await client.post("/ui/flags/review", data=[
         ("csrf", csrf), ("state", "cleared"), ("flag", str(flags[2])), ("flag", "999")])
     assert resp.status == 404
+    assert _flag_links(await _text(client, "/ui/flags")) == [flags[2]]
+    # nor does a queue the page could not show afterwards, or an id that is no number
+    for bad in ([("queue", "level=%C2%B2"), ("flag", str(flags[2]))],
+                [("queue", ""), ("flag", "\u00b2")],
+                [("queue", ""), ("flag", "9" * 30)]):
+        resp = await client.post("/ui/flags/review", data=[
+            ("csrf", csrf), ("state", "cleared"), *bad])
+        assert resp.status == 400, (bad, resp.status)
     assert _flag_links(await _text(client, "/ui/flags")) == [flags[2]]
 
 
