@@ -42,13 +42,27 @@ async def put_endpoint(request: web.Request) -> web.Response:
     if not isinstance(body, dict) or set(body) - {"url"}:
         raise ValidationError("url", "the body is {\"url\": \"https://...\"}", 422)
     url = body.get("url")
-    parts = urllib.parse.urlsplit(url) if isinstance(url, str) else None
-    if parts is None or parts.scheme not in ("http", "https") or not parts.netloc \
-            or len(url) > 2000:
-        raise ValidationError("url", "must be an http or https URL", 422)
+    if not _http_url(url):
+        raise ValidationError("url", "must be an http or https URL with a host (and a port "
+                              "from 1 to 65535, if any)", 422)
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
     await write(request, sql.set_endpoint, portal, url, secret, utc_now())
     return json_response({"portal": portal, "url": url, "secret": secret})
+
+
+def _http_url(url) -> bool:
+    """Whether ``url`` is an http(s) URL the notifier can send to: a host, a port that
+    is one, no whitespace or control characters, at most 2,000 characters."""
+    if not isinstance(url, str) or len(url) > 2000 or any(c.isspace() or ord(c) < 32
+                                                         for c in url):
+        return False
+    try:  # urlsplit refuses "http://[::1", .port one past 65535
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.hostname)
+            and (port is None or 1 <= port <= 65535))
 
 
 async def delete_endpoint(request: web.Request) -> web.Response:

@@ -188,6 +188,10 @@ async def test_a_hanging_receiver_does_not_hold_up_ingestion(aiohttp_client, aio
 async def test_endpoints_are_validated(aiohttp_client, tmp_path):
     client = await aiohttp_client(create_app(make_settings(tmp_path)))
     for body, status in [({"url": "ftp://x"}, 422), ({"url": 5}, 422), ({}, 422),
+                         ({"url": "http://[::1"}, 422), ({"url": "http://x.example:99999/"},
+                                                          422),
+                         ({"url": "http://x.example:0/"}, 422), ({"url": "http://:80/"}, 422),
+                         ({"url": "http://x.example/a b"}, 422),
                          ({"url": "https://x.example/h", "extra": 1}, 422)]:
         resp = await client.put("/v1/portals/demo/notify", json=body, headers=bearer(ADMIN))
         assert resp.status == status, body
