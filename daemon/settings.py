@@ -226,6 +226,12 @@ def _check_access(values: Mapping[str, Any]) -> None:
         metrics_token(values["metrics_token_file"])
 
 
+# the most an integer setting may be (what DuckDB's BIGINT and numba's int64 hold with
+# room to add), and the settings narrower than that
+MAX_INT = 2**53
+INT_RANGES = {"server.port": (0, 65535)}  # 0: a free port the system picks
+
+
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
     try:
         if setting.type is bool:
@@ -243,6 +249,10 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
         raise SettingsError(f"{origin}: {setting.key} must be a finite number, got {value!r}")
     if setting.type in (int, float) and value < 0:
         raise SettingsError(f"{origin}: {setting.key} must be >= 0, got {value!r}")
+    low, high = INT_RANGES.get(setting.key, (0, MAX_INT))
+    if setting.type is int and not low <= value <= high:
+        raise SettingsError(f"{origin}: {setting.key} must be from {low:,} to {high:,}, "
+                            f"got {value!r}")
     if setting.key in PROBABILITIES and not 0 < value < 1:
         raise SettingsError(f"{origin}: {setting.key} must be between 0 and 1 (a rate), "
                             f"got {value!r}")
@@ -263,6 +273,8 @@ def _read_toml(path: Path) -> dict:
         raise SettingsError(f"config file {path} does not exist") from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"config file {path}: {exc}") from None
+    except UnicodeDecodeError:
+        raise SettingsError(f"config file {path} is not UTF-8 text") from None
     except OSError as exc:
         raise SettingsError(f"config file {path}: {exc.strerror}") from None
 

@@ -57,6 +57,10 @@ def test_toml_and_environment(tmp_path):
     ("[notify]\ntimeout_s = 1" + "0" * 400 + "\n", {}, "notify.timeout_s must be float"),
     ("[console]\ntrusted_proxies = '10.0.0.0/8, proxy'\n", {}, "console.trusted_proxies"),
     ("[metrics]\ntoken_file = '/nonexistent/token'\n", {}, "metrics.token_file: cannot read"),
+    # a port past 65535 would listen on another (the kernel keeps its low 16 bits)
+    ("[server]\nport = 70000\n", {}, "server.port must be from 0 to 65,535"),
+    ("", {"FAIRGRID_SERVER_PORT": "9" * 25}, "server.port must be from 0 to 65,535"),
+    ("[storage]\ncheckpoint_mb = " + "9" * 30 + "\n", {}, "storage.checkpoint_mb must be"),
 ])
 def test_bad_settings_name_the_problem(tmp_path, text, env, words):
     cfg = tmp_path / "f.toml"
@@ -221,3 +225,10 @@ async def test_portals_and_tokens_changed_while_the_daemon_runs_take_effect(
     organisers.write_text("org-1\norg-2\n")
     me = await client.get("/v1/me", headers=bearer("org-2"))
     assert me.status == 200 and (await me.json())["role"] == "organiser"
+
+
+def test_a_config_file_that_is_not_utf8_is_named(tmp_path):
+    cfg = tmp_path / "bad.toml"
+    cfg.write_bytes(b"\xff\xfe[server]\n")
+    with pytest.raises(SettingsError, match="bad.toml is not UTF-8 text"):
+        load_settings(str(cfg), env={})
