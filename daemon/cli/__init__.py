@@ -24,7 +24,7 @@ from fairgrid.solvers import PuzzleError
 
 from . import (demo, lifecycle_tools, organiser_tools, player_tools, puzzle_tools, service,
                user_tools)
-from .common import EXIT_USAGE, CliError, Parser
+from .common import EXIT_USAGE, CliError, Parser, not_utf8
 
 __all__ = ["main", "build_parser", "CliError"]
 
@@ -50,6 +50,11 @@ def build_parser() -> Parser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    bad = not_utf8(args)
+    if bad is not None:
+        print(f"fairgrid {args.command}: error: the {bad.replace('_', ' ')} given is not "
+              "UTF-8 text", file=sys.stderr)
+        return EXIT_USAGE
     if args.command in WRITES_DATA:
         os.umask(PRIVATE_UMASK)
     try:

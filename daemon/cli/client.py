@@ -17,6 +17,14 @@ def quote(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
+def address(settings) -> str:
+    """The daemon's base URL from its settings (an IPv6 host in brackets)."""
+    host = settings.server_host
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{settings.server_port}"
+
+
 class DaemonClient:
     """Calls to a daemon at ``base_url``, with ``token`` as the bearer (if any)."""
 
@@ -24,6 +32,14 @@ class DaemonClient:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self._timeout = timeout
+        try:  # urllib would raise ValueError at the first call, far from the option
+            parts = urllib.parse.urlsplit(self.base_url)
+            port = parts.port
+        except ValueError as exc:
+            raise CliError(f"{base_url!r} is not a daemon's address: {exc}") from None
+        if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+            raise CliError(f"{base_url!r} is not a daemon's address (e.g. "
+                           "http://127.0.0.1:8080)")
 
     @classmethod
     def from_settings(cls, settings, *, admin: bool = False) -> DaemonClient:
@@ -35,7 +51,7 @@ class DaemonClient:
             raise CliError("no admin token in the config to call the daemon with" if admin
                            else "no organiser or admin token in the config to call the "
                            "daemon with")
-        return cls(f"http://{settings.server_host}:{settings.server_port}", tokens[0])
+        return cls(address(settings), tokens[0])
 
     def request(self, method: str, path: str, body: bytes | None = None,
                 headers: dict[str, str] | None = None) -> tuple[int, dict] | None:

@@ -37,22 +37,40 @@ class Parser(argparse.ArgumentParser):
         return parsed
 
 
-def _number(convert, minimum, rule: str):
-    """An argparse type: ``convert`` the text and require ``minimum <= value < inf``."""
+def _number(convert, minimum, rule: str, maximum=float("inf")):
+    """An argparse type: ``convert`` the text and require ``minimum <= value <=
+    maximum`` (and below infinity)."""
     def parse(text: str):
         try:
             value = convert(text)
         except ValueError:
             raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-        if not minimum <= value < float("inf"):
+        if not (minimum <= value <= maximum and value < float("inf")):
             raise argparse.ArgumentTypeError(f"must be {rule}, got {text}")
         return value
     return parse
 
 
-positive = _number(int, 1, "at least 1")
-seed = _number(int, 0, "0 or more")
+# counts reach the compiled solvers and DuckDB as 32- and 64-bit integers
+positive = _number(int, 1, "from 1 to 2,147,483,647", 2**31 - 1)
+seed = _number(int, 0, "from 0 to 2**63 - 1", 2**63 - 1)
 positive_float = _number(float, 1e-9, "a positive number")
+# a Nurikabe grid's side for the generator: past a dozen it finds no unique puzzle anyway
+grid_side = _number(int, 2, "from 2 to 20", 20)
+
+
+def not_utf8(args: argparse.Namespace) -> str | None:
+    """The first argument whose text is not UTF-8 (the shell handed over bytes that
+    decode to no text; they cannot go into a URL, a database or a file name): its
+    name, or None."""
+    for name, value in vars(args).items():
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, str):
+                try:
+                    v.encode("utf-8")
+                except UnicodeEncodeError:
+                    return name
+    return None
 
 
 def progress_bar(total: int, desc: str, unit: str = "run"):

@@ -268,7 +268,9 @@ async def _run(args: argparse.Namespace, settings) -> None:
 
     from fairgrid.daemon.app import create_app
 
-    daemon_url = f"http://{settings.server_host}:{settings.server_port}"
+    from .client import address
+
+    daemon_url = address(settings)
     secret = settings.portals[PORTAL][0]
     runners = []
     try:

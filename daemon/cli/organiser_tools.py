@@ -13,7 +13,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from .client import DaemonClient, quote
+from .client import DaemonClient, address, quote
 from .common import CONFIG_HELP, CliError, progress_bar, settings_of
 from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
@@ -57,7 +57,7 @@ def connect(args: argparse.Namespace, *, admin: bool = False):
     settings = settings_of(args.config)
     if token is None:
         token = DaemonClient.from_settings(settings, admin=admin).token
-    return DaemonClient(f"http://{settings.server_host}:{settings.server_port}", token), \
+    return DaemonClient(address(settings), token), \
         settings
 
 

@@ -17,7 +17,8 @@ from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle,
 from fairgrid.solvers.grid import layout_grid, symbol
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES
 
-from .common import PUZZLE_HELP, CliError, positive, positive_float, progress_bar, seed
+from .common import (PUZZLE_HELP, CliError, grid_side, positive, positive_float, progress_bar,
+                     seed)
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -79,6 +80,8 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     from fairgrid.solvers.fill_order import predict_fill_order
 
     puzzle = load_puzzle(args.puzzle)
+    if args.png and Path(args.png).is_dir():  # matplotlib would write "<it>.png" instead
+        raise CliError(f"--png {args.png} is a folder: name the PNG file to write")
     cluster, executor = _cluster(args)
     bar = progress_bar(args.runs, "SA runs")
     try:
@@ -416,7 +419,7 @@ def add_commands(sub) -> None:
     p.add_argument("--level", type=int, choices=(1, 2, 3, 4, 5),
                    help="with --unique: keep only puzzles of this fairgrid level")
     p.add_argument("--seed", type=seed, default=0)
-    p.add_argument("--rows", type=positive, default=7, help="Nurikabe: rows (default 7)")
-    p.add_argument("--cols", type=positive, default=7, help="Nurikabe: columns (default 7)")
+    p.add_argument("--rows", type=grid_side, default=7, help="Nurikabe: rows (default 7)")
+    p.add_argument("--cols", type=grid_side, default=7, help="Nurikabe: columns (default 7)")
     _by_type(p, cmd_generate)
 

@@ -15,7 +15,7 @@ import numpy as np
 from fairgrid.solvers import format_line, load_puzzle
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES, puzzle_type
 
-from .client import DaemonClient
+from .client import DaemonClient, address
 from .common import CONFIG_HELP, PUZZLE_HELP, CliError, seed
 
 
@@ -60,7 +60,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
               f"{settings.server_port} (it names portals); set metrics.token_file "
               f"(docs/operations.md)", file=sys.stderr)
     loop = _event_loop(settings.server_uvloop)
-    url = f"http://{settings.server_host}:{settings.server_port}"
+    url = address(settings)
 
     def listening(_message: str) -> None:  # aiohttp calls this once the socket is bound
         print(f"fairgrid: listening on {url}", file=sys.stderr, flush=True)
@@ -221,7 +221,7 @@ def _simulate_target(args: argparse.Namespace):
     if url:
         return url, None
     settings = settings_of(args.config)
-    return f"http://{settings.server_host}:{settings.server_port}", settings
+    return address(settings), settings
 
 
 def _scores_token(args: argparse.Namespace, url: str, settings) -> str:

@@ -97,7 +97,7 @@ def test_count():
     (("solve", EASY[:5] + "x" + EASY[6:]), ("illegal character 'x'", "position 6")),
     (("solve", "11" + "." * 79), ("givens clash", "r1c1", "r1c2")),
     (("predict-order", "no/such/file.txt"), ("no such file",)),
-    (("predict-order", EASY, "--runs", "0"), ("--runs", "at least 1")),
+    (("predict-order", EASY, "--runs", "0"), ("--runs", "from 1 to")),
     (("predict-order", EASY, "--budget", "-1"), ("--budget", "positive")),
     (("predict-order", EASY, "--budget", "inf"), ("--budget", "positive")),
     (("solve", EASY, "--seed", "x"), ("--seed",)),

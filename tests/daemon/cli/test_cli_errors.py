@@ -78,3 +78,37 @@ def test_simulated_players_are_apart_per_type():
     assert simulated_ids("nurikabe", "cup", "p") == ("cup", "p")
     args = build_parser().parse_args(["simulate", "x", "--secret", "s", "--tournament", "t"])
     assert args.tournament == "t" and args.prefix is None
+
+
+BAD_BYTES = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands argv over
+
+
+@pytest.mark.parametrize("argv, words", [
+    # bytes that are no text, in what goes into a URL, a database path, a query
+    (["player", "demo", BAD_BYTES], "player id given is not UTF-8 text"),
+    (["erase", "demo", BAD_BYTES, "--yes"], "given is not UTF-8 text"),
+    (["export", "--tournament", BAD_BYTES], "tournament given is not UTF-8 text"),
+    (["restore", BAD_BYTES, "--to", "x.duckdb"], "backup given is not UTF-8 text"),
+    # an address urllib would only refuse with a traceback at the first call
+    (["flags", "--url", "http://[::1", "--token", "t"], "is not a daemon's address"),
+    (["flags", "--url", "notaurl", "--token", "t"], "is not a daemon's address"),
+    # counts past what the compiled solvers and DuckDB hold; a grid no memory holds
+    (["solve", "1" * 81, "--max-steps", "9" * 23], "must be from 1 to 2,147,483,647"),
+    (["count", "1" * 81, "--limit", "9" * 23], "must be from 1 to 2,147,483,647"),
+    (["generate", "--type", "nurikabe", "--rows", "99999"], "must be from 2 to 20"),
+])
+def test_odd_arguments_end_in_one_line_not_a_traceback(capsys, argv, words):
+    try:
+        code = main(argv)
+    except SystemExit as exit_:  # argparse's own errors
+        code = exit_.code
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+
+
+def test_a_png_path_that_is_a_folder_is_named(tmp_path, capsys):
+    easy = "..3.2.6..9..3.5..1..18.64....81.29..7.......8..67.82....26.95..8..2.3..9..5.1.3.."
+    assert main(["predict-order", easy, "--runs", "1", "--png", str(tmp_path)]) == 2
+    assert "is a folder" in capsys.readouterr().err
+    assert not list(tmp_path.parent.glob(tmp_path.name + ".png"))
