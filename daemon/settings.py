@@ -56,7 +56,8 @@ class Setting:
 
 SETTINGS: tuple[Setting, ...] = (
     Setting("server.host", str, "127.0.0.1", "Address to listen on."),
-    Setting("server.port", int, 8080, "TCP port to listen on."),
+    Setting("server.port", int, 8080, "TCP port to listen on (0 to 65535; 0: one the "
+            "system picks)."),
     Setting("server.max_body_bytes", int, 1 << 20,
             "Largest accepted request body; larger webhooks get 413."),
     Setting("server.shutdown_timeout_s", float, 30.0,

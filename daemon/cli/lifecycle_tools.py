@@ -238,7 +238,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CliError(str(exc)) from None
     print(f"restored {target} from {source}: schema version {done.version}, "
-          f"{done.counts.get('submissions', 0)} submissions (every table's rows checked)")
+          f"{done.counts.get('submissions', 0)} submissions (every row read back and compared)")
     if done.erased_again:
         print(f"{done.erased_again} player(s) erased after this backup was taken are erased "
               "again when the daemon starts", file=sys.stderr)
@@ -301,10 +301,10 @@ def add_commands(sub) -> None:
 
     p = sub.add_parser("restore", help="put a backup in place (the daemon stopped)",
                        description="Check a backup is whole (no WAL beside it, not a "
-                       ".partial) and opens, copy it beside the database file (the "
-                       "config's storage.path, or --to), check the copy holds every "
-                       "table's rows, and rename it over the file. The daemon must be "
-                       "stopped; an existing file needs --force.")
+                       ".partial, every row readable), copy it beside the database file "
+                       "(the config's storage.path, or --to), check the copy holds the "
+                       "same rows, and rename it over the file. The daemon must be "
+                       "stopped; an existing database needs --force.")
     p.add_argument("backup")
     p.add_argument("--to", help="the database file to write (default: the config's)")
     p.add_argument("--force", action="store_true", help="replace an existing file")

@@ -74,7 +74,7 @@ def test_a_restore_checks_every_tables_rows_in_what_it_wrote(tmp_path):
     _database(db, 4)
     out = _restore(db, "--to", target)
     assert out.returncode == 0, out.stderr
-    assert "4 submissions (every table's rows checked)" in out.stdout
+    assert "4 submissions (every row read back and compared)" in out.stdout
     other = tmp_path / "other.duckdb"
     _database(other, 2)
     con = connect(str(db))
