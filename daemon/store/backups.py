@@ -18,7 +18,7 @@ import duckdb
 from . import files
 from .connection import read_only
 from .erasure import list_path, read_list
-from .errors import StoreError
+from .errors import StoreError, is_lock_error
 from .records import utc_now
 from .repository import lifecycle as sql
 
@@ -81,11 +81,13 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
         try:  # a running daemon holds the file's lock
             duckdb.connect(str(target)).close()
         except duckdb.Error as exc:
-            if "lock" in str(exc).lower():
+            if is_lock_error(exc):
                 raise StoreError(f"{target} is in use: stop the daemon first") from None
-            # never replace a file nobody can tell is a database, --force or not
-            raise StoreError(f"{target} exists and is not a DuckDB database "
-                             f"({str(exc).splitlines()[0]}): move it away first") from None
+            # never replace a file that does not open, --force or not: it may be a
+            # damaged database someone wants to recover, or no database at all
+            raise StoreError(f"{target} exists and does not open as a DuckDB database "
+                             f"({str(exc).splitlines()[0]}): move it aside (keep it), "
+                             "then restore") from None
         if not force:
             raise StoreError(f"{target} exists: add --force to replace it (keep a copy first)")
     tmp = target.with_name(target.name + ".restoring")

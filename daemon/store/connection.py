@@ -10,7 +10,7 @@ from typing import Callable
 import duckdb
 import numpy as np
 
-from .errors import StoreError, StoreLockedError
+from .errors import StoreError, StoreLockedError, is_lock_error
 from .moves import move_columns
 from .records import utc_now
 from .repository import ingest as sql
@@ -57,7 +57,7 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
     try:
         con = duckdb.connect(path)
     except duckdb.IOException as exc:
-        if "lock" in str(exc).lower():
+        if is_lock_error(exc):
             raise StoreLockedError(
                 f"the database {path} is in use by another process (DuckDB allows one "
                 f"writer); stop it, or point this one at another file") from exc

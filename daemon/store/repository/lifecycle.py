@@ -169,6 +169,9 @@ def table_counts(cur) -> dict[str, int]:
     return {t: _count(cur, f'SELECT count(*) FROM "{t}"', []) for t in _tables(cur)}
 
 
+ROW = "fairgrid_row__"  # no table has a column of this name
+
+
 def table_digests(cur) -> dict[str, tuple[int, int]]:
     """Per table, its rows and a digest of every value in them (the xor of the rows'
     hashes): what a restore checks. DuckDB answers count(*) from its metadata, so a file
@@ -176,8 +179,9 @@ def table_digests(cur) -> dict[str, tuple[int, int]]:
     and a missing or damaged one raises duckdb.Error."""
     out = {}
     for t in _tables(cur):
-        n, digest = cur.execute(f'SELECT count(*), bit_xor(hash(r)) FROM "{t}" AS r'
-                                ).fetchone()
+        # the alias names the whole row; a column of that name would win over it
+        n, digest = cur.execute(
+            f'SELECT count(*), bit_xor(hash("{ROW}")) FROM "{t}" AS "{ROW}"').fetchone()
         out[t] = (int(n), int(digest or 0))
     return out
 

@@ -125,17 +125,26 @@ def test_a_backup_cut_short_is_refused_and_the_target_kept(tmp_path):
     assert out.returncode == 0 and "3000 submissions" in out.stdout, out
 
 
-@pytest.mark.parametrize("what", ["folder", "empty", "text"])
-def test_a_target_that_is_no_database_is_named_and_never_replaced(tmp_path, what):
+@pytest.mark.parametrize("what", ["folder", "empty", "text", "damaged"])
+def test_a_target_that_does_not_open_is_named_and_never_replaced(tmp_path, what):
+    """Only a lock means a daemon holds the target; a damaged database (whose checksum
+    error names a "block") is kept for whoever wants to recover it."""
     db, target = tmp_path / "fairgrid.duckdb", tmp_path / "to.duckdb"
     _database(db, 1)
     if what == "folder":
         target.mkdir()
+    elif what == "damaged":
+        _database(target, 3)
+        data = bytearray(target.read_bytes())
+        data[12288 + 8:12288 + 72] = b"\x5a" * 64  # inside its first data block
+        target.write_bytes(bytes(data))
     else:
         target.write_text("" if what == "empty" else "my notes\n")
+    before = None if what == "folder" else target.read_bytes()
     out = _restore(db, "--to", target, "--force")
     assert out.returncode == 2, out
     assert len(out.stderr.splitlines()) == 1 and "in use" not in out.stderr, out.stderr
-    assert ("is a folder" if what == "folder" else "is not a DuckDB database") in out.stderr
-    if what == "text":
-        assert target.read_text() == "my notes\n"
+    assert ("is a folder" if what == "folder"
+            else "does not open as a DuckDB database") in out.stderr
+    if before is not None:
+        assert target.read_bytes() == before
