@@ -17,6 +17,20 @@ def quote(part: str) -> str:
     return urllib.parse.quote(part, safe="")
 
 
+def checked_url(url: str) -> str:
+    """A daemon's address given by a person (``--url``, ``FAIRGRID_URL``); CliError
+    naming it when urllib would refuse it (with ValueError, at the first call, far from
+    the option)."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError as exc:
+        raise CliError(f"{url!r} is not a daemon's address: {exc}") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+        raise CliError(f"{url!r} is not a daemon's address (e.g. http://127.0.0.1:8080)")
+    return url
+
+
 def address(settings) -> str:
     """The daemon's base URL from its settings (an IPv6 host in brackets)."""
     host = settings.server_host
@@ -32,14 +46,6 @@ class DaemonClient:
         self.base_url = base_url.rstrip("/")
         self.token = token
         self._timeout = timeout
-        try:  # urllib would raise ValueError at the first call, far from the option
-            parts = urllib.parse.urlsplit(self.base_url)
-            port = parts.port
-        except ValueError as exc:
-            raise CliError(f"{base_url!r} is not a daemon's address: {exc}") from None
-        if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
-            raise CliError(f"{base_url!r} is not a daemon's address (e.g. "
-                           "http://127.0.0.1:8080)")
 
     @classmethod
     def from_settings(cls, settings, *, admin: bool = False) -> DaemonClient:
@@ -75,6 +81,7 @@ class DaemonClient:
             doc.setdefault("error", exc.reason)
             return exc.code, doc
         except (urllib.error.URLError, ConnectionError):
+            # nothing listens there (a config's port 0 included): no daemon answers
             return None
 
     def get(self, path: str) -> dict | None:

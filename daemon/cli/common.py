@@ -61,8 +61,8 @@ grid_side = _number(int, 2, "from 2 to 20", 20)
 
 def not_utf8(args: argparse.Namespace) -> str | None:
     """The first argument whose text is not UTF-8 (the shell handed over bytes that
-    decode to no text; they cannot go into a URL, a database or a file name): its
-    name, or None."""
+    decode to no text: they cannot go into a URL, JSON or a DuckDB path): its name, or
+    None. A file name that is not UTF-8 is refused too, for one rule everywhere."""
     for name, value in vars(args).items():
         for v in value if isinstance(value, (list, tuple)) else (value,):
             if isinstance(v, str):

@@ -97,8 +97,28 @@ def folder(path: str) -> Path:
     return out
 
 
+EXPORT_TMP = ".export-"      # an export's hidden folder while it writes
+STALE_EXPORT_S = 3600        # ... left by a kill: removed by a later export after this
+
+
+def _remove_stale_exports(out: Path) -> None:
+    """Remove the hidden folders exports a kill stopped left in ``out`` (an hour old:
+    an export running beside this one keeps its own)."""
+    import shutil
+    import time
+
+    for old in out.glob(EXPORT_TMP + "*"):
+        try:
+            if old.is_dir() and time.time() - old.stat().st_mtime > STALE_EXPORT_S:
+                shutil.rmtree(old, ignore_errors=True)
+        except OSError:
+            continue
+
+
 def cmd_export(args: argparse.Namespace) -> int:
     import contextlib
+    import shutil
+    import tempfile
 
     import duckdb
 
@@ -125,13 +145,15 @@ def cmd_export(args: argparse.Namespace) -> int:
         for target in targets.values():
             if target.is_dir():
                 raise CliError(f"{target} is a folder: the export writes a file there")
-        # every file under a temporary name first, renamed once all are written: a
-        # failure leaves the folder as it was, never some of the tables
-        written, parts = [], []
+        # every file into a hidden folder of its own first, moved out once all are
+        # written: a failure while writing leaves none of them (a kill leaves that
+        # folder, removed by a later export here)
+        _remove_stale_exports(out)
+        tmp = Path(tempfile.mkdtemp(dir=out, prefix=EXPORT_TMP))
+        written = []
         try:
             for table, target in targets.items():
-                part = target.with_name(f".{target.name}.partial")
-                parts.append(part)
+                part = tmp / target.name
                 if con is None:
                     rows = _download(client, f"/v1/tournaments/{quote(args.tournament)}/"
                                      f"export/{table}.{args.format}", part)
@@ -144,8 +166,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         except duckdb.Error as exc:
             raise CliError(f"the export failed: {str(exc).splitlines()[0]}") from None
         finally:
-            for part in parts:
-                part.unlink(missing_ok=True)
+            shutil.rmtree(tmp, ignore_errors=True)
     for _, target, rows in written:
         print(f"{target}\t{rows} rows")
     return 0
@@ -154,14 +175,22 @@ def cmd_export(args: argparse.Namespace) -> int:
 def _no_erasure_undone(cur, db_path: str) -> None:
     """CliError if the file holds people erased after the backup it was restored from:
     read-only, this command cannot erase them again, and must not write them out."""
+    import duckdb
+
     from fairgrid.daemon.store import StoreError
     from fairgrid.daemon.store.erasure import undone
     from fairgrid.daemon.store.repository import lifecycle
 
     try:
-        held = undone(db_path, lifecycle.erased_digests(cur), lifecycle.players(cur))
+        known = {t for (t,) in cur.execute("SELECT table_name FROM duckdb_tables()"
+                                          ).fetchall()}
+        # a file of a schema older than the erasure list's: restored, never started
+        in_database = lifecycle.erased_digests(cur) if "erased_players" in known else set()
+        held = undone(db_path, in_database, lifecycle.players(cur))
     except StoreError as exc:
         raise CliError(str(exc)) from None
+    except duckdb.Error as exc:
+        raise CliError(f"the database cannot be read: {str(exc).splitlines()[0]}") from None
     if held:
         raise CliError(f"the database holds {len(held)} player(s) erased after the backup "
                        "it was restored from: start the daemon once (it erases them "
@@ -190,6 +219,8 @@ def cmd_backup(args: argparse.Namespace) -> int:
     else:  # no daemon: the file is ours
         from datetime import datetime, timezone
 
+        import duckdb
+
         from fairgrid.daemon.store import StoreError
         from fairgrid.daemon.store.backups import write_backup
         from fairgrid.daemon.store.connection import connect as open_db
@@ -212,7 +243,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
             erase_again(con, ErasedPlayers.open(settings.storage_path,
                                                 lifecycle.erased_digests(con)))
             rows = write_backup(con.cursor(), target)
-        except StoreError as exc:
+        except (StoreError, duckdb.Error) as exc:
             raise CliError(str(exc).splitlines()[0]) from None
         finally:
             con.close()

@@ -13,7 +13,7 @@ import time
 import urllib.parse
 from pathlib import Path
 
-from .client import DaemonClient, address, quote
+from .client import DaemonClient, address, checked_url, quote
 from .common import CONFIG_HELP, CliError, progress_bar, settings_of
 from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
@@ -53,7 +53,7 @@ def connect(args: argparse.Namespace, *, admin: bool = False):
         if not token:
             raise CliError(f"--url {url} needs --token (or FAIRGRID_TOKEN): the config's "
                            f"tokens are only sent to the config's own daemon")
-        return DaemonClient(url, token), None
+        return DaemonClient(checked_url(url), token), None
     settings = settings_of(args.config)
     if token is None:
         token = DaemonClient.from_settings(settings, admin=admin).token

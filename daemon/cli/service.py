@@ -15,7 +15,7 @@ import numpy as np
 from fairgrid.solvers import format_line, load_puzzle
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES, puzzle_type
 
-from .client import DaemonClient, address
+from .client import DaemonClient, address, checked_url
 from .common import CONFIG_HELP, PUZZLE_HELP, CliError, seed
 
 
@@ -219,7 +219,7 @@ def _simulate_target(args: argparse.Namespace):
 
     url = args.url or os.environ.get("FAIRGRID_URL")
     if url:
-        return url, None
+        return checked_url(url), None
     settings = settings_of(args.config)
     return address(settings), settings
 

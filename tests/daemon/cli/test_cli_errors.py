@@ -5,6 +5,7 @@ givens as letters, ``flags --state any``, and simulated players per puzzle type.
 from __future__ import annotations
 
 import argparse
+import os
 
 import numpy as np
 import pytest
@@ -112,3 +113,68 @@ def test_a_png_path_that_is_a_folder_is_named(tmp_path, capsys):
     assert main(["predict-order", easy, "--runs", "1", "--png", str(tmp_path)]) == 2
     assert "is a folder" in capsys.readouterr().err
     assert not list(tmp_path.parent.glob(tmp_path.name + ".png"))
+
+
+@pytest.fixture
+def keep_umask():
+    """main() sets the owner-only umask for commands that write data; not for the rest
+    of this test process."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    yield
+    os.umask(mask)
+
+
+def test_an_export_that_fails_part_way_leaves_no_file(tmp_path, monkeypatch, capsys,
+                                                       keep_umask):
+    """A disk that fills after the first table (stood in for by the second COPY
+    raising, as DuckDB does): exit 2 with one line, and no table written."""
+    import duckdb
+
+    from fairgrid.daemon.store.connection import connect
+    from fairgrid.daemon.store.repository import lifecycle
+    from fairgrid.daemon.testing import free_port
+
+    db = tmp_path / "fairgrid.duckdb"
+    con = connect(str(db))
+    con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                "player_id, puzzle_id, tournament_id, started_at, received_at, "
+                "committed_at, n_moves, duration_ms, complete, status, raw) VALUES (1, "
+                "'demo', 's-1', 'h-1', 'p', 'x', 't-1', now(), now(), now(), 0, 0, false, "
+                "'scored', '{}')")
+    con.execute("UPDATE moves_through SET through = 1")
+    con.close()
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = {free_port()}\n')
+    real, calls = lifecycle.export_to, []
+
+    def export_to(*args):
+        calls.append(args[2])
+        if len(calls) == 2:
+            raise duckdb.IOException("IO Error: No space left on device")
+        return real(*args)
+    monkeypatch.setattr(lifecycle, "export_to", export_to)
+    out = tmp_path / "out"
+    assert main(["export", "--tournament", "t-1", "--out", str(out), "--config", str(cfg),
+                 "--token", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "No space left on device" in err, err
+    assert len(calls) == 2 and list(out.iterdir()) == []
+    monkeypatch.setattr(lifecycle, "export_to", real)
+    assert main(["export", "--tournament", "t-1", "--out", str(out), "--config", str(cfg),
+                 "--token", "x"]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [
+        f"t-1-{t}.csv" for t in ("flags", "reviews", "scores", "submissions")]
+
+
+def test_a_config_listening_on_port_0_still_reaches_its_file(tmp_path, capsys, keep_umask):
+    """Port 0 (one the system picks) is a daemon's setting, not an address to call: with
+    no daemon, the commands that fall back to the file do."""
+    from fairgrid.daemon.store.connection import connect
+
+    db = tmp_path / "fairgrid.duckdb"
+    connect(str(db)).close()
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = 0\n')
+    assert main(["backup", str(tmp_path / "bk"), "--config", str(cfg), "--token", "x"]) == 0
+    assert capsys.readouterr().out.strip().startswith(str(tmp_path / "bk"))
