@@ -33,7 +33,7 @@ import numpy as np
 from numba import njit
 
 from ._rng import kernel_seed, next_u64, U32, below32
-from .grid import Puzzle
+from .grid import Puzzle, SearchLimitError
 
 DEFAULT_MAX_STEPS = 50_000_000
 
@@ -110,11 +110,21 @@ def _init_masks(grid, box_size):
     return rowm, colm, boxm, empties, n, rr, cc, bb
 
 
-@njit(cache=True, error_model="numpy")
-def count_kernel(grid, box_size, limit, solution):
-    """Count solutions of ``grid`` (modified in place, restored) up to ``limit``.
+# the most placements the uniqueness search tries (about a second here): a 9×9 daily
+# takes a few hundred, the hardest 9×9 collections tens of thousands; a grid with no
+# solution that the search cannot refute early (a 16×16 whose last digit of one kind
+# has nowhere to go) would run for hours
+MAX_COUNT_NODES = 20_000_000
 
-    Writes the first solution found into ``solution``. Returns (count, nodes).
+
+@njit(cache=True, error_model="numpy", nogil=True)
+def count_kernel(grid, box_size, limit, solution, max_nodes=0):
+    """Count solutions of ``grid`` (modified in place, restored) up to ``limit``, trying
+    at most ``max_nodes`` placements (0: no cap).
+
+    Writes the first solution found into ``solution``. Returns (count, nodes); count is
+    -1 when the cap ended the search first. Without the GIL: a thread running it leaves
+    the daemon's event loop free.
     """
     size = box_size * box_size
     full = ((_U1 << np.uint64(size + 1)) - _U1) ^ _U1
@@ -168,6 +178,9 @@ def count_kernel(grid, box_size, limit, solution):
         nodes += 1
         depth += 1
         choose = True
+        if max_nodes > 0 and nodes >= max_nodes:
+            count = -1
+            break
     # restore the puzzle
     for i in range(n):
         grid[empties[i]] = 0
@@ -345,24 +358,30 @@ def solve_backtracking(puzzle: Puzzle, *, rng, max_steps: int = DEFAULT_MAX_STEP
                               explored[:nexp].copy(), message)
 
 
-def count_solutions(puzzle: Puzzle, limit: int = 2) -> int:
-    """The number of solutions of ``puzzle``, counted up to ``limit`` (exact below it).
+def count_solutions(puzzle: Puzzle, limit: int = 2,
+                    max_nodes: int = MAX_COUNT_NODES) -> int:
+    """The number of solutions of ``puzzle``, counted up to ``limit`` (exact below it);
+    SearchLimitError when ``max_nodes`` placements (0: no cap) do not settle it.
 
     A tournament puzzle must give exactly 1 with the default ``limit=2``.
     """
-    return _count(puzzle, limit)[0]
+    return _count(puzzle, limit, max_nodes)[0]
 
 
-def unique_solution(puzzle: Puzzle) -> np.ndarray | None:
-    """The solution when ``puzzle`` has exactly one, else None."""
-    count, solution = _count(puzzle, 2)
+def unique_solution(puzzle: Puzzle, max_nodes: int = MAX_COUNT_NODES) -> np.ndarray | None:
+    """The solution when ``puzzle`` has exactly one, else None; SearchLimitError when
+    ``max_nodes`` placements do not settle it."""
+    count, solution = _count(puzzle, 2, max_nodes)
     return solution if count == 1 else None
 
 
-def _count(puzzle: Puzzle, limit: int) -> tuple[int, np.ndarray]:
+def _count(puzzle: Puzzle, limit: int, max_nodes: int) -> tuple[int, np.ndarray]:
     if limit < 1:
         raise ValueError(f"limit must be >= 1, got {limit}")
     grid = puzzle.givens.astype(np.int64)
     solution = np.zeros(puzzle.ncells, dtype=np.int64)
-    count, _nodes = count_kernel(grid, puzzle.box_size, limit, solution)
+    count, nodes = count_kernel(grid, puzzle.box_size, limit, solution, max_nodes)
+    if count < 0:
+        raise SearchLimitError(f"the solution count was not settled after {nodes:,} "
+                               "placements (the search's cap)")
     return int(count), solution.astype(np.int8)

@@ -54,6 +54,11 @@ class PuzzleError(ValueError):
     """A puzzle text or grid is malformed; the message names the problem."""
 
 
+class SearchLimitError(PuzzleError):
+    """An exact search (how many solutions a puzzle has) met its step cap before it could
+    answer: the puzzle is neither known to be unique nor known not to be."""
+
+
 @dataclass(frozen=True)
 class Geometry:
     """Index tables of one box size: rows, columns, blocks, units and peers of every cell."""

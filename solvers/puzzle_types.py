@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .grid import PuzzleError
+from .grid import PuzzleError, SearchLimitError
 
 NOT_DEDUCIBLE = 2  # the replay's technique code of a placement no rule gave
 SUDOKU, NURIKABE = "sudoku", "nurikabe"
@@ -104,6 +104,8 @@ def _sudoku() -> PuzzleType:
     def solution(p):
         try:
             return solution_of(p).astype(np.int64)
+        except SearchLimitError:
+            raise               # not known to have no unique solution: said apart
         except PuzzleError:
             return None
 

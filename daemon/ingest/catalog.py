@@ -16,7 +16,7 @@ from ..errors import Conflict, ValidationError
 from ..store import QueueFull, Store
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
-from .puzzles import PuzzleInfo, check_puzzle
+from .puzzles import PuzzleInfo, check_puzzle_off_loop
 
 
 class PuzzleCatalog:
@@ -59,8 +59,8 @@ class PuzzleCatalog:
         rows: dict[str, tuple[str, str, int, str, str]] = {}
         for where, pid, text, type_name in items:
             try:
-                givens, box_size, solution = await asyncio.to_thread(check_puzzle, text,
-                                                                  "givens", type_name)
+                givens, box_size, solution = await check_puzzle_off_loop(text, "givens",
+                                                                      type_name)
             except ValidationError as exc:
                 exc.field = where + (exc.field or "givens")
                 raise

@@ -7,12 +7,15 @@ move values; ``box_size`` is Sudoku's block side, 0 for a type without blocks.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import functools
 from dataclasses import dataclass
 
 import numpy as np
 
 from fairgrid.analytics.puzzle_model import cells_of
+from fairgrid.analytics.signals import MIN_CELLS
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, TYPES, PuzzleType, puzzle_type
 
 from .solve import ValidationError
@@ -80,11 +83,31 @@ def canonical_text(text: str, field: str, type_name: str) -> str:
         raise ValidationError(field, str(exc)) from None
 
 
+# the fewest cells a puzzle may leave to fill: the order and pace of fewer placements
+# say nothing (analytics.signals.MIN_CELLS)
+MIN_OPEN_CELLS = MIN_CELLS
+
+# Puzzle checks run on threads of their own: a uniqueness search can take seconds (up to
+# its cap), and on the loop's default pool it would hold up every store read queued
+# behind it, whichever portal's
+_CHECKS = concurrent.futures.ThreadPoolExecutor(max_workers=2,
+                                                thread_name_prefix="fg-puzzle-check")
+
+
+async def check_puzzle_off_loop(text: str, field: str = "givens",
+                                type_name: str = DEFAULT_TYPE) -> tuple[str, int, str]:
+    """:func:`check_puzzle` on the puzzle-check threads (its searches release the GIL,
+    so the event loop keeps serving meanwhile)."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(_CHECKS, check_puzzle, text, field, type_name)
+
+
 def check_puzzle(text: str, field: str = "givens",
                  type_name: str = DEFAULT_TYPE) -> tuple[str, int, str]:
     """Parse and check a puzzle of type ``type_name``: (canonical text, box_size, solution text);
-    ValidationError(422) when it does not parse or has no unique solution."""
-    from fairgrid.solvers.nurikabe import SearchLimitError
+    ValidationError(422) when it does not parse, has no unique solution (or its search
+    cannot settle that), or leaves fewer than :data:`MIN_OPEN_CELLS` cells to fill."""
+    from fairgrid.solvers.grid import SearchLimitError  # Nurikabe's is one too
 
     t = puzzle_type(type_name)
     try:
@@ -101,6 +124,13 @@ def check_puzzle(text: str, field: str = "givens",
     if solution is None:
         raise ValidationError(field, "the puzzle has no solution" if n == 0
                               else "the puzzle has more than one solution")
+    open_cells = int(np.count_nonzero(np.asarray(t.givens(puzzle)) == 0))
+    if open_cells < MIN_OPEN_CELLS:
+        # a solve of it would be judged on almost nothing, and its analysis cannot
+        # place an order on it
+        raise ValidationError(field, f"the puzzle leaves {open_cells} cell"
+                              f"{'' if open_cells == 1 else 's'} to fill; fairgrid takes "
+                              f"puzzles with at least {MIN_OPEN_CELLS}")
     return t.format(puzzle), t.box_size(puzzle), t.values_text(solution)
 
 

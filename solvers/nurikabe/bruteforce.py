@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numba import njit
 
+from .. import grid
 from .._rng import seed_of, spawn_seeds
 from .model import NurikabeError, NurikabePuzzle, tables
 
@@ -52,7 +53,7 @@ DEFAULT_MAX_STEPS = 10_000_000
 STOP_LIMIT, STOP_CAP = 1, 2
 
 
-class SearchLimitError(NurikabeError):
+class SearchLimitError(NurikabeError, grid.SearchLimitError):
     """The exact search met its step cap before it could answer."""
 
 

@@ -134,3 +134,17 @@ def test_the_dynamic_order_solves_what_the_counter_solves(puzzle, seed):
     if res.solved:
         assert solves(puzzle, res.solution)
         assert sorted(res.explored.tolist()) == puzzle.empty_cells.tolist()
+
+
+def test_the_uniqueness_search_stops_at_its_cap_and_says_so():
+    """A count the cap ends is neither "unique" nor "none": SearchLimitError, which the
+    daemon turns into a 422; and the kernel leaves the GIL, so the daemon's event loop
+    serves on while a thread runs it."""
+    from fairgrid.solvers.backtracking import count_kernel, count_solutions
+    from fairgrid.solvers.grid import SearchLimitError
+
+    puzzle = parse(HUMAN_HARD)
+    with pytest.raises(SearchLimitError, match="not settled after 5 placements"):
+        count_solutions(puzzle, 2, max_nodes=5)
+    assert count_solutions(puzzle, 2) == 1      # the default cap settles it
+    assert count_kernel.targetoptions.get("nogil") is True
