@@ -34,7 +34,7 @@ from fairgrid.solvers.puzzle_types import puzzle_type as _type
 
 from ..metrics import Metrics
 from ..settings import Settings
-from ..store import Store
+from ..store import Store, StoreError
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
 from .compute import Cluster, ClusterLane, ComputeUnavailable
@@ -181,8 +181,13 @@ class PuzzleAnalysis:
                 raise
             except ComputeUnavailable:
                 unavailable = True
-            except Exception:  # noqa: BLE001 - one bad puzzle must not stop the worker
-                log.exception("analysis of puzzle %s failed", pid)
+            except StoreError:  # the database, not the puzzle: the sweep tries again
+                log.exception("analysis of puzzle %s could not be stored", pid)
+            except Exception as exc:  # noqa: BLE001 - one bad puzzle must not stop the worker
+                # the analysis is seeded: it would fail again at every sweep, and a
+                # queue full of such puzzles would starve every portal's new ones
+                log.exception("analysis of puzzle %s failed; marked invalid", pid)
+                await self._mark_invalid(pid, exc)
             finally:
                 queue.done(pid)
             if unavailable:
@@ -191,6 +196,13 @@ class PuzzleAnalysis:
                 self._metrics.compute_up.set(0)
                 await asyncio.sleep(self._settings.compute_retry_s)
                 self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
+
+    async def _mark_invalid(self, pid: str, exc: Exception) -> None:
+        reason = f"the analysis failed: {type(exc).__name__}: {exc}".splitlines()[0]
+        try:
+            await asyncio.wrap_future(self._store.write(sql.mark_invalid, pid, reason))
+        except StoreError:
+            log.exception("puzzle %s could not be marked invalid", pid)
 
     async def _analyse(self, pid: str, lane: Lane, waited: float = 0.0) -> None:
         row = await asyncio.to_thread(self._store.read, sql.to_analyse, pid)

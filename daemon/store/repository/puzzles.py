@@ -52,6 +52,12 @@ def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str, str] | None:
                        "WHERE id = ?", [puzzle_id]).fetchone()
 
 
+def mark_invalid(con, puzzle_id: str, error: str) -> None:
+    """A pending puzzle whose analysis failed: ``invalid``, with why (never retried)."""
+    con.execute("UPDATE puzzles SET status = 'invalid', error = ? "
+                "WHERE id = ? AND status = 'pending'", [error[:1000], puzzle_id])
+
+
 def save_analysis(con, puzzle_id: str, result: dict, now: datetime) -> None:
     """Store an analysis (``work.analysis.analyse``) and mark the puzzle ready."""
     model = result["model"]

@@ -130,3 +130,59 @@ async def test_a_small_puzzle_never_waits_behind_a_large_one(aiohttp_client, tmp
     assert doc["status"] == "ready"
     big = await (await client.get("/v1/puzzles/big", headers=bearer(ORGANISER))).json()
     assert big["status"] == "pending"
+
+
+def _unsettled_sixteen() -> str:
+    """A 16×16 with no solution that the search cannot refute early: the last 16 of
+    row 1 has nowhere to go, which only shows once the rest of the grid is filled."""
+    grid = [[0] * 16 for _ in range(16)]
+    for k in range(3):
+        grid[1 + k][4 * k] = 16
+        grid[4 * (k + 1)][12 + k] = 16
+    grid[0][15] = 1
+    return ",".join(str(v) for row in grid for v in row)
+
+
+async def test_puzzles_analysis_cannot_use_are_refused_at_once(client):
+    """A full grid, a Nurikabe of a handful of cells (nothing to judge a solve by) and a
+    grid the uniqueness search cannot settle within its cap: 422 naming why, instead of
+    a puzzle pending for ever (or a check that runs for hours)."""
+    full = EASY_SOLUTION
+    for body, words in [({"id": "full", "givens": full}, "leaves 0 cells to fill"),
+                        ({"id": "tiny", "givens": "1x3:..1", "puzzle_type": "nurikabe"},
+                         "leaves 2 cells to fill"),
+                        ({"id": "hard16", "givens": _unsettled_sixteen()},
+                         "could not settle")]:
+        resp = await client.post("/v1/puzzles", json=body, headers=bearer(ADMIN))
+        doc = await resp.json()
+        assert resp.status == 422 and words in doc["error"], doc
+    assert (await client.get("/healthz")).status == 200
+    assert query(client.server.app[CTX].store, "SELECT id FROM puzzles") == []
+
+
+async def test_a_puzzle_whose_analysis_fails_is_marked_invalid_not_retried(
+        aiohttp_client, tmp_path, monkeypatch):
+    """Seeded analysis fails the same way every time: the puzzle becomes ``invalid``
+    with the reason, and the queue goes on to the next one (a queue of such puzzles
+    retried at every sweep starved every portal's new ones). The failure stands in for
+    a defect of the analysis, which cannot be made to happen on a valid puzzle."""
+    from fairgrid.daemon.ingest.puzzles import check_puzzle
+    from fairgrid.daemon.work import analysis
+
+    real, stored = analysis.analyse, check_puzzle(EASY)[0]  # as the store holds it
+
+    def analyse(givens, **kw):
+        if givens == stored:
+            raise IndexError("index -1 is out of bounds for axis 0 with size 0")
+        return real(givens, **kw)
+    monkeypatch.setattr(analysis, "analyse", analyse)
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    for pid, givens in (("bad", EASY), ("good", MEDIUM)):
+        resp = await client.post("/v1/puzzles", json={"id": pid, "givens": givens},
+                                 headers=bearer(ADMIN))
+        assert resp.status == 201
+    assert (await wait_ready(client, "good"))["status"] == "ready"
+    doc = await (await client.get("/v1/puzzles/bad", headers=bearer(ORGANISER))).json()
+    assert doc["status"] == "invalid" and "IndexError" in doc["error"], doc
+    metrics = await (await client.get("/metrics")).text()
+    assert 'fairgrid_puzzles{status="invalid"} 1.0' in metrics
