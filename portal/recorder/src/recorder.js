@@ -8,6 +8,8 @@ export const CLIENT_VERSION = 1;
 export const RECORDER = "fairgrid-recorder/0.1.0";
 
 const PREFIX = "fairgrid-recorder:";
+// the schema's maxItems and maxima for the client block (solve_log.schema.json)
+const LIMITS = { items: 10_000, digits: 100_000, count: 1_000_000, ms: 1_000_000_000_000 };
 
 function noop() {}
 
@@ -125,7 +127,7 @@ export class Recorder {
     if (this.hiddenSince !== null) client.hidden.push({ t_ms: this.hiddenSince, ms: t - this.hiddenSince });
     if (this.blurSince !== null) client.blur.push({ t_ms: this.blurSince, ms: t - this.blurSince });
     return { started_at: new Date(this.startedWall).toISOString(),
-             moves: this.moves.map((m) => ({ ...m })), client };
+             moves: this.moves.map((m) => ({ ...m })), client: withinLimits(client) };
   }
 
   /** Forget the solve (after the portal's server took it). */
@@ -264,4 +266,30 @@ export class Recorder {
 
 export function record(options) {
   return new Recorder(options);
+}
+
+/** The client block within the schema's limits (solve_log.schema.json), which the
+ * daemon refuses a solve beyond: a page toggled or pasted into thousands of times (by
+ * accident, or to have the solve refused and so never judged) keeps every total. The
+ * intervals past the last one kept add up into it, as do the pastes' digits; counters
+ * stop at their maximum. */
+function withinLimits(client) {
+  for (const key of ["hidden", "blur"]) {
+    const list = client[key];
+    if (list.length > LIMITS.items) {
+      const rest = list.splice(LIMITS.items - 1);
+      list.push({ t_ms: rest[0].t_ms, ms: Math.min(LIMITS.ms, rest.reduce((a, x) => a + x.ms, 0)) });
+    }
+  }
+  const pastes = client.pastes;
+  if (pastes.length > LIMITS.items) {
+    const rest = pastes.splice(LIMITS.items - 1);
+    pastes.push({ t_ms: rest[0].t_ms, digits: rest.reduce((a, x) => a + x.digits, 0) });
+  }
+  for (const paste of pastes) paste.digits = Math.min(paste.digits, LIMITS.digits);
+  client.paste_count = Math.min(client.paste_count, LIMITS.count);
+  for (const device of Object.keys(client.input)) {
+    client.input[device] = Math.min(client.input[device], LIMITS.count);
+  }
+  return client;
 }

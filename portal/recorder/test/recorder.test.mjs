@@ -95,6 +95,30 @@ test("hidden and blur intervals say when and how long", () => {
   assert.deepEqual(client.hidden, [{ t_ms: 2000, ms: 8000 }, { t_ms: 10100, ms: 50 }]);
 });
 
+test("a page toggled or pasted into past the schema's limits still sends a valid log", () => {
+  // the daemon refuses a client block beyond its limits, and with it the whole solve:
+  // a cheater must not be able to have a solve refused by switching tabs 10,001 times
+  const { clock, document, recorder } = setUp({ cells: 4 });
+  let away = 0;
+  for (let i = 0; i < 10_005; i++) {
+    clock.tick(10);
+    document.setHidden(true);
+    clock.tick(3);
+    away += 3;
+    document.setHidden(false);
+  }
+  recorder.pasted(0, 250_000);
+  for (let i = 0; i < 10_001; i++) recorder.pasted(1, 1);
+  const log = recorder.log();
+  assert.deepEqual(problems(log), []);
+  assert.equal(log.client.hidden.length, 10_000);
+  assert.equal(log.client.hidden.reduce((a, x) => a + x.ms, 0), away); // no time lost
+  assert.equal(log.client.pastes.length, 10_000);
+  assert.equal(log.client.pastes[0].digits, 100_000);
+  assert.equal(log.client.pastes.at(-1).digits, 3); // the last three pastes, summed
+  assert.equal(log.client.paste_count, 10_002);
+});
+
 test("the input device of each move is counted", () => {
   const { document, recorder } = setUp();
   recorder.place(0, 1); // no event seen: the portal's own code called
