@@ -46,3 +46,12 @@ def shown(text) -> str:
         return text
     return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in REFUSED else ch
                    for ch in text)
+
+
+def ascii_int(text: str | None, digits: int = 18) -> int | None:
+    """``text`` as a number when it is 1 to ``digits`` ASCII digits (ids fit a BIGINT),
+    else None: int() also takes "١" (Arabic-Indic one), "５" and "5_0", which are no
+    id or count anyone typed, and str.isdigit() takes "²", which int() refuses."""
+    if text and len(text) <= digits and text.isascii() and text.isdigit():
+        return int(text)
+    return None

@@ -20,8 +20,8 @@ from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import record_review
-from .pages import (FORM, NotFound, ascii_number, choice, decision, mmss, page, page_number,
-                    render)
+from ..text import ascii_int
+from .pages import FORM, NotFound, choice, decision, mmss, page, page_number, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -55,7 +55,7 @@ class Queue:
     @classmethod
     def of(cls, query) -> Queue:
         level = query.get("level", "") or ""
-        if level and ascii_number(level, 4) is None:
+        if level and ascii_int(level, 4) is None:
             raise ValidationError("level", "must be a level number", 400)
         return cls(state=choice(query, "state", STATES, FlagState.OPEN.value),
                    sort=choice(query, "sort", tuple(sql.SORTS), "newest"),
@@ -147,10 +147,10 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
 
 async def _decided(request: web.Request, who: Principal) -> str | None:
     """The notice after a decision: what was recorded (``?decided=ID`` or ``?bulk=N``)."""
-    n = ascii_number(request.query.get("bulk"), 9)
+    n = ascii_int(request.query.get("bulk"), 9)
     if n is not None:
         return f"{n} flag{'' if n == 1 else 's'} decided."
-    decided = ascii_number(request.query.get("decided"))
+    decided = ascii_int(request.query.get("decided"))
     if decided is None:
         return None
     row = await read(request, sql.flag, decided, who.visible())
@@ -160,10 +160,10 @@ async def _decided(request: web.Request, who: Principal) -> str | None:
 
 
 def _flag_id(request: web.Request) -> int:
-    try:
-        return int(request.match_info["id"])
-    except ValueError:
-        raise NotFound("There is no such flag.") from None
+    flag_id = ascii_int(request.match_info["id"])
+    if flag_id is None:
+        raise NotFound("There is no such flag.")
+    return flag_id
 
 
 @page
@@ -214,7 +214,7 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     form = request[FORM]
     state, note = decision(form, who, "flags", note_to_confirm=True)
     q = _queue_of_form(form)  # a bad queue is refused before anything is decided
-    got = {ascii_number(str(v)) for v in form.getall("flag", [])}
+    got = {ascii_int(str(v)) for v in form.getall("flag", [])}
     if None in got:
         raise ValidationError("flag", "must be flag ids", 400)
     ids = sorted(got)

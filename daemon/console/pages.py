@@ -18,6 +18,7 @@ from markupsafe import Markup
 
 from ..ingest import ValidationError
 from ..settings import proxy_networks
+from ..text import ascii_int
 from ..states import REVIEW_STATES, FlagState
 from ..web.auth import Principal
 from ..web.context import CTX
@@ -107,19 +108,11 @@ def choice(query, name: str, allowed, default: str) -> str:
 MAX_PAGE = 100_000   # page x page size must stay a query limit DuckDB takes
 
 
-def ascii_number(text: str | None, digits: int = 18) -> int | None:
-    """``text`` as a number when it is 1 to ``digits`` ASCII digits (ids fit a BIGINT);
-    else None. str.isdigit() also takes "²", which int() refuses."""
-    if text and len(text) <= digits and text.isascii() and text.isdigit():
-        return int(text)
-    return None
-
-
 def page_number(query) -> int:
     """The ``page`` query parameter: a number from 1 to :data:`MAX_PAGE`."""
     try:
-        page_no = int(query.get("page", "1"))
-        if not 1 <= page_no <= MAX_PAGE:
+        page_no = ascii_int(query.get("page", "1"), 9)
+        if page_no is None or not 1 <= page_no <= MAX_PAGE:
             raise ValueError
     except ValueError:
         raise ValidationError("page", f"must be a page number from 1 to {MAX_PAGE:,}",

@@ -12,6 +12,7 @@ from aiohttp import web
 
 from ..documents import iso
 from ..ingest import ValidationError, parse_json
+from ..text import ascii_int
 from ..store.records import utc_now
 from ..store.repository import outbox as sql
 from .tokens import require_token
@@ -87,11 +88,8 @@ async def get_notifications(request: web.Request) -> web.Response:
     state = request.query.get("state")
     if state is not None and state not in STATES:
         raise ValidationError("state", f"must be one of {', '.join(STATES)}", 400)
-    try:
-        limit = int(request.query.get("limit", "100"))
-    except ValueError:
-        limit = -1
-    if not 1 <= limit <= 1000:
+    limit = ascii_int(request.query.get("limit", "100"), 9)
+    if limit is None or not 1 <= limit <= 1000:
         raise ValidationError("limit", "must be between 1 and 1000", 400)
     portals = who.visible()
     if "portal" in request.query:

@@ -10,6 +10,7 @@ from fairgrid.analytics.calibration import bh
 
 from .. import documents
 from ..ingest import ValidationError
+from ..text import ascii_int
 from ..store.repository import organiser as sql
 from ..store.repository import players as players_sql
 from ..documents import iso
@@ -123,10 +124,9 @@ async def review_flag(request: web.Request) -> web.Response:
     whole history. A cleared solve rejoins the honest population; ``open`` reopens a
     decided flag (an appeal), which then waits for a new decision like any open flag."""
     d = await decision(request)
-    try:
-        flag_id = int(request.match_info["id"])
-    except ValueError:
-        raise ValidationError("id", "must be a flag id (an integer)", 404) from None
+    flag_id = ascii_int(request.match_info["id"])
+    if flag_id is None:
+        raise ValidationError("id", "must be a flag id (an integer)", 404)
     history = await record_review(request, d.who, flag_id, d.state, d.note, d.actor)
     if history is None:
         return error(404, f"no flag {flag_id}")

@@ -12,6 +12,7 @@ from typing import Any, Callable, Iterable
 from aiohttp import web
 
 from ..ingest import ValidationError, parse_json, parse_time
+from ..text import ascii_int
 from ..states import REVIEW_STATES
 from .auth import AuthError, Principal
 from .responses import cursor, known_query, read_cursor
@@ -40,6 +41,8 @@ def query_number(request: web.Request, name: str, convert, default, lo, hi):
         return default
     try:
         value = convert(text)
+        if convert is int and ascii_int(text.lstrip("-"), 18) is None:
+            raise ValueError  # int() takes "５" and "5_0" too
     except ValueError:
         raise ValidationError(name, f"must be a number, got {text!r}", 400) from None
     if not lo <= value <= hi:

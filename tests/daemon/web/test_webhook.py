@@ -270,9 +270,17 @@ async def test_flags_are_filtered_and_paginated_newest_first(client):
                                   headers=bearer(ORGANISER))).json()
     assert [f["submission_id"] for f in doc["flags"]] == ["s-4", "s-3"]
     for bad in ("limit=0", "limit=x", "since=yesterday", "cursor=zzz", "min_anomaly=high",
-                "min_score=high", "state=pending", "tournamnet=t-1"):
+                "min_score=high", "state=pending", "tournamnet=t-1",
+                # int() takes these; nobody typed them as a number
+                "limit=5_0", "limit=%EF%BC%95", "limit=%D9%A3"):
         resp = await client.get(f"/v1/flags?{bad}", headers=bearer(ORGANISER))
         assert resp.status == 400 and (await resp.json())["field"] == bad.split("=")[0]
+    resp = await client.get("/v1/notifications?limit=5_0", headers=bearer(ORGANISER))
+    assert resp.status == 400
+    # a flag id in another script's digits is no flag id (int() reads it as 1)
+    resp = await client.post("/v1/flags/%D9%A1/review", json={"state": "cleared"},
+                             headers=bearer(ADMIN))
+    assert resp.status == 404
     # the state filter: one flag reviewed as confirmed is not among the open ones
     def confirm(con):
         fid = con.execute("SELECT id FROM flags WHERE submission_id = 's-2'").fetchone()[0]
