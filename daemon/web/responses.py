@@ -57,12 +57,16 @@ def attachment(stem: str, suffix: str) -> str:
 
 
 def known_query(request: web.Request, known: frozenset = frozenset()) -> None:
-    """400 naming query parameters the route does not know (a typo filters nothing)."""
+    """400 naming query parameters the route does not know (a typo filters nothing), or
+    one given twice (which value would count is no one's guess to make)."""
     unknown = sorted(set(request.query) - known)
     if unknown:
         takes = (f"known: {', '.join(sorted(known))}" if known
                  else "this route takes no query parameters")
         raise ValidationError(unknown[0], f"unknown query parameter ({takes})", 400)
+    if len(request.query) != len(set(request.query)):
+        twice = next(k for k in request.query if len(request.query.getall(k)) > 1)
+        raise ValidationError(twice, "given more than once: give it once", 400)
 
 
 def cursor(values: list) -> str:

@@ -277,6 +277,9 @@ async def test_flags_are_filtered_and_paginated_newest_first(client):
         assert resp.status == 400 and (await resp.json())["field"] == bad.split("=")[0]
     resp = await client.get("/v1/notifications?limit=5_0", headers=bearer(ORGANISER))
     assert resp.status == 400
+    # one value a parameter: which of two would count is no one's guess
+    resp = await client.get("/v1/flags?state=open&state=bogus", headers=bearer(ORGANISER))
+    assert resp.status == 400 and (await resp.json())["field"] == "state"
     # a flag id in another script's digits is no flag id (int() reads it as 1)
     resp = await client.post("/v1/flags/%D9%A1/review", json={"state": "cleared"},
                              headers=bearer(ADMIN))
