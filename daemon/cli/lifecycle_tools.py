@@ -182,11 +182,7 @@ def _no_erasure_undone(cur, db_path: str) -> None:
     from fairgrid.daemon.store.repository import lifecycle
 
     try:
-        known = {t for (t,) in cur.execute("SELECT table_name FROM duckdb_tables()"
-                                          ).fetchall()}
-        # a file of a schema older than the erasure list's: restored, never started
-        in_database = lifecycle.erased_digests(cur) if "erased_players" in known else set()
-        held = undone(db_path, in_database, lifecycle.players(cur))
+        held = undone(db_path, lifecycle.erased_digests(cur), lifecycle.players(cur))
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except duckdb.Error as exc:

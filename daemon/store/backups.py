@@ -71,7 +71,7 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
         with read_only(source) as con:
             version = sql.schema_version(con)
             digests = sql.table_digests(con)  # reads every row: a file cut short fails
-            erased = sql.erased_digests(con) if "erased_players" in digests else set()
+            erased = sql.erased_digests(con)
     except (StoreError, duckdb.Error) as exc:
         raise StoreError(f"{source} is not a whole fairgrid backup: {exc}".splitlines()[0]
                          ) from None

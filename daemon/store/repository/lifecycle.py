@@ -96,6 +96,10 @@ def remember_erased(con, digests: list[str], now: datetime) -> None:
 
 
 def erased_digests(cur) -> set[str]:
+    """The erased people the database remembers; none in a file of a schema older than
+    the list (a backup restored, or read, before any start migrated it)."""
+    if "erased_players" not in _tables(cur):
+        return set()
     return {d for (d,) in cur.execute("SELECT digest FROM erased_players").fetchall()}
 
 
