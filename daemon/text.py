@@ -13,6 +13,7 @@ every id in ``<bdi>``.
 from __future__ import annotations
 
 import unicodedata
+import urllib.parse
 
 REFUSED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # Unicode general categories
 
@@ -55,3 +56,19 @@ def ascii_int(text: str | None, digits: int = 18) -> int | None:
     if text and len(text) <= digits and text.isascii() and text.isdigit():
         return int(text)
     return None
+
+
+def http_url(url) -> bool:
+    """Whether ``url`` is an http(s) URL one can send to: a host, a port from 1 to 65535
+    if any, no whitespace or control characters, at most 2,000 characters (urllib and
+    aiohttp would refuse the rest only when called, with ValueError)."""
+    if not isinstance(url, str) or len(url) > 2000 or any(c.isspace() or ord(c) < 32
+                                                         for c in url):
+        return False
+    try:  # urlsplit refuses "http://[::1", .port one past 65535
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port
+    except ValueError:
+        return False
+    return (parts.scheme in ("http", "https") and bool(parts.hostname)
+            and (port is None or 1 <= port <= 65535))

@@ -9,6 +9,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from fairgrid.daemon.text import http_url
+
 from .common import CliError
 
 
@@ -21,12 +23,7 @@ def checked_url(url: str) -> str:
     """A daemon's address given by a person (``--url``, ``FAIRGRID_URL``); CliError
     naming it when urllib would refuse it (with ValueError, at the first call, far from
     the option)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError as exc:
-        raise CliError(f"{url!r} is not a daemon's address: {exc}") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname or port == 0:
+    if not http_url(url):
         raise CliError(f"{url!r} is not a daemon's address (e.g. http://127.0.0.1:8080)")
     return url
 

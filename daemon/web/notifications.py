@@ -6,13 +6,12 @@ from __future__ import annotations
 import asyncio
 import base64
 import secrets
-import urllib.parse
 
 from aiohttp import web
 
 from ..documents import iso
 from ..ingest import ValidationError, parse_json
-from ..text import ascii_int
+from ..text import ascii_int, http_url
 from ..store.records import utc_now
 from ..store.repository import outbox as sql
 from .tokens import require_token
@@ -43,27 +42,12 @@ async def put_endpoint(request: web.Request) -> web.Response:
     if not isinstance(body, dict) or set(body) - {"url"}:
         raise ValidationError("url", "the body is {\"url\": \"https://...\"}", 422)
     url = body.get("url")
-    if not _http_url(url):
+    if not http_url(url):
         raise ValidationError("url", "must be an http or https URL with a host (and a port "
                               "from 1 to 65535, if any)", 422)
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
     await write(request, sql.set_endpoint, portal, url, secret, utc_now())
     return json_response({"portal": portal, "url": url, "secret": secret})
-
-
-def _http_url(url) -> bool:
-    """Whether ``url`` is an http(s) URL the notifier can send to: a host, a port that
-    is one, no whitespace or control characters, at most 2,000 characters."""
-    if not isinstance(url, str) or len(url) > 2000 or any(c.isspace() or ord(c) < 32
-                                                         for c in url):
-        return False
-    try:  # urlsplit refuses "http://[::1", .port one past 65535
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port
-    except ValueError:
-        return False
-    return (parts.scheme in ("http", "https") and bool(parts.hostname)
-            and (port is None or 1 <= port <= 65535))
 
 
 async def delete_endpoint(request: web.Request) -> web.Response:
