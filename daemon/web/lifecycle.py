@@ -11,14 +11,14 @@ from pathlib import Path
 
 from aiohttp import web
 
-from ..ingest import ValidationError, parse_json
+from ..ingest import ValidationError
 from ..store import StoreError, backups
 from ..store.records import utc_now
 from ..store.repository import lifecycle as sql
 from ..store.repository import needs_moves
 from .tokens import require_token
 from .context import CTX, read, write
-from .responses import attachment, error, json_response, known_query
+from .responses import attachment, error, json_body, json_response, known_query
 
 CHUNK = 1 << 20
 log = logging.getLogger("fairgrid.web")
@@ -95,7 +95,7 @@ async def post_backup(request: web.Request) -> web.Response:
     the API never writes anywhere else), under its final name only once it is whole."""
     require_token(request, admin=True)
     known_query(request)
-    body = parse_json(await request.read() or b"{}")
+    body = await json_body(request, empty={})
     if not isinstance(body, dict) or body:
         raise ValidationError(None, "the body is an empty JSON object (backups go to "
                               "storage.backup_dir)", 422)

@@ -10,13 +10,13 @@ import secrets
 from aiohttp import web
 
 from ..documents import iso
-from ..ingest import ValidationError, parse_json
+from ..ingest import ValidationError
 from ..text import ascii_int, http_url
 from ..store.records import utc_now
 from ..store.repository import outbox as sql
 from .tokens import require_token
 from .context import CTX, read, write
-from .responses import error, json_response, known_query
+from .responses import error, json_body, json_response, known_query
 
 STATES = ("pending", "delivered", "failed")
 
@@ -38,7 +38,7 @@ async def put_endpoint(request: web.Request) -> web.Response:
     require_token(request, admin=True)
     known_query(request)
     portal = await _portal(request)
-    body = parse_json(await request.read())
+    body = await json_body(request)
     if not isinstance(body, dict) or set(body) - {"url"}:
         raise ValidationError("url", "the body is {\"url\": \"https://...\"}", 422)
     url = body.get("url")

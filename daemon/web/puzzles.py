@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from ..ingest import ValidationError, parse_json
+from ..ingest import ValidationError
 from ..ingest.puzzles import check_type
 from ..store.repository import puzzles as sql
 from .. import documents
 from .tokens import require_token
 from .context import CTX, read
-from .responses import error, json_response, known_query
+from .responses import error, json_body, json_response, known_query
 
 
 async def post_puzzles(request: web.Request) -> web.Response:
@@ -18,7 +18,7 @@ async def post_puzzles(request: web.Request) -> web.Response:
     ``{"puzzles": [...]}``; ``puzzle_type`` is ``sudoku`` unless said."""
     require_token(request, admin=True)
     known_query(request)
-    data = parse_json(await request.read())
+    data = await json_body(request)
     many = "puzzles" in data
     items = data["puzzles"] if many else [data]
     if not isinstance(items, list) or not items:

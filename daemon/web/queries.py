@@ -11,11 +11,11 @@ from typing import Any, Callable, Iterable
 
 from aiohttp import web
 
-from ..ingest import ValidationError, parse_json, parse_time
+from ..ingest import ValidationError, parse_time
 from ..text import ascii_int
 from ..states import REVIEW_STATES
 from .auth import AuthError, Principal
-from .responses import cursor, known_query, read_cursor
+from .responses import cursor, json_body, known_query, read_cursor
 from .tokens import require_token
 
 MAX_LIMIT = 500
@@ -113,7 +113,7 @@ async def decision(request: web.Request) -> Decision:
         raise AuthError("reviews need a person's token or an admin token; an organiser "
                         "service token only reads", 403)
     known_query(request)
-    body = parse_json(await request.read())
+    body = await json_body(request)
     if not isinstance(body, dict):
         raise ValidationError(None, "the body must be a JSON object", 422)
     state = body.get("state")

@@ -12,6 +12,7 @@ import urllib.parse
 from aiohttp import web
 
 from ..errors import ValidationError
+from ..ingest.solve import parse_json
 
 
 def _finite(value):
@@ -33,6 +34,26 @@ def dumps(value) -> str:
 
 def json_response(value, **kwargs) -> web.Response:
     return web.json_response(value, dumps=dumps, **kwargs)
+
+
+def check_json_type(request: web.Request) -> None:
+    """The body must be labelled JSON in UTF-8 (415 otherwise): a sender labelling it
+    anything else is misconfigured, and saying so is clearer than a JSON error. It also
+    keeps a browser's cross-site ``text/plain`` form post out of every JSON route."""
+    if request.content_type != "application/json" or (
+            request.charset not in (None, "utf-8", "utf8")):
+        raise ValidationError("content-type", "must be application/json (UTF-8), not "
+                              f"{request.headers.get('Content-Type', 'missing')[:100]!r}", 415)
+
+
+async def json_body(request: web.Request, empty: dict | None = None) -> dict:
+    """The request's body, a JSON object labelled as such; an empty body is ``empty``
+    where the route allows none (``None``: a body is required)."""
+    body = await request.read()
+    if not body and empty is not None:
+        return empty
+    check_json_type(request)
+    return parse_json(body)
 
 
 def error(status: int, message: str, field: str | None = None,

@@ -11,11 +11,11 @@ from __future__ import annotations
 from aiohttp import web
 
 from ..documents import iso
-from ..ingest import ValidationError, parse_json
+from ..ingest import ValidationError
 from .auth import NAME, ROLES, check_password
 from .tokens import require_token
 from .context import CTX
-from .responses import error, json_response, known_query
+from .responses import error, json_body, json_response, known_query
 
 USER_FIELDS = frozenset({"name", "role", "portals", "all_portals", "password"})
 CHANGE_FIELDS = frozenset({"role", "portals", "all_portals", "password", "disabled"})
@@ -29,7 +29,7 @@ def _user_doc(user: dict) -> dict:
 
 
 async def _body(request: web.Request, allowed: frozenset) -> dict:
-    body = parse_json(await request.read())
+    body = await json_body(request)
     if not isinstance(body, dict):
         raise ValidationError(None, "the body must be a JSON object", 422)
     unknown = sorted(set(body) - allowed)

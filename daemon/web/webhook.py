@@ -21,20 +21,12 @@ from ..ingest.signatures import SignatureError
 from ..ingest.solve import EARLIEST_START, SolveEvent
 from ..store import QueueFull, StoreError, SubmissionRecord, WriteResult
 from .context import CTX
+from .responses import check_json_type
 
 
 # the two everyday answers, encoded once (json.dumps per webhook cost ~2 % of its time)
 _ACCEPTED = b'{"status": "accepted"}'
 _DUPLICATE = b'{"status": "duplicate"}'
-
-
-def _check_content_type(request: web.Request) -> None:
-    """The body must be labelled JSON in UTF-8 (415 otherwise): a sender labelling it
-    anything else is misconfigured, and saying so is clearer than a JSON error."""
-    if request.content_type != "application/json" or (
-            request.charset not in (None, "utf-8", "utf8")):
-        raise ValidationError("content-type", "must be application/json (UTF-8), not "
-                              f"{request.headers.get('Content-Type', 'missing')[:100]!r}", 415)
 
 
 def _check_times(event, received_at: datetime, skew_s: int) -> None:
@@ -71,7 +63,7 @@ async def handle_solve(request: web.Request) -> web.Response:
     portal = "unknown"
     try:
         portal, webhook_id = await _verify(ctx, request.headers, body)
-        _check_content_type(request)
+        check_json_type(request)
         event = parse_body(body)
         if event.portal != portal:
             ctx.metrics.signature_failures.labels("wrong_portal").inc()

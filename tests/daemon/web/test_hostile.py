@@ -16,7 +16,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
-from ..helpers import query, make_settings, signed, signed_bytes, solve_body
+from ..helpers import ADMIN, query, make_settings, signed, signed_bytes, solve_body
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers(-2 ** 70, 2 ** 70) | st.floats(allow_nan=False)
@@ -177,3 +177,35 @@ def test_other_routes_never_5xx(server, route, a, b, q, r, body, token):
         assert after == before
     if token in (None, "wrong"):
         assert status in (401, 404), (path, status)  # 404: no such route
+
+
+@pytest.mark.parametrize("method,path,body", [
+    ("POST", "/v1/puzzles", {"id": "p-plain", "givens": "0" * 81}),
+    ("POST", "/v1/flags/1/review", {"state": "cleared"}),
+    ("POST", "/v1/players/demo/p1/review", {"state": "cleared"}),
+    ("POST", "/v1/users", {"name": "plain", "role": "organiser"}),
+    ("PATCH", "/v1/users/plain", {"role": "admin"}),
+    ("POST", "/v1/users/plain/tokens", {"label": "x"}),
+    ("PUT", "/v1/portals/demo/notify", {"url": "http://127.0.0.1:9/hook"}),
+    ("POST", "/v1/backups", {}),
+])
+def test_json_routes_refuse_other_content_types(server, method, path, body):
+    """Every route that reads a JSON body answers 415 naming the content type when the
+    body is labelled otherwise: a browser may post ``text/plain`` across sites without
+    asking, so a JSON route that read it would take a forged form."""
+    base, app = server
+    before = query(app[CTX].store, "SELECT count(*) FROM puzzles")[0]
+    for ctype in ("text/plain", "application/x-www-form-urlencoded", None):
+        headers = {"Authorization": f"Bearer {ADMIN}"}
+        if ctype:
+            headers["Content-Type"] = ctype
+        req = urllib.request.Request(base + path, data=json.dumps(body).encode(),
+                                     headers=headers, method=method)
+        try:
+            with urllib.request.urlopen(req, timeout=30) as resp:
+                status, raw = resp.status, resp.read()
+        except urllib.error.HTTPError as exc:
+            status, raw = exc.code, exc.read()
+        assert status == 415, (path, ctype, status, raw[:200])
+        assert json.loads(raw)["field"] == "content-type"
+    assert query(app[CTX].store, "SELECT count(*) FROM puzzles")[0] == before
