@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import re
 import secrets
+import unicodedata
 from dataclasses import dataclass
 
 from argon2 import PasswordHasher
@@ -66,8 +67,15 @@ def token_digest(token: str) -> str:
 
 
 def check_password(password) -> str:
+    """``password`` if a person can type it: 10 to 1,024 characters, not all blank, no
+    control character (a NUL or an escape no keyboard sends, which a form could then
+    never match) and no lone surrogate (it has no UTF-8, which Argon2 needs)."""
     if not isinstance(password, str) or len(password) < MIN_PASSWORD or len(password) > 1024:
         raise ValueError(f"a password has {MIN_PASSWORD} to 1,024 characters")
+    if not password.strip():
+        raise ValueError("a password is more than blanks")
+    if any(unicodedata.category(ch) in ("Cc", "Cs") for ch in password):
+        raise ValueError("a password has no control characters and no lone surrogates")
     return password
 
 
@@ -129,8 +137,8 @@ class Accounts:
         def verify() -> bool:
             try:
                 return _hasher.verify(stored, password)
-            except (VerificationError, InvalidHashError):
-                return False
+            except (VerificationError, InvalidHashError, UnicodeEncodeError):
+                return False  # UnicodeEncodeError: a lone surrogate, which no password has
 
         async with self._verifying:  # Argon2 costs 64 MiB and ~50 ms: a few at a time
             ok = await asyncio.to_thread(verify)

@@ -22,6 +22,10 @@ async def test_users_api_validates_and_tokens_are_personal(client):
                         ({"name": "x"}, "role"),
                         ({"name": "x", "role": "organiser", "portals": ["nope"]}, "portals"),
                         ({"name": "x", "role": "organiser", "password": "short"}, "password"),
+                        ({"name": "x", "role": "organiser", "password": "\0" * 12}, "password"),
+                        ({"name": "x", "role": "organiser", "password": " " * 12}, "password"),
+                        ({"name": "x", "role": "organiser",
+                          "password": "good enough\x1b[2J"}, "password"),
                         ({"name": "x", "role": "organiser", "colour": "red"}, "colour"),
                         ({"name": "x", "role": "admin", "portals": ["demo"]}, "portals")]:
         resp = await client.post("/v1/users", json=body, headers=bearer(ADMIN))
