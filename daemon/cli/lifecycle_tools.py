@@ -89,11 +89,15 @@ def _download(client, path: str, target: Path) -> int:
 
 
 def folder(path: str) -> Path:
-    """A folder to write into, made (with its parents) when missing."""
+    """A folder to write into, made (with its parents) only once there is something to
+    write: a command that fails before leaves nothing behind. Named as a file, or
+    under one, is refused at once."""
     out = Path(path).resolve()
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out} is a file, not a folder")
-    out.mkdir(parents=True, exist_ok=True)
+    for at in (out, *out.parents):
+        if at.exists():
+            if not at.is_dir():
+                raise CliError(f"{at} is a file, not a folder")
+            break
     return out
 
 
@@ -148,6 +152,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         # every file into a hidden folder of its own first, moved out once all are
         # written: a failure while writing leaves none of them (a kill leaves that
         # folder, removed by a later export here)
+        out.mkdir(parents=True, exist_ok=True)
         _remove_stale_exports(out)
         tmp = Path(tempfile.mkdtemp(dir=out, prefix=EXPORT_TMP))
         written = []
@@ -209,6 +214,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
             if not made.exists():
                 raise CliError(f"the daemon wrote {made}, which is not on this machine: "
                                "fetch it from there")
+            target_dir.mkdir(parents=True, exist_ok=True)
             doc["path"] = str(Path(shutil.move(str(made), str(target_dir / made.name))))
     elif settings is None:
         raise _unreachable(client)
@@ -226,7 +232,6 @@ def cmd_backup(args: argparse.Namespace) -> int:
         from fairgrid.daemon.web.lifecycle import backup_dir
 
         into = target_dir or backup_dir(settings)
-        into.mkdir(parents=True, exist_ok=True)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         target = into / f"fairgrid-{stamp}.duckdb"
         try:
@@ -234,6 +239,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
         except StoreError as exc:
             raise CliError(str(exc)) from None
         try:
+            into.mkdir(parents=True, exist_ok=True)  # once the file opened
             # as the daemon's start does: a backup restored over the file may hold people
             # erased since, and this copy must not carry them on
             erase_again(con, ErasedPlayers.open(settings.storage_path,

@@ -178,3 +178,30 @@ def test_a_config_listening_on_port_0_still_reaches_its_file(tmp_path, capsys, k
     cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = 0\n')
     assert main(["backup", str(tmp_path / "bk"), "--config", str(cfg), "--token", "x"]) == 0
     assert capsys.readouterr().out.strip().startswith(str(tmp_path / "bk"))
+
+
+def test_a_failed_export_or_backup_leaves_no_folder(tmp_path, capsys, keep_umask):
+    """``--out`` and the backup folder are made only once there is something to write:
+    an unknown tournament or a database that does not open leaves nothing behind, and a
+    folder under a file is refused in one line."""
+    from fairgrid.daemon.store.connection import connect
+    from fairgrid.daemon.testing import free_port
+
+    db = tmp_path / "fairgrid.duckdb"
+    connect(str(db)).close()
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = {free_port()}\n')
+    out = tmp_path / "new" / "out"
+    assert main(["export", "--tournament", "t-nope", "--out", str(out), "--config", str(cfg),
+                 "--token", "x"]) == 2
+    assert "t-nope" in capsys.readouterr().err and not (tmp_path / "new").exists()
+    broken = tmp_path / "broken.toml"
+    (tmp_path / "not-a-db").write_bytes(b"\0" * 4096)
+    broken.write_text(f'[storage]\npath = "{tmp_path / "not-a-db"}"\n'
+                      f'[server]\nport = {free_port()}\n')
+    assert main(["backup", str(tmp_path / "bk"), "--config", str(broken), "--token", "x"]) == 2
+    assert capsys.readouterr().err.count("\n") == 1 and not (tmp_path / "bk").exists()
+    (tmp_path / "plain").write_text("x")
+    assert main(["export", "--tournament", "t-1", "--out", str(tmp_path / "plain" / "sub"),
+                 "--config", str(cfg), "--token", "x"]) == 2
+    assert "is a file, not a folder" in capsys.readouterr().err
