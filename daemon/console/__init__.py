@@ -37,6 +37,20 @@ async def _favicon(request: web.Request) -> web.FileResponse:
                             headers={"Cache-Control": "max-age=86400"})
 
 
+# the files under static/, served by name only: no path from a request reaches the disk
+_STATIC = {f.name: f for f in resources.files(__name__).joinpath("static").iterdir()
+           if f.is_file()}
+
+
+async def _static(request: web.Request) -> web.StreamResponse:
+    from .pages import not_found
+
+    found = _STATIC.get(request.match_info["name"])
+    if found is None:
+        return await not_found(request)
+    return web.FileResponse(found)
+
+
 def setup(app: web.Application) -> None:
     from ..web.context import CTX
     from . import (exports, flags, notifications, overview, pages, players, puzzles, signin,
@@ -48,6 +62,7 @@ def setup(app: web.Application) -> None:
                                                                 "templates"),
                                autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["shown"] = shown  # ids where no <bdi> may go (an <option>'s text)
+    env.filters["segment"] = pages.segment  # ids in a link's path (urlencode keeps "/")
     env.globals.update(when=pages.when, mmss=pages.mmss)
     app[pages.CONSOLE] = console = pages.Console(app[CTX].settings)
     app[CTX].on_sign_out.append(console.sessions.end_user)
@@ -72,5 +87,5 @@ def setup(app: web.Application) -> None:
     r.add_get("/ui/tournaments/{tournament}/flags.csv", exports.export_csv)
     r.add_get("/ui/notifications", notifications.notifications)
     r.add_post("/ui/notifications/{id}/redeliver", notifications.redeliver)
-    r.add_static("/ui/static/", resources.files(__name__).joinpath("static"))
+    r.add_get("/ui/static/{name}", _static)
     r.add_route("*", "/ui/{tail:.*}", pages.not_found)

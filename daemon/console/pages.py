@@ -46,10 +46,15 @@ class NotFound(Exception):
     pass
 
 
+def segment(value) -> str:
+    """``value`` as one path segment of a link: a ``/`` in a portal's id escaped too, so
+    that ``p-1/case`` links to that player and not to p-1's case."""
+    return urllib.parse.quote(str(value), safe="")
+
+
 def case_link(portal: str, player: str) -> str:
     """The console page of a player's case."""
-    return (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
-            f"{urllib.parse.quote(player, safe='')}/case")
+    return f"/ui/players/{segment(portal)}/{segment(player)}/case"
 
 
 def secure(request: web.Request) -> bool:
@@ -76,8 +81,9 @@ def page(handler):
         session = console.sessions.get(request.cookies.get(COOKIE))
         who = session and request.app[CTX].accounts.principal_of(session.user)
         if who is None:
-            target = urllib.parse.quote(request.path_qs, safe="/?=&")
-            raise web.HTTPSeeOther(f"/ui/login?next={target}")
+            # the whole path and query as one value: an "&" in it must not end it
+            raise web.HTTPSeeOther("/ui/login?" + urllib.parse.urlencode(
+                {"next": request.path_qs}))
         request[WHO], request[SESSION] = who, session
         if request.method == "POST":
             form = await request.post()

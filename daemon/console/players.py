@@ -20,7 +20,8 @@ from ..web.auth import Principal
 from ..web.context import read
 from ..web.players import review as record_review
 from .flags import DECISIONS
-from .pages import FORM, NotFound, case_link, choice, decision, page, page_number, render
+from .pages import (FORM, NotFound, case_link, choice, decision, page, page_number, render,
+                    segment)
 
 STATES = sql.STATES + ("any",)
 PAGE_SIZE = 50
@@ -79,8 +80,7 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         "row": row, "verdict": verdict, "solves": solves, "history": history,
         "findings": [f for f in verdict.findings if f.p < 0.05],
         "others": [f for f in verdict.findings if f.p >= 0.05],
-        "player_link": (f"/ui/players/{urllib.parse.quote(portal, safe='')}/"
-                        f"{urllib.parse.quote(player, safe='')}"),
+        "player_link": f"/ui/players/{segment(portal)}/{segment(player)}",
         "judged_at": iso(row["judged_at"]), "decisions": DECISIONS, "notice": notice,
         "chosen": state, "note": note}, status=status)
 

@@ -17,8 +17,9 @@ import orjson
 from numba import njit
 
 from ..text import refused_char
-from .solve import (MAX_DEPTH, MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES, PUZZLE_TYPES,
-                    SolveEvent, ValidationError, deeper_than, parse_time, well_formed)
+from .solve import (DOT_IDS, MAX_DEPTH, MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES,
+                    PUZZLE_TYPES, SolveEvent, ValidationError, deeper_than, parse_time,
+                    well_formed)
 
 _NO_CLIENT = msgspec.Raw(b"null")  # (msgspec.Raw takes no None: absent reads as null)
 
@@ -50,7 +51,7 @@ _ENVELOPE = msgspec.json.Decoder(_Envelope)
 
 def _id_ok(value: str | None) -> bool:
     # isascii() and isprintable() run in C: an ASCII id costs no Python loop
-    return (value is not None and 0 < len(value) <= MAX_ID_LENGTH
+    return (value is not None and 0 < len(value) <= MAX_ID_LENGTH and value not in DOT_IDS
             and (value.isascii() and value.isprintable() or refused_char(value) is None))
 
 

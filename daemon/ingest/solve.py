@@ -140,9 +140,16 @@ def _deep_field(data: dict) -> str | None:
     return None
 
 
+DOT_IDS = (".", "..")  # a path segment a browser resolves: a link to them leads elsewhere
+
+
 def check_id(value: str, field: str, status: int = 422) -> None:
     """ValidationError naming ``field`` when an id holds a character ids may not hold
-    (control and formatting characters: :mod:`fairgrid.daemon.text`)."""
+    (control and formatting characters: :mod:`fairgrid.daemon.text`) or is ``.`` or
+    ``..``, which no link can name: browsers resolve them even escaped (``%2e%2e``)."""
+    if value in DOT_IDS:
+        raise ValidationError(field, f"must not be {value!r} (a link to it would lead "
+                                     "to another page)", status)
     ch = refused_char(value)
     if ch is not None:
         raise ValidationError(field, f"must not hold control or formatting characters "

@@ -9,6 +9,7 @@ from aiohttp import web
 
 from ..errors import Conflict, ValidationError
 from ..ingest.signatures import SignatureError
+from ..text import shown
 from ..store import QueueFull, StoreError
 from .auth import AuthError
 from .context import CTX
@@ -64,5 +65,6 @@ async def errors_middleware(request: web.Request, handler):
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the last line of defence
-        log.exception("unhandled error on %s %s", request.method, request.path)
+        # the path as escaped text, cut short: a caller's newline must not forge a line
+        log.exception("unhandled error on %s %s", request.method, shown(request.path)[:300])
         return error(500, "internal error")

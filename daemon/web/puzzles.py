@@ -6,6 +6,7 @@ from aiohttp import web
 
 from ..ingest import ValidationError
 from ..ingest.puzzles import check_type
+from ..ingest.solve import check_id
 from ..store.repository import puzzles as sql
 from .. import documents
 from .tokens import require_token
@@ -31,6 +32,7 @@ async def post_puzzles(request: web.Request) -> web.Response:
         pid, givens = item.get("id"), item.get("givens")
         if not isinstance(pid, str) or not pid or len(pid) > 200:
             raise ValidationError(where + "id", "must be a string of 1..200 characters")
+        check_id(pid, where + "id")
         if not isinstance(givens, str):
             raise ValidationError(where + "givens", "must be puzzle text")
         type_name = check_type(item.get("puzzle_type"), where + "puzzle_type")

@@ -278,3 +278,37 @@ async def test_a_new_password_through_the_api_signs_the_person_out_of_the_consol
     assert resp.status == 200
     resp = await client.get("/ui/flags", allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?next=")
+
+
+async def test_links_to_ids_with_slashes_lead_to_their_own_pages(client):
+    """A portal's ids are one path segment in every link (a "/" escaped too), so a
+    player "zz/p-1" links to that player, never to p-1; "." and ".." are refused at
+    ingestion, as no link can name them. A static name too long for the disk is a 404,
+    and the page asked for before signing in keeps its whole query."""
+    import re
+
+    flag = await post_flagged(client, "demo", "s/../honest", SECRET_A, player_id="zz/p-1")
+    for field in ("player_id", "submission_id"):
+        raw, headers = signed(solve_body(**{"submission_id": "dots", field: ".."}),
+                              msg_id=f"dots-{field}")
+        resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+        assert resp.status == 422 and (await resp.json())["field"] == field
+    wanted = "/ui/flags?state=any&tournament=t-1&sort=oldest"
+    resp = await client.get(wanted, allow_redirects=False)
+    assert await login_token(client)
+    target = resp.headers["Location"]
+    form = await (await client.get(target)).text()
+    assert f'value="{wanted.replace("&", "&amp;")}"' in form
+    await add_user(client, "alice", portals=["demo"])
+    assert (await sign_in(client, "alice")).status == 303
+    page = await (await client.get(f"/ui/flags/{flag}")).text()
+    links = set(re.findall(r'href="(/ui/(?:players|submissions)/[^"?#]+)"', page))
+    assert len(links) >= 2, links
+    for link in links:
+        assert "/../" not in link and "zz/p-1" not in link, link
+        resp = await client.get(link)
+        assert resp.status == 200, link
+        text = await resp.text()
+        assert "zz/p-1" in text if "/players/" in link else "s/../honest" in text, link
+    resp = await client.get("/ui/static/" + "a" * 300 + "%0aforged%1b")
+    assert resp.status == 404

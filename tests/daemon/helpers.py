@@ -15,6 +15,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from urllib.parse import quote
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -316,7 +317,7 @@ async def post_flagged(client, portal, sid, secret, **extra):
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
     deadline = asyncio.get_running_loop().time() + 300
     while True:
-        doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
+        doc = await (await client.get(f"/v1/submissions/{portal}/{quote(sid, safe='')}",
                                       headers=bearer(ADMIN))).json()
         if doc["status"] == "scored":
             assert doc["score"]["flag"] is not None
