@@ -73,6 +73,19 @@ def error_page(request, status: int, message: str) -> web.Response:
                    status=status)
 
 
+UNREADABLE_FORM = ("The form could not be read (it is not UTF-8 text). Reload the page and "
+                   "try again.")
+
+
+async def read_form(request: web.Request):
+    """The posted form, or None when it cannot be read: a multipart field that is not
+    UTF-8 makes aiohttp raise, which must be a 400, not a 500."""
+    try:
+        return await request.post()
+    except (UnicodeDecodeError, ValueError):
+        return None
+
+
 def page(handler):
     """A page for signed-in people: the session, the CSRF check on POST, HTML errors."""
     @functools.wraps(handler)
@@ -86,7 +99,9 @@ def page(handler):
                 {"next": request.path_qs}))
         request[WHO], request[SESSION] = who, session
         if request.method == "POST":
-            form = await request.post()
+            form = await read_form(request)
+            if form is None:
+                return error_page(request, 400, UNREADABLE_FORM)
             request[FORM] = form
             if not hmac.compare_digest(str(form.get("csrf", "")), session.csrf):
                 return error_page(request, 403, "This form is out of date or was not sent "

@@ -10,7 +10,7 @@ from aiohttp import web
 
 from ..web.auth import Principal
 from ..web.context import CTX
-from .pages import CONSOLE, page, render, secure
+from .pages import CONSOLE, UNREADABLE_FORM, page, read_form, render, secure
 from .sessions import COOKIE, client_address
 
 LOGIN_COOKIE = "fairgrid_login"  # the sign-in form's CSRF token, before any session
@@ -36,7 +36,9 @@ async def login_form(request: web.Request, message: str | None = None,
 
 
 async def login(request: web.Request) -> web.Response:
-    form = await request.post()
+    form = await read_form(request)
+    if form is None:
+        return await login_form(request, UNREADABLE_FORM, 400)
     expected = request.cookies.get(LOGIN_COOKIE, "")
     if not expected or not hmac.compare_digest(str(form.get("csrf", "")), expected):
         return await login_form(request, "The sign-in form expired; please sign in again.",

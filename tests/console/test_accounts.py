@@ -312,3 +312,17 @@ async def test_links_to_ids_with_slashes_lead_to_their_own_pages(client):
         assert "zz/p-1" in text if "/players/" in link else "s/../honest" in text, link
     resp = await client.get("/ui/static/" + "a" * 300 + "%0aforged%1b")
     assert resp.status == 404
+
+
+async def test_a_form_that_is_not_utf8_is_a_400(client):
+    """A multipart field that is not UTF-8 (aiohttp raises decoding it) is a 400 page,
+    at the sign-in form and behind it, never a 500."""
+    body = (b'--XX\r\nContent-Disposition: form-data; name="password"\r\n\r\n'
+            b'\xed\xa0\x80 long enough\r\n--XX--\r\n')
+    headers = {"Content-Type": "multipart/form-data; boundary=XX"}
+    resp = await client.post("/ui/login", data=body, headers=headers)
+    assert resp.status == 400 and "not UTF-8" in await resp.text()
+    await add_user(client, "alice", portals=["demo"])
+    assert (await sign_in(client, "alice")).status == 303
+    resp = await client.post("/ui/flags/review", data=body, headers=headers)
+    assert resp.status == 400 and "not UTF-8" in await resp.text()
