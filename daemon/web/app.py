@@ -62,6 +62,7 @@ async def _resources(app: web.Application):
     analysis = PuzzleAnalysis(store, s, ctx.metrics, pool)
     scorer = Scorer(store, s, ctx.metrics, pool.lane(Lane.SCORING))
     analysis.on_ready = scorer.puzzle_ready
+    analysis.on_invalid = scorer.puzzle_invalid
     scorer.verdicts = Verdicts(store, s, ctx.metrics)
     ctx.metrics.watch_queue(store.writer.depth)
     ctx.metrics.watch_puzzles(analysis.counts)

@@ -130,6 +130,7 @@ class PuzzleAnalysis:
         self._cancel = threading.Event()
         self._queued_at: dict[str, float] = {}  # when each waiting puzzle was queued
         self.on_ready = None  # async callback(puzzle_id) once a puzzle is analysed
+        self.on_invalid = None  # async callback(puzzle_id) once one is marked invalid
         metrics.analysis_queue_depth.set_function(
             lambda: sum(q.waiting() for q in self._queues.values()))
 
@@ -201,6 +202,8 @@ class PuzzleAnalysis:
         reason = f"the analysis failed: {type(exc).__name__}: {exc}".splitlines()[0]
         try:
             await asyncio.wrap_future(self._store.write(sql.mark_invalid, pid, reason))
+            if self.on_invalid is not None:  # (its solves: the scoring sweep retries)
+                await self.on_invalid(pid)
         except StoreError:
             log.exception("puzzle %s could not be marked invalid", pid)
 

@@ -143,7 +143,17 @@ class Scorer:
         await asyncio.gather(*self._tasks, return_exceptions=True)
 
     async def _due(self) -> list[int]:
+        await self.puzzle_invalid()  # and solves sent since of puzzles already invalid
         return await asyncio.to_thread(self._store.read, sql.due)
+
+    async def puzzle_invalid(self, puzzle_id: str | None = None) -> None:
+        """End every waiting submission of an ``invalid`` puzzle ``unscorable`` with the
+        puzzle's error: it will never be analysed, and waiting would say nothing."""
+        stuck = await asyncio.to_thread(self._store.read, sql.pending_of_invalid)
+        if stuck:
+            await self._mark_unscorable([
+                (row, f"puzzle {row['puzzle_id']!r} is invalid: {row['error'] or 'unknown'}")
+                for row in stuck])
 
     def schedule(self, sub_key: int) -> None:
         """Queue a stored submission for scoring (by its ``submissions.sub_key``)."""

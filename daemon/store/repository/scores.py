@@ -51,6 +51,17 @@ def pending_of_puzzle(cur, puzzle_id: str) -> list[int]:
         [puzzle_id]).fetchall()]
 
 
+def pending_of_invalid(cur, limit: int = 10_000) -> list[dict]:
+    """Submissions waiting on a puzzle whose analysis failed (``invalid``, never
+    retried): none of them can be scored, so they end ``unscorable`` with the reason."""
+    return [{"sub_key": k, "portal": portal, "submission_id": sid, "puzzle_id": pid,
+             "error": error} for k, portal, sid, pid, error in cur.execute(
+        "SELECT s.sub_key, s.portal, s.submission_id, s.puzzle_id, p.error FROM submissions s "
+        "JOIN puzzles p ON p.id = s.puzzle_id "
+        "WHERE s.status IN ('pending', 'rescore') AND p.status = 'invalid' "
+        "ORDER BY s.sub_key LIMIT ?", [limit]).fetchall()]
+
+
 def due(cur, limit: int = 10_000) -> list[int]:
     """Submissions waiting for a (re-)score whose puzzle is ready, oldest first."""
     return [k for (k,) in cur.execute(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-
+import asyncio
 
 from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
@@ -181,8 +181,22 @@ async def test_a_puzzle_whose_analysis_fails_is_marked_invalid_not_retried(
         resp = await client.post("/v1/puzzles", json={"id": pid, "givens": givens},
                                  headers=bearer(ADMIN))
         assert resp.status == 201
+    raw, headers = signed(solve_body("s-bad", puzzle_id="bad", givens=None), msg_id="m-bad")
+    assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
     assert (await wait_ready(client, "good"))["status"] == "ready"
     doc = await (await client.get("/v1/puzzles/bad", headers=bearer(ORGANISER))).json()
     assert doc["status"] == "invalid" and "IndexError" in doc["error"], doc
+    # its solve, sent before or after the failure, ends unscorable with the reason (at
+    # the failure, or at the scoring sweep within 30 s), never pending for good
+    deadline = asyncio.get_running_loop().time() + 120
+    while True:
+        sub = await (await client.get("/v1/submissions/demo/s-bad",
+                                      headers=bearer(ADMIN))).json()
+        if sub["status"] != "pending":
+            break
+        assert asyncio.get_running_loop().time() < deadline, sub
+        await asyncio.sleep(0.5)
+    assert sub["status"] == "unscorable" and "'bad' is invalid" in sub["score_error"], sub
+    assert "IndexError" in sub["score_error"]
     metrics = await (await client.get("/metrics")).text()
     assert 'fairgrid_puzzles{status="invalid"} 1.0' in metrics
