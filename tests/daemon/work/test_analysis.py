@@ -8,7 +8,8 @@ from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 
 from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SIXTEEN
-from ..helpers import ADMIN, ORGANISER, bearer, make_settings, query, signed, solve_body, wait_ready
+from ..helpers import (ADMIN, ORGANISER, bearer, make_settings, query, sign_in_as_admin, signed,
+                       solve_body, wait_ready)
 
 
 async def test_register_analyse_and_query(client):
@@ -198,5 +199,8 @@ async def test_a_puzzle_whose_analysis_fails_is_marked_invalid_not_retried(
         await asyncio.sleep(0.5)
     assert sub["status"] == "unscorable" and "'bad' is invalid" in sub["score_error"], sub
     assert "IndexError" in sub["score_error"]
+    await sign_in_as_admin(client)
+    page = await (await client.get("/ui/puzzles/bad")).text()
+    assert "invalid" in page and "IndexError: index -1" in page
     metrics = await (await client.get("/metrics")).text()
     assert 'fairgrid_puzzles{status="invalid"} 1.0' in metrics
