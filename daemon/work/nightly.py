@@ -201,12 +201,10 @@ def _load(db: NightlyDB) -> Loaded:
     (storing the metrics completed for it), the eligible players and solves."""
     shipped = load_default()
     cal = current_calibration(db, shipped)
-    puzzles = db.read(sql.rated_puzzles)
+    puzzles, solves, players = db.read(sql.snapshot)
     priors = _priors(cal, puzzles)
     if priors.completed:
         db.write(sql.save_puzzle_metrics, priors.completed)
-    solves = db.read(sql.eligible_solves)
-    players = db.read(sql.eligible_players)
     return Loaded(
         calibration=cal, shipped=shipped, ids=[p.id for p in puzzles],
         types=np.array([p.puzzle_type for p in puzzles], dtype=object),

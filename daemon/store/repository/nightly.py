@@ -139,6 +139,18 @@ def eligible_solves(cur) -> dict[str, np.ndarray]:
         "AND pl.puzzle_type = e.puzzle_type").fetchnumpy()
 
 
+def snapshot(cur) -> tuple[list[RatedPuzzle], dict[str, np.ndarray], list[EligiblePlayer]]:
+    """:func:`rated_puzzles`, :func:`eligible_solves` and :func:`eligible_players` read in
+    one transaction: the solves' indices j and i point into the two lists read with them.
+    Read apart, a solve committed in between shifted every player after its own, and
+    players were fitted on each other's solves."""
+    cur.execute("BEGIN TRANSACTION")
+    try:
+        return rated_puzzles(cur), eligible_solves(cur), eligible_players(cur)
+    finally:
+        cur.execute("ROLLBACK")  # nothing was written
+
+
 def eligible_players(cur) -> list[EligiblePlayer]:
     """Each player and type with an eligible solve, by portal, player id and type."""
     return [EligiblePlayer._make(r) for r in cur.execute(

@@ -403,3 +403,30 @@ def test_a_rating_run_row_is_stored_by_column_name(tmp_path):
     names = ", ".join(RatingRunRow._fields)
     assert con.execute(f"SELECT {names} FROM rating_runs").fetchone() == tuple(row)
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == "r"
+
+
+def test_the_load_reads_puzzles_solves_and_players_in_one_snapshot(tmp_path, monkeypatch):
+    """A solve committed while the job loads (a new player whose id sorts first) is in
+    none of the three reads or in all: read apart, it shifted every player index, and
+    players were fitted on each other's solves."""
+    from fairgrid.daemon.store.repository import nightly as repo
+
+    con, _ = build(tmp_path / "f.duckdb", puzzles=3, players=5, few_solves_puzzle=False)
+    real = repo.eligible_players
+    now = datetime.now(timezone.utc)
+
+    def players_after_a_commit(cur):
+        other = con.cursor()
+        other.execute(f"INSERT INTO submissions {COLUMNS} VALUES (999, 'demo', 's-new', "
+                      "'w-new', 't', '!new', 'p00', ?, ?, ?, 81, 5000, true, 'scored', '{}')",
+                      [now, now, now])
+        other.close()
+        return real(cur)
+    monkeypatch.setattr(repo, "eligible_players", players_after_a_commit)
+    puzzles, solves, players = repo.snapshot(con.cursor())
+    assert [p.player_id for p in players] == [f"u{i:03d}" for i in range(5)]
+    assert int(solves["i"].max()) == len(players) - 1 and len(solves["i"]) == 15
+    # the next load sees it, in all three reads
+    monkeypatch.setattr(repo, "eligible_players", real)
+    _, solves, players = repo.snapshot(con.cursor())
+    assert players[0].player_id == "!new" and len(solves["i"]) == 16
