@@ -352,8 +352,10 @@ def compute(facts: PuzzleFacts, fill: FillOrder, duration_ms: int, *, skill: flo
                 out["pacing_difficulty"] = rho
         if iv.size >= 2 * SWITCH_MIN:
             out["switch"] = change_point(iv)[0]
-    if duration_ms > 0 and fill.complete:
-        out["speed"] = float((np.log(duration_ms / 1000.0) - facts.expected_log_s + skill)
-                             / np.hypot(facts.sd_log, skill_sd))
+    if fill.complete:
+        # a whole solve inside one millisecond (every move at one instant) counts as
+        # one: the fastest a log can say, not a reason to skip the speed signal
+        out["speed"] = float((np.log(max(duration_ms, 1) / 1000.0) - facts.expected_log_s
+                              + skill) / np.hypot(facts.sd_log, skill_sd))
     out.update(client_signals(client, rep))
     return out

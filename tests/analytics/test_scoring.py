@@ -110,6 +110,11 @@ def test_signals_on_hand_built_logs():
     assert row["unforced"] > 8
     assert row["speed"] < -5
     assert row["paste"] == 1
+    # every move at one instant (a log of 0 ms): as fast as 1 ms, never skipped
+    t = np.zeros(empty.size, dtype=int)
+    f = fill_order(t, empty, sol[empty], None, puzzle.givens, sol)
+    instant, one_ms = compute(facts, f, 0), compute(facts, f, 1)
+    assert instant["speed"] == one_ms["speed"] < row["speed"]
 
 
 def test_replay_labels_singles():
