@@ -21,6 +21,8 @@ a grid may be written one row a line. Solutions use ``#`` for river and ``o`` fo
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -135,7 +137,8 @@ def _split_header(text: str, what: str) -> tuple[int, int, str]:
         raise NurikabeError(f"a {what} starts with 'ROWSxCOLS:' (e.g. '5x5:'), "
                             f"got {text.strip()[:20]!r}")
     parts = head.strip().lower().split("x")
-    if len(parts) != 2 or not all(p.strip().isdigit() for p in parts):
+    # ASCII digits only: str.isdigit() takes "²" (int() then fails) and "٤" (read as 4)
+    if len(parts) != 2 or not all(re.fullmatch(r"[0-9]{1,6}", p.strip()) for p in parts):
         raise NurikabeError(f"bad size {head.strip()!r}: write ROWSxCOLS, e.g. '10x10'")
     rows, cols = (int(p) for p in parts)
     if rows < 1 or cols < 1:

@@ -111,6 +111,8 @@ def test_parser_reads_rows_upper_case_and_large_clues():
     ("3x3:..0......", "clue 0 at r1c3"),
     ("3x3:.........", "at least one clue"),
     ("2x2:5...", "clues sum to 5, more than the grid's 4 cells"),
+    ("\u00b2x2:1...", "bad size"),            # a superscript two: isdigit() but no int
+    ("\u0664x1:1...", "bad size"),            # an Arabic-Indic four: ASCII digits only
 ])
 def test_bad_puzzle_text_is_refused_with_the_problem_named(text, message):
     with pytest.raises(NurikabeError, match=message):
