@@ -11,12 +11,17 @@ registered is analysed by ``work.analysis`` before scoring can use it.
 from __future__ import annotations
 
 import asyncio
+from collections import OrderedDict
 
 from ..errors import Conflict, ValidationError
 from ..store import QueueFull, Store
 from ..store.records import utc_now
 from ..store.repository import puzzles as sql
 from .puzzles import PuzzleInfo, check_puzzle_off_loop
+
+
+ADMIN_SENDER = ""     # the admin API's checks take turns under this name (no portal's)
+REFUSED_KEPT = 1_000  # puzzle texts whose refusal is remembered (the newest)
 
 
 class PuzzleCatalog:
@@ -26,6 +31,27 @@ class PuzzleCatalog:
         self._store = store
         self._by_id: dict[str, PuzzleInfo] = {}
         self._by_name: dict[tuple[str, str], PuzzleInfo] = {}
+        self._turns: dict[str, asyncio.Semaphore] = {}
+        self._refused: OrderedDict[tuple[str, str], str] = OrderedDict()
+
+    async def check(self, text: str, field: str, type_name: str,
+                    sender: str = ADMIN_SENDER) -> tuple[str, int, str]:
+        """:func:`.puzzles.check_puzzle` of a puzzle ``sender`` (a portal, or the admin
+        API) sent: one check at a time per sender, so a portal whose puzzles run to the
+        search's cap holds one of the two check threads and every other portal's checks
+        run on the other; a text refused lately is refused again at once."""
+        key = (type_name, text)
+        if key in self._refused:
+            self._refused.move_to_end(key)
+            raise ValidationError(field, self._refused[key])
+        async with self._turns.setdefault(sender, asyncio.Semaphore(1)):
+            try:
+                return await check_puzzle_off_loop(text, field, type_name)
+            except ValidationError as exc:
+                self._refused[key] = str(exc)
+                while len(self._refused) > REFUSED_KEPT:
+                    self._refused.popitem(last=False)
+                raise
 
     async def lookup(self, portal: str, name: str) -> PuzzleInfo | None:
         """The puzzle ``portal`` calls ``name``, or None."""
@@ -59,8 +85,7 @@ class PuzzleCatalog:
         rows: dict[str, tuple[str, str, int, str, str]] = {}
         for where, pid, text, type_name in items:
             try:
-                givens, box_size, solution = await check_puzzle_off_loop(text, "givens",
-                                                                      type_name)
+                givens, box_size, solution = await self.check(text, "givens", type_name)
             except ValidationError as exc:
                 exc.field = where + (exc.field or "givens")
                 raise

@@ -16,7 +16,7 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..errors import Conflict, ValidationError
 from ..ingest import check_and_replay, parse_body
-from ..ingest.puzzles import PuzzleInfo, canonical_text, check_puzzle_off_loop
+from ..ingest.puzzles import PuzzleInfo, canonical_text
 from ..ingest.signatures import SignatureError
 from ..ingest.solve import EARLIEST_START, SolveEvent
 from ..store import QueueFull, StoreError, SubmissionRecord, WriteResult
@@ -117,7 +117,7 @@ async def _resolve_puzzle(ctx, portal: str, event: SolveEvent) -> ResolvedPuzzle
             raise ValidationError("puzzle.givens",
                                   "unknown puzzle: register it or send its givens")
         type_name = event.puzzle_type or DEFAULT_TYPE
-        new = (*await check_puzzle_off_loop(event.givens, "puzzle.givens", type_name),
+        new = (*await ctx.catalog.check(event.givens, "puzzle.givens", type_name, portal),
                type_name)
         return ResolvedPuzzle(PuzzleInfo(event.puzzle_id, *new), new)
     if event.puzzle_type not in (None, info.puzzle_type):
