@@ -266,7 +266,6 @@ def _recompute_file(settings, progress) -> dict:
 
     from fairgrid.daemon.ingest import moves_of
     from fairgrid.daemon.store import StoreError, connect
-    from fairgrid.daemon.store.repository import nightly as sql
     from fairgrid.daemon.work.nightly import run_nightly
     from fairgrid.daemon.work.nightly_db import direct_db
 
@@ -277,10 +276,8 @@ def _recompute_file(settings, progress) -> dict:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     try:
         summary = run_nightly(direct_db(con), settings, progress=progress)
-        keys = summary.pop("rescore")
-        if keys:  # the daemon's sweep re-scores them (status rescore) when it next starts
-            sql.mark_for_rescore(con, keys)
-        summary["rescore_pending"] = len(keys)
+        # the write stage left them ``rescore``: the daemon's sweep re-scores them
+        summary["rescore_pending"] = len(summary.pop("rescore"))
         return summary
     finally:
         con.close()

@@ -16,14 +16,16 @@
    solves, and the null of each solve's correlation with it; per-level honest nulls
    from a seeded sample of real solves;
 5. **write** everything in **one transaction** that also points ``current_rating`` at the
-   new run: a crash or kill before the commit leaves the previous ratings in force;
+   new run and marks the solves of the last ``nightly.rescore_days`` days ``rescore``: a
+   crash or kill before the commit leaves the previous ratings in force, one after it
+   leaves the new ones with their solves for the daemon's sweep to re-score;
 6. **retention** (when ``storage.moves_retention_days`` is set): drop the move logs of
    older solves, never those re-scoring reads;
-7. **re-score** the submissions of the last ``nightly.rescore_days`` days;
+7. **re-score**: hand the submissions marked ``rescore`` to the scorer;
 8. **verdicts** (``work.verdicts``): learn each portal's player-level null from its
    players and judge every player's season again.
 
-Each stage is one function (``_load`` … ``_rescore``, in :data:`STAGES` order) that takes
+Each stage is one function (``_load`` … ``_write``, in :data:`STAGES` order) that takes
 what it needs and returns a small frozen result (:class:`Loaded`, :class:`Fits`,
 :class:`Recalibrated`, :class:`Orders`, :class:`Written`) the later stages read; the
 repository's rows are its named tuples. Each run is a ``job_runs`` row (``running`` →
@@ -108,14 +110,19 @@ def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[s
     run_id = run_id or new_run_id()
     t0 = time.perf_counter()
     db.write(sql.start_run, run_id, JOB, datetime.now(timezone.utc))
+    committed: dict = {}
     try:
         summary = _run(db, settings, executor, progress, run_id,
-                       tasks if tasks is not None else executor)
+                       tasks if tasks is not None else executor, committed)
     except BaseException as exc:
         status = "abandoned" if isinstance(exc, NightlyCancelled) else "failed"
+        error = f"{type(exc).__name__}: {exc}"
+        if committed.get("in_force"):
+            error += (" (after its write stage: its ratings are in force, and its solves "
+                      "are re-scored by the daemon's sweep)")
         try:
             db.write(sql.finish_run, run_id, status, datetime.now(timezone.utc),
-                     {"error": f"{type(exc).__name__}: {exc}"})
+                     {"error": error, "in_force": bool(committed.get("in_force"))})
         except Exception:  # noqa: BLE001 - the original error matters more
             pass
         raise
@@ -126,9 +133,12 @@ def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[s
     return summary
 
 
-def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None) -> dict:
+def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None,
+         committed: dict | None = None) -> dict:
     """The stages of :data:`STAGES` in order, each announced to ``progress`` as it
-    starts (``retention`` only when move logs expire); the run's summary."""
+    starts (``retention`` only when move logs expire); the run's summary.
+    ``committed["in_force"]`` is set once the write stage put the run in force."""
+    committed = {} if committed is None else committed
     progress("load")
     loaded = _load(db)
     progress("fit")
@@ -138,14 +148,15 @@ def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None) -> dict:
     progress("consensus")
     orders = _consensus(db, loaded, fits, s.nightly_min_solves, tasks)
     progress("write")
-    written = _write(db, run_id, loaded, fits, recal, orders)
+    written = _write(db, run_id, loaded, fits, recal, orders, s.nightly_rescore_days)
+    committed["in_force"] = True
     retained = 0
     if s.storage_moves_retention_days > 0:
         progress("retention")
         retained = _retention(db, written.at, s.storage_moves_retention_days,
                               s.nightly_rescore_days)
     progress("rescore")
-    rescore = _rescore(db, written.at, s.nightly_rescore_days)
+    rescore = db.read(sql.to_rescore)
     progress("verdicts")
     verdicts = nightly_stage(db, s.scoring_player_alpha)
     return {**_summary(loaded, fits, recal, orders, written, retained, rescore), **verdicts}
@@ -397,15 +408,17 @@ class Written:
 
 
 def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
-           orders: Orders) -> Written:
-    """The write stage: the run's row, its puzzles' and players' ratings, and the
-    pointer that puts it in force, in one transaction."""
+           orders: Orders, rescore_days: int) -> Written:
+    """The write stage: the run's row, its puzzles' and players' ratings, the pointer
+    that puts it in force, and the submissions of the ``rescore_days`` days before
+    left to re-score (the rescore stage hands them to the caller), in one
+    transaction."""
     now = datetime.now(timezone.utc)
     by_type = _by_type(fits)
     db.write(sql.write_rating_run,
              _run_row(run_id, now, loaded, fits, recal, orders, by_type),
              _puzzle_rows(run_id, loaded, fits, recal, orders),
-             _player_rows(run_id, loaded, fits))
+             _player_rows(run_id, loaded, fits), now - timedelta(days=rescore_days))
     return Written(now, by_type)
 
 
@@ -472,12 +485,6 @@ def _retention(db: NightlyDB, now: datetime, retention_days: int, rescore_days: 
     (never within ``rescore_days``: re-scoring reads them); the solves whose log went."""
     days = max(retention_days, rescore_days)
     return db.write(lifecycle.apply_retention, now - timedelta(days=days))
-
-
-def _rescore(db: NightlyDB, now: datetime, rescore_days: int) -> list[int]:
-    """The rescore stage: the scored submissions of the ``rescore_days`` days before
-    ``now``, oldest first (the caller re-scores them)."""
-    return db.read(sql.recent_scored, now - timedelta(days=rescore_days))
 
 
 # ------------------------------------------------------------- consensus orders' reads

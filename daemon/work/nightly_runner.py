@@ -127,6 +127,7 @@ class NightlyRunner:
         except Exception:
             self.state["stage"] = "failed"
             log.exception("nightly run %s failed", run_id)
+            self._scorer.forget_all()  # it may have failed after putting its ratings in force
             raise
         for sub_key in summary["rescore"]:
             self._scorer.schedule(sub_key)

@@ -205,10 +205,13 @@ def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:
         "FROM puzzles WHERE list_contains(?, id)", [ids]).fetchall()]
 
 
-def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dict) -> None:
+def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dict,
+                     rescore_since: datetime | None = None) -> None:
     """Store a rating run (its ``rating_runs`` row ``run``, its puzzles' and players'
     rows as columns named as theirs) and put it in force: one transaction (the
-    writer's)."""
+    writer's). The submissions scored since ``rescore_since`` are left to re-score
+    (status ``rescore``) in it too: a run stopped or killed after this still has its
+    solves re-scored, by the daemon's sweep."""
     names = RatingRunRow._fields
     con.execute(f"INSERT INTO rating_runs ({', '.join(names)}) "
                 f"VALUES ({', '.join('$' + n for n in names)})", run._asdict())
@@ -225,20 +228,16 @@ def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dic
         con.unregister("new_player_ratings")
     con.execute("INSERT INTO current_rating VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                 "SET run_id = excluded.run_id", [run.run_id])
+    if rescore_since is not None:
+        con.execute("UPDATE submissions SET status = 'rescore' WHERE status = 'scored' "
+                    "AND committed_at >= ?", [rescore_since])
     outbox.enqueue_ratings(con, run.run_id, {"puzzles": len(puzzle_rows["puzzle_id"]),
                                              "players": len(player_rows["player_id"])},
                            datetime.now(timezone.utc))
 
 
-def recent_scored(cur, since: datetime) -> list[int]:
-    """Scored submissions committed since ``since``, oldest first (to re-score)."""
+def to_rescore(cur) -> list[int]:
+    """Submissions left to re-score (status ``rescore``), oldest first."""
     return [k for (k,) in cur.execute(
-        "SELECT sub_key FROM submissions WHERE status = 'scored' "
-        "AND committed_at >= ? ORDER BY committed_at", [since]).fetchall()]
-
-
-def mark_for_rescore(con, sub_keys: list[int]) -> None:
-    """Leave submissions for the daemon's sweep to re-score (status ``rescore``)."""
-    rescore_keys = {"sub_key": np.array(sub_keys, dtype=np.int64)}  # noqa: F841 - read by name
-    con.execute("UPDATE submissions SET status = 'rescore' FROM rescore_keys r WHERE "
-                "submissions.sub_key = r.sub_key")
+        "SELECT sub_key FROM submissions WHERE status = 'rescore' "
+        "ORDER BY committed_at").fetchall()]

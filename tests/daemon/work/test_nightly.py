@@ -359,7 +359,7 @@ def test_the_write_stage_stores_what_the_stages_computed(tmp_path):
     fits = _fit(loaded, s.nightly_lambda_puzzle, s.nightly_lambda_player, None)
     recal = _recalibrate(loaded, fits, s.nightly_min_solves, "r1")
     orders = _consensus(db, loaded, fits, s.nightly_min_solves, None)
-    written = _write(db, "r1", loaded, fits, recal, orders)
+    written = _write(db, "r1", loaded, fits, recal, orders, s.nightly_rescore_days)
     run = dict(zip(("run_id", "finished_at", "solves", "puzzles", "players", "mu",
                     "residual_sd", "calibration", "level_nulls", "by_type"),
                    con.execute("SELECT run_id, finished_at, solves, puzzles, players, mu, "
@@ -430,3 +430,35 @@ def test_the_load_reads_puzzles_solves_and_players_in_one_snapshot(tmp_path, mon
     monkeypatch.setattr(repo, "eligible_players", real)
     _, solves, players = repo.snapshot(con.cursor())
     assert players[0].player_id == "!new" and len(solves["i"]) == 16
+
+
+def test_a_run_stopped_after_its_write_leaves_its_solves_to_re_score(tmp_path):
+    """Once the write stage put a run in force, its solves are marked ``rescore`` in that
+    transaction: a stop (or a kill) at a later stage leaves them for the daemon's sweep,
+    and the run's row says its ratings are in force."""
+    from fairgrid.daemon.work.nightly import NightlyCancelled
+
+    con, truth = build(tmp_path / "f.duckdb", puzzles=4, players=8)
+
+    def stop_at_rescore(stage):
+        if stage == "rescore":
+            raise NightlyCancelled("the daemon is shutting down")
+    with pytest.raises(NightlyCancelled):
+        run_nightly(direct_db(con), make_settings(tmp_path), progress=stop_at_rescore)
+    status, rows = con.execute("SELECT status, rows FROM job_runs").fetchone()
+    run = con.execute("SELECT id FROM job_runs").fetchone()[0]
+    assert status == "abandoned" and json.loads(rows)["in_force"], rows
+    assert "ratings are in force" in json.loads(rows)["error"]
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == run
+    assert con.execute("SELECT count(*) FROM submissions WHERE status = 'rescore'"
+                       ).fetchone()[0] == truth["n"]
+
+    def stop_at_fit(stage):
+        if stage == "fit":
+            raise NightlyCancelled("the daemon is shutting down")
+    con.execute("UPDATE submissions SET status = 'scored'")
+    with pytest.raises(NightlyCancelled):
+        run_nightly(direct_db(con), make_settings(tmp_path), progress=stop_at_fit)
+    assert con.execute("SELECT count(*) FROM submissions WHERE status = 'rescore'"
+                       ).fetchone()[0] == 0
+    assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == run
