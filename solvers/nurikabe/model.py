@@ -31,6 +31,9 @@ import numpy as np
 UNKNOWN, WHITE, BLACK = -1, 0, 1
 RIVER, ISLAND = BLACK, WHITE
 MAX_CLUE = 35
+# the most cells a grid may have: the public collection's largest has 1,395, and a
+# puzzle's analysis grows with the square of its cells (about a minute at 1,000)
+MAX_CELLS = 1_500
 _DIGITS = "0123456789abcdefghijklmnopqrstuvwxyz"
 
 
@@ -143,6 +146,8 @@ def _split_header(text: str, what: str) -> tuple[int, int, str]:
     rows, cols = (int(p) for p in parts)
     if rows < 1 or cols < 1:
         raise NurikabeError(f"a grid needs at least one row and one column, got {rows}x{cols}")
+    if rows * cols > MAX_CELLS:
+        raise NurikabeError(f"a grid has at most {MAX_CELLS:,} cells, got {rows}x{cols}")
     cells = "".join(body.split())
     if len(cells) != rows * cols:
         raise NurikabeError(f"a {rows}x{cols} {what} has {rows * cols} cells, "

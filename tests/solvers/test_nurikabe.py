@@ -113,6 +113,7 @@ def test_parser_reads_rows_upper_case_and_large_clues():
     ("2x2:5...", "clues sum to 5, more than the grid's 4 cells"),
     ("\u00b2x2:1...", "bad size"),            # a superscript two: isdigit() but no int
     ("\u0664x1:1...", "bad size"),            # an Arabic-Indic four: ASCII digits only
+    ("1x1501:1" + "." * 1500, "at most 1,500 cells"),
 ])
 def test_bad_puzzle_text_is_refused_with_the_problem_named(text, message):
     with pytest.raises(NurikabeError, match=message):
@@ -426,3 +427,18 @@ def test_rate_gives_every_metric_finite_and_seeded():
     assert a["prop_unknown"] == 0 and a["prop_hints"] == 0 and a["bf_solved_fraction"] == 1
     with pytest.raises(NurikabeError, match="no unique solution"):
         rate_nurikabe(parse_nurikabe("3x3:2.......2"), 1, runs=1, bf_max_steps=1)
+
+
+def test_a_count_on_a_large_grid_stops_at_its_work_budget(monkeypatch):
+    """The cap of a count shrinks with the grid (a step costs in proportion to the
+    cells): the fixed cap on small grids, fewer steps past COUNT_WORK cell-steps."""
+    from fairgrid.solvers.nurikabe import bruteforce
+    from fairgrid.solvers.nurikabe.bruteforce import count_cap
+
+    small, large = parse_nurikabe("3x3:1......5."), parse_nurikabe("20x20:z" + "." * 399)
+    assert count_cap(small) == bruteforce.DEFAULT_MAX_STEPS
+    assert count_cap(large) == bruteforce.COUNT_WORK // 400 < bruteforce.DEFAULT_MAX_STEPS
+    monkeypatch.setattr(bruteforce, "COUNT_WORK", 400 * 20_000)  # a cap quick to reach
+    for count in (count_solutions, unique_solution):
+        with pytest.raises(SearchLimitError, match="after 20000 steps"):
+            count(large)
