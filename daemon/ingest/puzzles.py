@@ -124,7 +124,10 @@ def check_puzzle(text: str, field: str = "givens",
     if solution is None:
         raise ValidationError(field, "the puzzle has no solution" if n == 0
                               else "the puzzle has more than one solution")
-    open_cells = int(np.count_nonzero(np.asarray(t.givens(puzzle)) == 0))
+    # the cells a solve must mark: a free cell whose solution is what an empty cell
+    # counts as (a Nurikabe island) needs no move, and an empty log would finish it
+    open_cells = int(np.count_nonzero((np.asarray(t.givens(puzzle)).reshape(-1) == 0)
+                                      & (np.asarray(solution).reshape(-1) != t.blank)))
     if open_cells < MIN_OPEN_CELLS:
         # a solve of it would be judged on almost nothing, and its analysis cannot
         # place an order on it

@@ -152,6 +152,9 @@ async def test_puzzles_analysis_cannot_use_are_refused_at_once(client):
     for body, words in [({"id": "full", "givens": full}, "leaves 0 cells to fill"),
                         ({"id": "tiny", "givens": "1x3:..1", "puzzle_type": "nurikabe"},
                          "leaves 2 cells to fill"),
+                        # every free cell island: an empty log would finish it
+                        ({"id": "noriver", "givens": "3x3:9........",
+                          "puzzle_type": "nurikabe"}, "leaves 0 cells to fill"),
                         ({"id": "hard16", "givens": _unsettled_sixteen()},
                          "could not settle")]:
         resp = await client.post("/v1/puzzles", json=body, headers=bearer(ADMIN))
