@@ -148,7 +148,8 @@ def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None,
     progress("consensus")
     orders = _consensus(db, loaded, fits, s.nightly_min_solves, tasks)
     progress("write")
-    written = _write(db, run_id, loaded, fits, recal, orders, s.nightly_rescore_days)
+    written = _write(db, run_id, loaded, fits, recal, orders, s.nightly_rescore_days,
+                     s.nightly_min_solves)
     committed["in_force"] = True
     retained = 0
     if s.storage_moves_retention_days > 0:
@@ -408,13 +409,13 @@ class Written:
 
 
 def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
-           orders: Orders, rescore_days: int) -> Written:
+           orders: Orders, rescore_days: int, min_solves: int = 0) -> Written:
     """The write stage: the run's row, its puzzles' and players' ratings, the pointer
     that puts it in force, and the submissions of the ``rescore_days`` days before
     left to re-score (the rescore stage hands them to the caller), in one
-    transaction."""
+    transaction. A type's fit is in force only on ``min_solves`` solves (:func:`_by_type`)."""
     now = datetime.now(timezone.utc)
-    by_type = _by_type(fits)
+    by_type = _by_type(fits, min_solves)
     db.write(sql.write_rating_run,
              _run_row(run_id, now, loaded, fits, recal, orders, by_type),
              _puzzle_rows(run_id, loaded, fits, recal, orders),
@@ -422,12 +423,21 @@ def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recali
     return Written(now, by_type)
 
 
-def _by_type(fits: Fits) -> dict:
-    """Each type with solves: its offset, residual and skill spreads, solves."""
+MIN_FIT_PLAYERS = 3  # players a type's fit needs (with nightly.min_solves solves)
+
+
+def _by_type(fits: Fits, min_solves: int) -> dict:
+    """Each type whose fit rests on enough data (``min_solves`` solves from
+    :data:`MIN_FIT_PLAYERS` players): its offset, residual and skill spreads, solves.
+    A type without is scored on its prior, as before any run: a dozen solves of one
+    portal's made-up puzzle widened the residual of the whole type, and every portal's
+    speed flags of it fell away."""
     return {type_name: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
                    "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
                    "solves": int(f.puzzle_solves.sum())}
-            for type_name, f in fits.by_type.items() if f.puzzle_solves.sum() > 0}
+            for type_name, f in fits.by_type.items()
+            if f.puzzle_solves.sum() >= max(min_solves, 1)
+            and np.count_nonzero(f.player_solves) >= MIN_FIT_PLAYERS}
 
 
 def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Recalibrated,

@@ -462,3 +462,25 @@ def test_a_run_stopped_after_its_write_leaves_its_solves_to_re_score(tmp_path):
     assert con.execute("SELECT count(*) FROM submissions WHERE status = 'rescore'"
                        ).fetchone()[0] == 0
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == run
+
+
+def test_a_type_fitted_on_too_few_solves_or_players_stays_on_its_prior(tmp_path):
+    """A type's fit goes in force only on ``nightly.min_solves`` solves from three
+    players: a few solves of one portal's puzzle must not set the residual every
+    portal's solves of that type are judged by."""
+    from fairgrid.analytics.puzzle_model import RatingRun
+
+    con, _ = build(tmp_path / "n.duckdb", puzzles=4, players=10)
+    added = _add_nurikabe(con, {"u000": 0.0, "u001": 0.3}, np.random.default_rng(2),
+                          puzzles=6)
+    assert added >= 10
+    summary = run_nightly(direct_db(con), make_settings(tmp_path, nightly_min_solves=10))
+    by_type = json.loads(con.execute("SELECT by_type FROM rating_runs WHERE run_id = ?",
+                                     [summary["run_id"]]).fetchone()[0])
+    assert list(by_type) == ["sudoku"]  # two Nurikabe players: not enough
+    run = RatingRun(mu=0.0, residual_sd=0.3, skill_sd=0.4, level_nulls={},
+                    by_type=by_type)
+    assert run.for_type("nurikabe") is None and run.for_type("sudoku") is run
+    again = run_nightly(direct_db(con), make_settings(tmp_path, nightly_min_solves=10_000))
+    assert json.loads(con.execute("SELECT by_type FROM rating_runs WHERE run_id = ?",
+                                  [again["run_id"]]).fetchone()[0]) == {}
