@@ -16,12 +16,17 @@ import numpy as np
 from ...states import STANDING, sql_list
 from . import needs_moves, outbox
 
-# the solves the ratings learn from: complete, timed, of analysed puzzles, without an
-# open or confirmed flag
-ELIGIBLE = """
+# the longest solve the fit reads: a log that spans more than a day measures the time a
+# page stayed open, not solving (and 200 of 25 years each moved every puzzle's rating)
+MAX_FIT_DURATION_MS = 24 * 3600 * 1000
+
+# the solves the ratings learn from: complete, timed (up to a day), of analysed puzzles,
+# without an open or confirmed flag
+ELIGIBLE = f"""
     SELECT s.sub_key, s.puzzle_id, s.portal, s.player_id, s.duration_ms, p.puzzle_type
     FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id
-    WHERE s.complete AND s.duration_ms > 0 AND p.status = 'ready' AND p.ratings IS NOT NULL
+    WHERE s.complete AND s.duration_ms > 0 AND s.duration_ms <= {MAX_FIT_DURATION_MS}
+      AND p.status = 'ready' AND p.ratings IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal
                       AND f.submission_id = s.submission_id
                       AND f.state IN """ + sql_list(STANDING) + """)

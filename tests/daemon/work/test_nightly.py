@@ -273,6 +273,10 @@ def test_load_indexes_each_solve_by_its_puzzle_and_player(tmp_path):
         "submissions s JOIN puzzles p ON p.id = s.puzzle_id").fetchall())
     assert got == want
     assert loaded.player_types.tolist() == [p.puzzle_type for p in loaded.players]
+    # a log of more than a day measures an open page, not solving: not read
+    con.execute("UPDATE submissions SET duration_ms = 24 * 3600 * 1000 + 1 "
+                "WHERE sub_key = 0")
+    assert _load(direct_db(con)).log_t.size == truth["n"] + added - 1
 
 
 def test_the_fit_stage_fits_each_type_on_its_own_puzzles_and_players(tmp_path):
