@@ -406,3 +406,36 @@ def test_a_judgement_gives_way_to_a_decision_not_to_another_judgement():
     assert decided(("flagged", None), cleared) and decided(("flagged", None), ("confirmed", None))
     assert decided(cleared, ("flagged", None))          # reopened
     assert decided(cleared, ("cleared", '["a", "b"]'))  # cleared again, more solves seen
+
+
+def test_the_nightly_stage_stores_verdicts_a_chunk_at_a_time(tmp_path, monkeypatch):
+    """At night every player is judged again, and stored a chunk per transaction: the
+    writer serves webhooks in between (one transaction for 2,000 players held it for
+    52 s). Every player still gets a verdict."""
+    from fairgrid.daemon.store import connect
+    from fairgrid.daemon.store.repository import players as sql
+    from fairgrid.daemon.work import verdicts
+    from fairgrid.daemon.work.nightly_db import NightlyDB, direct_db
+
+    from ..helpers import COLUMNS
+
+    con = connect(str(tmp_path / "v.duckdb"))
+    good = json.dumps({"signals": [{"name": "order", "family": "order", "p": 0.4}],
+                       "flagged": False, "p_value": 0.4, "timeline": []})
+    for key in range(5):
+        sid, at = f"s-{key}", START + timedelta(days=key)
+        con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
+                    "'p', ?, ?, ?, 1, 1, true, 'scored', '{}')",
+                    [key, sid, f"w{key}", f"u{key}", at, at, at])
+        con.execute("INSERT INTO scores VALUES ('demo', ?, ?, 0, 0.4, false, ?)",
+                    [sid, at, good])
+    inner, saves = direct_db(con), []
+
+    def write(fn, *args):
+        if fn is sql.save:
+            saves.append(len(args[0]))
+        return inner.write(fn, *args)
+    monkeypatch.setattr(verdicts, "NIGHTLY_CHUNK", 2)
+    summary = verdicts.nightly_stage(NightlyDB(inner.read, write), alpha=1e-3)
+    assert summary["players_judged"] == 5 and saves == [2, 2, 1]
+    assert con.execute("SELECT count(*) FROM player_verdicts").fetchone()[0] == 5
