@@ -41,7 +41,7 @@ import time
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Callable, Iterator, NamedTuple
+from typing import Callable, Iterable, Iterator, NamedTuple
 
 import numpy as np
 
@@ -419,7 +419,7 @@ def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recali
     db.write(sql.write_rating_run,
              _run_row(run_id, now, loaded, fits, recal, orders, by_type),
              _puzzle_rows(run_id, loaded, fits, recal, orders),
-             _player_rows(run_id, loaded, fits), now - timedelta(days=rescore_days))
+             _player_rows(run_id, loaded, fits, by_type), now - timedelta(days=rescore_days))
     return Written(now, by_type)
 
 
@@ -429,9 +429,9 @@ MIN_FIT_PLAYERS = 3  # players a type's fit needs (with nightly.min_solves solve
 def _by_type(fits: Fits, min_solves: int) -> dict:
     """Each type whose fit rests on enough data (``min_solves`` solves from
     :data:`MIN_FIT_PLAYERS` players): its offset, residual and skill spreads, solves.
-    A type without is scored on its prior, as before any run: a dozen solves of one
-    portal's made-up puzzle widened the residual of the whole type, and every portal's
-    speed flags of it fell away."""
+    A type without is scored on its prior, as before any run: a fit of a few solves,
+    one portal's perhaps, would set the residual every portal's solves of the type are
+    judged by."""
     return {type_name: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
                    "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
                    "solves": int(f.puzzle_solves.sum())}
@@ -475,15 +475,20 @@ def _puzzle_rows(run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
     }
 
 
-def _player_rows(run_id: str, loaded: Loaded, fits: Fits) -> dict[str, np.ndarray]:
-    """The run's ``player_ratings`` rows as columns, in the order loaded."""
-    players = loaded.players
+def _player_rows(run_id: str, loaded: Loaded, fits: Fits,
+                 in_force: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+    """The run's ``player_ratings`` rows as columns, in the order loaded: of the types
+    ``in_force`` only (default: all), as a skill fitted beside an offset that is not in
+    force would judge a solve against the wrong expected time."""
+    keep = (np.ones(len(loaded.players), dtype=bool) if in_force is None
+            else np.isin(loaded.player_types, list(in_force)))
+    players = [p for p, k in zip(loaded.players, keep) if k]
     return {
         "run_id": np.array([run_id] * len(players), dtype=object),
         "portal": np.array([p.portal for p in players], dtype=object),
         "player_id": np.array([p.player_id for p in players], dtype=object),
-        "skill": fits.skill,
-        "solves": np.bincount(loaded.i, minlength=len(players)).astype(np.int64),
+        "skill": np.asarray(fits.skill)[keep],
+        "solves": np.bincount(loaded.i, minlength=len(loaded.players)).astype(np.int64)[keep],
         "puzzle_type": np.array([p.puzzle_type for p in players], dtype=object),
     }
 

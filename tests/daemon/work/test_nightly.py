@@ -482,6 +482,9 @@ def test_a_type_fitted_on_too_few_solves_or_players_stays_on_its_prior(tmp_path)
     by_type = json.loads(con.execute("SELECT by_type FROM rating_runs WHERE run_id = ?",
                                      [summary["run_id"]]).fetchone()[0])
     assert list(by_type) == ["sudoku"]  # two Nurikabe players: not enough
+    # nor a skill of that fit: a rated player would be judged beside an offset not in force
+    assert con.execute("SELECT DISTINCT puzzle_type FROM player_ratings WHERE run_id = ?",
+                       [summary["run_id"]]).fetchall() == [("sudoku",)]
     run = RatingRun(mu=0.0, residual_sd=0.3, skill_sd=0.4, level_nulls={},
                     by_type=by_type)
     assert run.for_type("nurikabe") is None and run.for_type("sudoku") is run
