@@ -152,10 +152,11 @@ def cmd_export(args: argparse.Namespace) -> int:
         # every file into a hidden folder of its own first, moved out once all are
         # written: a failure while writing leaves none of them (a kill leaves that
         # folder, removed by a later export here)
+        made = next((at for at in reversed((out, *out.parents)) if not at.exists()), None)
         out.mkdir(parents=True, exist_ok=True)
         _remove_stale_exports(out)
         tmp = Path(tempfile.mkdtemp(dir=out, prefix=EXPORT_TMP))
-        written = []
+        written, done = [], False
         try:
             for table, target in targets.items():
                 part = tmp / target.name
@@ -168,10 +169,19 @@ def cmd_export(args: argparse.Namespace) -> int:
                 written.append((part, target, rows))
             for part, target, _ in written:
                 part.replace(target)
+            done = True
         except duckdb.Error as exc:
             raise CliError(f"the export failed: {str(exc).splitlines()[0]}") from None
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+            if not done and made is not None:  # the folders this export made, if empty
+                for at in (out, *out.parents):
+                    try:
+                        at.rmdir()
+                    except OSError:
+                        break
+                    if at == made:
+                        break
     for _, target, rows in written:
         print(f"{target}\t{rows} rows")
     return 0

@@ -153,6 +153,18 @@ async def test_export_is_read_back_by_duckdb(client, tmp_path):
     assert "'nope'" in (await resp.json())["error"]
     assert (await client.get("/v1/tournaments/cup/export/flags.csv",
                              headers=bearer(ORGANISER))).status == 403
+    # through the daemon, `fairgrid export` of a tournament it refuses leaves no folder
+    from fairgrid.daemon.cli import main as cli_main
+
+    out = tmp_path / "new" / "out"
+    rc = await asyncio.to_thread(cli_main, [
+        "export", "--tournament", "nope", "--out", str(out),
+        "--url", str(client.make_url("")).rstrip("/"), "--token", ADMIN])
+    assert rc == 2 and not (tmp_path / "new").exists()
+    rc = await asyncio.to_thread(cli_main, [
+        "export", "--tournament", "cup", "--out", str(out),
+        "--url", str(client.make_url("")).rstrip("/"), "--token", ADMIN])
+    assert rc == 0 and len(list(out.iterdir())) == 4
 
 
 async def test_a_backup_under_load_holds_every_acknowledged_solve(client, tmp_path):
