@@ -17,7 +17,7 @@ from ...states import STANDING, sql_list
 from . import needs_moves, outbox
 
 # the longest solve the fit reads: a log that spans more than a day measures the time a
-# page stayed open, not solving (and 200 of 25 years each moved every puzzle's rating)
+# page stayed open, not solving, and a few such would move every shared puzzle's rating
 MAX_FIT_DURATION_MS = 24 * 3600 * 1000
 
 # the solves the ratings learn from: complete, timed (up to a day), of analysed puzzles,
@@ -146,9 +146,9 @@ def eligible_solves(cur) -> dict[str, np.ndarray]:
 
 def snapshot(cur) -> tuple[list[RatedPuzzle], dict[str, np.ndarray], list[EligiblePlayer]]:
     """:func:`rated_puzzles`, :func:`eligible_solves` and :func:`eligible_players` read in
-    one transaction: the solves' indices j and i point into the two lists read with them.
-    Read apart, a solve committed in between shifted every player after its own, and
-    players were fitted on each other's solves."""
+    one transaction: the solves' indices j and i point into the two lists read with them
+    (read apart, a solve committed in between would shift the indices of the players
+    after its own, and fit them on each other's solves)."""
     cur.execute("BEGIN TRANSACTION")
     try:
         return rated_puzzles(cur), eligible_solves(cur), eligible_players(cur)
