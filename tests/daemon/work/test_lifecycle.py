@@ -67,16 +67,24 @@ def _mentions(store, needles: list[str]) -> dict[str, int]:
     return found
 
 
-async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(client):
+async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(aiohttp_client,
+                                                                          tmp_path):
+    # a fit on three players' solves is in force from nightly.min_solves = 3
+    client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_min_solves=3)))
     await _post(client, "stays", "keep-me")
     await _all_scored(client, ["stays"])
     ratings = (await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
                )["ratings"]
-    sim = simulate(parse(EASY), np.array([int(c) for c in EASY_SOLUTION]), "honest", rng=4,
-                   expected_log_s=ratings["expected_log_s"], sd_log=ratings["sd_log"], skill=0.0)
+
+    def honest(seed):
+        return simulate(parse(EASY), np.array([int(c) for c in EASY_SOLUTION]), "honest",
+                        rng=seed, expected_log_s=ratings["expected_log_s"],
+                        sd_log=ratings["sd_log"], skill=0.0).moves()
     await _post(client, "gone-1", "erase-me", ROW_COPY)  # flagged
-    await _post(client, "gone-2", "erase-me", sim.moves())  # honest: it counts for ratings
-    await _all_scored(client, ["gone-1", "gone-2"])
+    await _post(client, "gone-2", "erase-me", honest(4))  # honest: it counts for ratings
+    await _post(client, "also-1", "keep-2", honest(5))
+    await _post(client, "also-2", "keep-3", honest(6))
+    await _all_scored(client, ["gone-1", "gone-2", "also-1", "also-2"])
     await nightly_run(client)  # the person now has a skill rating too
     store = client.server.app[CTX].store
     assert _mentions(store, ["erase-me"])  # everywhere before

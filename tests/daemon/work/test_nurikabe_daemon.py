@@ -170,9 +170,15 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     assert page.status == 200 and "Nurikabe" in html and "8×8" in html
 
 
-async def test_the_nightly_job_fits_each_type_apart(client):
+async def test_the_nightly_job_fits_each_type_apart(aiohttp_client, tmp_path):
     """Sudoku and Nurikabe solves by the same players: each type gets its own fit, offset
-    and player skills, and scoring reads the skill of the solve's type."""
+    and player skills, and scoring reads the skill of the solve's type (a type's fit is
+    in force from nightly.min_solves solves, 8 here, of three players)."""
+    from fairgrid.daemon.app import create_app
+
+    from ..helpers import make_settings
+
+    client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_min_solves=8)))
     assert (await _register(client)).status == 201
     await wait_ready(client, "nk")
     nk = (await (await client.get("/v1/puzzles/nk", headers=bearer(ORGANISER))).json())
