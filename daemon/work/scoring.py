@@ -248,7 +248,7 @@ class Scorer:
         if not results:
             return {}
         keys = [int(row["sub_key"]) for row, _ in scored]
-        await self._write_all(results, keys,
+        await self._write_all(results, keys, [row["run_id"] for row, _ in scored],
                               rescored=any(row["status"] != "pending" for row, _ in scored))
         if self.verdicts is not None:
             await self.verdicts.after_scoring(keys)
@@ -297,9 +297,11 @@ class Scorer:
         if row is not None and row["status"] == "ready" and row["ratings"] is not None:
             self._inputs[(puzzle_id, run_id)] = _inputs(row, run)
 
-    async def _write_all(self, results: dict, sub_keys: list[int], rescored: bool) -> None:
+    async def _write_all(self, results: dict, sub_keys: list[int], runs: list,
+                         rescored: bool) -> None:
         """Scores, flags and flag history of a batch in one writer transaction;
-        ``sub_keys`` (in ``results``' order) find the submissions' rows."""
+        ``sub_keys`` (in ``results``' order) find the submissions' rows, ``runs`` the
+        rating run each was scored with."""
         items = list(results.items())
         batch = {
             "sub_key": np.array(sub_keys, dtype=np.int64),
@@ -312,6 +314,7 @@ class Scorer:
             "reasons": np.array([json.dumps(ev["reasons"]) for _, (ev, _) in items],
                                 dtype=object),
             "note": np.array([_raised_note(ev) for _, (ev, _) in items], dtype=object),
+            "run_id": np.array(runs, dtype=object),
         }
         created = await asyncio.wrap_future(self._store.write(
             sql.write_scores, batch, utc_now(), rescored))

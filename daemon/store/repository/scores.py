@@ -126,7 +126,8 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     state machine, mark its submissions ``scored``: a handful of set-based statements
     (DuckDB statements cost ~1 ms each whatever their size, and ingestion waits for the
     same writer). ``score_batch`` holds columns sub_key, portal, submission_id, anomaly,
-    p_value, flagged, evidence, reasons (JSON) and note. Old scores and flags exist only
+    p_value, flagged, evidence, reasons (JSON), note and run_id (the rating run scored
+    with; None before any). Old scores and flags exist only
     for submissions scored before, so a batch of first scores (not ``rescored``) skips
     looking for them. Returns the (portal, submission_id) of the flags raised."""
     # DuckDB reads the parameter score_batch by name (a replacement scan)
@@ -174,9 +175,13 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         else:  # keep the reasons it was raised for
             con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
     keys = score_batch["sub_key"]
+    # a solve a nightly run marked ``rescore`` while this batch scored it with the run
+    # before stays marked: the sweep scores it again with the run in force
     con.execute("UPDATE submissions SET status = 'scored', score_error = NULL WHERE "
-                "sub_key BETWEEN ? AND ? AND sub_key IN (SELECT sub_key FROM score_batch)",
-                [int(keys.min()), int(keys.max())])
+                "sub_key BETWEEN ? AND ? AND sub_key IN (SELECT sub_key FROM score_batch) "
+                "AND NOT (status = 'rescore' AND sub_key IN (SELECT b.sub_key FROM "
+                "score_batch b WHERE b.run_id IS DISTINCT FROM (SELECT max(run_id) FROM "
+                "current_rating)))", [int(keys.min()), int(keys.max())])
     return [(portal, sid) for _, portal, sid in created]
 
 

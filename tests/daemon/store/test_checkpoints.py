@@ -59,7 +59,8 @@ def _score(store: Store, first: int, keys: list[int]) -> None:
              "anomaly": np.where(flagged, 5.0, 0.5), "p_value": np.where(flagged, 1e-6, 0.4),
              "flagged": flagged, "evidence": np.array(['{"signals": {}}'] * n, dtype=object),
              "reasons": np.array(['["too fast"]'] * n, dtype=object),
-             "note": np.array(["raised by scoring: too fast"] * n, dtype=object)}
+             "note": np.array(["raised by scoring: too fast"] * n, dtype=object),
+             "run_id": np.array([None] * n, dtype=object)}
     store.write(scores.write_scores, batch, utc_now(), False).result(60)
 
 

@@ -20,7 +20,8 @@ def _batch(sid: str, key: int, flagged: bool) -> dict:
             "anomaly": np.array([9.0 if flagged else 0.5]),
             "p_value": np.array([1e-9 if flagged else 0.4]),
             "flagged": np.array([flagged]), "evidence": obj("{}"),
-            "reasons": obj('["unforced"]' if flagged else "[]"), "note": obj("scored")}
+            "reasons": obj('["unforced"]' if flagged else "[]"), "note": obj("scored"),
+            "run_id": obj(None)}
 
 
 def test_rescoring_follows_the_machine_and_leaves_a_persons_decision(tmp_path):
@@ -56,3 +57,22 @@ def test_rescoring_follows_the_machine_and_leaves_a_persons_decision(tmp_path):
                            ("open", "fairgrid")]
     finally:
         store.close()
+
+
+def test_a_score_from_the_run_before_leaves_a_rescore_mark(tmp_path):
+    """A batch that scored a solve with the rating run before, committed after a
+    nightly run marked the solve ``rescore``, leaves the mark for the sweep; a score
+    with the run in force clears it."""
+    from fairgrid.daemon.store import connect
+
+    from ..helpers import COLUMNS
+
+    con = connect(str(tmp_path / "r.duckdb"))
+    now = datetime.now(timezone.utc)
+    con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (1, 'demo', 'a', 'w1', 't', "
+                "'p', 'x', ?, ?, ?, 1, 1, true, 'rescore', '{}')", [now, now, now])
+    con.execute("INSERT INTO current_rating VALUES (1, 'run-new')")
+    for run, status in (("run-old", "rescore"), (None, "rescore"), ("run-new", "scored")):
+        batch = {**_batch("a", 1, False), "run_id": np.array([run], dtype=object)}
+        scores.write_scores(con, batch, now, True)
+        assert con.execute("SELECT status FROM submissions").fetchone()[0] == status, run

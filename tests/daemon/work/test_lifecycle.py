@@ -239,7 +239,8 @@ async def test_a_score_or_rating_computed_before_an_erasure_does_not_bring_it_ba
              "anomaly": np.array([9.0]), "p_value": np.array([1e-9]),
              "flagged": np.array([True]), "evidence": np.array(["{}"], dtype=object),
              "reasons": np.array(['["speed"]'], dtype=object),
-             "note": np.array(["raised"], dtype=object)}
+             "note": np.array(["raised"], dtype=object),
+             "run_id": np.array([None], dtype=object)}
     now = datetime.now(timezone.utc)
     await asyncio.wrap_future(store.write(scores.write_scores, batch, now, False))
     run = nightly.RatingRunRow("late-run", now, 1, 0, 1, 0.0, 0.3, "{}", "{}", "{}", "{}")
