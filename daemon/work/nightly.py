@@ -476,12 +476,11 @@ def _puzzle_rows(run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
 
 
 def _player_rows(run_id: str, loaded: Loaded, fits: Fits,
-                 in_force: Iterable[str] | None = None) -> dict[str, np.ndarray]:
+                 in_force: Iterable[str]) -> dict[str, np.ndarray]:
     """The run's ``player_ratings`` rows as columns, in the order loaded: of the types
-    ``in_force`` only (default: all), as a skill fitted beside an offset that is not in
-    force would judge a solve against the wrong expected time."""
-    keep = (np.ones(len(loaded.players), dtype=bool) if in_force is None
-            else np.isin(loaded.player_types, list(in_force)))
+    ``in_force`` only, as a skill fitted beside an offset that is not in force would
+    judge a solve against the wrong expected time."""
+    keep = np.isin(loaded.player_types, list(in_force))
     players = [p for p, k in zip(loaded.players, keep) if k]
     return {
         "run_id": np.array([run_id] * len(players), dtype=object),
