@@ -93,12 +93,17 @@ def folder(path: str) -> Path:
     write: a command that fails before leaves nothing behind. Named as a file, or
     under one, is refused at once."""
     out = Path(path).resolve()
-    for at in (out, *out.parents):
-        if at.exists():
-            if not at.is_dir():
-                raise CliError(f"{at} is a file, not a folder")
-            break
+    top = outermost_missing(out)
+    nearest = out if top is None else top.parent  # the folder it will be made in
+    if not nearest.is_dir():
+        raise CliError(f"{nearest} is a file, not a folder")
     return out
+
+
+def outermost_missing(out: Path) -> Path | None:
+    """The outermost of ``out`` and its parents that does not exist yet (what making
+    ``out`` makes first), or None when ``out`` exists."""
+    return next((at for at in reversed((out, *out.parents)) if not at.exists()), None)
 
 
 EXPORT_TMP = ".export-"      # an export's hidden folder while it writes
@@ -152,7 +157,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         # every file into a hidden folder of its own first, moved out once all are
         # written: a failure while writing leaves none of them (a kill leaves that
         # folder, removed by a later export here)
-        made = next((at for at in reversed((out, *out.parents)) if not at.exists()), None)
+        made = outermost_missing(out)
         out.mkdir(parents=True, exist_ok=True)
         _remove_stale_exports(out)
         tmp = Path(tempfile.mkdtemp(dir=out, prefix=EXPORT_TMP))
