@@ -32,14 +32,13 @@ async def _to_console(request: web.Request) -> web.Response:
     raise web.HTTPFound("/ui/")
 
 
-async def _favicon(request: web.Request) -> web.FileResponse:
-    return web.FileResponse(resources.files(__name__).joinpath("static", "favicon.ico"),
-                            headers={"Cache-Control": "max-age=86400"})
-
-
 # the files under static/, served by name only: no path from a request reaches the disk
 _STATIC = {f.name: f for f in resources.files(__name__).joinpath("static").iterdir()
            if f.is_file()}
+
+
+async def _favicon(request: web.Request) -> web.FileResponse:
+    return web.FileResponse(_STATIC["favicon.ico"], headers={"Cache-Control": "max-age=86400"})
 
 
 async def _static(request: web.Request) -> web.StreamResponse:
