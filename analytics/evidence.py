@@ -42,13 +42,14 @@ from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
                       notes_carried, null_for, pace_allowance, replay_solve,
                       techniques_needed, unforced_placements)
 
+# 5: pace (the finished solve's log time against the puzzle's expected time, no skill).
 # 4: what a quick placement needed (timeline[].needed, hardest_needed.technique) in the
 # deduction ladder's words, no longer the technique model's names (needed_phrase reads
 # both).
 # 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
 # 0-based actual order, SA median ranks as predicted order.
-EVIDENCE_VERSION = 4
+EVIDENCE_VERSION = 5
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
@@ -223,6 +224,9 @@ class Evidence:
     # says nothing (``right_first_time``, ``hint_run``): a season adds them up
     llr: Mapping[str, float] = field(default_factory=dict)
     version: int = EVIDENCE_VERSION
+    # a finished solve's ln(time / the puzzle's expected time for an average player),
+    # skill left out: a season compares a player's solves with each other by it
+    pace: float | None = None
 
     def signal(self, name: str) -> SignalEvidence | None:
         """The signal called ``name``, or None when the solve has none."""
@@ -252,7 +256,7 @@ class Evidence:
             "actual_order": [list(r) for r in self.actual_order],
             "order_note": self.order_note,
             "timeline": [x.to_json() for x in self.timeline],
-            "llr": dict(self.llr)}
+            "llr": dict(self.llr), "pace": self.pace}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> Evidence:
@@ -285,8 +289,18 @@ class Evidence:
             _rows(pred), _rows(actual), doc.get("order_note") or "",
             tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
             {str(k): float(v) for k, v in (doc.get("llr") or {}).items()},
-            doc.get("version", 2))
+            doc.get("version", 2), _pace(doc.get("pace")))
 
+
+def _pace(value) -> float | None:
+    """A stored pace as a finite float; None for none or anything else."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        value = float(value)
+    except OverflowError:
+        return None
+    return value if math.isfinite(value) else None
 
 
 def _name(name: str, type_name: str) -> str:
@@ -582,7 +596,9 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                                  shape)),
         order_note=words.order_note,
         timeline=_timeline(rep, needed, words),
-        llr={} if rep.deduction is None else rep.deduction.llr())
+        llr={} if rep.deduction is None else rep.deduction.llr(),
+        pace=round(math.log(max(duration_ms, 1) / 1000.0) - facts.expected_log_s, 4)
+        if fill.complete else None)
 
 
 def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:

@@ -252,6 +252,12 @@ def test_evidence_reads_back_what_it_stores_and_older_documents_as_current():
     assert doc["version"] == EVIDENCE_VERSION
     assert Evidence.from_json(doc).to_json() == doc
     assert json.loads(json.dumps(doc)) == doc  # plain JSON all through
+    # the pace a season compares solves by: ln(time / expected), skill left out
+    assert doc["pace"] == pytest.approx(np.log(t[-1] / 1000.0) - 6.0, abs=1e-4)
+    slow = score_solve(facts, complete({}), t, cells, sol[cells], None, skill=1.0)
+    assert slow.pace == doc["pace"]
+    half = score_solve(facts, complete({}), t[:10], cells[:10], sol[cells[:10]], None)
+    assert half.pace is None and Evidence.from_json(half.to_json()).pace is None
     # a document from before version 2: 0-based orders, no version, fewer fields
     old = {k: v for k, v in doc.items() if k not in ("version", "outcome", "counts")}
     old["actual_order"] = [[None if v is None else v - 1 for v in row]
