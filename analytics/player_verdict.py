@@ -127,6 +127,16 @@ FLAGGED = "flagged"
 COMBINED = "combined"
 TEMPO = "tempo"
 HINTS = "hints"                 # the solve's likelihood ratios (Evidence.llr) together
+OWN_PACE = "own_pace"           # a solve far quicker than the player's own others
+# kinds whose odd level is as dispersed as the weak one: no style of play is odd by them
+# far more often than the rest, and their odd solves are few enough that the handful of
+# cheaters a portal's population holds would set a dispersion of their own
+ONE_DISPERSION = frozenset({OWN_PACE})
+# a finished solve is measured against the median pace of the player's other finished
+# solves once there are this many: fewer do not place a person's usual time
+MIN_PACE_OTHERS = 7
+# how much quicker than that median (ln of the ratio) makes a solve weakly odd, odd
+PACE_WEAK, PACE_STRONG = math.log(2.0), math.log(2.7)
 # Families a person's own way of playing can keep odd in most of their solves, so a
 # season of them is a person, not a case: speed (skill, which the nightly job learns;
 # elite players are fast in every solve), order (an order of their own: island by
@@ -145,7 +155,8 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "unforced": "placed digits the board did not give while a single was on offer",
          FLAGGED: "were flagged for review",
          COMBINED: "were unusual on all the evidence together",
-         HINTS: "weighed towards hints"}
+         HINTS: "weighed towards hints",
+         OWN_PACE: "took far less than the player's own usual time"}
 # what each of a solve's likelihood ratios says when it weighs towards a hint
 RATIO_WORDS = {"stall_look": "cells placed at a stall that one look at the board does not "
                              "prove",
@@ -170,6 +181,7 @@ class SolveFacts:
     slope: tuple[float, float] | None = None  # (Σ xy, Σ xx) of log delay on "at a stall"
     counted: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (value, p)
     p_value: float | None = None                # the solve's combined p
+    pace: float | None = None   # ln(time / the puzzle's expected time), skill left out
 
 
 def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
@@ -195,7 +207,7 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
                       None if None in t_ms else
                       _slope_sums(t_ms, [p.get("singles_on_offer") == 0 for p in timeline]),
                       counted,
-                      _finite(evidence.get("p_value")))
+                      _finite(evidence.get("p_value")), _finite(evidence.get("pace")))
 
 
 def _finite(value) -> float | None:
@@ -341,6 +353,34 @@ def odd_levels(s: SolveFacts) -> dict[str, int]:
     return out
 
 
+def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
+    """Per solve, how far quicker it was than the player's other finished solves (their
+    median pace, each against its puzzle's expected time): 2 odd (:data:`PACE_STRONG`),
+    1 weakly odd (:data:`PACE_WEAK`), 0 ordinary; None where the season has too few
+    finished solves. A person's speed is their own (the ``speed`` family is a style);
+    a copy typed at a few times the player's own pace on some puzzles is not."""
+    at = [(i, s.pace) for i, s in enumerate(season) if s.pace is not None]
+    out: list[int | None] = [None] * len(season)
+    if len(at) <= MIN_PACE_OTHERS:
+        return out
+    paces = np.array([v for _, v in at])
+    for k, (i, v) in enumerate(at):
+        gap = float(np.median(np.delete(paces, k))) - v
+        out[i] = 2 if gap >= PACE_STRONG else 1 if gap >= PACE_WEAK else 0
+    return out
+
+
+def season_levels(season: Sequence[SolveFacts]) -> list[dict[str, int]]:
+    """Per solve of a season, per kind the solve speaks to: 2 odd, 1 weakly odd, 0
+    ordinary (:func:`odd_levels`, and the kinds that compare a player's solves with each
+    other)."""
+    levels = [odd_levels(s) for s in season]
+    for lv, own in zip(levels, _own_pace(season)):
+        if own is not None:
+            lv[OWN_PACE] = own
+    return levels
+
+
 def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
                llr_offset: Mapping[str, float] | None = None) -> PlayerNull:
     """A null from honest players' seasons: per kind the share of solves weakly odd and
@@ -359,8 +399,8 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         players += 1
         solves += len(season)
         counts: dict[str, list[int]] = {}
-        for s in season:
-            for k, lvl in odd_levels(s).items():
+        for lv in season_levels(season):
+            for k, lvl in lv.items():
                 c = counts.setdefault(k, [0, 0, 0])
                 c[0] += 1
                 c[1] += lvl >= 1
@@ -379,7 +419,8 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         n = np.array([r[0] for r in rows], float)
         kinds[k] = KindNull(float(sum(r[1] for r in rows) / n.sum()),
                             float(sum(r[2] for r in rows) / n.sum()),
-                            _cv2([r[1] for r in rows], n), _cv2([r[2] for r in rows], n))
+                            _cv2([r[1] for r in rows], n),
+                            None if k in ONE_DISPERSION else _cv2([r[2] for r in rows], n))
     fit = tempo_fit(slopes, noise)
     if llr_offset is None:
         # an upper bound (mean + 2 standard errors) of the honest mean: a few thousand
@@ -527,11 +568,14 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
     p, level, span_no, a, b, odd, rate = best
     p = min(1.0, p * tests)
     names = tuple(season[i].submission_id for i in odd)
-    how = "" if kind == FLAGGED else (" strongly" if level == 2 else "")
+    how = "" if kind in (FLAGGED, OWN_PACE) else (" strongly" if level == 2 else "")
+    what = (f"took less than 1/{math.exp(PACE_STRONG if level == 2 else PACE_WEAK):.1f} of "
+            f"the player's own usual time (each against its puzzle's expected time)"
+            if kind == OWN_PACE else words(kind))
     where = (f"Over {n} solves" if span_no == 0 else
              f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
              f"{season[idx[b - 1]].submission_id})")
-    sentence = (f"{where}, {len(odd)}{how} {words(kind)} (honest players: "
+    sentence = (f"{where}, {len(odd)}{how} {what} (honest players: "
                 f"{_one_in(rate)}); as many by chance: {_chance(p)}.")
     return Finding(kind, p, len(odd), b - a, rate, names, sentence)
 
@@ -669,7 +713,7 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
           alpha: float = ALPHA) -> PlayerVerdict:
     """A player's verdict over ``season`` (their scored solves, oldest first)."""
     null = null or shipped_null()
-    levels = [odd_levels(s) for s in season]
+    levels = season_levels(season)
     kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS)
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
     ratio_kinds = [HINTS] if any(s.llr for s in season) else []

@@ -6,7 +6,7 @@ on one puzzle in three or on every puzzle; cold start and after the nightly job.
                                    [--facts-out FACTS.json.gz]
     python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N]
     python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 40]
-                                   [--tempo-only]
+                                   [--tempo-only | --kinds K[,K...]]
 
 Puzzles: ``--per-level`` sudoku.org.uk dailies of each of the site's four levels
 (../shared/data), each with the daemon's production analysis. Every player solves
@@ -36,7 +36,8 @@ seconds, on a population simulated once, e.g. on a bigger machine).
 ``--null-out`` builds the cold-start null instead: honest seasons only (seed
 ``--seed`` + 1000, so the evaluation's people are not the null's), each model's null
 learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``;
-each model's tempo is kept); ``--tempo-only`` replaces only the file's tempo.
+each model's tempo is kept); ``--tempo-only`` replaces only the file's tempo, ``--kinds``
+only the kinds named.
 """
 
 from __future__ import annotations
@@ -169,6 +170,8 @@ def main() -> int:
     ap.add_argument("--null-out", help="build the cold-start null into this file instead")
     ap.add_argument("--tempo-only", action="store_true",
                     help="with --null-out: replace only the stall tempo of the file there")
+    ap.add_argument("--kinds", help="with --null-out: replace only these kinds (comma-"
+                                    "separated) of the file there")
     ap.add_argument("--out", help="write the figures as JSON to this file")
     ap.add_argument("--facts-out", help="save every solve's facts (gzip JSON), both phases")
     ap.add_argument("--facts-in", help="judge the seasons saved by --facts-out instead of "
@@ -184,9 +187,11 @@ def main() -> int:
                          "--null-out nor --facts-out")
     if args.tempo_only and not args.null_out:
         raise SystemExit("error: --tempo-only goes with --null-out")
-    if args.tempo_only and not Path(args.null_out).is_file():
-        raise SystemExit(f"error: --tempo-only replaces the tempo of {args.null_out}, "
-                         "which does not exist")
+    if args.kinds and (not args.null_out or args.tempo_only):
+        raise SystemExit("error: --kinds goes with --null-out, without --tempo-only")
+    if (args.tempo_only or args.kinds) and not Path(args.null_out).is_file():
+        raise SystemExit(f"error: --tempo-only and --kinds replace part of "
+                         f"{args.null_out}, which does not exist")
     if args.null_out and args.facts_out:
         raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
                          "goes with an evaluation run")
@@ -302,6 +307,15 @@ def _write_null(people, seasons, args, started) -> int:
         with open(args.null_out) as fh:
             doc = {**json.load(fh), "stall_tempo": doc["stall_tempo"]}
         doc.pop("slope", None)      # a slope on another measure of difficulty
+    elif args.kinds:
+        names = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        missing = [k for k in names if k not in doc["kinds"]]
+        if missing:
+            raise SystemExit(f"error: no honest season measured {missing[0]!r}; kinds "
+                             f"measured: {', '.join(sorted(doc['kinds']))}")
+        with open(args.null_out) as fh:
+            old = json.load(fh)
+        doc = {**old, "kinds": {**old["kinds"], **{k: doc["kinds"][k] for k in names}}}
     with open(args.null_out, "w") as fh:
         json.dump(doc, fh, indent=1)
         fh.write("\n")

@@ -405,6 +405,53 @@ def test_facts_read_a_stored_evidence_document():
     assert solve_facts("b", {"flagged": True, "signals": []}) == SolveFacts("b", {}, True)
 
 
+def _paced(paces) -> list[SolveFacts]:
+    """Solves with each pace (ln of time over the puzzle's expected time)."""
+    return [SolveFacts(f"s{i:03d}", {}, False, pace=float(v)) for i, v in enumerate(paces)]
+
+
+def _pace_null() -> PlayerNull:
+    """Solves 2x quicker than the player's own usual one in 20 of honest solves, 2.7x
+    quicker 1 in 250 (the guard's floors)."""
+    return guard(PlayerNull({"own_pace": KindNull(0.05, 0.004, 1.0)}, None, "a test"))
+
+
+def test_a_season_with_copies_far_quicker_than_the_players_own_pace_flags():
+    """A person's speed is their own, but a third of their solves at three to four times
+    their own pace is not: the season compares the player's solves with each other."""
+    rng = np.random.default_rng(11)
+    skill = 1.3                              # a fast player: the speed family's business
+    honest = rng.normal(0, 0.35, 20) - skill
+    copied = honest.copy()
+    copied[::3] -= np.log(rng.uniform(3.0, 4.5, copied[::3].size))
+    verdict = judge(_paced(copied), _pace_null())
+    top = verdict.findings[0]
+    assert verdict.flagged and top.kind == "own_pace"
+    assert set(top.solves) <= {f"s{i:03d}" for i in range(0, 20, 3)} and top.odd >= 4
+    assert "took less than 1/2.7 of the player's own usual time" in top.sentence
+    # the same player's honest season, and one in which a single solve is ten times
+    # quicker than the rest, are not cases
+    assert not judge(_paced(honest), _pace_null()).flagged
+    once = honest.copy()
+    once[5] -= np.log(10.0)
+    verdict = judge(_paced(once), _pace_null())
+    assert not verdict.flagged and verdict.findings[0].odd == 1
+
+
+def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():
+    seven = _paced([0.0] * 6 + [-3.0])
+    assert not any(f.kind == "own_pace" for f in judge(seven, _pace_null()).findings)
+    eight = _paced([0.0] * 7 + [-3.0])
+    found = {f.kind: f for f in judge(eight, _pace_null()).findings}
+    assert found["own_pace"].odd == 1 and found["own_pace"].solves == ("s007",)
+    # an unfinished solve (no pace) is not compared, and does not count as a solve
+    assert solve_facts("a", {"pace": -0.5}).pace == -0.5
+    assert solve_facts("b", {"pace": None}).pace is None
+    assert solve_facts("c", {"pace": 10 ** 400}).pace is None
+    mixed = _paced([0.0] * 7 + [-3.0]) + [SolveFacts("u", {}, False)]
+    assert {f.kind: f for f in judge(mixed, _pace_null()).findings}["own_pace"].of == 8
+
+
 @pytest.fixture(scope="module")
 def xwing():
     """The x-wing puzzle analysed as the daemon does, and its technique model's order."""
