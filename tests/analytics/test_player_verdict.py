@@ -452,6 +452,24 @@ def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():
     assert {f.kind: f for f in judge(mixed, _pace_null()).findings}["own_pace"].of == 8
 
 
+def test_a_portal_learns_own_pace_with_one_dispersion():
+    """A portal's few unflagged copiers, each with several solves far quicker than their
+    own, must not set the odd level's dispersion (which would let every copier's season
+    pass as a person's): own_pace is learnt with the weak level's."""
+    rng = np.random.default_rng(5)
+    honest = [_paced(rng.normal(0, 0.35, 20)) for _ in range(300)]
+    copiers = []
+    for _ in range(6):
+        v = rng.normal(0, 0.35, 20)
+        v[::3] -= np.log(3.5)
+        copiers.append(_paced(v))
+    null = learn_null(honest + copiers, "a portal")
+    own = null.kind("own_pace")
+    assert own.cv2_strong is None and own.dispersion(2) == own.dispersion(1)
+    assert own.strong > 0.004            # the copiers' copies do count in the rate
+    assert judge(copiers[0], null).findings[0].kind == "own_pace"
+
+
 @pytest.fixture(scope="module")
 def xwing():
     """The x-wing puzzle analysed as the daemon does, and its technique model's order."""
