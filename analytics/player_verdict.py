@@ -135,6 +135,10 @@ ONE_DISPERSION = frozenset({OWN_PACE})
 # a finished solve is measured against the median pace of the player's other finished
 # solves once there are this many: fewer do not place a person's usual time
 MIN_PACE_OTHERS = 7
+# ... of the nearest this many in the order played, so that a player who gets quicker
+# over a long season (a novice learning: 3-5x in months) is measured against their
+# pace at the time, not their first weeks'
+PACE_NEIGHBOURS = 20
 # how much quicker than that median (ln of the ratio) makes a solve weakly odd, odd
 PACE_WEAK, PACE_STRONG = math.log(2.0), math.log(2.7)
 # Families a person's own way of playing can keep odd in most of their solves, so a
@@ -354,18 +358,21 @@ def odd_levels(s: SolveFacts) -> dict[str, int]:
 
 
 def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
-    """Per solve, how far quicker it was than the player's other finished solves (their
-    median pace, each against its puzzle's expected time): 2 odd (:data:`PACE_STRONG`),
-    1 weakly odd (:data:`PACE_WEAK`), 0 ordinary; None where the season has too few
-    finished solves. A person's speed is their own (the ``speed`` family is a style);
-    a copy typed at a few times the player's own pace on some puzzles is not."""
+    """Per solve, how far quicker it was than the player's other finished solves (the
+    median pace of the :data:`PACE_NEIGHBOURS` nearest in the order played, each against
+    its puzzle's expected time): 2 odd (:data:`PACE_STRONG`), 1 weakly odd
+    (:data:`PACE_WEAK`), 0 ordinary; None where the season has too few finished solves.
+    A person's speed is their own (the ``speed`` family is a style); a copy typed at a
+    few times the player's own pace on some puzzles is not."""
     at = [(i, s.pace) for i, s in enumerate(season) if s.pace is not None]
     out: list[int | None] = [None] * len(season)
     if len(at) <= MIN_PACE_OTHERS:
         return out
     paces = np.array([v for _, v in at])
     for k, (i, v) in enumerate(at):
-        gap = float(np.median(np.delete(paces, k))) - v
+        lo = min(max(0, k - PACE_NEIGHBOURS // 2), max(0, len(at) - PACE_NEIGHBOURS - 1))
+        near = np.delete(paces[lo:lo + PACE_NEIGHBOURS + 1], k - lo)
+        gap = float(np.median(near)) - v
         out[i] = 2 if gap >= PACE_STRONG else 1 if gap >= PACE_WEAK else 0
     return out
 

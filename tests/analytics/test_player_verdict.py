@@ -452,6 +452,18 @@ def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():
     assert {f.kind: f for f in judge(mixed, _pace_null()).findings}["own_pace"].of == 8
 
 
+def test_a_player_who_gets_quicker_over_a_long_season_is_measured_at_the_time(
+        monkeypatch):
+    """A novice eight times quicker after 120 solves than at first: each solve against
+    the player's nearest solves, not the season's first weeks."""
+    from fairgrid.analytics import player_verdict as pv
+    rng = np.random.default_rng(8)
+    learning = _paced(np.linspace(0, -np.log(8.0), 120) + rng.normal(0, 0.35, 120))
+    assert not judge(learning, shipped_null()).flagged
+    monkeypatch.setattr(pv, "PACE_NEIGHBOURS", 1000)   # the season's median instead
+    assert judge(learning, shipped_null()).flagged
+
+
 def test_a_portal_learns_own_pace_with_one_dispersion():
     """A portal's few unflagged copiers, each with several solves far quicker than their
     own, must not set the odd level's dispersion (which would let every copier's season
