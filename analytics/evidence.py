@@ -42,7 +42,8 @@ from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
                       notes_carried, null_for, pace_allowance, replay_solve,
                       techniques_needed, unforced_placements)
 
-# 5: pace (the finished solve's log time against the puzzle's expected time, no skill).
+# 5: pace and pace_basis (a finished solve's log time against the puzzle's expected time,
+# no skill, and what that rests on).
 # 4: what a quick placement needed (timeline[].needed, hardest_needed.technique) in the
 # deduction ladder's words, no longer the technique model's names (needed_phrase reads
 # both).
@@ -225,8 +226,10 @@ class Evidence:
     llr: Mapping[str, float] = field(default_factory=dict)
     version: int = EVIDENCE_VERSION
     # a finished solve's ln(time / the puzzle's expected time for an average player),
-    # skill left out: a season compares a player's solves with each other by it
+    # skill left out, and what that expected time rests on (``PuzzleFacts.time_basis``):
+    # a season compares a player's solves of one type and basis with each other by it
     pace: float | None = None
+    pace_basis: str | None = None
 
     def signal(self, name: str) -> SignalEvidence | None:
         """The signal called ``name``, or None when the solve has none."""
@@ -256,7 +259,7 @@ class Evidence:
             "actual_order": [list(r) for r in self.actual_order],
             "order_note": self.order_note,
             "timeline": [x.to_json() for x in self.timeline],
-            "llr": dict(self.llr), "pace": self.pace}
+            "llr": dict(self.llr), "pace": self.pace, "pace_basis": self.pace_basis}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> Evidence:
@@ -289,7 +292,8 @@ class Evidence:
             _rows(pred), _rows(actual), doc.get("order_note") or "",
             tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
             {str(k): float(v) for k, v in (doc.get("llr") or {}).items()},
-            doc.get("version", 2), _pace(doc.get("pace")))
+            doc.get("version", 2), _pace(doc.get("pace")),
+            basis if isinstance(basis := doc.get("pace_basis"), str) else None)
 
 
 def _pace(value) -> float | None:
@@ -598,7 +602,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         timeline=_timeline(rep, needed, words),
         llr={} if rep.deduction is None else rep.deduction.llr(),
         pace=round(math.log(max(duration_ms, 1) / 1000.0) - facts.expected_log_s, 4)
-        if fill.complete else None)
+        if fill.complete and facts.time_basis else None,
+        pace_basis=facts.time_basis if fill.complete and facts.time_basis else None)
 
 
 def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:

@@ -69,6 +69,8 @@ from typing import Iterable, Mapping, Sequence
 import numpy as np
 from scipy.special import betaln, gammaln, stdtr
 
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
+
 from .calibration import POISSON_SIGNALS
 from .signals import FAMILY
 
@@ -160,7 +162,7 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          FLAGGED: "were flagged for review",
          COMBINED: "were unusual on all the evidence together",
          HINTS: "weighed towards hints",
-         OWN_PACE: "took far less than the player's own usual time"}
+         OWN_PACE: "were far quicker than the player's usual pace"}
 # what each of a solve's likelihood ratios says when it weighs towards a hint
 RATIO_WORDS = {"stall_look": "cells placed at a stall that one look at the board does not "
                              "prove",
@@ -186,6 +188,9 @@ class SolveFacts:
     counted: Mapping[str, tuple[float, float]] = field(default_factory=dict)  # (value, p)
     p_value: float | None = None                # the solve's combined p
     pace: float | None = None   # ln(time / the puzzle's expected time), skill left out
+    # which solves a pace compares with: those of one puzzle type whose expected times
+    # rest on one basis (the shipped calibration, or a portal's fit)
+    pace_group: str | None = None
 
 
 def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
@@ -207,11 +212,15 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
            if v is not None}
     timeline = evidence.get("timeline") or ()
     t_ms = [_finite(p["t_ms"]) for p in timeline]
+    basis = evidence.get("pace_basis")
+    pace = _finite(evidence.get("pace")) if isinstance(basis, str) else None
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
                       None if None in t_ms else
                       _slope_sums(t_ms, [p.get("singles_on_offer") == 0 for p in timeline]),
                       counted,
-                      _finite(evidence.get("p_value")), _finite(evidence.get("pace")))
+                      _finite(evidence.get("p_value")), pace,
+                      f"{evidence.get('puzzle_type') or DEFAULT_TYPE}/{basis}"
+                      if pace is not None else None)
 
 
 def _finite(value) -> float | None:
@@ -358,22 +367,29 @@ def odd_levels(s: SolveFacts) -> dict[str, int]:
 
 
 def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
-    """Per solve, how far quicker it was than the player's other finished solves (the
-    median pace of the :data:`PACE_NEIGHBOURS` nearest in the order played, each against
-    its puzzle's expected time): 2 odd (:data:`PACE_STRONG`), 1 weakly odd
-    (:data:`PACE_WEAK`), 0 ordinary; None where the season has too few finished solves.
+    """Per solve, how far quicker it was than the player's other finished solves of its
+    ``pace_group`` (the median pace of the :data:`PACE_NEIGHBOURS` nearest in the order
+    played, each against its puzzle's expected time): 2 odd (:data:`PACE_STRONG`), 1
+    weakly odd (:data:`PACE_WEAK`), 0 ordinary; None where the group has too few.
+    A type's skill is its own, and expected times from the calibration and from a
+    portal's fit differ by the portal's offset: solves are compared within a group.
     A person's speed is their own (the ``speed`` family is a style); a copy typed at a
     few times the player's own pace on some puzzles is not."""
-    at = [(i, s.pace) for i, s in enumerate(season) if s.pace is not None]
     out: list[int | None] = [None] * len(season)
-    if len(at) <= MIN_PACE_OTHERS:
-        return out
-    paces = np.array([v for _, v in at])
-    for k, (i, v) in enumerate(at):
-        lo = min(max(0, k - PACE_NEIGHBOURS // 2), max(0, len(at) - PACE_NEIGHBOURS - 1))
-        near = np.delete(paces[lo:lo + PACE_NEIGHBOURS + 1], k - lo)
-        gap = float(np.median(near)) - v
-        out[i] = 2 if gap >= PACE_STRONG else 1 if gap >= PACE_WEAK else 0
+    groups: dict[str, list[tuple[int, float]]] = {}
+    for i, s in enumerate(season):
+        if s.pace is not None and s.pace_group is not None:
+            groups.setdefault(s.pace_group, []).append((i, s.pace))
+    for at in groups.values():
+        if len(at) <= MIN_PACE_OTHERS:
+            continue
+        paces = np.array([v for _, v in at])
+        for k, (i, v) in enumerate(at):
+            lo = min(max(0, k - PACE_NEIGHBOURS // 2),
+                     max(0, len(at) - PACE_NEIGHBOURS - 1))
+            near = np.delete(paces[lo:lo + PACE_NEIGHBOURS + 1], k - lo)
+            gap = float(np.median(near)) - v
+            out[i] = 2 if gap >= PACE_STRONG else 1 if gap >= PACE_WEAK else 0
     return out
 
 
@@ -576,8 +592,9 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
     p = min(1.0, p * tests)
     names = tuple(season[i].submission_id for i in odd)
     how = "" if kind in (FLAGGED, OWN_PACE) else (" strongly" if level == 2 else "")
-    what = (f"took less than 1/{math.exp(PACE_STRONG if level == 2 else PACE_WEAK):.1f} of "
-            f"the player's own usual time (each against its puzzle's expected time)"
+    what = (f"were {math.exp(PACE_STRONG if level == 2 else PACE_WEAK):.2g}× or more "
+            f"quicker than the player's usual pace, the median of their nearest finished "
+            f"solves, each against its puzzle's expected time"
             if kind == OWN_PACE else words(kind))
     where = (f"Over {n} solves" if span_no == 0 else
              f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "

@@ -29,6 +29,11 @@ NULL_SOLVES = 120  # simulated honest solves behind a puzzle's nulls
 # below this split-half agreement of the SA runs, the predicted fill order is mostly
 # noise (every run finds its own order) and scoring leaves order_sa out for the puzzle
 ORDER_RELIABILITY_FLOOR = 0.5
+# the most an expected time's own sd (log) may be for a player's solves to be compared
+# by their pace against it: Sudoku's calibration is 0.161, a portal's fit its residual; a
+# Nurikabe prior (1.0, no human times) would make one puzzle's error a player's "quick day"
+PACE_MAX_SD = 0.5
+CALIBRATION, PORTAL_FIT = "calibration", "portal fit"
 
 
 def cells_of(text: str) -> np.ndarray:
@@ -306,7 +311,9 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
     if rung is None:  # analysed before the ladder judged placements
         rung = hardest_rung_for(cells, cells_of(solution), box_size, puzzle_type)
     facts = PuzzleFacts(cells, box_size, cells_of(solution), predicted, expected, sd,
-                        consensus, puzzle_type, shape, rung)
+                        consensus, puzzle_type, shape, rung,
+                        None if not sd <= PACE_MAX_SD else
+                        PORTAL_FIT if run is not None else CALIBRATION)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
     without = dataclasses.replace(facts, sd_log=unrated_sd)

@@ -163,6 +163,10 @@ class PuzzleFacts:
     # the rung of the puzzle's own hardest step (``analytics.deduction.puzzle_rung``);
     # None: the placements are judged on the bare board (types without the ladder)
     hardest_rung: int | None = None
+    # what ``expected_log_s`` rests on ("calibration": the shipped one; "portal fit": the
+    # nightly job's); None where it is too unsure (its own sd above ``PACE_MAX_SD``) for
+    # a player's solves to be compared by it (``Evidence.pace``)
+    time_basis: str | None = None
 
     @property
     def order(self) -> int:

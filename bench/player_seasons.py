@@ -66,6 +66,7 @@ HABITS = ("selective", "every")
 PHASES = ("cold", "after nightly")
 CHUNK = 40          # solves a task
 SLOPE_ON = "stall"  # what a saved solve's tempo slope is of (``SolveFacts.slope``)
+FACTS_VERSION = 2   # 2: each solve's pace and pace group (``SolveFacts.pace_group``)
 SD_LOG, SKILL_SD = 0.35, 0.5
 
 
@@ -187,9 +188,18 @@ def main() -> int:
                          "--null-out nor --facts-out")
     if args.tempo_only and not args.null_out:
         raise SystemExit("error: --tempo-only goes with --null-out")
-    if args.kinds and (not args.null_out or args.tempo_only):
+    if args.kinds is not None and (not args.null_out or args.tempo_only):
         raise SystemExit("error: --kinds goes with --null-out, without --tempo-only")
-    if (args.tempo_only or args.kinds) and not Path(args.null_out).is_file():
+    if args.kinds is not None:
+        from fairgrid.analytics import player_verdict as pv
+        args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        known = sorted(set(pv.FAMILY.values())
+                       | {"unproven", "unforced", pv.FLAGGED, pv.COMBINED, pv.OWN_PACE})
+        wrong = [k for k in args.kinds if k not in known] or ([] if args.kinds else [""])
+        if wrong:
+            raise SystemExit(f"error: --kinds {wrong[0]!r} is no kind; kinds: "
+                             f"{', '.join(known)}")
+    if (args.tempo_only or args.kinds is not None) and not Path(args.null_out).is_file():
         raise SystemExit(f"error: --tempo-only and --kinds replace part of "
                          f"{args.null_out}, which does not exist")
     if args.null_out and args.facts_out:
@@ -308,7 +318,7 @@ def _write_null(people, seasons, args, started) -> int:
             doc = {**json.load(fh), "stall_tempo": doc["stall_tempo"]}
         doc.pop("slope", None)      # a slope on another measure of difficulty
     elif args.kinds:
-        names = [k.strip() for k in args.kinds.split(",") if k.strip()]
+        names = args.kinds
         missing = [k for k in names if k not in doc["kinds"]]
         if missing:
             raise SystemExit(f"error: no honest season measured {missing[0]!r}; kinds "
@@ -329,7 +339,8 @@ def _save_facts(path, stored) -> None:
     from dataclasses import asdict
     # a solve's slope is on "made at a stall"; facts saved when it read another measure
     # of difficulty are refused, not judged as if they were
-    doc = {"people": stored["people"], "kind": stored["kind"], "slope_on": SLOPE_ON}
+    doc = {"people": stored["people"], "kind": stored["kind"], "slope_on": SLOPE_ON,
+           "facts_version": FACTS_VERSION}
     for phase in PHASES:
         by_sid, flagged = stored[phase]
         doc[phase] = {"facts": {sid: asdict(f) for sid, f in by_sid.items()},
@@ -345,6 +356,10 @@ def _load_facts(path) -> dict:
     if doc.get("slope_on") != SLOPE_ON:
         raise SystemExit(f"error: {path} holds slopes on another measure than "
                          f"{SLOPE_ON!r}: simulate and save the facts again")
+    if doc.get("facts_version") != FACTS_VERSION:
+        raise SystemExit(f"error: {path} holds facts without each solve's pace group "
+                         f"(saved before facts version {FACTS_VERSION}): simulate and save "
+                         f"them again")
     stored = {"people": doc["people"], "kind": doc["kind"]}
     for phase in PHASES:
         facts = {sid: SolveFacts(**{**f, "slope": None if f["slope"] is None

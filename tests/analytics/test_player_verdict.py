@@ -14,7 +14,8 @@ from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, TEMPO_SHARE, 
                                                PlayerNull, PlayerVerdict, SolveFacts,
                                                _shares, _tempo, bb_tail, guard, judge,
                                                learn_null, lenient, pooled_slope,
-                                               shipped_null, solve_facts, tempo_fit)
+                                               season_levels, shipped_null, solve_facts,
+                                               tempo_fit)
 
 FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
 
@@ -407,7 +408,8 @@ def test_facts_read_a_stored_evidence_document():
 
 def _paced(paces) -> list[SolveFacts]:
     """Solves with each pace (ln of time over the puzzle's expected time)."""
-    return [SolveFacts(f"s{i:03d}", {}, False, pace=float(v)) for i, v in enumerate(paces)]
+    return [SolveFacts(f"s{i:03d}", {}, False, pace=float(v), pace_group="sudoku/calibration")
+            for i, v in enumerate(paces)]
 
 
 def _pace_null() -> PlayerNull:
@@ -428,7 +430,7 @@ def test_a_season_with_copies_far_quicker_than_the_players_own_pace_flags():
     top = verdict.findings[0]
     assert verdict.flagged and top.kind == "own_pace"
     assert set(top.solves) <= {f"s{i:03d}" for i in range(0, 20, 3)} and top.odd >= 4
-    assert "took less than 1/2.7 of the player's own usual time" in top.sentence
+    assert "were 2.7× or more quicker than the player's usual pace" in top.sentence
     # the same player's honest season, and one in which a single solve is ten times
     # quicker than the rest, are not cases
     assert not judge(_paced(honest), _pace_null()).flagged
@@ -445,11 +447,52 @@ def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():
     found = {f.kind: f for f in judge(eight, _pace_null()).findings}
     assert found["own_pace"].odd == 1 and found["own_pace"].solves == ("s007",)
     # an unfinished solve (no pace) is not compared, and does not count as a solve
-    assert solve_facts("a", {"pace": -0.5}).pace == -0.5
-    assert solve_facts("b", {"pace": None}).pace is None
-    assert solve_facts("c", {"pace": 10 ** 400}).pace is None
+    read = solve_facts("a", {"pace": -0.5, "pace_basis": "portal fit",
+                             "puzzle_type": "nurikabe"})
+    assert read.pace == -0.5 and read.pace_group == "nurikabe/portal fit"
+    assert solve_facts("a", {"pace": -0.5, "pace_basis": "calibration"}).pace_group == \
+        "sudoku/calibration"
+    assert solve_facts("b", {"pace": None, "pace_basis": "calibration"}).pace is None
+    assert solve_facts("c", {"pace": 10 ** 400, "pace_basis": "calibration"}).pace is None
+    assert solve_facts("d", {"pace": -0.5}).pace is None          # no basis: not compared
+    assert solve_facts("e", {"pace": True, "pace_basis": "calibration"}).pace is None
     mixed = _paced([0.0] * 7 + [-3.0]) + [SolveFacts("u", {}, False)]
     assert {f.kind: f for f in judge(mixed, _pace_null()).findings}["own_pace"].of == 8
+
+
+def test_own_pace_compares_solves_of_one_type_and_basis():
+    """A player's Nurikabe is not their Sudoku, and a portal's fitted expected times
+    differ from the calibration's by the portal's offset: each group apart."""
+    sudoku = _paced([0.0] * 10)
+    quicker = [replace(s, submission_id=f"n{i}", pace=-1.5, pace_group="nurikabe/portal fit")
+               for i, s in enumerate(_paced([0.0] * 10))]
+    levels = season_levels(sudoku + quicker)
+    assert all(lv["own_pace"] == 0 for lv in levels)
+    # the same solves in one group: the quicker ones are odd
+    one = sudoku + [replace(s, pace_group="sudoku/calibration") for s in quicker]
+    assert sum(lv["own_pace"] == 2 for lv in season_levels(one)) == 10
+    # a group of too few solves is not judged, whatever the others
+    few = sudoku + quicker[:5]
+    assert [lv.get("own_pace") for lv in season_levels(few)][10:] == [None] * 5
+
+
+def test_own_pace_compares_each_solve_with_its_nearest_others():
+    """The window: every other solve up to 21 in the group, else the 20 nearest in the
+    order played (10 each side where the season allows), never the solve itself."""
+    from fairgrid.analytics import player_verdict as pv
+    for n, k, quick in ((8, 0, [0]), (21, 20, [20]), (40, 0, [0]), (40, 20, [20])):
+        paces = [0.0] * n
+        for q in quick:
+            paces[q] = -1.2
+        own = pv._own_pace(_paced(paces))
+        assert own[k] == 2 and sum(v == 2 for v in own) == 1, (n, k)
+    # a solve 40 places away is not among the 20 nearest: a quick first half of a long
+    # season does not make the last solves' usual pace
+    paces = [-1.2] * 20 + [0.0] * 20
+    own = pv._own_pace(_paced(paces))
+    assert own[39] == 0 and own[0] == 0
+    # a solve compared with itself would never be odd: the one quick solve of eight is
+    assert pv._own_pace(_paced([0.0] * 7 + [-1.2]))[7] == 2
 
 
 def test_a_player_who_gets_quicker_over_a_long_season_is_measured_at_the_time(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import numpy as np
@@ -246,7 +247,8 @@ def test_evidence_reads_back_what_it_stores_and_older_documents_as_current():
     puzzle = parse(EASY)
     sol = np.array([int(ch) for ch in EASY_SOLUTION])
     cells = np.flatnonzero(puzzle.givens == 0)
-    facts = PuzzleFacts(puzzle.givens, 3, sol, np.arange(81, dtype=float), 6.0, 0.4)
+    facts = PuzzleFacts(puzzle.givens, 3, sol, np.arange(81, dtype=float), 6.0, 0.4,
+                        time_basis="calibration")
     t = 1000 * np.arange(1, cells.size + 1)
     doc = score_solve(facts, complete({}), t, cells, sol[cells], None).to_json()
     assert doc["version"] == EVIDENCE_VERSION
@@ -256,8 +258,12 @@ def test_evidence_reads_back_what_it_stores_and_older_documents_as_current():
     assert doc["pace"] == pytest.approx(np.log(t[-1] / 1000.0) - 6.0, abs=1e-4)
     slow = score_solve(facts, complete({}), t, cells, sol[cells], None, skill=1.0)
     assert slow.pace == doc["pace"]
+    assert doc["pace_basis"] == "calibration"
     half = score_solve(facts, complete({}), t[:10], cells[:10], sol[cells[:10]], None)
     assert half.pace is None and Evidence.from_json(half.to_json()).pace is None
+    # an expected time too unsure to compare a player's solves by stores no pace
+    unsure = dataclasses.replace(facts, time_basis=None)
+    assert score_solve(unsure, complete({}), t, cells, sol[cells], None).pace is None
     # a document from before version 2: 0-based orders, no version, fewer fields
     old = {k: v for k, v in doc.items() if k not in ("version", "outcome", "counts")}
     old["actual_order"] = [[None if v is None else v - 1 for v in row]
