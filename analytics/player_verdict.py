@@ -25,6 +25,10 @@ and judges each *kind* of evidence apart:
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
+* **own pace** (:data:`OWN_PACE`): a finished solve weakly odd when it was
+  :data:`PACE_WEAK` quicker than the player's usual pace (the median of their nearest
+  finished solves of the same type and time basis, each against its puzzle's expected
+  time, :func:`_own_pace`), odd when :data:`PACE_STRONG` quicker;
 * **tempo**: how much longer each player takes over a placement made at a stall (no
   single on the board: a technique has to be found) than over the others, pooled over
   the season (the slope of log delay on "at a stall"), against the population's (people
