@@ -437,7 +437,8 @@ def test_a_season_with_copies_far_quicker_than_the_players_own_pace_flags():
     once = honest.copy()
     once[5] -= np.log(10.0)
     verdict = judge(_paced(once), _pace_null())
-    assert not verdict.flagged and verdict.findings[0].odd == 1
+    own = next(f for f in verdict.findings if f.kind == "own_pace")
+    assert not verdict.flagged and own.odd == 1 and own.solves == ("s005",)
 
 
 def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():

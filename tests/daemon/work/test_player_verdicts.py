@@ -121,6 +121,9 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     top = verdict["findings"][0]
     assert top["p"] < 1e-3 and set(top["solves"]) == {"c-1", "c-4", "c-7"}
     assert "Over 9 solves, 3" in top["sentence"]
+    # the stored evidence carries each finished solve's pace: the season compares them
+    own = next(f for f in verdict["findings"] if f["kind"] == "own_pace")
+    assert own["of"] == 9 and "usual pace" in own["sentence"]
     assert verdict["history"][0]["state"] == "flagged"
     assert (await _player(client, "fair"))["verdict"]["state"] == "clear"
     metrics = await (await client.get("/metrics")).text()
