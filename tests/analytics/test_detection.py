@@ -208,6 +208,31 @@ def test_a_level_learns_how_far_orders_stray_from_each_puzzle_not_one_centre():
     assert NOTES_SWITCH not in scoring_inputs(text, 3, sol, median, model).null
 
 
+def test_a_pace_is_kept_only_against_an_expected_time_sure_enough():
+    """Where a puzzle's expected time is itself unsure by more than half a log (a
+    Nurikabe prior), a player's solves are not compared by it; a portal's fit is a basis
+    of its own (it differs from the calibration by the portal's offset)."""
+    from fairgrid.analytics.puzzle_model import (CALIBRATION, PACE_MAX_SD, PORTAL_FIT,
+                                                 PuzzleModel, PuzzleRating, RatingRun)
+    text, puzzle, solution, _ = _medium_inputs()
+    sol = "".join(str(d) for d in solution)
+    median = [None if g else 1.0 for g in puzzle.givens]
+
+    def model(sd):
+        return PuzzleModel({"cells": 1.0}, 600.0, float(np.log(600)), sd, 3, "Medium",
+                           {"speed": (0.0, 1.0)})
+    rating = PuzzleRating(None, 3, None, None)
+    assert scoring_inputs(text, 3, sol, median, model(0.161)).facts.time_basis == CALIBRATION
+    wide = scoring_inputs(text, 3, sol, median, model(1.0))
+    assert wide.facts.time_basis is None and wide.facts_without_skill.time_basis is None
+    fitted = scoring_inputs(text, 3, sol, median, model(1.0), RatingRun(0.0, 0.3, 0.5, {}),
+                            rating)
+    assert fitted.facts.time_basis == PORTAL_FIT
+    loose = RatingRun(0.0, PACE_MAX_SD + 0.1, 0.5, {})
+    assert scoring_inputs(text, 3, sol, median, model(0.161), loose,
+                          rating).facts.time_basis is None
+
+
 def _medium_inputs():
     puzzle = parse(MEDIUM)
     solution = solution_of(puzzle)
