@@ -292,12 +292,13 @@ class Evidence:
             _rows(pred), _rows(actual), doc.get("order_note") or "",
             tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
             {str(k): float(v) for k, v in (doc.get("llr") or {}).items()},
-            doc.get("version", 2), _pace(doc.get("pace")),
+            doc.get("version", 2), finite_or_none(doc.get("pace")),
             basis if isinstance(basis := doc.get("pace_basis"), str) else None)
 
 
-def _pace(value) -> float | None:
-    """A stored pace as a finite float; None for none or anything else."""
+def finite_or_none(value) -> float | None:
+    """A stored number as a finite float; None for anything else (text, a boolean, NaN,
+    10**400): what a reader of stored evidence takes a number to be."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:

@@ -76,6 +76,7 @@ from scipy.special import betaln, gammaln, stdtr
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from .calibration import POISSON_SIGNALS
+from .evidence import finite_or_none
 from .signals import FAMILY
 
 WEAK_P, STRONG_P = 0.15, 0.01   # a family's p that makes a solve weakly odd, odd
@@ -202,40 +203,30 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
     members: dict[str, list[float]] = {}
     counted = {}
     for s in evidence.get("signals") or ():
-        p = _finite(s["p"])
+        p = finite_or_none(s["p"])
         if p is None:           # a p that is no number says nothing (never "ordinary")
             continue
         p = min(1.0, max(0.0, p))
         fam = s.get("family") or FAMILY.get(s["name"], s["name"])
         members.setdefault(fam, []).append(p)
-        value = _finite(s.get("value"))
+        value = finite_or_none(s.get("value"))
         if s["name"] in POISSON_SIGNALS and value is not None:
             counted[s["name"]] = (value, p)
     fam_p = {f: min(1.0, min(ps) * len(ps)) for f, ps in members.items()}
-    llr = {k: v for k, v in ((k, _finite(v)) for k, v in (evidence.get("llr") or {}).items())
+    llr = {k: v for k, v in ((k, finite_or_none(v))
+                             for k, v in (evidence.get("llr") or {}).items())
            if v is not None}
     timeline = evidence.get("timeline") or ()
-    t_ms = [_finite(p["t_ms"]) for p in timeline]
+    t_ms = [finite_or_none(p["t_ms"]) for p in timeline]
     basis = evidence.get("pace_basis")
-    pace = _finite(evidence.get("pace")) if isinstance(basis, str) else None
+    pace = finite_or_none(evidence.get("pace")) if isinstance(basis, str) else None
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
                       None if None in t_ms else
                       _slope_sums(t_ms, [p.get("singles_on_offer") == 0 for p in timeline]),
                       counted,
-                      _finite(evidence.get("p_value")), pace,
+                      finite_or_none(evidence.get("p_value")), pace,
                       f"{evidence.get('puzzle_type') or DEFAULT_TYPE}/{basis}"
                       if pace is not None else None)
-
-
-def _finite(value) -> float | None:
-    """``value`` as a finite float; None for anything else (text, NaN, 10**400)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return None
-    try:
-        value = float(value)
-    except OverflowError:
-        return None
-    return value if math.isfinite(value) else None
 
 
 def _slope_sums(t_ms, stall) -> tuple[float, float] | None:
@@ -343,7 +334,7 @@ def guard(null: PlayerNull) -> PlayerNull:
 def _within(v, lo: float, hi: float) -> float:
     """``v`` clipped to [lo, hi]; a value that is no number takes the lenient end, hi
     (rates and dispersions: the higher, the fewer flagged)."""
-    v = _finite(v)
+    v = finite_or_none(v)
     return hi if v is None else min(max(v, lo), hi)
 
 
