@@ -161,8 +161,8 @@ def judge_seasons(seasons: dict, null, pool=None) -> dict:
 def portal_player_null(seasons: dict, cold: dict, cold_null):
     """The player null the nightly job learns from a portal's players, cheaters among
     them as on a real portal, with the shipped offsets: here the players the cold verdict
-    never flagged (the daemon takes those whose state is clear or cleared at the nightly
-    job, which also keeps a player flagged part-way and clear by the season's end)."""
+    never flagged, as the daemon does: it learns from players whose state is clear or
+    cleared, and a flagged player stays flagged until a person decides)."""
     from fairgrid.analytics import player_verdict as pv
     return pv.learn_null([seasons[pid] for pid, v in cold.items() if v[0] is None],
                          "this portal's players", cold_null.llr_offset)

@@ -44,15 +44,28 @@ def player_numbers(rows: list[dict]) -> tuple[float | None, int]:
 
 def player_verdict(row: dict, history: list[tuple]) -> dict:
     """A stored verdict as the API shows it: state, the evidence's own verdict in words,
-    each finding with the solves behind it, and the review history."""
+    each finding with the solves behind it, the verdict that last flagged the player
+    (``flagging``; a flagged player stays flagged until a person decides, so it may be
+    stronger than what the season shows now), and the review history."""
     v = PlayerVerdict.from_json(json.loads(row["verdict"]))
     return {"state": row["state"], "flagged": row["flagged"], "p_value": row["p_value"],
             "solves": row["solves"], "alpha": v.alpha, "summary": v.summary,
             "rests_on": v.rests_on, "null": v.null_source, "kinds": v.kinds,
             "findings": [f.to_json() for f in v.findings],
             "judged_at": iso(row["judged_at"]), "flagged_at": iso(row["flagged_at"]),
+            "flagging": flagging_verdict(row),
             "history": [{"changed_at": iso(at), "state": st, "note": nt, "actor": ac}
                         for at, st, nt, ac in history]}
+
+
+def flagging_verdict(row: dict, findings: bool = True) -> dict | None:
+    """The verdict that last flagged the player (p, solves, summary and, with
+    ``findings``, each finding), None when none is kept."""
+    if not row.get("flagging_verdict"):
+        return None
+    v = PlayerVerdict.from_json(json.loads(row["flagging_verdict"]))
+    doc = {"p_value": v.p_value, "solves": v.solves, "summary": v.summary}
+    return {**doc, "findings": [f.to_json() for f in v.findings]} if findings else doc
 
 
 # what reading a document that is not evidence fairgrid wrote (hand-edited, cut short) raises

@@ -28,8 +28,11 @@ def cmd_players(args: argparse.Namespace) -> int:
     print(f"{len(rows)} player{'s' if len(rows) != 1 else ''}"
           + (f" {state}" if state else ""))
     for r in rows:
+        then = r.get("flagging") if r["state"] == "flagged" and not r["flagged"] else None
+        said = (f"when flagged, over {then['solves']} solves: {then['summary']} (since "
+                f"then, by itself: {r['summary']})" if then else r["summary"])
         print(f"{shown(r['portal']) + '/' + shown(r['player_id']):<28} {r['state']:<9} "
-              f"{r['solves']:>4} solves  p {r['p_value']:.1e}  {r['summary']}")
+              f"{r['solves']:>4} solves  p {r['p_value']:.1e}  {said}")
     return 0
 
 

@@ -89,6 +89,16 @@ def print_case(verdict: dict) -> None:
         print(f"  - {f['sentence']}")
         if f["solves"]:
             print(f"    solves: {', '.join(shown(s) for s in f['solves'])}")
+    then = verdict.get("flagging")
+    if then and verdict["state"] == "flagged" and not verdict["flagged"]:
+        print(f"  What flagged the player ({verdict['flagged_at'][:19]}, over "
+              f"{then['solves']} solves; by itself the season no longer flags them, and a "
+              f"flagged player stays flagged until a person decides): {then['summary']}")
+        for f in then["findings"]:
+            if f["p"] < 0.05:
+                print(f"  - {f['sentence']}")
+                if f["solves"]:
+                    print(f"    solves: {', '.join(shown(s) for s in f['solves'])}")
     for h in verdict["history"]:
         print(f"  {h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
               + (f" ({shown(h['note'])})" if h["note"] else ""))

@@ -37,6 +37,7 @@ async def player_queue(request: web.Request, who: Principal) -> web.Response:
     rows = rows[(page_no - 1) * PAGE_SIZE:page_no * PAGE_SIZE]
     for r in rows:
         r["summary"] = PlayerVerdict.from_json(json.loads(r["verdict"])).summary
+        r["flagging"] = _receded(r)
         r["link"] = case_link(r["portal"], r["player_id"])
 
     def link(n):
@@ -46,6 +47,15 @@ async def player_queue(request: web.Request, who: Principal) -> web.Response:
         "title": "Players", "rows": rows, "state": state, "states": STATES,
         "page": page_no, "prev": link(page_no - 1) if page_no > 1 else None,
         "next": link(page_no + 1) if more else None})
+
+
+def _receded(row: dict) -> PlayerVerdict | None:
+    """The verdict that flagged a player still flagged whose evidence no longer flags
+    them by itself (later solves diluted it): the case waits for a person, and the
+    reviewer reads what flagged them. None otherwise."""
+    if row["state"] != "flagged" or row["flagged"] or not row.get("flagging_verdict"):
+        return None
+    return PlayerVerdict.from_json(json.loads(row["flagging_verdict"]))
 
 
 def _case(request) -> tuple[str, str]:
@@ -67,10 +77,14 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
     verdict = PlayerVerdict.from_json(json.loads(row["verdict"]))
     solves = await read(request, sql.case_solves, portal, player)
+    flagging = _receded(row)
     behind = {}
     for f in verdict.findings:
         for sid in f.solves:
             behind.setdefault(sid, []).append(f.kind)
+    for f in (flagging.findings if flagging else ()):
+        for sid in f.solves if f.p < 0.05 else ():
+            behind.setdefault(sid, []).append(f"{f.kind} (when flagged)")
     for k, s in enumerate(solves, 1):
         s["number"] = k
         s["behind"] = behind.get(s["submission_id"], [])
@@ -79,7 +93,8 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         "title": f"Case: player {shown(player)}", "portal": portal, "player": player,
         "row": row, "verdict": verdict, "solves": solves, "history": history,
         "findings": [f for f in verdict.findings if f.p < 0.05],
-        "others": [f for f in verdict.findings if f.p >= 0.05],
+        "others": [f for f in verdict.findings if f.p >= 0.05], "flagging": flagging,
+        "flagging_findings": [f for f in flagging.findings if f.p < 0.05] if flagging else [],
         "player_link": f"/ui/players/{segment(portal)}/{segment(player)}",
         "judged_at": iso(row["judged_at"]), "decisions": DECISIONS, "notice": notice,
         "chosen": state, "note": note}, status=status)

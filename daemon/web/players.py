@@ -44,7 +44,8 @@ async def get_players(request: web.Request) -> web.Response:
                         "state": r["state"], "flagged": r["flagged"],
                         "p_value": r["p_value"], "solves": r["solves"],
                         "summary": v.summary, "judged_at": iso(r["judged_at"]),
-                        "flagged_at": iso(r["flagged_at"])})
+                        "flagged_at": iso(r["flagged_at"]),
+                        "flagging": documents.flagging_verdict(r, findings=False)})
     return json_response({"players": players, "next_cursor": next_cursor})
 
 

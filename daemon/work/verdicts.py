@@ -3,11 +3,15 @@
 
 A player is judged again after every scoring batch that holds one of their solves,
 after a decision on one of their flags, and by the nightly job (which first learns each
-portal's own player-level null from its players, :func:`learn_nulls`). The state
-follows the evidence (``clear`` / ``flagged``) until a person decides: ``confirmed``
-stays; ``cleared`` stays until the solves the reviewer did not see flag the player by
-themselves (the same evidence never flags a cleared player twice). A player who becomes
-``flagged`` gets one ``player.flagged`` notification.
+portal's own player-level null from its players, :func:`learn_nulls`). A player is
+``clear`` until the evidence flags them; ``flagged`` then stays until a person decides,
+even when later solves dilute the evidence (the organiser was told, and a case that
+leaves the queue by itself is a notification nobody can find again; the row's
+``flagged`` says what the evidence says now, ``flagging_verdict`` what flagged them),
+or until a person's decision on one of their solve flags leaves a season that does not
+flag them by itself (the reviewer dismissed the evidence). ``confirmed`` stays; ``cleared`` stays until the solves the reviewer did not see flag
+the player by themselves (the same evidence never flags a cleared player twice). A
+player who becomes ``flagged`` gets one ``player.flagged`` notification.
 """
 
 from __future__ import annotations
@@ -53,10 +57,13 @@ def _facts(season: list[tuple], key: tuple[str, str]) -> list:
 
 
 def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
-               alpha: float) -> str:
-    """The state after a judgement (see the module docstring)."""
+               alpha: float, after_review: bool = False) -> str:
+    """The state after a judgement (see the module docstring); ``after_review``: judged
+    because a person decided on one of the player's solve flags."""
     state = stored["state"] if stored else "clear"
-    if state == "confirmed":
+    if state == "flagged" and after_review and not verdict.flagged:
+        return "clear"
+    if state in ("confirmed", "flagged"):
         return state
     if state == "cleared":
         seen = set(json.loads(stored["reviewed_solves"] or "[]"))
@@ -66,8 +73,10 @@ def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: P
 
 
 def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
-                  now: datetime | None = None) -> list[tuple[str, str]]:
-    """Judge ``players`` again and store their verdicts; the players newly flagged."""
+                  now: datetime | None = None, after_review: bool = False
+                  ) -> list[tuple[str, str]]:
+    """Judge ``players`` again and store their verdicts; the players newly flagged.
+    ``after_review``: because a person decided on one of their solve flags."""
     players = sorted(set(players))
     if not players:
         return []
@@ -83,7 +92,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
         null = nulls.get(key[0]) or shipped_null()
         try:
             verdict = judge(facts, null, alpha=alpha)
-            state = next_state(stored.get(key), verdict, facts, null, alpha)
+            state = next_state(stored.get(key), verdict, facts, null, alpha, after_review)
         except UNREADABLE as exc:
             log.warning("player %s: not judged (%s: %s); their last verdict stands",
                         "/".join(key), type(exc).__name__, exc, exc_info=True)
@@ -96,10 +105,18 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "reviewed_solves": was["reviewed_solves"] if was else None,
                      "judged_solves": json.dumps([f.submission_id for f in facts]),
                      "read": None if was is None else (was["state"], was["reviewed_solves"]),
-                     "note": ("new solves since the review flag the player"
-                              if was and was["state"] == "cleared" and state == "flagged"
-                              else None)})
+                     "note": _note(was, state)})
     return db.write(sql.save, rows, now)
+
+
+def _note(was: dict | None, state: str) -> str | None:
+    """Why fairgrid changed a state a person would otherwise expect to stay."""
+    if was and was["state"] == "cleared" and state == "flagged":
+        return "new solves since the review flag the player"
+    if was and was["state"] == "flagged" and state == "clear":
+        return ("a decision on the player's solve flags leaves a season that does not "
+                "flag them")
+    return None
 
 
 def _portal_nulls(db: NightlyDB) -> dict[str, PlayerNull]:
@@ -185,14 +202,16 @@ class Verdicts:
     async def after_flag_review(self, flag_id: int) -> None:
         player = await asyncio.to_thread(self._store.read, sql.player_of_flag, flag_id)
         if player is not None:
-            await self.judge([player])
+            await self.judge([player], after_review=True)
 
-    async def judge(self, players: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    async def judge(self, players: list[tuple[str, str]], after_review: bool = False
+                    ) -> list[tuple[str, str]]:
         """Judge ``players`` now (a failure is logged: scoring and reviews go on)."""
         try:
             async with self._one_at_a_time:
                 return await asyncio.to_thread(judge_players, self._db, players,
-                                               self._settings.scoring_player_alpha)
+                                               self._settings.scoring_player_alpha,
+                                               None, after_review)
         except Exception:  # noqa: BLE001 - a verdict must not stop scoring
             log.exception("judging %d players failed", len(players))
             return []

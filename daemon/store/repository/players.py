@@ -1,9 +1,11 @@
 """Player verdicts (``player_verdicts``, ``player_verdict_history``, ``player_nulls``):
 the seasons the verdict reads, the verdicts and their reviews, and each portal's null.
 
-States: ``clear`` and ``flagged`` are what the evidence says (set by fairgrid, the
-actor :data:`MACHINE`); ``cleared`` and ``confirmed`` are a person's decisions, which
-a re-judgement does not undo (only new solves can flag a cleared player again)."""
+States: ``clear`` and ``flagged`` are set by fairgrid (the actor :data:`MACHINE`):
+``flagged`` when the evidence flags the player, and it stays until a person decides
+(``flagged`` the column is what the evidence says now, ``flagging_verdict`` the verdict
+that flagged them); ``cleared`` and ``confirmed`` are a person's decisions, which a
+re-judgement does not undo (only new solves can flag a cleared player again)."""
 
 from __future__ import annotations
 
@@ -84,8 +86,9 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     flagged = []
     for r in rows:
         key = [r["portal"], r["player_id"]]
-        was = con.execute("SELECT state, flagged_at, reviewed_solves FROM player_verdicts "
-                          "WHERE portal = ? AND player_id = ?", key).fetchone()
+        was = con.execute("SELECT state, flagged_at, reviewed_solves, flagging_verdict FROM "
+                          "player_verdicts WHERE portal = ? AND player_id = ?",
+                          key).fetchone()
         if _decided_meanwhile(r.get("read"), None if was is None else (was[0], was[2])):
             continue  # judged again after the next solve, from the decision
         if was is None and not con.execute(
@@ -94,11 +97,14 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
             continue  # erased meanwhile
         became = r["state"] == "flagged" and (was is None or was[0] != "flagged")
         flagged_at = now if became else (was[1] if was else None)
+        flagging = r["verdict"] if became else (was[3] if was else None)
         con.execute("INSERT OR REPLACE INTO player_verdicts (portal, player_id, state, "
                     "flagged, p_value, solves, verdict, judged_at, flagged_at, "
-                    "reviewed_solves, judged_solves) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "reviewed_solves, judged_solves, flagging_verdict) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     key + [r["state"], r["flagged"], r["p_value"], r["solves"], r["verdict"],
-                           now, flagged_at, r["reviewed_solves"], r.get("judged_solves")])
+                           now, flagged_at, r["reviewed_solves"], r.get("judged_solves"),
+                           flagging])
         if was is None and r["state"] == "clear":
             continue  # a first verdict that finds nothing is no news
         if was is None or was[0] != r["state"]:
@@ -177,7 +183,7 @@ def listing(cur, *, state=None, portals=None, cursor=None, limit=50) -> list[dic
         where.append("(p_value, portal, player_id) > (?, ?, ?)")
         params += [p, portal, player]
     cur.execute("SELECT portal, player_id, state, flagged, p_value, solves, verdict, "
-                "judged_at, flagged_at FROM player_verdicts WHERE " + " AND ".join(where)
+                "judged_at, flagged_at, flagging_verdict FROM player_verdicts WHERE " + " AND ".join(where)
                 + " ORDER BY p_value, portal, player_id LIMIT ?", params + [limit])
     return dicts(cur)
 

@@ -442,3 +442,67 @@ def test_the_nightly_stage_stores_verdicts_a_chunk_at_a_time(tmp_path, monkeypat
     summary = verdicts.nightly_stage(NightlyDB(inner.read, write), alpha=1e-3)
     assert summary["players_judged"] == 5 and saves == [2, 2, 1]
     assert con.execute("SELECT count(*) FROM player_verdicts").fetchone()[0] == 5
+
+
+async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, capsys):
+    """Once the evidence flags a player, the case waits for a person: when the season no
+    longer flags them by itself (here every copy's evidence re-scored as an honest
+    solve's, as a nightly re-score under a new null may do; later solves diluting a
+    selective copier's evidence do the same), the player stays in the queue, and the
+    API, the console and the command line show what flagged them beside what the
+    season shows now. A person's decision on their last standing solve flag, leaving
+    nothing that flags them, returns them to clear, and the history says why."""
+    for day, (sid, moves) in enumerate(
+            [(f"d-{k}", ROW_COPY if k % 2 else _honest(400 + k)) for k in range(6)]):
+        await _post(client, sid, "diluted", moves, day)
+    await _scored(client, [f"d-{k}" for k in range(6)])
+    await _judged(client, "diluted", 6)
+    assert (await _player(client, "diluted"))["verdict"]["state"] == "flagged"
+
+    store = client.app[CTX].store
+    await asyncio.wrap_future(store.writer.call(lambda con: con.execute(
+        "UPDATE scores SET evidence = (SELECT evidence FROM scores WHERE submission_id = "
+        "'d-0'), p_value = 0.5, flagged = false WHERE submission_id IN ('d-1', 'd-3', 'd-5')")))
+    await asyncio.wrap_future(store.writer.call(lambda con: con.execute(
+        "UPDATE flags SET state = 'withdrawn' WHERE submission_id IN ('d-1', 'd-3')")))
+    await client.app[CTX].scorer.verdicts.judge([("demo", "diluted")])
+
+    verdict = (await _player(client, "diluted"))["verdict"]
+    assert verdict["state"] == "flagged" and verdict["flagged"] is False
+    assert verdict["summary"].startswith("Not flagged")
+    then = verdict["flagging"]
+    assert then["p_value"] < 1e-3 and then["summary"].startswith("Flagged for review.")
+    assert {"d-1", "d-3", "d-5"} <= set(then["findings"][0]["solves"])
+    assert [h["state"] for h in verdict["history"]] == ["flagged"]
+    queue = await (await client.get("/v1/players?state=flagged",
+                                    headers=bearer(ORGANISER))).json()
+    row = next(p for p in queue["players"] if p["player_id"] == "diluted")
+    assert row["flagging"]["summary"] == then["summary"] and "findings" not in row["flagging"]
+
+    url = str(client.make_url("")).rstrip("/")
+    assert await asyncio.to_thread(cli, ["players", "--flagged", "--url", url,
+                                         "--token", ORGANISER]) == 0
+    out = capsys.readouterr().out
+    assert "demo/diluted" in out and "when flagged, over 6 solves: Flagged for review." in out
+    assert await asyncio.to_thread(cli, ["player", "demo", "diluted", "--url", url,
+                                         "--token", ORGANISER]) == 0
+    out = capsys.readouterr().out
+    assert "What flagged the player" in out and "d-1, d-3, d-5" in out
+
+    await _sign_in(client, "bob")
+    card = await (await client.get("/ui/players")).text()
+    assert "When flagged, over 6 solves: Flagged for review." in card
+    case = await (await client.get("/ui/players/demo/diluted/case")).text()
+    assert "What flagged the player" in case and "What the season shows now" in case
+    assert "(when flagged)" in case and 'href="#solve-d-3"' in case
+
+    # a reviewer clears the one solve flag still standing: nothing flags the player now
+    flag = await asyncio.to_thread(query, store, "SELECT id FROM flags WHERE "
+                                   "submission_id = 'd-5' AND state = 'open'")
+    resp = await client.post(f"/v1/flags/{flag[0][0]}/review", json={"state": "cleared"},
+                             headers=bearer(ADMIN))
+    assert resp.status == 200
+    verdict = (await _player(client, "diluted"))["verdict"]
+    assert verdict["state"] == "clear" and verdict["flagging"] == then
+    assert verdict["history"][-1]["state"] == "clear"
+    assert "decision on the player's solve flags" in verdict["history"][-1]["note"]
