@@ -34,7 +34,7 @@ from . import (health, lifecycle, nightly_runs, notifications, organiser, player
                users)
 from .auth import Accounts
 from .context import CTX, Context, Parts
-from .middleware import errors_middleware, metrics_middleware
+from .middleware import PARSER_LIMITS, errors_middleware, metrics_middleware
 from .webhook import handle_solve
 
 log = logging.getLogger("fairgrid.web")
@@ -94,7 +94,8 @@ async def _resources(app: web.Application):
 def create_api(settings: Settings, registry: CollectorRegistry | None = None) -> web.Application:
     """The API's application (resources open when the app starts)."""
     app = web.Application(middlewares=[metrics_middleware, errors_middleware],
-                          client_max_size=settings.server_max_body_bytes)
+                          client_max_size=settings.server_max_body_bytes,
+                          handler_args=PARSER_LIMITS)
     app[CTX] = Context(settings, Metrics(registry or CollectorRegistry()))
     app.cleanup_ctx.append(_resources)
     r = app.router

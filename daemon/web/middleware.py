@@ -17,6 +17,11 @@ from .responses import error
 
 log = logging.getLogger("fairgrid")
 RETRY_AFTER_S = "5"
+MAX_URL_BYTES = 8192       # a longer request target is refused (414), in JSON
+MAX_HEADER_BYTES = 8192    # ... and a longer header line (431)
+# what aiohttp's parser reads before it answers by itself, in plain text: well above the
+# limits the middleware enforces, so that a request just over them gets a JSON error
+PARSER_LIMITS = {"max_line_size": 8 * MAX_URL_BYTES, "max_field_size": 8 * MAX_HEADER_BYTES}
 
 
 @web.middleware
@@ -39,6 +44,9 @@ async def metrics_middleware(request: web.Request, handler):
 @web.middleware
 async def errors_middleware(request: web.Request, handler):
     """Every failure becomes a JSON error; never a traceback, never a partial write."""
+    too_long = _too_long(request)
+    if too_long is not None:
+        return too_long
     try:
         return await handler(request)
     except Conflict as exc:  # its message names what it conflicts with
@@ -68,3 +76,17 @@ async def errors_middleware(request: web.Request, handler):
         # the path as escaped text, cut short: a caller's newline must not forge a line
         log.exception("unhandled error on %s %s", request.method, shown(request.path)[:300])
         return error(500, "internal error")
+
+
+def _too_long(request: web.Request) -> web.Response | None:
+    """The JSON error for a request target or a header line over the limits, else None
+    (beyond :data:`PARSER_LIMITS` the parser answers before any middleware)."""
+    n = len(request.raw_path)
+    if n > MAX_URL_BYTES:
+        return error(414, f"the URL is {n} bytes long; at most {MAX_URL_BYTES} are served")
+    for name, value in request.raw_headers:
+        if len(name) + len(value) > MAX_HEADER_BYTES:
+            shown_name = shown(name.decode("latin-1"))[:64]
+            return error(431, f"header {shown_name} is {len(name) + len(value)} bytes long; "
+                         f"at most {MAX_HEADER_BYTES} are read", shown_name)
+    return None

@@ -212,3 +212,36 @@ def test_json_routes_refuse_other_content_types(server, method, path, body):
         assert status == 415, (path, ctype, status, raw[:200])
         assert json.loads(raw)["field"] == "content-type"
     assert query(app[CTX].store, "SELECT count(*) FROM puzzles")[0] == before
+
+
+@pytest.mark.parametrize("path,headers,status,field", [
+    ("/v1/puzzles/" + "p" * 9_000, {}, 414, None),
+    ("/v1/flags?tournament=" + "t" * 20_000, {}, 414, None),
+    ("/ui/flags?player=" + "x" * 9_000, {}, 414, None),
+    ("/v1/puzzles/p", {"X-Padding": "h" * 9_000}, 431, "X-Padding"),
+    ("/v1/puzzles/p", {"Authorization": "Bearer " + "a" * 30_000}, 431, "Authorization"),
+])
+def test_a_request_too_long_to_serve_gets_a_json_error(server, path, headers, status, field):
+    """A URL or a header line over 8 KiB (and well past it) is answered in JSON naming the
+    problem, like any bad input, not with the HTTP parser's plain-text 400; a URL just
+    under the limit is served as usual."""
+    import http.client
+
+    base, _ = server
+    host, port = urllib.parse.urlsplit(base).hostname, urllib.parse.urlsplit(base).port
+
+    def get(p, h):
+        conn = http.client.HTTPConnection(host, port, timeout=30)
+        try:
+            conn.request("GET", p, headers={"Authorization": f"Bearer {ADMIN}", **h})
+            resp = conn.getresponse()
+            return resp.status, resp.getheader("Content-Type"), resp.read()
+        finally:
+            conn.close()
+
+    got, ctype, raw = get(path, headers)
+    assert got == status and ctype.startswith("application/json"), (got, ctype, raw[:200])
+    doc = json.loads(raw)
+    assert "bytes long" in doc["error"] and doc.get("field") == field
+    got, _, raw = get("/v1/puzzles/" + "p" * 8_000, {})
+    assert got == 404 and json.loads(raw)["error"]
