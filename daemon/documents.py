@@ -68,6 +68,27 @@ def flagging_verdict(row: dict, findings: bool = True) -> dict | None:
     return {**doc, "findings": [f.to_json() for f in v.findings]} if findings else doc
 
 
+def receded(row: dict) -> PlayerVerdict | None:
+    """The verdict that flagged a player still flagged whose evidence no longer flags
+    them by itself (later solves diluted it): the case waits for a person, and the
+    reviewer reads what flagged them. None otherwise."""
+    if row["state"] != "flagged" or row["flagged"] or not row.get("flagging_verdict"):
+        return None
+    return PlayerVerdict.from_json(json.loads(row["flagging_verdict"]))
+
+
+def case_summary(row: dict) -> str:
+    """A stored verdict's sentence for a queue or a player page: for a flagged player
+    whose evidence has since been diluted, what flagged them, and that the season no
+    longer does by itself."""
+    now = PlayerVerdict.from_json(json.loads(row["verdict"])).summary
+    then = receded(row)
+    if then is None:
+        return now
+    return (f"{then.summary} (when flagged, over {then.solves} solves; by itself the "
+            f"season of {row['solves']} solves no longer flags the player)")
+
+
 # what reading a document that is not evidence fairgrid wrote (hand-edited, cut short) raises
 NOT_EVIDENCE = (KeyError, TypeError, ValueError, AttributeError)
 

@@ -78,27 +78,32 @@ def print_report(doc: dict, png: str | None = None) -> None:
 
 def print_case(verdict: dict) -> None:
     """A player's verdict as a case: the verdict, what it rests on, each finding with
-    the solves behind it, and the decisions so far."""
-    print(f"Season verdict: {verdict['state'].upper()} — {verdict['summary']}")
+    the solves behind it, and the decisions so far; for a flagged player whose evidence
+    has since been diluted, what flagged them first."""
+    then = verdict.get("flagging")
+    receded = then and verdict["state"] == "flagged" and not verdict["flagged"]
+    if receded:
+        print(f"Season verdict: FLAGGED — when flagged ({(verdict['flagged_at'] or '')[:19]}, over "
+              f"{then['solves']} solves): {then['summary']}")
+        _print_findings(then["findings"])
+        print(f"  By itself the season of {verdict['solves']} solves no longer flags the "
+              f"player; the case waits for a person: {verdict['summary']}")
+    else:
+        print(f"Season verdict: {verdict['state'].upper()} — {verdict['summary']}")
     print(f"  {verdict['rests_on']}")
     print(f"  Judged at {verdict['judged_at']} (review-player --judged-at takes it: the "
           f"decision is refused if the verdict is judged again first).")
-    for f in verdict["findings"]:
+    _print_findings(verdict["findings"])
+    for h in verdict["history"]:
+        print(f"  {h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
+              + (f" ({shown(h['note'])})" if h["note"] else ""))
+
+
+def _print_findings(findings: list[dict]) -> None:
+    """The findings below 0.05, each with the solves behind it."""
+    for f in findings:
         if f["p"] >= 0.05:
             continue
         print(f"  - {f['sentence']}")
         if f["solves"]:
             print(f"    solves: {', '.join(shown(s) for s in f['solves'])}")
-    then = verdict.get("flagging")
-    if then and verdict["state"] == "flagged" and not verdict["flagged"]:
-        print(f"  What flagged the player ({verdict['flagged_at'][:19]}, over "
-              f"{then['solves']} solves; by itself the season no longer flags them, and a "
-              f"flagged player stays flagged until a person decides): {then['summary']}")
-        for f in then["findings"]:
-            if f["p"] < 0.05:
-                print(f"  - {f['sentence']}")
-                if f["solves"]:
-                    print(f"    solves: {', '.join(shown(s) for s in f['solves'])}")
-    for h in verdict["history"]:
-        print(f"  {h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
-              + (f" ({shown(h['note'])})" if h["note"] else ""))

@@ -12,7 +12,7 @@ from aiohttp import web
 
 from fairgrid.analytics.player_verdict import PlayerVerdict
 
-from ..documents import iso
+from ..documents import iso, receded
 from ..errors import Conflict
 from ..store.repository import players as sql
 from ..text import shown
@@ -37,7 +37,7 @@ async def player_queue(request: web.Request, who: Principal) -> web.Response:
     rows = rows[(page_no - 1) * PAGE_SIZE:page_no * PAGE_SIZE]
     for r in rows:
         r["summary"] = PlayerVerdict.from_json(json.loads(r["verdict"])).summary
-        r["flagging"] = _receded(r)
+        r["flagging"] = receded(r)
         r["link"] = case_link(r["portal"], r["player_id"])
 
     def link(n):
@@ -47,15 +47,6 @@ async def player_queue(request: web.Request, who: Principal) -> web.Response:
         "title": "Players", "rows": rows, "state": state, "states": STATES,
         "page": page_no, "prev": link(page_no - 1) if page_no > 1 else None,
         "next": link(page_no + 1) if more else None})
-
-
-def _receded(row: dict) -> PlayerVerdict | None:
-    """The verdict that flagged a player still flagged whose evidence no longer flags
-    them by itself (later solves diluted it): the case waits for a person, and the
-    reviewer reads what flagged them. None otherwise."""
-    if row["state"] != "flagged" or row["flagged"] or not row.get("flagging_verdict"):
-        return None
-    return PlayerVerdict.from_json(json.loads(row["flagging_verdict"]))
 
 
 def _case(request) -> tuple[str, str]:
@@ -77,7 +68,7 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
     verdict = PlayerVerdict.from_json(json.loads(row["verdict"]))
     solves = await read(request, sql.case_solves, portal, player)
-    flagging = _receded(row)
+    flagging = receded(row)
     behind = {}
     for f in verdict.findings:
         for sid in f.solves:

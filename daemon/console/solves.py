@@ -8,7 +8,6 @@ import json
 from aiohttp import web
 
 from fairgrid.analytics.evidence import Evidence, Placement, needed_phrase
-from fairgrid.analytics.player_verdict import PlayerVerdict
 from fairgrid.analytics.puzzle_model import grid_facts
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NOT_DEDUCIBLE, puzzle_type
 
@@ -205,7 +204,7 @@ async def player_page(request: web.Request, who: Principal) -> web.Response:
         "flagged": flagged,
         "season": None if season is None else {
             "state": season["state"], "link": case_link(portal, player),
-            "summary": PlayerVerdict.from_json(json.loads(season["verdict"])).summary}})
+            "summary": documents.case_summary(season)}})
 
 
 

@@ -143,7 +143,7 @@ async def record_review(request: web.Request, who: Principal, flag_id: int, stat
                           datetime.now(timezone.utc), who.visible())
     verdicts = request.app[CTX].scorer.verdicts
     if history is not None and verdicts is not None:
-        await verdicts.after_flag_review(flag_id)
+        await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")
     return history
 
 

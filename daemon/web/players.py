@@ -24,7 +24,7 @@ PLAYERS_QUERY = frozenset({"state", "limit", "cursor"})
 
 
 def _position(row: dict) -> list:
-    return [row["p_value"], row["portal"], row["player_id"]]
+    return [row["rank_p"], row["portal"], row["player_id"]]
 
 
 def _read_position(p, portal, player) -> tuple[float, str, str]:

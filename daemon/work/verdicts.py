@@ -8,10 +8,11 @@ portal's own player-level null from its players, :func:`learn_nulls`). A player 
 even when later solves dilute the evidence (the organiser was told, and a case that
 leaves the queue by itself is a notification nobody can find again; the row's
 ``flagged`` says what the evidence says now, ``flagging_verdict`` what flagged them),
-or until a person's decision on one of their solve flags leaves a season that does not
-flag them by itself (the reviewer dismissed the evidence). ``confirmed`` stays; ``cleared`` stays until the solves the reviewer did not see flag
-the player by themselves (the same evidence never flags a cleared player twice). A
-player who becomes ``flagged`` gets one ``player.flagged`` notification.
+or until a person clears one of their solve flags and the season then does not flag
+them by itself (the reviewer dismissed the evidence). ``confirmed`` stays; ``cleared``
+stays until the solves the reviewer did not see flag the player by themselves (the same
+evidence never flags a cleared player twice). A player who becomes ``flagged`` gets one
+``player.flagged`` notification.
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def _facts(season: list[tuple], key: tuple[str, str]) -> list:
 def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
                alpha: float, after_review: bool = False) -> str:
     """The state after a judgement (see the module docstring); ``after_review``: judged
-    because a person decided on one of the player's solve flags."""
+    because a person cleared one of the player's solve flags."""
     state = stored["state"] if stored else "clear"
     if state == "flagged" and after_review and not verdict.flagged:
         return "clear"
@@ -76,7 +77,7 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                   now: datetime | None = None, after_review: bool = False
                   ) -> list[tuple[str, str]]:
     """Judge ``players`` again and store their verdicts; the players newly flagged.
-    ``after_review``: because a person decided on one of their solve flags."""
+    ``after_review``: because a person cleared one of their solve flags."""
     players = sorted(set(players))
     if not players:
         return []
@@ -114,8 +115,8 @@ def _note(was: dict | None, state: str) -> str | None:
     if was and was["state"] == "cleared" and state == "flagged":
         return "new solves since the review flag the player"
     if was and was["state"] == "flagged" and state == "clear":
-        return ("a decision on the player's solve flags leaves a season that does not "
-                "flag them")
+        return ("a solve flag cleared by a person leaves a season that does not flag "
+                "the player")
     return None
 
 
@@ -199,10 +200,12 @@ class Verdicts:
         players = await asyncio.to_thread(self._store.read, sql.players_of, sub_keys)
         await self.judge(players)
 
-    async def after_flag_review(self, flag_id: int) -> None:
+    async def after_flag_review(self, flag_id: int, dismissed: bool) -> None:
+        """Judge the flag's player again; ``dismissed``: the decision cleared the flag
+        (which may end the player's case, see the module docstring)."""
         player = await asyncio.to_thread(self._store.read, sql.player_of_flag, flag_id)
         if player is not None:
-            await self.judge([player], after_review=True)
+            await self.judge([player], after_review=dismissed)
 
     async def judge(self, players: list[tuple[str, str]], after_review: bool = False
                     ) -> list[tuple[str, str]]:

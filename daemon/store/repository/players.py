@@ -86,25 +86,26 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     flagged = []
     for r in rows:
         key = [r["portal"], r["player_id"]]
-        was = con.execute("SELECT state, flagged_at, reviewed_solves, flagging_verdict FROM "
-                          "player_verdicts WHERE portal = ? AND player_id = ?",
-                          key).fetchone()
+        was = con.execute("SELECT state, flagged_at, reviewed_solves, flagging_verdict, "
+                          "flagging_p FROM player_verdicts WHERE portal = ? AND "
+                          "player_id = ?", key).fetchone()
         if _decided_meanwhile(r.get("read"), None if was is None else (was[0], was[2])):
-            continue  # judged again after the next solve, from the decision
+            continue  # the row changed meanwhile: the next judgement starts from it
         if was is None and not con.execute(
                 "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
                 key).fetchone():
             continue  # erased meanwhile
         became = r["state"] == "flagged" and (was is None or was[0] != "flagged")
         flagged_at = now if became else (was[1] if was else None)
-        flagging = r["verdict"] if became else (was[3] if was else None)
+        flagging = ((r["verdict"], r["p_value"]) if became
+                    else (was[3], was[4]) if was else (None, None))
         con.execute("INSERT OR REPLACE INTO player_verdicts (portal, player_id, state, "
                     "flagged, p_value, solves, verdict, judged_at, flagged_at, "
-                    "reviewed_solves, judged_solves, flagging_verdict) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "reviewed_solves, judged_solves, flagging_verdict, flagging_p) VALUES "
+                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     key + [r["state"], r["flagged"], r["p_value"], r["solves"], r["verdict"],
                            now, flagged_at, r["reviewed_solves"], r.get("judged_solves"),
-                           flagging])
+                           *flagging])
         if was is None and r["state"] == "clear":
             continue  # a first verdict that finds nothing is no news
         if was is None or was[0] != r["state"]:
@@ -117,44 +118,46 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     return flagged
 
 
-# the states only a person's decision sets
-DECIDED = frozenset({"cleared", "confirmed"})
-
-
 def _decided_meanwhile(read: tuple | None, now: tuple | None) -> bool:
-    """Whether a person decided on the player between the judgement's read of its row
-    (state, reviewed_solves) and its write: the judgement's state was worked out from a
-    row that is no longer there. Another judgement meanwhile (clear and flagged are the
-    evidence's own) is no reason to keep the older verdict."""
-    if read == now:
-        return False
-    states = {row[0] for row in (read, now) if row is not None}
-    return bool(states & DECIDED) or (read is not None and now is not None
-                                      and read[1] != now[1])
+    """Whether the player's row changed between the judgement's read of it (state,
+    reviewed_solves) and its write: a person's decision, or another judgement that
+    flagged the player or ended the case. The judgement's state was worked out from a
+    row that is no longer there, so the row stays as it is now (the next judgement
+    starts from it): a flagged state is never written over a case a person just ended,
+    nor a second ``player.flagged`` sent. Another judgement that left the state as it
+    was is no reason to keep the older verdict."""
+    return read != now
 
 
 def review(con, portal: str, player: str, state: str, note: str | None, actor: str,
            now: datetime, judged_at: datetime | None = None) -> list[tuple] | None:
     """A person's decision on a player: ``cleared`` (remembering the solves the verdict
-    judged), ``confirmed``, or ``open`` (back to what the evidence says). With
-    ``judged_at``, the verdict the decision was made on: Conflict when it has been judged
-    again since. The player's whole history, or None when the player has no verdict."""
-    row = con.execute("SELECT flagged, judged_at, judged_solves FROM player_verdicts WHERE "
-                      "portal = ? AND player_id = ?", [portal, player]).fetchone()
+    judged), ``confirmed``, or ``open`` (reopened: the case waits for a decision again,
+    as a flagged player; when it was not flagged before, the verdict it was reopened on
+    becomes the one that flagged it if that verdict flags). With ``judged_at``, the
+    verdict the decision was made on: Conflict when it has been judged again since. The
+    player's whole history, or None when the player has no verdict."""
+    row = con.execute("SELECT flagged, judged_at, judged_solves, state, verdict, p_value "
+                      "FROM player_verdicts WHERE portal = ? AND player_id = ?",
+                      [portal, player]).fetchone()
     if row is None:
         return None
-    flagged, at, judged = row
+    flagged, at, judged, was, verdict_now, p_now = row
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
                        f"after the one this decision was made on; read it and decide again")
     seen = (json.loads(judged) if judged else  # a verdict judged before the column
             [sid for sid, _, _ in seasons(con, [(portal, player)]).get((portal, player), [])])
-    target = ("flagged" if flagged else "clear") if state == "open" else state
+    target = "flagged" if state == "open" else state
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",
                 [target, json.dumps(seen) if state == "cleared" else None, portal, player])
+    if state == "open" and was != "flagged" and flagged:
+        con.execute("UPDATE player_verdicts SET flagged_at = ?, flagging_verdict = ?, "
+                    "flagging_p = ? WHERE portal = ? AND player_id = ?",
+                    [now, verdict_now, p_now, portal, player])
     con.execute("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
-                [portal, player, now, state if state != "open" else target, note, actor])
+                [portal, player, now, target, note, actor])
     return history(con, portal, player)
 
 
@@ -170,9 +173,16 @@ def verdict(cur, portal: str, player: str) -> dict | None:
     return first(cur)
 
 
+# a flagged player's case ranks by the stronger of the evidence now and the verdict that
+# flagged them: later solves that dilute it do not send the case to the queue's end
+RANK_P = ("CASE WHEN state = 'flagged' THEN least(p_value, coalesce(flagging_p, p_value)) "
+          "ELSE p_value END")
+
+
 def listing(cur, *, state=None, portals=None, cursor=None, limit=50) -> list[dict]:
-    """Verdicts, strongest evidence first (p_value, portal, player_id), filtered by
-    ``state``; keyset pagination after ``cursor``; only of ``portals`` when given."""
+    """Verdicts, strongest evidence first (``rank_p``: :data:`RANK_P`, then portal and
+    player_id), filtered by ``state``; keyset pagination after ``cursor``; only of
+    ``portals`` when given."""
     clause, params = portal_clause("portal", portals)
     where = [clause]
     if state is not None:
@@ -180,11 +190,12 @@ def listing(cur, *, state=None, portals=None, cursor=None, limit=50) -> list[dic
         params.append(state)
     if cursor is not None:
         p, portal, player = cursor
-        where.append("(p_value, portal, player_id) > (?, ?, ?)")
+        where.append("(rank_p, portal, player_id) > (?, ?, ?)")
         params += [p, portal, player]
-    cur.execute("SELECT portal, player_id, state, flagged, p_value, solves, verdict, "
-                "judged_at, flagged_at, flagging_verdict FROM player_verdicts WHERE " + " AND ".join(where)
-                + " ORDER BY p_value, portal, player_id LIMIT ?", params + [limit])
+    cur.execute(f"SELECT * FROM (SELECT portal, player_id, state, flagged, p_value, "
+                f"{RANK_P} AS rank_p, solves, verdict, judged_at, flagged_at, "
+                f"flagging_verdict FROM player_verdicts) WHERE " + " AND ".join(where)
+                + " ORDER BY rank_p, portal, player_id LIMIT ?", params + [limit])
     return dicts(cur)
 
 

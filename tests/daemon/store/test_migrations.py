@@ -98,3 +98,22 @@ def test_puzzles_from_before_names_per_portal_keep_their_names(tmp_path):
     assert [resolve_name(con, p, n)[0] for p, n in (("demo", "x"), ("acme", "x"),
                                                     ("shop", "y"))] == ["x", "x", "y"]
     con.close()
+
+
+def test_a_player_flagged_before_the_case_was_kept_keeps_what_flagged_them(tmp_path):
+    """A player flagged before verdicts kept the one that flagged them was flagged by the
+    verdict stored then: the case shows it once later solves dilute the evidence."""
+    path = str(tmp_path / "old.duckdb")
+    now = datetime.now(timezone.utc)
+    con = _at_schema(path, 18, now)
+    for player, state, p in (("f", "flagged", 1e-5), ("c", "clear", 0.4)):
+        con.execute("INSERT INTO player_verdicts (portal, player_id, state, flagged, "
+                    "p_value, solves, verdict, judged_at) VALUES ('demo', ?, ?, ?, ?, 9, ?, ?)",
+                    [player, state, state == "flagged", p, f'{{"p": {p}}}', now])
+    con.close()
+
+    con = connect(path)
+    assert con.execute("SELECT player_id, flagging_verdict, flagging_p FROM player_verdicts "
+                       "ORDER BY player_id").fetchall() == [("c", None, None),
+                                                            ("f", '{"p": 1e-05}', 1e-5)]
+    con.close()

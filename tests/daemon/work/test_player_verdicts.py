@@ -397,15 +397,21 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     assert row["state"] == "cleared" and json.loads(row["reviewed_solves"]) == ["b-0", "b-1"]
 
 
-def test_a_judgement_gives_way_to_a_decision_not_to_another_judgement():
+def test_a_judgement_gives_way_to_any_change_of_the_row_meanwhile():
     """Between a judgement's read of a player's row and its write: a person's decision
-    (clearing, confirming, reopening, clearing again) keeps the row; another judgement
-    (the evidence's own clear or flagged) does not, so the later verdict is stored."""
+    (clearing, confirming, reopening, clearing again) or another judgement that changed
+    the state (flagged the player, or ended the case after a solve flag was cleared)
+    keeps the row, so that a sticky flag is never written over a case a person ended and
+    no second notification goes out; another judgement that left the row as it was does
+    not, so the later verdict is stored."""
     from fairgrid.daemon.store.repository.players import _decided_meanwhile as decided
 
     cleared = ("cleared", '["a"]')
-    assert not decided(None, ("clear", None)) and not decided(("clear", None), ("flagged", None))
-    assert not decided(cleared, cleared)
+    assert not decided(None, None) and not decided(("clear", None), ("clear", None))
+    assert not decided(cleared, cleared) and not decided(("flagged", None), ("flagged", None))
+    assert decided(None, ("flagged", None))              # another judgement flagged first
+    assert decided(("clear", None), ("flagged", None))
+    assert decided(("flagged", None), ("clear", None))  # a cleared solve flag ended it
     assert decided(("flagged", None), cleared) and decided(("flagged", None), ("confirmed", None))
     assert decided(cleared, ("flagged", None))          # reopened
     assert decided(cleared, ("cleared", '["a", "b"]'))  # cleared again, more solves seen
@@ -450,8 +456,13 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
     solve's, as a nightly re-score under a new null may do; later solves diluting a
     selective copier's evidence do the same), the player stays in the queue, and the
     API, the console and the command line show what flagged them beside what the
-    season shows now. A person's decision on their last standing solve flag, leaving
-    nothing that flags them, returns them to clear, and the history says why."""
+    season shows now, and the queue ranks the case by what flagged them. Confirming a
+    solve flag or reopening the player keeps the case; a person who clears their last
+    standing solve flag, leaving nothing that flags them, ends it, and the history says
+    why. One ``player.flagged`` notification throughout."""
+    resp = await client.put("/v1/portals/demo/notify", json={"url": "http://127.0.0.1:9/h"},
+                            headers=bearer(ADMIN))
+    assert resp.status == 200
     for day, (sid, moves) in enumerate(
             [(f"d-{k}", ROW_COPY if k % 2 else _honest(400 + k)) for k in range(6)]):
         await _post(client, sid, "diluted", moves, day)
@@ -478,6 +489,10 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
                                     headers=bearer(ORGANISER))).json()
     row = next(p for p in queue["players"] if p["player_id"] == "diluted")
     assert row["flagging"]["summary"] == then["summary"] and "findings" not in row["flagging"]
+    # ranked by the verdict that flagged the player, before any player flagged less surely
+    ranked = await (await client.get("/v1/players?limit=1", headers=bearer(ORGANISER))).json()
+    assert ranked["players"][0]["player_id"] == "diluted"
+    assert [e for (e,) in await _events(client)] == ["player:diluted"]
 
     url = str(client.make_url("")).rstrip("/")
     assert await asyncio.to_thread(cli, ["players", "--flagged", "--url", url,
@@ -487,7 +502,8 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
     assert await asyncio.to_thread(cli, ["player", "demo", "diluted", "--url", url,
                                          "--token", ORGANISER]) == 0
     out = capsys.readouterr().out
-    assert "What flagged the player" in out and "d-1, d-3, d-5" in out
+    assert "Season verdict: FLAGGED — when flagged" in out and "d-1, d-3, d-5" in out
+    assert "no longer flags the player; the case waits for a person" in out
 
     await _sign_in(client, "bob")
     card = await (await client.get("/ui/players")).text()
@@ -495,14 +511,25 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
     case = await (await client.get("/ui/players/demo/diluted/case")).text()
     assert "What flagged the player" in case and "What the season shows now" in case
     assert "(when flagged)" in case and 'href="#solve-d-3"' in case
+    page = await (await client.get("/ui/players/demo/diluted")).text()
+    assert "when flagged, over 6 solves; by itself the season of 6 solves no longer" in page
 
-    # a reviewer clears the one solve flag still standing: nothing flags the player now
+    # confirming the solve flag still standing, or reopening the player, keeps the case
     flag = await asyncio.to_thread(query, store, "SELECT id FROM flags WHERE "
                                    "submission_id = 'd-5' AND state = 'open'")
-    resp = await client.post(f"/v1/flags/{flag[0][0]}/review", json={"state": "cleared"},
+    review = f"/v1/flags/{flag[0][0]}/review"
+    for decision in ("confirmed", "open"):
+        resp = await client.post(review, json={"state": decision}, headers=bearer(ADMIN))
+        assert resp.status == 200
+        assert (await _player(client, "diluted"))["verdict"]["state"] == "flagged"
+    resp = await client.post("/v1/players/demo/diluted/review", json={"state": "open"},
                              headers=bearer(ADMIN))
+    assert resp.status == 200 and (await resp.json())["verdict"]["state"] == "flagged"
+    # a reviewer clears that solve flag: nothing flags the player now
+    resp = await client.post(review, json={"state": "cleared"}, headers=bearer(ADMIN))
     assert resp.status == 200
     verdict = (await _player(client, "diluted"))["verdict"]
     assert verdict["state"] == "clear" and verdict["flagging"] == then
     assert verdict["history"][-1]["state"] == "clear"
-    assert "decision on the player's solve flags" in verdict["history"][-1]["note"]
+    assert "solve flag cleared by a person" in verdict["history"][-1]["note"]
+    assert [e for (e,) in await _events(client)] == ["player:diluted"]
