@@ -58,12 +58,18 @@ def player_verdict(row: dict, history: list[tuple]) -> dict:
                         for at, st, nt, ac in history]}
 
 
+def _kept_flagging(row: dict) -> PlayerVerdict | None:
+    """The stored verdict that last flagged the player, None when none is kept."""
+    text = row.get("flagging_verdict")
+    return PlayerVerdict.from_json(json.loads(text)) if text else None
+
+
 def flagging_verdict(row: dict, findings: bool = True) -> dict | None:
     """The verdict that last flagged the player (p, solves, summary and, with
     ``findings``, each finding), None when none is kept."""
-    if not row.get("flagging_verdict"):
+    v = _kept_flagging(row)
+    if v is None:
         return None
-    v = PlayerVerdict.from_json(json.loads(row["flagging_verdict"]))
     doc = {"p_value": v.p_value, "solves": v.solves, "summary": v.summary}
     return {**doc, "findings": [f.to_json() for f in v.findings]} if findings else doc
 
@@ -72,9 +78,9 @@ def receded(row: dict) -> PlayerVerdict | None:
     """The verdict that flagged a player still flagged whose evidence no longer flags
     them by itself (later solves diluted it): the case waits for a person, and the
     reviewer reads what flagged them. None otherwise."""
-    if row["state"] != "flagged" or row["flagged"] or not row.get("flagging_verdict"):
+    if row["state"] != "flagged" or row["flagged"]:
         return None
-    return PlayerVerdict.from_json(json.loads(row["flagging_verdict"]))
+    return _kept_flagging(row)
 
 
 def case_summary(row: dict) -> str:
