@@ -39,7 +39,7 @@ from .deduction import BEYOND_WORDS, RUNG_WORDS
 from .fill_order import fill_order
 from .puzzle_model import SIMULATED
 from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
-                      notes_carried, null_for, pace_allowance, replay_solve,
+                      notes_carried, null_for, pace_allowance, replay_solve, solve_pace,
                       techniques_needed, unforced_placements)
 
 # 5: pace and pace_basis (a finished solve's log time against the puzzle's expected time,
@@ -602,7 +602,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         order_note=words.order_note,
         timeline=_timeline(rep, needed, words),
         llr={} if rep.deduction is None else rep.deduction.llr(),
-        pace=round(math.log(max(duration_ms, 1) / 1000.0) - facts.expected_log_s, 4)
+        pace=solve_pace(duration_ms, facts.expected_log_s)
         if fill.complete and facts.time_basis else None,
         pace_basis=facts.time_basis if fill.complete and facts.time_basis else None)
 

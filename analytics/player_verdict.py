@@ -1,8 +1,9 @@
 """A player's verdict over a season: each kind of evidence added up on its own (pure).
 
 One solve of a selective cheater is weak evidence; a season of them is strong. The
-verdict reads what scoring stored for each of a player's solves (:func:`solve_facts`)
-and judges each *kind* of evidence apart:
+verdict reads what scoring stored for each of a player's solves, with each finished
+solve's pace priced against the expected time in force (:func:`solve_facts`), and
+judges each *kind* of evidence apart:
 
 * **per family of signals** (deduction, client; not the :data:`STYLE_KINDS`, which a
   person's way of playing can keep odd in every solve): the solve's family p (the
@@ -77,7 +78,7 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from .calibration import POISSON_SIGNALS
 from .evidence import finite_or_none
-from .signals import FAMILY
+from .signals import FAMILY, solve_pace
 
 WEAK_P, STRONG_P = 0.15, 0.01   # a family's p that makes a solve weakly odd, odd
 STRONG_LLR = math.log(30.0)     # the most one solve's log-ratio counts in a season
@@ -198,8 +199,14 @@ class SolveFacts:
     pace_group: str | None = None
 
 
-def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
-    """A solve's facts from its stored evidence (``Evidence.to_json``, any version)."""
+def solve_facts(submission_id: str, evidence: Mapping, expected=None,
+                duration_ms: float | None = None) -> SolveFacts:
+    """A solve's facts from its stored evidence (``Evidence.to_json``, any version).
+    With ``expected`` (``puzzle_model.ExpectedTime``: the puzzle's expected time in force
+    now) and the solve's ``duration_ms``, a finished solve's pace is measured against it
+    rather than the one it was scored with: a season's solves scored under different
+    rating runs then compare (a nightly fit moves a puzzle's expected time, and solves
+    older than its re-scoring window keep the old one in their evidence)."""
     members: dict[str, list[float]] = {}
     counted = {}
     for s in evidence.get("signals") or ():
@@ -220,6 +227,11 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
     t_ms = [finite_or_none(p["t_ms"]) for p in timeline]
     basis = evidence.get("pace_basis")
     pace = finite_or_none(evidence.get("pace")) if isinstance(basis, str) else None
+    if expected is not None and duration_ms is not None:
+        finished = (evidence.get("counts") or {}).get("complete") is True
+        basis = expected.basis
+        pace = (finite_or_none(solve_pace(duration_ms, expected.log_s))
+                if finished and basis is not None and duration_ms > 0 else None)
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
                       None if None in t_ms else
                       _slope_sums(t_ms, [p.get("singles_on_offer") == 0 for p in timeline]),

@@ -252,6 +252,34 @@ class ScoringInputs:
 SIMULATED = "simulated honest players"
 
 
+@dataclass(frozen=True)
+class ExpectedTime:
+    """A puzzle's expected log-time for an average player, the sd of a solve's log-time
+    around it, and what it rests on (``PuzzleFacts.time_basis``: None where the sd is
+    above :data:`PACE_MAX_SD`, too unsure for a player's solves to be compared by it)."""
+
+    log_s: float
+    sd: float
+    basis: str | None
+
+
+def time_in_force(model_log_s: float, model_sd: float, run: RatingRun | None,
+                  difficulty: float | None = None) -> ExpectedTime:
+    """The expected time in force: the analysis's calibrated one before any rating run of
+    the puzzle's type (``run`` already :meth:`RatingRun.for_type`); with one, the
+    puzzle's fitted ``difficulty``, or the calibrated time shifted by the portal's offset
+    where the run did not fit the puzzle, with the fit's residual sd. Scoring and the
+    player verdict's pace (which re-prices every solve of a season against the run in
+    force, so that solves scored under different runs compare) both read it here."""
+    if run is None:
+        log_s, sd = float(model_log_s), float(model_sd)
+    else:
+        log_s = float(difficulty) if difficulty is not None else model_log_s + run.mu
+        sd = float(run.residual_sd)
+    basis = None if not sd <= PACE_MAX_SD else PORTAL_FIT if run is not None else CALIBRATION
+    return ExpectedTime(log_s, sd, basis)
+
+
 def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: list,
                    model: PuzzleModel, run: RatingRun | None = None,
                    rating: PuzzleRating | None = None,
@@ -269,14 +297,13 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
         run = run.for_type(puzzle_type)
     null = dict(model.null)
     sources = {name: SIMULATED for name in null}
-    expected, consensus = model.expected_log_s, None
+    consensus = None
+    rating = rating or PuzzleRating(None, None, None, None)
+    expected = time_in_force(model.expected_log_s, model.sd_log, run, rating.difficulty)
     # without history, a player's skill is integrated over a prior as wide as people
-    sd, unrated_sd = model.sd_log, float(np.hypot(model.sd_log, SKILL_PRIOR_SD))
+    unrated_sd = float(np.hypot(model.sd_log, SKILL_PRIOR_SD))
     if run is not None:
-        rating = rating or PuzzleRating(None, None, None, None)
-        expected = (rating.difficulty if rating.difficulty is not None
-                    else expected + run.mu)
-        sd = float(run.residual_sd)  # a rated player's skill adds its own uncertainty
+        # a rated player's skill adds its own uncertainty
         unrated_sd = float(np.hypot(run.residual_sd, max(run.skill_sd, SKILL_PRIOR_SD)))
         key = level_key(puzzle_type, rating.level)
         for name, value in (run.level_nulls.get(key) or {}).items():
@@ -310,10 +337,8 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
     rung = model.hardest_rung
     if rung is None:  # analysed before the ladder judged placements
         rung = hardest_rung_for(cells, cells_of(solution), box_size, puzzle_type)
-    facts = PuzzleFacts(cells, box_size, cells_of(solution), predicted, expected, sd,
-                        consensus, puzzle_type, shape, rung,
-                        None if not sd <= PACE_MAX_SD else
-                        PORTAL_FIT if run is not None else CALIBRATION)
+    facts = PuzzleFacts(cells, box_size, cells_of(solution), predicted, expected.log_s,
+                        expected.sd, consensus, puzzle_type, shape, rung, expected.basis)
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
     without = dataclasses.replace(facts, sd_log=unrated_sd)

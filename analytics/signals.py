@@ -48,6 +48,7 @@ among honest players and absent from most, so their absence proves little.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,6 +115,12 @@ def pace_allowance(expected_log_s: float, duration_ms: float) -> float:
         return 1.0
     ahead = float(expected_log_s) - np.log(duration_ms / 1000.0)
     return float(np.exp(PACE_ALLOWANCE * min(max(ahead, 0.0), np.log(PACE_ALLOWANCE_UPTO))))
+
+
+def solve_pace(duration_ms: float, expected_log_s: float) -> float:
+    """A finished solve's pace: ln(time / the puzzle's expected time for an average
+    player), skill left out (``Evidence.pace``; the player verdict's ``own_pace``)."""
+    return round(math.log(max(duration_ms, 1) / 1000.0) - float(expected_log_s), 4)
 
 
 def average_ranks(x: np.ndarray) -> np.ndarray:

@@ -92,7 +92,8 @@ def unscorable_reason(exc: Exception) -> str:
     return f"could not be scored: {what}"[:MAX_REASON]
 
 
-def _rating_run(row: tuple) -> RatingRun:
+def rating_run_of(row: tuple) -> RatingRun:
+    """A stored rating run (``sql.rating_run``'s row) as scoring reads it."""
     mu, residual_sd, skill_sd, level_nulls, by_type = row
     return RatingRun(mu, residual_sd, skill_sd, json.loads(level_nulls) if level_nulls else {},
                      json.loads(by_type) if by_type is not None else None)
@@ -290,7 +291,7 @@ class Scorer:
         if run_id is not None:
             run = self._runs.get(run_id)
             if run is None:
-                run = self._runs[run_id] = _rating_run(
+                run = self._runs[run_id] = rating_run_of(
                     await asyncio.to_thread(self._store.read, sql.rating_run, run_id))
         row = await asyncio.to_thread(self._store.read, sql.puzzle_for_scoring, puzzle_id,
                                       run_id)

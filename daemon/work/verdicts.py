@@ -25,10 +25,12 @@ from datetime import datetime, timezone
 
 from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, judge, learn_null,
                                                shipped_null, solve_facts)
+from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
 
 from ..documents import NOT_EVIDENCE
 from ..store.repository import players as sql
 from .nightly_db import NightlyDB, store_db
+from .scoring import rating_run_of
 
 log = logging.getLogger("fairgrid.verdicts")
 MIN_NULL_PLAYERS = 30   # a portal's own null needs this many players with 5+ solves...
@@ -42,19 +44,50 @@ PORTAL_SOURCE = "this portal's players"
 UNREADABLE = (*NOT_EVIDENCE, IndexError, ArithmeticError)
 
 
-def _facts(season: list[tuple], key: tuple[str, str]) -> list:
-    """A stored season's facts; a solve's flag counts only while it stands. A solve whose
-    stored evidence cannot be read is logged and left out (the verdict says how many
-    solves it rests on)."""
+def _facts(season: list[sql.SeasonSolve], key: tuple[str, str],
+           run: RatingRun | str | None) -> list:
+    """A stored season's facts; a solve's flag counts only while it stands, and a
+    finished solve's pace is measured against its puzzle's expected time under ``run``,
+    the rating run in force (:func:`_expected`). A solve whose stored evidence cannot be
+    read is logged and left out (the verdict says how many solves it rests on)."""
     out = []
-    for sid, ev, standing in season:
+    for solve in season:
         try:
-            out.append(replace(solve_facts(sid, json.loads(ev)), flagged=standing))
+            facts = solve_facts(solve.submission_id, json.loads(solve.evidence),
+                                _expected(solve, run), solve.duration_ms)
+            out.append(replace(facts, flagged=solve.standing))
         except UNREADABLE as exc:
             log.warning("player %s: the stored evidence of solve %s cannot be read (%s: "
-                        "%s); the verdict leaves it out", "/".join(key), sid,
-                        type(exc).__name__, exc)
+                        "%s); the verdict leaves it out", "/".join(key),
+                        solve.submission_id, type(exc).__name__, exc)
     return out
+
+
+# the rating run in force could not be read: every solve keeps the pace it was scored with
+UNREAD_RUN = "unread"
+
+
+def _expected(solve: sql.SeasonSolve, run: RatingRun | str | None) -> ExpectedTime | None:
+    """The solve's puzzle's expected time under the run in force, as scoring would price
+    it now (None where its puzzle row or the run cannot be read: the stored pace stands)."""
+    if (run == UNREAD_RUN or solve.model_log_s is None or solve.model_sd is None
+            or solve.puzzle_type is None):
+        return None
+    return time_in_force(solve.model_log_s, solve.model_sd,
+                         None if run is None else run.for_type(solve.puzzle_type),
+                         solve.difficulty)
+
+
+def _run_in_force(db: NightlyDB) -> RatingRun | str | None:
+    """The rating run in force (None before any); :data:`UNREAD_RUN`, logged, where its
+    row cannot be read: one damaged row never stops the verdicts."""
+    row = db.read(sql.run_in_force)
+    try:
+        return None if row is None else rating_run_of(row)
+    except UNREADABLE as exc:
+        log.warning("the rating run in force cannot be read (%s: %s); paces stay as "
+                    "scored", type(exc).__name__, exc)
+        return UNREAD_RUN
 
 
 def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
@@ -85,9 +118,10 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
     seasons = db.read(sql.seasons, players)
     stored = db.read(sql.current, players)
     nulls = _portal_nulls(db)
+    run = _run_in_force(db)
     rows = []
     for key in players:
-        facts = _facts(seasons.get(key, []), key)
+        facts = _facts(seasons.get(key, []), key, run)
         if not facts:
             continue
         null = nulls.get(key[0]) or shipped_null()
@@ -151,9 +185,10 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     (when it has :data:`MIN_NULL_PLAYERS` with :data:`MIN_NULL_SOLVES` solves or more;
     otherwise the shipped null stays in force). Returns the players each was learnt on."""
     learnt, used = {}, {}
+    run = _run_in_force(db)
     for portal in db.read(sql.portals_judged):
         seasons = db.read(sql.seasons, db.read(sql.honest_players, portal))
-        facts = [_facts(s, k) for k, s in seasons.items()]
+        facts = [_facts(s, k, run) for k, s in seasons.items()]
         enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
         if len(enough) < MIN_NULL_PLAYERS:
             continue

@@ -461,6 +461,34 @@ def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():
     assert {f.kind: f for f in judge(mixed, _pace_null()).findings}["own_pace"].of == 8
 
 
+def test_a_pace_is_measured_against_the_expected_time_in_force():
+    """Given the puzzle's expected time in force now, a finished solve's pace is read
+    from its duration against it, whatever the stored evidence says (the stored pace was
+    priced under the run in force when it was scored); an unfinished solve, or a time
+    too unsure to compare by, has none."""
+    from fairgrid.analytics.puzzle_model import (CALIBRATION, PORTAL_FIT, RatingRun,
+                                                 time_in_force)
+
+    stored = {"pace": -1.2, "pace_basis": "portal fit", "counts": {"complete": True}}
+    run = RatingRun(mu=0.3, residual_sd=0.4, skill_sd=0.5, level_nulls={})
+    now = time_in_force(6.0, 0.16, run, difficulty=6.5)
+    assert (now.log_s, now.sd, now.basis) == (6.5, 0.4, PORTAL_FIT)
+    read = solve_facts("a", stored, now, duration_ms=1000 * math.exp(6.5))
+    assert read.pace == pytest.approx(0.0, abs=1e-4) and read.pace_group == "sudoku/portal fit"
+    # a puzzle the run did not fit: the calibration's time shifted by the portal's offset
+    assert time_in_force(6.0, 0.16, run).log_s == pytest.approx(6.3)
+    before = time_in_force(6.0, 0.16, None, difficulty=6.5)      # no run: the calibration
+    assert (before.log_s, before.basis) == (6.0, CALIBRATION)
+    assert solve_facts("b", stored, before, 1000 * math.exp(5.0)).pace == pytest.approx(-1.0)
+    unsure = time_in_force(6.0, 1.0, None)                       # a Nurikabe prior
+    assert unsure.basis is None and solve_facts("c", stored, unsure, 9e5).pace is None
+    unfinished = {**stored, "counts": {"complete": False}}
+    assert solve_facts("d", unfinished, now, 9e5).pace is None
+    assert solve_facts("e", stored, now, 0).pace is None
+    # without a time in force (the puzzle's row is gone) the stored pace stands
+    assert solve_facts("f", stored).pace == -1.2
+
+
 def test_own_pace_compares_solves_of_one_type_and_basis():
     """A player's Nurikabe is not their Sudoku, and a portal's fitted expected times
     differ from the calibration's by the portal's offset: each group apart."""

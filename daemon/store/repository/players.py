@@ -11,35 +11,61 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from typing import NamedTuple
 
 from ...errors import Conflict
 from ...states import STANDING, sql_list
 from . import outbox
 from .rows import dicts, first, portal_clause
-from .scores import MACHINE
+from .scores import MACHINE, rating_run
 
 STATES = ("clear", "flagged", "cleared", "confirmed")
 
 
-def seasons(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], list[tuple]]:
-    """Per (portal, player): their scored solves oldest first, each (submission_id,
-    evidence JSON, whether a flag stands on it: open or confirmed)."""
+class SeasonSolve(NamedTuple):
+    """One scored solve of a player's season, with what re-prices its pace against the
+    rating run in force (``analytics.puzzle_model.time_in_force``)."""
+
+    submission_id: str
+    evidence: str
+    standing: bool           # a flag stands on it: open or confirmed
+    duration_ms: int
+    puzzle_type: str | None  # None: its puzzle row is gone
+    model_log_s: float | None  # the analysis's calibrated expected log-time, its sd
+    model_sd: float | None
+    difficulty: float | None   # the puzzle's fitted difficulty under the run in force
+
+
+def seasons(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], list[SeasonSolve]]:
+    """Per (portal, player): their scored solves oldest first."""
     if not players:
         return {}
     keys = {"portal": [p for p, _ in players], "player_id": [q for _, q in players]}
     rows = cur.execute(
         "SELECT s.portal, s.player_id, s.submission_id, sc.evidence, EXISTS (SELECT 1 FROM "
         "flags f WHERE f.portal = s.portal AND f.submission_id = s.submission_id AND "
-        f"f.state IN {sql_list(STANDING)}) FROM submissions s JOIN scores sc ON "
+        f"f.state IN {sql_list(STANDING)}), s.duration_ms, p.puzzle_type, "
+        "TRY_CAST(json_extract(p.ratings, '$.expected_log_s') AS DOUBLE), "
+        "TRY_CAST(json_extract(p.ratings, '$.sd_log') AS DOUBLE), pr.difficulty "
+        "FROM submissions s JOIN scores sc ON "
         "sc.portal = s.portal AND sc.submission_id = s.submission_id "
         "JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON "
         "w.portal = s.portal AND w.player_id = s.player_id "
+        "LEFT JOIN puzzles p ON p.id = s.puzzle_id "
+        "LEFT JOIN current_rating c ON c.id = 1 "
+        "LEFT JOIN puzzle_ratings pr ON pr.run_id = c.run_id AND pr.puzzle_id = s.puzzle_id "
         "WHERE sc.evidence IS NOT NULL ORDER BY s.started_at, s.sub_key",
         [keys["portal"], keys["player_id"]]).fetchall()
-    out: dict[tuple[str, str], list[tuple]] = {tuple(p): [] for p in players}
-    for portal, player, sid, evidence, flag in rows:
-        out[(portal, player)].append((sid, evidence, bool(flag)))
+    out: dict[tuple[str, str], list[SeasonSolve]] = {tuple(p): [] for p in players}
+    for portal, player, sid, evidence, flag, *rest in rows:
+        out[(portal, player)].append(SeasonSolve(sid, evidence, bool(flag), *rest))
     return out
+
+
+def run_in_force(cur) -> tuple | None:
+    """The rating run in force as ``scores.rating_run`` reads it; None before any."""
+    row = cur.execute("SELECT run_id FROM current_rating WHERE id = 1").fetchone()
+    return None if row is None else rating_run(cur, row[0])
 
 
 def players_of(cur, sub_keys: list[int]) -> list[tuple[str, str]]:

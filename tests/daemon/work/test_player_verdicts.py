@@ -417,6 +417,82 @@ def test_a_judgement_gives_way_to_any_change_of_the_row_meanwhile():
     assert decided(cleared, ("cleared", '["a", "b"]'))  # cleared again, more solves seen
 
 
+def test_paces_are_priced_against_the_rating_run_in_force(tmp_path, caplog):
+    """A nightly fit moves puzzles' expected times, and solves older than its re-scoring
+    window keep, in their evidence, the pace priced under the run in force when they were
+    scored. The verdict prices every finished solve against the run in force now, so an
+    honest player's solves of puzzles the old fit thought three times harder are not
+    "quicker than their own pace"; a copier's solves that are quicker are."""
+    from fairgrid.analytics.player_verdict import judge, shipped_null, solve_facts
+    from fairgrid.daemon.store import connect
+    from fairgrid.daemon.store.repository import players as sql
+    from fairgrid.daemon.work.nightly_db import direct_db
+    from fairgrid.daemon.work.verdicts import judge_players
+
+    from ..helpers import COLUMNS
+
+    con = connect(str(tmp_path / "v.duckdb"))
+    rng = np.random.default_rng(5)
+    puzzles, now_d = 21, 6.0          # the run in force: every puzzle 6.0 (log seconds)
+    model = json.dumps({"expected_log_s": 5.8, "sd_log": 0.16})
+    for j in range(puzzles):
+        con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                    "registered_at, ratings, fill_rank_median) VALUES (?, 'x', 3, 'y', "
+                    "'ready', ?, ?, '[]')", [f"p{j}", START, model])
+    con.execute("INSERT INTO rating_runs (run_id, finished_at, solves, puzzles, players, mu, "
+                "residual_sd, by_type) VALUES ('r2', ?, 900, ?, 60, 0.2, 0.35, ?)",
+                [START, puzzles, json.dumps({"sudoku": {"mu": 0.2, "residual_sd": 0.35,
+                                                        "skill_sd": 0.4, "solves": 900}})])
+    con.execute("INSERT INTO current_rating VALUES (1, 'r2')")
+    con.executemany("INSERT INTO puzzle_ratings (run_id, puzzle_id, difficulty, prior, "
+                    "expected_time_s, level, solves) VALUES ('r2', ?, ?, 5.8, 400, 2, 60)",
+                    [[f"p{j}", now_d] for j in range(puzzles)])
+    old_fit = {f"p{j}": now_d + (1.2 if j < 7 else 0.0) for j in range(puzzles)}
+    key = 0
+    for player, quicker in (("honest", set()), ("copier", set(range(1, puzzles, 3)))):
+        for j in range(puzzles):
+            log_t = now_d + rng.normal(0, 0.2) - (1.2 if j in quicker else 0.0)
+            sid, at, ms = f"{player}-{j}", START + timedelta(days=j), int(1000 * np.exp(log_t))
+            # the first seven were scored under the old fit (their pace priced on it)
+            priced = old_fit[f"p{j}"] if player == "honest" else now_d
+            evidence = {"signals": [], "flagged": False, "p_value": 0.5, "timeline": [],
+                        "puzzle_type": "sudoku", "counts": {"complete": True},
+                        "pace": round(np.log(ms / 1000) - priced, 4),
+                        "pace_basis": "portal fit"}
+            con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
+                        "?, ?, ?, ?, 81, ?, true, 'scored', '{}')",
+                        [key, sid, f"w{key}", player, f"p{j}", at, at, at, ms])
+            con.execute("INSERT INTO scores VALUES ('demo', ?, ?, 0, 0.5, false, ?)",
+                        [sid, at, json.dumps(evidence)])
+            key += 1
+    db = direct_db(con)
+
+    # as stored, the honest player's seven old solves read 3.3x quicker than their own pace
+    stored = db.read(sql.seasons, [("demo", "honest")])[("demo", "honest")]
+    as_stored = judge([solve_facts(s.submission_id, json.loads(s.evidence)) for s in stored],
+                      shipped_null())
+    own = next(f for f in as_stored.findings if f.kind == "own_pace")
+    assert as_stored.flagged and own.odd >= 5
+    assert set(own.solves) <= {f"honest-{j}" for j in range(7)}
+
+    judge_players(db, [("demo", "honest"), ("demo", "copier")], alpha=1e-3)
+    rows = {r[0]: (r[1], json.loads(r[2])) for r in con.execute(
+        "SELECT player_id, flagged, verdict FROM player_verdicts").fetchall()}
+    assert not rows["honest"][0]
+    assert not any(f["kind"] == "own_pace" and f["odd"] for f in rows["honest"][1]["findings"])
+    assert rows["copier"][0]
+    copied = next(f for f in rows["copier"][1]["findings"] if f["kind"] == "own_pace")
+    assert copied["odd"] >= 5
+    assert set(copied["solves"]) <= {f"copier-{j}" for j in range(1, puzzles, 3)}
+
+    # a run in force that cannot be read is logged, and the paces stay as scored
+    con.execute("UPDATE rating_runs SET by_type = '{not json'")
+    judge_players(db, [("demo", "honest")], alpha=1e-3)
+    verdict = json.loads(db.read(sql.verdict, "demo", "honest")["verdict"])
+    assert next(f for f in verdict["findings"] if f["kind"] == "own_pace")["odd"] >= 5
+    assert "the rating run in force cannot be read" in caplog.text
+
+
 def test_the_nightly_stage_stores_verdicts_a_chunk_at_a_time(tmp_path, monkeypatch):
     """At night every player is judged again, and stored a chunk per transaction: the
     writer serves webhooks in between (one transaction for 2,000 players held it for
