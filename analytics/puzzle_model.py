@@ -207,7 +207,8 @@ class RatingRun:
     (``{"mu", "residual_sd", "skill_sd", "solves"}``) of the types it had solves of, None
     for a run from before types (all Sudoku)."""
 
-    mu: float                 # this portal's offset from the calibration
+    # the players' offset from the calibration; the fit is of every portal's solves
+    mu: float
     residual_sd: float        # of the fit, in log-seconds
     skill_sd: float           # spread of the players' fitted skills
     # level -> null key (a signal, signals.ORDER_OFFSET, signals.NOTES_SWITCH) -> null
@@ -314,17 +315,17 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
                     continue
                 name, value = "order_sa", (null["order_sa"][0] + value[0], value[1])
                 sources[name] = (f"this puzzle's simulated solves, shifted by how far "
-                                 f"this portal's level-{rating.level} solves differ from "
+                                 f"every portal's level-{rating.level} solves differ from "
                                  f"their puzzles' simulations")
             else:
-                sources[name] = (f"this portal's solves of level-{rating.level} puzzles"
+                sources[name] = (f"every portal's solves of level-{rating.level} puzzles"
                                  + (" whose notes carried the thinking"
                                     if name == NOTES_SWITCH else ""))
             null[name] = tuple(value)
         if rating.consensus_fill_rank is not None and rating.consensus_null:
             consensus = per_cell(rating.consensus_fill_rank)
             null["order_consensus"] = tuple(rating.consensus_null)
-            sources["order_consensus"] = "this portal's solves of this puzzle"
+            sources["order_consensus"] = "every portal's solves of this puzzle"
     null = complete(null)
     for name in null:  # the guard's own bounds where no honest solve showed the signal
         sources.setdefault(name, "the fixed minimum spread between people (no data yet)")
@@ -342,7 +343,8 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
     # for players the rating run has no skill for: the speed signal allows for the
     # spread of skills (one object per puzzle, so a batch pickles it once)
     without = dataclasses.replace(facts, sd_log=unrated_sd)
-    sources["speed"] = ("this portal's fitted puzzle difficulty" if run is not None
+    sources["speed"] = ("the puzzle difficulty fitted on every portal's solves"
+                        if run is not None
                         else "the calibrated expected time of an average player")
     return ScoringInputs(facts, without, null, sources)
 

@@ -78,7 +78,7 @@ def recalibrate(cal: Calibration, metrics: Sequence[Mapping[str, float]],
 
 def levels(cal: Calibration, difficulty: np.ndarray, mu: float) -> np.ndarray:
     """fairgrid's level (1-5) of each fitted difficulty: the calibration's cut points,
-    shifted by this portal's offset ``mu``."""
+    shifted by the players' fitted offset ``mu``."""
     bounds_log = np.log(np.asarray(cal.level_bounds_s)) + mu
     return 1 + np.searchsorted(bounds_log, difficulty, side="right")
 
