@@ -57,7 +57,7 @@ RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and
 # each signal's name, and what a solve flagged for it did ("unforced" is in the puzzle
 # type's words: solvers.puzzle_types.TypeWords)
 NAMES = {"order_sa": "order against how people solve this puzzle",
-         "order_consensus": "order against this portal's players",
+         "order_consensus": "order against other players'",
          "speed": "speed",
          "pace_variation": "evenness of pace",
          "pacing_difficulty": "slowing on hard steps",
@@ -66,7 +66,7 @@ NAMES = {"order_sa": "order against how people solve this puzzle",
          "away": "cells nothing proved, placed on coming back to the page",
          "unproven": "cells nothing proved, right first time"}
 WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
-        "order_consensus": "cells filled in an order unlike this portal's players",
+        "order_consensus": "cells filled in an order unlike other players'",
         "speed": "faster than people solve this puzzle",
         "pace_variation": "an even pace no person keeps",
         "pacing_difficulty": "no slowing down on the hard steps",
@@ -345,7 +345,7 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                 f"are predicted to solve this puzzle at {value:.2f} (1 = the same order, "
                 f"0 = unrelated); a typical honest solve agrees at {min(centre, 1.0):.2f}")
     if name == "order_consensus":
-        return (f"the order agrees with the order this portal's players used at "
+        return (f"the order agrees with the order other players used at "
                 f"{value:.2f}; a typical honest solve agrees at {min(centre, 1.0):.2f}")
     if name == "unproven":
         return _unproven_words(value, centre, extra)

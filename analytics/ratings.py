@@ -2,7 +2,7 @@
 
 Model: ``log t_ij = μ + p_j + δ_j − s_i + ε`` for player ``i`` on puzzle ``j``,
 where ``p_j`` is the metric-based prior (the calibrated expected log-time of the puzzle),
-``μ`` the offset between this portal's players and the calibration's population, ``δ_j``
+``μ`` the offset between the players fitted and the calibration's population, ``δ_j``
 what the humans teach us about puzzle ``j`` beyond its metrics, and ``s_i`` the player's
 skill (log-speed advantage; positive = faster). Ridge penalties ``λ_d Σ δ_j²`` and
 ``λ_s Σ s_i²`` make it a regularised least-squares problem, solved sparse with LSQR: a

@@ -10,8 +10,8 @@ signal                  value                                                 od
 ======================  ====================================================  ====  ==========
 ``order_sa``            Spearman ρ of the fill order with the SA-predicted    low   order
                         median order (Křivánek 2011, §4.1)
-``order_consensus``     Spearman ρ with the order this portal's players       low   order
-                        used on the puzzle (once the nightly job keeps one)
+``order_consensus``     Spearman ρ with the order other players used on the   low   order
+                        puzzle (once the nightly job keeps one)
 ``unforced``            bits the board did not give: over the placements      high  deduction
                         that were not a naked or hidden single while some
                         single was on offer, Σ log2 (digits the board still
