@@ -66,7 +66,8 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass, field
+import statistics
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Mapping, Sequence
@@ -195,18 +196,56 @@ class SolveFacts:
     p_value: float | None = None                # the solve's combined p
     pace: float | None = None   # ln(time / the puzzle's expected time), skill left out
     # which solves a pace compares with: those of one puzzle type whose expected times
-    # rest on one basis (the shipped calibration, or a portal's fit)
+    # rest on one basis (the shipped calibration, or the nightly job's fit)
     pace_group: str | None = None
+    finished: bool = False      # the grid was solved: only a finished solve has a pace
+    puzzle_type: str = DEFAULT_TYPE
+
+    def to_json(self) -> dict:
+        """The compact stored form (``scores.season_facts``; the id is the row's): what a
+        season reads of a solve, some 500 bytes, where the evidence it comes from is some
+        14 KB to read and parse for every solve of a season at every judgement."""
+        return {"facts": FACTS_VERSION, "family_p": dict(self.family_p),
+                "flagged": self.flagged, "llr": dict(self.llr),
+                "slope": None if self.slope is None else list(self.slope),
+                "counted": {k: list(v) for k, v in self.counted.items()},
+                "p_value": self.p_value, "pace": self.pace, "pace_group": self.pace_group,
+                "finished": self.finished, "puzzle_type": self.puzzle_type}
+
+    @classmethod
+    def from_json(cls, submission_id: str, doc: Mapping) -> SolveFacts:
+        """The facts :meth:`to_json` stored; raises (KeyError, TypeError, ValueError) on
+        a document that is not one."""
+        if doc["facts"] != FACTS_VERSION:
+            raise ValueError(f"season facts of version {doc['facts']!r}")
+        slope = doc["slope"]
+        return cls(submission_id, {str(k): _number(v) for k, v in doc["family_p"].items()},
+                   bool(doc["flagged"]), {str(k): _number(v) for k, v in doc["llr"].items()},
+                   None if slope is None else (_number(slope[0]), _number(slope[1])),
+                   {str(k): (_number(v), _number(p)) for k, (v, p) in doc["counted"].items()},
+                   finite_or_none(doc["p_value"]), finite_or_none(doc["pace"]),
+                   doc["pace_group"] if isinstance(doc["pace_group"], str) else None,
+                   bool(doc["finished"]), str(doc["puzzle_type"]))
 
 
-def solve_facts(submission_id: str, evidence: Mapping, expected=None,
-                duration_ms: float | None = None) -> SolveFacts:
-    """A solve's facts from its stored evidence (``Evidence.to_json``, any version).
-    With ``expected`` (``puzzle_model.ExpectedTime``: the puzzle's expected time in force
-    now) and the solve's ``duration_ms``, a finished solve's pace is measured against it
-    rather than the one it was scored with: a season's solves scored under different
-    rating runs then compare (a nightly fit moves a puzzle's expected time, and solves
-    older than its re-scoring window keep the old one in their evidence)."""
+# the version of SolveFacts.to_json's form: a new form comes with a migration that clears
+# scores.season_facts, so that the verdict reads each solve's evidence again
+FACTS_VERSION = 1
+
+
+def _number(value) -> float:
+    """A stored number that must be one (a finite float)."""
+    if type(value) is float and math.isfinite(value):   # nearly every one: read quickly
+        return value
+    out = finite_or_none(value)
+    if out is None:
+        raise ValueError(f"not a finite number: {value!r}")
+    return out
+
+
+def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
+    """A solve's facts from its stored evidence (``Evidence.to_json``, any version), its
+    pace as priced at scoring (:func:`priced` prices it against the time in force)."""
     members: dict[str, list[float]] = {}
     counted = {}
     for s in evidence.get("signals") or ():
@@ -227,18 +266,29 @@ def solve_facts(submission_id: str, evidence: Mapping, expected=None,
     t_ms = [finite_or_none(p["t_ms"]) for p in timeline]
     basis = evidence.get("pace_basis")
     pace = finite_or_none(evidence.get("pace")) if isinstance(basis, str) else None
-    if expected is not None and duration_ms is not None:
-        finished = (evidence.get("counts") or {}).get("complete") is True
-        basis = expected.basis
-        pace = (finite_or_none(solve_pace(duration_ms, expected.log_s))
-                if finished and basis is not None and duration_ms > 0 else None)
+    kind = evidence.get("puzzle_type") or DEFAULT_TYPE
     return SolveFacts(submission_id, fam_p, bool(evidence.get("flagged")), llr,
                       None if None in t_ms else
                       _slope_sums(t_ms, [p.get("singles_on_offer") == 0 for p in timeline]),
                       counted,
                       finite_or_none(evidence.get("p_value")), pace,
-                      f"{evidence.get('puzzle_type') or DEFAULT_TYPE}/{basis}"
-                      if pace is not None else None)
+                      f"{kind}/{basis}" if pace is not None else None,
+                      (evidence.get("counts") or {}).get("complete") is True, str(kind))
+
+
+def priced(facts: SolveFacts, expected, duration_ms: float, **changes) -> SolveFacts:
+    """``facts`` with a finished solve's pace measured against ``expected``
+    (``puzzle_model.ExpectedTime``: its puzzle's expected time in force now) from the
+    solve's ``duration_ms``, rather than the one it was scored with: a season's solves
+    scored under different rating runs then compare (a nightly fit moves puzzles'
+    expected times, and solves older than its re-scoring window keep the old one). With
+    any other ``changes`` of its fields (one copy: a season makes one per solve)."""
+    if expected is not None:
+        pace = (finite_or_none(solve_pace(duration_ms, expected.log_s))
+                if facts.finished and expected.basis is not None else None)
+        changes.update(pace=pace, pace_group=None if pace is None else
+                       f"{facts.puzzle_type}/{expected.basis}")
+    return replace(facts, **changes)
 
 
 def _slope_sums(t_ms, stall) -> tuple[float, float] | None:
@@ -378,8 +428,8 @@ def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
     ``pace_group`` (the median pace of the :data:`PACE_NEIGHBOURS` nearest in the order
     played, each against its puzzle's expected time): 2 odd (:data:`PACE_STRONG`), 1
     weakly odd (:data:`PACE_WEAK`), 0 ordinary; None where the group has too few.
-    A type's skill is its own, and expected times from the calibration and from a
-    portal's fit differ by the portal's offset: solves are compared within a group.
+    A type's skill is its own, and expected times from the calibration and from the
+    nightly job's fit differ by the fit's offset: solves are compared within a group.
     A person's speed is their own (the ``speed`` family is a style); a copy typed at a
     few times the player's own pace on some puzzles is not."""
     out: list[int | None] = [None] * len(season)
@@ -390,12 +440,12 @@ def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
     for at in groups.values():
         if len(at) <= MIN_PACE_OTHERS:
             continue
-        paces = np.array([v for _, v in at])
+        paces = [v for _, v in at]
         for k, (i, v) in enumerate(at):
             lo = min(max(0, k - PACE_NEIGHBOURS // 2),
                      max(0, len(at) - PACE_NEIGHBOURS - 1))
-            near = np.delete(paces[lo:lo + PACE_NEIGHBOURS + 1], k - lo)
-            gap = float(np.median(near)) - v
+            # a list's median (numpy's per solve cost more than the rest of a judgement)
+            gap = statistics.median(paces[lo:k] + paces[k + 1:lo + PACE_NEIGHBOURS + 1]) - v
             out[i] = 2 if gap >= PACE_STRONG else 1 if gap >= PACE_WEAK else 0
     return out
 

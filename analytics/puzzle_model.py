@@ -268,7 +268,7 @@ def time_in_force(model_log_s: float, model_sd: float, run: RatingRun | None,
                   difficulty: float | None = None) -> ExpectedTime:
     """The expected time in force: the analysis's calibrated one before any rating run of
     the puzzle's type (``run`` already :meth:`RatingRun.for_type`); with one, the
-    puzzle's fitted ``difficulty``, or the calibrated time shifted by the portal's offset
+    puzzle's fitted ``difficulty``, or the calibrated time shifted by the run's offset
     where the run did not fit the puzzle, with the fit's residual sd. Scoring and the
     player verdict's pace (which re-prices every solve of a season against the run in
     force, so that solves scored under different runs compare) both read it here."""
@@ -286,7 +286,7 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
                    rating: PuzzleRating | None = None,
                    puzzle_type: str = DEFAULT_TYPE) -> ScoringInputs:
     """Before any rating run: the calibrated expected time and the simulated nulls. With
-    one: the fitted difficulty (or the prior shifted by the portal's offset), the fit's
+    one: the fitted difficulty (or the prior shifted by the run's offset), the fit's
     residual sd, the consensus order with its null when the puzzle has one, and the
     nulls learnt from real solves of puzzles of its level (the order's as an offset
     that moves this puzzle's simulated centre). Every null is guarded

@@ -73,14 +73,18 @@ def compute_batch(payload: tuple[dict, list[ScoreTask]]) -> list[tuple[dict | No
 
 
 def _score_one(job: ScoreTask, moves: dict[str, np.ndarray]) -> tuple[dict, str]:
-    """(summary, evidence JSON) of one submission; raises what stops it being scored."""
+    """(summary, evidence JSON) of one submission, the summary with the compact facts the
+    player verdict reads (``season_facts``); raises what stops it being scored."""
     from fairgrid.analytics.evidence import score_solve
+    from fairgrid.analytics.player_verdict import solve_facts
     client, reported = scoring_fields(job.raw)
     ev = score_solve(job.facts, job.null, moves["t_ms"], moves["cell"], moves["digit"],
                      moves["note"].astype(bool), skill=job.skill, client=client,
                      fpr=job.fpr, sources=job.sources, history=job.history,
                      skill_sd=job.skill_sd, reported=reported)
-    return ev.summary, json.dumps(ev.to_json())
+    doc = ev.to_json()
+    facts = json.dumps(solve_facts("", doc).to_json())
+    return {**ev.summary, "season_facts": facts}, json.dumps(doc)
 
 
 def unscorable_reason(exc: Exception) -> str:
@@ -312,6 +316,8 @@ class Scorer:
             "p_value": np.array([ev["p_value"] for _, (ev, _) in items], dtype=float),
             "flagged": np.array([ev["flagged"] for _, (ev, _) in items], dtype=bool),
             "evidence": np.array([text for _, (_, text) in items], dtype=object),
+            "season_facts": np.array([ev["season_facts"] for _, (ev, _) in items],
+                                     dtype=object),
             "reasons": np.array([json.dumps(ev["reasons"]) for _, (ev, _) in items],
                                 dtype=object),
             "note": np.array([_raised_note(ev) for _, (ev, _) in items], dtype=object),

@@ -20,12 +20,15 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, judge, learn_null,
-                                               shipped_null, solve_facts)
+from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SolveFacts, judge,
+                                               learn_null, priced, shipped_null,
+                                               solve_facts)
 from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
+from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..documents import NOT_EVIDENCE
 from ..store.repository import players as sql
@@ -44,50 +47,72 @@ PORTAL_SOURCE = "this portal's players"
 UNREADABLE = (*NOT_EVIDENCE, IndexError, ArithmeticError)
 
 
-def _facts(season: list[sql.SeasonSolve], key: tuple[str, str],
-           run: RatingRun | str | None) -> list:
+def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun | None,
+           reprice: bool = True, backfill: list | None = None) -> list:
     """A stored season's facts; a solve's flag counts only while it stands, and a
     finished solve's pace is measured against its puzzle's expected time under ``run``,
-    the rating run in force (:func:`_expected`). A solve whose stored evidence cannot be
-    read is logged and left out (the verdict says how many solves it rests on)."""
+    the rating run in force (:func:`_expected`; not with ``reprice`` False, when that run
+    cannot be read). A solve whose season facts are not stored (a score written before
+    them) is read from its evidence, and the facts go to ``backfill`` to be stored. A
+    solve neither can be read from is logged and left out (the verdict says how many
+    solves it rests on)."""
     out = []
     for solve in season:
         try:
-            facts = solve_facts(solve.submission_id, json.loads(solve.evidence),
-                                _expected(solve, run), solve.duration_ms)
-            out.append(replace(facts, flagged=solve.standing))
+            if solve.facts is not None:
+                facts = SolveFacts.from_json(solve.submission_id, json.loads(solve.facts))
+            else:
+                facts = solve_facts(solve.submission_id, json.loads(solve.evidence))
+                if backfill is not None:
+                    backfill.append((key[0], solve.submission_id, solve.scored_at,
+                                     json.dumps(facts.to_json())))
         except UNREADABLE as exc:
             log.warning("player %s: the stored evidence of solve %s cannot be read (%s: "
                         "%s); the verdict leaves it out", "/".join(key),
                         solve.submission_id, type(exc).__name__, exc)
+            continue
+        expected = _expected(solve, run, key) if reprice else None
+        out.append(priced(facts, expected, solve.duration_ms, flagged=solve.standing))
     return out
 
 
-# the rating run in force could not be read: every solve keeps the pace it was scored with
-UNREAD_RUN = "unread"
-
-
-def _expected(solve: sql.SeasonSolve, run: RatingRun | str | None) -> ExpectedTime | None:
+def _expected(solve: sql.SeasonSolve, run: RatingRun | None,
+              key: tuple[str, str]) -> ExpectedTime | None:
     """The solve's puzzle's expected time under the run in force, as scoring would price
-    it now (None where its puzzle row or the run cannot be read: the stored pace stands)."""
-    if (run == UNREAD_RUN or solve.model_log_s is None or solve.model_sd is None
-            or solve.puzzle_type is None):
+    it now; None, its pace as scored, where its puzzle row is gone or its analysis holds
+    none (logged where it cannot be read)."""
+    if solve.model_log_s is None or solve.model_sd is None or solve.puzzle_type is None:
         return None
-    return time_in_force(solve.model_log_s, solve.model_sd,
-                         None if run is None else run.for_type(solve.puzzle_type),
-                         solve.difficulty)
-
-
-def _run_in_force(db: NightlyDB) -> RatingRun | str | None:
-    """The rating run in force (None before any); :data:`UNREAD_RUN`, logged, where its
-    row cannot be read: one damaged row never stops the verdicts."""
-    row = db.read(sql.run_in_force)
     try:
-        return None if row is None else rating_run_of(row)
+        return time_in_force(solve.model_log_s, solve.model_sd,
+                             None if run is None else run.for_type(solve.puzzle_type),
+                             solve.difficulty)
+    except UNREADABLE as exc:
+        log.warning("player %s: the expected time of solve %s's puzzle cannot be read "
+                    "(%s: %s); its pace stays as scored", "/".join(key),
+                    solve.submission_id, type(exc).__name__, exc)
+        return None
+
+
+def _run_of(seasons: sql.Seasons) -> tuple[RatingRun | None, bool]:
+    """The rating run the seasons' difficulties are of (None before any), and whether
+    paces can be priced by it: a run whose row cannot be read, or whose fits lack a
+    finite offset or residual, is logged and every pace stays as scored (one damaged row
+    never stops the verdicts)."""
+    if seasons.run is None:
+        return None, True
+    try:
+        run = rating_run_of(seasons.run)
+        for kind in (DEFAULT_TYPE, *(run.by_type or {})):
+            fit = run.for_type(kind)
+            if fit is not None and not (math.isfinite(fit.mu)
+                                        and math.isfinite(fit.residual_sd)):
+                raise ValueError(f"its {kind} fit has no finite offset and residual sd")
+        return run, True
     except UNREADABLE as exc:
         log.warning("the rating run in force cannot be read (%s: %s); paces stay as "
                     "scored", type(exc).__name__, exc)
-        return UNREAD_RUN
+        return None, False
 
 
 def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
@@ -118,10 +143,10 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
     seasons = db.read(sql.seasons, players)
     stored = db.read(sql.current, players)
     nulls = _portal_nulls(db)
-    run = _run_in_force(db)
-    rows = []
+    run, reprice = _run_of(seasons)
+    rows, backfill = [], []
     for key in players:
-        facts = _facts(seasons.get(key, []), key, run)
+        facts = _facts(seasons.solves.get(key, []), key, run, reprice, backfill)
         if not facts:
             continue
         null = nulls.get(key[0]) or shipped_null()
@@ -141,6 +166,8 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "judged_solves": json.dumps([f.submission_id for f in facts]),
                      "read": None if was is None else (was["state"], was["reviewed_solves"]),
                      "note": _note(was, state)})
+    if backfill:
+        db.write(sql.save_season_facts, backfill)
     return db.write(sql.save, rows, now)
 
 
@@ -185,10 +212,13 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     (when it has :data:`MIN_NULL_PLAYERS` with :data:`MIN_NULL_SOLVES` solves or more;
     otherwise the shipped null stays in force). Returns the players each was learnt on."""
     learnt, used = {}, {}
-    run = _run_in_force(db)
     for portal in db.read(sql.portals_judged):
         seasons = db.read(sql.seasons, db.read(sql.honest_players, portal))
-        facts = [_facts(s, k, run) for k, s in seasons.items()]
+        run, reprice = _run_of(seasons)
+        backfill = []
+        facts = [_facts(s, k, run, reprice, backfill) for k, s in seasons.solves.items()]
+        if backfill:
+            db.write(sql.save_season_facts, backfill)
         enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
         if len(enough) < MIN_NULL_PLAYERS:
             continue

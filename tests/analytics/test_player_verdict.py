@@ -4,6 +4,7 @@ ordinary solves do not hide a run of odd ones."""
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
 
@@ -466,27 +467,52 @@ def test_a_pace_is_measured_against_the_expected_time_in_force():
     from its duration against it, whatever the stored evidence says (the stored pace was
     priced under the run in force when it was scored); an unfinished solve, or a time
     too unsure to compare by, has none."""
+    from fairgrid.analytics.player_verdict import priced
     from fairgrid.analytics.puzzle_model import (CALIBRATION, PORTAL_FIT, RatingRun,
                                                  time_in_force)
 
-    stored = {"pace": -1.2, "pace_basis": "portal fit", "counts": {"complete": True}}
+    stored = solve_facts("a", {"pace": -1.2, "pace_basis": "portal fit",
+                               "puzzle_type": "nurikabe", "counts": {"complete": True}})
+    assert stored.pace == -1.2 and stored.finished and stored.puzzle_type == "nurikabe"
     run = RatingRun(mu=0.3, residual_sd=0.4, skill_sd=0.5, level_nulls={})
     now = time_in_force(6.0, 0.16, run, difficulty=6.5)
     assert (now.log_s, now.sd, now.basis) == (6.5, 0.4, PORTAL_FIT)
-    read = solve_facts("a", stored, now, duration_ms=1000 * math.exp(6.5))
-    assert read.pace == pytest.approx(0.0, abs=1e-4) and read.pace_group == "sudoku/portal fit"
+    read = priced(stored, now, duration_ms=1000 * math.exp(6.5))
+    assert read.pace == pytest.approx(0.0, abs=1e-4) and read.pace_group == "nurikabe/portal fit"
     # a puzzle the run did not fit: the calibration's time shifted by the portal's offset
     assert time_in_force(6.0, 0.16, run).log_s == pytest.approx(6.3)
     before = time_in_force(6.0, 0.16, None, difficulty=6.5)      # no run: the calibration
     assert (before.log_s, before.basis) == (6.0, CALIBRATION)
-    assert solve_facts("b", stored, before, 1000 * math.exp(5.0)).pace == pytest.approx(-1.0)
+    assert priced(stored, before, 1000 * math.exp(5.0)).pace == pytest.approx(-1.0)
     unsure = time_in_force(6.0, 1.0, None)                       # a Nurikabe prior
-    assert unsure.basis is None and solve_facts("c", stored, unsure, 9e5).pace is None
-    unfinished = {**stored, "counts": {"complete": False}}
-    assert solve_facts("d", unfinished, now, 9e5).pace is None
-    assert solve_facts("e", stored, now, 0).pace is None
-    # without a time in force (the puzzle's row is gone) the stored pace stands
-    assert solve_facts("f", stored).pace == -1.2
+    assert unsure.basis is None and priced(stored, unsure, 9e5).pace is None
+    unfinished = replace(stored, finished=False)
+    assert priced(unfinished, now, 9e5).pace is None
+    # as scoring prices it: a log whose moves all came at once took a millisecond
+    assert priced(stored, now, 0).pace == pytest.approx(math.log(0.001) - 6.5, abs=1e-4)
+
+
+def test_season_facts_are_stored_compactly_and_read_back_the_same():
+    """What a season reads of a solve is stored beside its evidence in a compact form,
+    read back to the same facts; a form that is not one raises, so the verdict reads the
+    evidence instead."""
+    docs = [{"signals": [{"name": "unforced", "family": "deduction", "p": 0.004,
+                          "value": 3.5}, {"name": "order_sa", "p": 0.3},
+                         {"name": "speed", "p": float("nan")}],
+             "flagged": True, "p_value": 0.003, "llr": {"hint_run": 1.16},
+             "timeline": _timeline(np.random.default_rng(3), 4.0), "pace": -0.4,
+             "pace_basis": "calibration", "counts": {"complete": True}},
+            {"flagged": False, "signals": []}]
+    for doc in docs:
+        facts = solve_facts("s", doc)
+        stored = json.dumps(facts.to_json())
+        assert len(stored) < 600
+        assert SolveFacts.from_json("s", json.loads(stored)) == facts
+    assert solve_facts("s", docs[0]).slope is not None
+    for bad in ({}, {**facts.to_json(), "facts": 99}, {**facts.to_json(), "llr": {"x": "1"}},
+                {**facts.to_json(), "slope": [1.0]}):
+        with pytest.raises((KeyError, TypeError, ValueError, IndexError)):
+            SolveFacts.from_json("s", bad)
 
 
 def test_own_pace_compares_solves_of_one_type_and_basis():

@@ -184,6 +184,10 @@ EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
 COLUMNS = ("(sub_key, portal, submission_id, webhook_id, tournament_id, player_id, puzzle_id, "
            "started_at, received_at, committed_at, n_moves, duration_ms, complete, status, raw)")
 
+# a score row as fairgrid wrote it before season facts (the verdict reads the evidence)
+INSERT_SCORE = ("INSERT INTO scores (portal, submission_id, scored_at, anomaly, p_value, "
+                "flagged, evidence) VALUES ")
+
 
 METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
 

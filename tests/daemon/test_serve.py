@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from .helpers import (ADMIN, CMD, bearer, count, free_port, request, signed, solve_body,
-                      write_config)
+from .helpers import (ADMIN, CMD, INSERT_SCORE, bearer, count, free_port, request, signed,
+                      solve_body, write_config)
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +54,7 @@ def _insert_flag(db):
                 "portal = 'demo' AND submission_id = 's-1')")
     con.execute("DELETE FROM flags WHERE portal = 'demo' AND submission_id = 's-1'")
     con.execute("DELETE FROM scores WHERE portal = 'demo' AND submission_id = 's-1'")
-    con.execute("INSERT INTO scores VALUES ('demo', 's-1', now(), 7.5, 0.0001, true, '{}')")
+    con.execute(INSERT_SCORE + "('demo', 's-1', now(), 7.5, 0.0001, true, '{}')")
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "VALUES ('demo', 's-1', now(), 'open', '[\"order\"]')")
     con.close()

@@ -27,7 +27,9 @@ class SeasonSolve(NamedTuple):
     rating run in force (``analytics.puzzle_model.time_in_force``)."""
 
     submission_id: str
-    evidence: str
+    scored_at: datetime
+    facts: str | None        # scores.season_facts (JSON: SolveFacts.to_json)
+    evidence: str | None     # the evidence, read only where the facts are not stored
     standing: bool           # a flag stands on it: open or confirmed
     duration_ms: int
     puzzle_type: str | None  # None: its puzzle row is gone
@@ -36,36 +38,67 @@ class SeasonSolve(NamedTuple):
     difficulty: float | None   # the puzzle's fitted difficulty under the run in force
 
 
-def seasons(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], list[SeasonSolve]]:
-    """Per (portal, player): their scored solves oldest first."""
+class Seasons(NamedTuple):
+    """Players' seasons and the rating run their puzzles' difficulties are of."""
+
+    solves: dict[tuple[str, str], list[SeasonSolve]]
+    run: tuple | None   # that run as ``scores.rating_run`` reads it; None before any
+
+
+def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
+    """Per (portal, player): their scored solves oldest first. A solve's evidence is read
+    only where its season facts are not stored (a score written before them): the
+    evidence is some 30 times their size. A puzzle's stored analysis that is not JSON
+    gives its solves no expected time (their stored pace stands)."""
+    row = cur.execute("SELECT run_id FROM current_rating WHERE id = 1").fetchone()
+    run_id = None if row is None else row[0]
     if not players:
-        return {}
+        return Seasons({}, None)
     keys = {"portal": [p for p, _ in players], "player_id": [q for _, q in players]}
     rows = cur.execute(
-        "SELECT s.portal, s.player_id, s.submission_id, sc.evidence, EXISTS (SELECT 1 FROM "
-        "flags f WHERE f.portal = s.portal AND f.submission_id = s.submission_id AND "
-        f"f.state IN {sql_list(STANDING)}), s.duration_ms, p.puzzle_type, "
-        "TRY_CAST(json_extract(p.ratings, '$.expected_log_s') AS DOUBLE), "
-        "TRY_CAST(json_extract(p.ratings, '$.sd_log') AS DOUBLE), pr.difficulty "
-        "FROM submissions s JOIN scores sc ON "
-        "sc.portal = s.portal AND sc.submission_id = s.submission_id "
-        "JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON "
-        "w.portal = s.portal AND w.player_id = s.player_id "
-        "LEFT JOIN puzzles p ON p.id = s.puzzle_id "
-        "LEFT JOIN current_rating c ON c.id = 1 "
-        "LEFT JOIN puzzle_ratings pr ON pr.run_id = c.run_id AND pr.puzzle_id = s.puzzle_id "
-        "WHERE sc.evidence IS NOT NULL ORDER BY s.started_at, s.sub_key",
-        [keys["portal"], keys["player_id"]]).fetchall()
+        "WITH mine AS (SELECT s.* FROM submissions s JOIN (SELECT unnest(?) AS portal, "
+        "unnest(?) AS player_id) w ON w.portal = s.portal AND w.player_id = s.player_id), "
+        # once per puzzle, not per solve; only a valid document is read
+        "pz AS (SELECT id, puzzle_type, CASE WHEN json_valid(ratings) THEN "
+        "TRY_CAST(json_extract(ratings, '$.expected_log_s') AS DOUBLE) END AS log_s, "
+        "CASE WHEN json_valid(ratings) THEN TRY_CAST(json_extract(ratings, '$.sd_log') "
+        "AS DOUBLE) END AS sd FROM puzzles WHERE id IN (SELECT puzzle_id FROM mine)) "
+        "SELECT s.portal, s.player_id, s.submission_id, sc.scored_at, sc.season_facts, "
+        "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
+        f"f.submission_id = s.submission_id AND f.state IN {sql_list(STANDING)}), "
+        "s.duration_ms, pz.puzzle_type, pz.log_s, pz.sd, pr.difficulty FROM mine s "
+        "JOIN scores sc ON sc.portal = s.portal AND sc.submission_id = s.submission_id "
+        "LEFT JOIN pz ON pz.id = s.puzzle_id "
+        "LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = s.puzzle_id "
+        "ORDER BY s.started_at, s.sub_key",
+        [keys["portal"], keys["player_id"], run_id]).fetchall()
+    missing = [(portal, sid) for portal, _, sid, _, facts, *_ in rows if facts is None]
+    evidence = {}
+    if missing:
+        evidence = {(portal, sid): ev for portal, sid, ev in cur.execute(
+            "SELECT sc.portal, sc.submission_id, sc.evidence FROM scores sc JOIN "
+            "(SELECT unnest(?) AS portal, unnest(?) AS submission_id) m ON "
+            "m.portal = sc.portal AND m.submission_id = sc.submission_id",
+            [[p for p, _ in missing], [q for _, q in missing]]).fetchall()}
     out: dict[tuple[str, str], list[SeasonSolve]] = {tuple(p): [] for p in players}
-    for portal, player, sid, evidence, flag, *rest in rows:
-        out[(portal, player)].append(SeasonSolve(sid, evidence, bool(flag), *rest))
-    return out
+    for portal, player, sid, at, facts, flag, *rest in rows:
+        ev = None if facts is not None else evidence.get((portal, sid))
+        if facts is not None or ev is not None:   # a score without evidence says nothing
+            out[(portal, player)].append(SeasonSolve(sid, at, facts, ev, bool(flag), *rest))
+    return Seasons(out, None if run_id is None else rating_run(cur, run_id))
 
 
-def run_in_force(cur) -> tuple | None:
-    """The rating run in force as ``scores.rating_run`` reads it; None before any."""
-    row = cur.execute("SELECT run_id FROM current_rating WHERE id = 1").fetchone()
-    return None if row is None else rating_run(cur, row[0])
+def save_season_facts(con, rows: list[tuple[str, str, datetime, str]]) -> None:
+    """Store the season facts read from the evidence of scores written before them, each
+    (portal, submission_id, scored_at, facts JSON): only where that score still stands
+    unchanged (a re-score meanwhile wrote its own)."""
+    if rows:
+        con.execute(
+            "UPDATE scores SET season_facts = f.facts FROM (SELECT unnest(?) AS portal, "
+            "unnest(?) AS submission_id, unnest(?) AS scored_at, unnest(?) AS facts) f "
+            "WHERE scores.portal = f.portal AND scores.submission_id = f.submission_id "
+            "AND scores.scored_at = f.scored_at AND scores.season_facts IS NULL",
+            [list(c) for c in zip(*rows)])
 
 
 def players_of(cur, sub_keys: list[int]) -> list[tuple[str, str]]:

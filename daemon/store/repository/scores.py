@@ -126,10 +126,13 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     state machine, mark its submissions ``scored``: a handful of set-based statements
     (DuckDB statements cost ~1 ms each whatever their size, and ingestion waits for the
     same writer). ``score_batch`` holds columns sub_key, portal, submission_id, anomaly,
-    p_value, flagged, evidence, reasons (JSON), note and run_id (the rating run scored
-    with; None before any). Old scores and flags exist only
+    p_value, flagged, evidence, reasons (JSON), note, run_id (the rating run scored
+    with; None before any) and, optionally, season_facts. Old scores and flags exist only
     for submissions scored before, so a batch of first scores (not ``rescored``) skips
     looking for them. Returns the (portal, submission_id) of the flags raised."""
+    if "season_facts" not in score_batch:   # none computed: the verdict reads the evidence
+        score_batch = {**score_batch, "season_facts": np.full(
+            len(score_batch["sub_key"]), None, dtype=object)}
     # DuckDB reads the parameter score_batch by name (a replacement scan)
     existing = []
     if rescored:
@@ -142,7 +145,8 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "b.submission_id = f.submission_id", [MACHINE, MACHINE]).fetchall()
     # a submission erased while its batch was scored stays erased
     con.execute("INSERT INTO scores SELECT b.portal, b.submission_id, ?, b.anomaly, "
-                "b.p_value, b.flagged, b.evidence FROM score_batch b WHERE EXISTS (SELECT 1 "
+                "b.p_value, b.flagged, b.evidence, b.season_facts FROM score_batch b "
+                "WHERE EXISTS (SELECT 1 "
                 "FROM submissions s WHERE s.portal = b.portal AND s.submission_id = "
                 "b.submission_id)", [now])
     created = []

@@ -14,8 +14,8 @@ import pytest
 from fairgrid.daemon.app import create_app
 
 from ...fixtures import EASY, EASY_SOLUTION
-from ..helpers import (ADMIN, ORGANISER, OTHER_SECRET, SECRET_B, URL, bearer, make_settings,
-                       query, signed, solve_body, solve_moves, store, until)
+from ..helpers import (ADMIN, INSERT_SCORE, ORGANISER, OTHER_SECRET, SECRET_B, URL, bearer,
+                       make_settings, query, signed, solve_body, solve_moves, store, until)
 
 
 def rows(client, sql, params=None):
@@ -240,7 +240,7 @@ async def _flag(client, sid, minutes, anomaly):
     at = datetime(2026, 11, 21, 12, 0, tzinfo=timezone.utc) + timedelta(minutes=minutes)
 
     def write(con):
-        con.execute("INSERT INTO scores VALUES ('demo', ?, ?, ?, 0.001, true, '{}')",
+        con.execute(INSERT_SCORE + "('demo', ?, ?, ?, 0.001, true, '{}')",
                     [sid, at, anomaly])
         con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                     "VALUES ('demo', ?, ?, 'open', '[\"order\"]')", [sid, at])
@@ -351,7 +351,7 @@ async def test_an_empty_solve_leaves_the_players_evidence_finite_and_json_strict
     assert (await post(client, solve_body("s-empty", moves=[]), msg_id="m9"))[0] == 202
 
     def score_empty(con):
-        con.execute("INSERT INTO scores VALUES ('demo', 's-empty', now(), 0.0, "
+        con.execute(INSERT_SCORE + "('demo', 's-empty', now(), 0.0, "
                     "0.9999999999999999, false, '{}')")
     await asyncio.wrap_future(store(client).writer.call(score_empty))
     resp = await client.get("/v1/players/demo/p-42", headers=bearer(ORGANISER))
@@ -377,7 +377,7 @@ async def test_stored_evidence_with_nan_is_served_as_strict_json(client):
     assert (await post(client, solve_body()))[0] == 202
 
     def score(con):  # evidence written by an older version, NaN and all
-        con.execute("INSERT INTO scores VALUES ('demo', 's-1', now(), 1.0, 0.5, false, ?)",
+        con.execute(INSERT_SCORE + "('demo', 's-1', now(), 1.0, 0.5, false, ?)",
                     ['{"anomaly": NaN, "signals": [{"z": Infinity}]}'])
     await asyncio.wrap_future(store(client).writer.call(score))
     text = await (await client.get("/v1/submissions/demo/s-1",

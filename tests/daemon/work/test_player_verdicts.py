@@ -109,6 +109,13 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     await _scored(client, [s for s, _ in cheat + fair])
     await _judged(client, "selective", 9)
     await _judged(client, "fair", 6)
+    # scoring stores, beside each evidence, the compact facts the verdict reads of it
+    from fairgrid.analytics.player_verdict import solve_facts
+    stored = await asyncio.to_thread(query, client.app[CTX].store, "SELECT submission_id, "
+                                     "evidence, season_facts FROM scores")
+    assert len(stored) == 15 and all(
+        json.loads(facts) == solve_facts(sid, json.loads(ev)).to_json()
+        for sid, ev, facts in stored)
 
     flagged = await (await client.get("/v1/players?state=flagged",
                                       headers=bearer(ORGANISER))).json()
@@ -345,7 +352,7 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     from fairgrid.daemon.work.nightly_db import direct_db
     from fairgrid.daemon.work.verdicts import judge_players
 
-    from ..helpers import COLUMNS
+    from ..helpers import COLUMNS, INSERT_SCORE
 
     con = connect(str(tmp_path / "v.duckdb"))
     good = json.dumps({"signals": [{"name": "order", "family": "order", "p": 0.4}],
@@ -359,7 +366,7 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
             con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, 't', ?, "
                         "'p', ?, ?, ?, 1, 1, true, 'scored', '{}')",
                         [key, portal, sid, f"w{key}", player, at, at, at])
-            con.execute("INSERT INTO scores VALUES (?, ?, ?, 0, 0.4, false, ?)",
+            con.execute(INSERT_SCORE + "(?, ?, ?, 0, 0.4, false, ?)",
                         [portal, sid, at, damaged.get(sid, good)])
             key += 1
     theirs = {**shipped_null().to_json(), "source": "this portal's players"}
@@ -376,6 +383,18 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     said = " ".join(r.getMessage() for r in caplog.records)
     assert "portal demo: its stored player null cannot be read" in said
     assert "solve a-1 cannot be read" in said and "solve a-3 cannot be read" in said
+    # the readable solves' season facts, scored before they were stored, are stored now;
+    # stored facts that cannot be read leave out only their solve
+    stored = dict(con.execute("SELECT submission_id, season_facts IS NOT NULL FROM scores"
+                              ).fetchall())
+    assert stored == {"a-0": True, "a-1": False, "a-2": True, "a-3": False, "b-0": True,
+                      "b-1": True}
+    con.execute("UPDATE scores SET season_facts = '{\"facts\": 1}' WHERE submission_id = 'a-2'")
+    caplog.clear()
+    judge_players(direct_db(con), [("demo", "a")], alpha=1e-3)
+    assert con.execute("SELECT solves FROM player_verdicts WHERE player_id = 'a'"
+                       ).fetchone()[0] == 1
+    assert "solve a-2 cannot be read" in caplog.text
 
     # a judgement that read the row before a person's decision does not undo it
     from fairgrid.daemon.store.repository import players as sql
@@ -387,7 +406,8 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     real = sql.current
     try:
         sql.current = lambda cur, players: stale     # as read before the decision
-        con.execute("UPDATE scores SET evidence = ? WHERE submission_id = 'b-1'",
+        con.execute("UPDATE scores SET evidence = ?, season_facts = NULL "
+                    "WHERE submission_id = 'b-1'",
                     [json.dumps({"signals": [{"name": "order", "p": 1e-12}],
                                  "flagged": True})])
         judge_players(db, [("other", "b")], alpha=1e-3)
@@ -420,60 +440,73 @@ def test_a_judgement_gives_way_to_any_change_of_the_row_meanwhile():
 def test_paces_are_priced_against_the_rating_run_in_force(tmp_path, caplog):
     """A nightly fit moves puzzles' expected times, and solves older than its re-scoring
     window keep, in their evidence, the pace priced under the run in force when they were
-    scored. The verdict prices every finished solve against the run in force now, so an
-    honest player's solves of puzzles the old fit thought three times harder are not
-    "quicker than their own pace"; a copier's solves that are quicker are."""
+    scored. The verdict prices every finished solve as scoring would now: against its
+    puzzle's fitted difficulty, or, for a puzzle the run did not fit, the calibrated
+    time plus the run's offset. So an honest player's solves of puzzles an old fit
+    thought three times harder are not "quicker than their own pace"; a copier's solves
+    that are quicker are. A puzzle whose stored analysis cannot be read, or a run in
+    force that cannot be, leaves the paces as scored and every verdict judged."""
     from fairgrid.analytics.player_verdict import judge, shipped_null, solve_facts
     from fairgrid.daemon.store import connect
     from fairgrid.daemon.store.repository import players as sql
     from fairgrid.daemon.work.nightly_db import direct_db
-    from fairgrid.daemon.work.verdicts import judge_players
+    from fairgrid.daemon.work.verdicts import _facts, _run_of, judge_players
 
-    from ..helpers import COLUMNS
+    from ..helpers import COLUMNS, INSERT_SCORE
 
     con = connect(str(tmp_path / "v.duckdb"))
     rng = np.random.default_rng(5)
-    puzzles, now_d = 21, 6.0          # the run in force: every puzzle 6.0 (log seconds)
-    model = json.dumps({"expected_log_s": 5.8, "sd_log": 0.16})
+    puzzles, mu = 21, 0.5
+    fitted = {f"p{j}": 6.0 + float(rng.normal(0, 0.4)) for j in range(1, puzzles)}
+    now_d = {**fitted, "p0": 5.8 + mu}    # p0: analysed after the run, not in its fit
     for j in range(puzzles):
         con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
                     "registered_at, ratings, fill_rank_median) VALUES (?, 'x', 3, 'y', "
-                    "'ready', ?, ?, '[]')", [f"p{j}", START, model])
+                    "'ready', ?, ?, '[]')",
+                    [f"p{j}", START, json.dumps({"expected_log_s": 5.8, "sd_log": 0.16})])
+    fits = {"sudoku": {"mu": mu, "residual_sd": 0.35, "skill_sd": 0.4, "solves": 900}}
     con.execute("INSERT INTO rating_runs (run_id, finished_at, solves, puzzles, players, mu, "
-                "residual_sd, by_type) VALUES ('r2', ?, 900, ?, 60, 0.2, 0.35, ?)",
-                [START, puzzles, json.dumps({"sudoku": {"mu": 0.2, "residual_sd": 0.35,
-                                                        "skill_sd": 0.4, "solves": 900}})])
+                "residual_sd, by_type) VALUES ('r2', ?, 900, ?, 60, ?, 0.35, ?)",
+                [START, puzzles, mu, json.dumps(fits)])
     con.execute("INSERT INTO current_rating VALUES (1, 'r2')")
     con.executemany("INSERT INTO puzzle_ratings (run_id, puzzle_id, difficulty, prior, "
-                    "expected_time_s, level, solves) VALUES ('r2', ?, ?, 5.8, 400, 2, 60)",
-                    [[f"p{j}", now_d] for j in range(puzzles)])
-    old_fit = {f"p{j}": now_d + (1.2 if j < 7 else 0.0) for j in range(puzzles)}
-    key = 0
+                    "expected_time_s, level, solves) VALUES ('r2', ?, ?, 6.3, 400, 2, 60)",
+                    [[p, d] for p, d in fitted.items()])
+    old_fit = {p: d + (1.2 if int(p[1:]) < 7 else 0.0) for p, d in now_d.items()}
+    key, log_t = 0, {}
     for player, quicker in (("honest", set()), ("copier", set(range(1, puzzles, 3)))):
         for j in range(puzzles):
-            log_t = now_d + rng.normal(0, 0.2) - (1.2 if j in quicker else 0.0)
-            sid, at, ms = f"{player}-{j}", START + timedelta(days=j), int(1000 * np.exp(log_t))
-            # the first seven were scored under the old fit (their pace priced on it)
-            priced = old_fit[f"p{j}"] if player == "honest" else now_d
+            pid = f"p{j}"
+            sid, at = f"{player}-{j}", START + timedelta(days=j)
+            ms = int(1000 * np.exp(now_d[pid] + rng.normal(0, 0.2)
+                                   - (1.2 if j in quicker else 0.0)))
+            log_t[sid] = np.log(ms / 1000)
+            # the honest player's first seven were scored under an old fit
+            scored_on = old_fit[pid] if player == "honest" else now_d[pid]
             evidence = {"signals": [], "flagged": False, "p_value": 0.5, "timeline": [],
                         "puzzle_type": "sudoku", "counts": {"complete": True},
-                        "pace": round(np.log(ms / 1000) - priced, 4),
+                        "pace": round(log_t[sid] - scored_on, 4),
                         "pace_basis": "portal fit"}
             con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
                         "?, ?, ?, ?, 81, ?, true, 'scored', '{}')",
-                        [key, sid, f"w{key}", player, f"p{j}", at, at, at, ms])
-            con.execute("INSERT INTO scores VALUES ('demo', ?, ?, 0, 0.5, false, ?)",
+                        [key, sid, f"w{key}", player, pid, at, at, at, ms])
+            con.execute(INSERT_SCORE + "('demo', ?, ?, 0, 0.5, false, ?)",
                         [sid, at, json.dumps(evidence)])
             key += 1
     db = direct_db(con)
 
-    # as stored, the honest player's seven old solves read 3.3x quicker than their own pace
-    stored = db.read(sql.seasons, [("demo", "honest")])[("demo", "honest")]
+    # as stored, the honest player's old solves read 3.3x quicker than their own pace
+    read = db.read(sql.seasons, [("demo", "honest")])
+    stored = read.solves[("demo", "honest")]
     as_stored = judge([solve_facts(s.submission_id, json.loads(s.evidence)) for s in stored],
                       shipped_null())
     own = next(f for f in as_stored.findings if f.kind == "own_pace")
-    assert as_stored.flagged and own.odd >= 5
-    assert set(own.solves) <= {f"honest-{j}" for j in range(7)}
+    assert own.odd >= 4 and set(own.solves) <= {f"honest-{j}" for j in range(7)}
+    # priced now: against each puzzle's fitted difficulty, p0 against 5.8 + the offset
+    run, reprice = _run_of(read)
+    paces = {f.submission_id: f.pace for f in _facts(stored, ("demo", "honest"), run, reprice)}
+    assert paces == pytest.approx({f"honest-{j}": log_t[f"honest-{j}"] - now_d[f"p{j}"]
+                                   for j in range(puzzles)}, abs=1e-3)
 
     judge_players(db, [("demo", "honest"), ("demo", "copier")], alpha=1e-3)
     rows = {r[0]: (r[1], json.loads(r[2])) for r in con.execute(
@@ -485,12 +518,24 @@ def test_paces_are_priced_against_the_rating_run_in_force(tmp_path, caplog):
     assert copied["odd"] >= 5
     assert set(copied["solves"]) <= {f"copier-{j}" for j in range(1, puzzles, 3)}
 
-    # a run in force that cannot be read is logged, and the paces stay as scored
-    con.execute("UPDATE rating_runs SET by_type = '{not json'")
-    judge_players(db, [("demo", "honest")], alpha=1e-3)
-    verdict = json.loads(db.read(sql.verdict, "demo", "honest")["verdict"])
-    assert next(f for f in verdict["findings"] if f["kind"] == "own_pace")["odd"] >= 5
-    assert "the rating run in force cannot be read" in caplog.text
+    # a puzzle whose stored analysis is not JSON: its solves keep their stored pace, the
+    # rest are priced, and the other players are judged
+    con.execute("UPDATE puzzles SET ratings = '{not json' WHERE id = 'p1'")
+    read = db.read(sql.seasons, [("demo", "honest"), ("demo", "copier")])
+    paces = {f.submission_id: f.pace
+             for f in _facts(read.solves[("demo", "honest")], ("demo", "honest"), run)}
+    assert paces["honest-1"] == pytest.approx(log_t["honest-1"] - old_fit["p1"], abs=1e-3)
+    assert paces["honest-2"] == pytest.approx(log_t["honest-2"] - now_d["p2"], abs=1e-3)
+
+    # a run in force that cannot be read, or holds a fit without a residual, is logged,
+    # and every pace stays as scored
+    for by_type in ("{not json", json.dumps({**fits, "nurikabe": {"mu": 0.1}})):
+        con.execute("UPDATE rating_runs SET by_type = ?", [by_type])
+        caplog.clear()
+        judge_players(db, [("demo", "honest")], alpha=1e-3)
+        verdict = json.loads(db.read(sql.verdict, "demo", "honest")["verdict"])
+        assert next(f for f in verdict["findings"] if f["kind"] == "own_pace")["odd"] >= 4
+        assert "the rating run in force cannot be read" in caplog.text
 
 
 def test_the_nightly_stage_stores_verdicts_a_chunk_at_a_time(tmp_path, monkeypatch):
@@ -502,7 +547,7 @@ def test_the_nightly_stage_stores_verdicts_a_chunk_at_a_time(tmp_path, monkeypat
     from fairgrid.daemon.work import verdicts
     from fairgrid.daemon.work.nightly_db import NightlyDB, direct_db
 
-    from ..helpers import COLUMNS
+    from ..helpers import COLUMNS, INSERT_SCORE
 
     con = connect(str(tmp_path / "v.duckdb"))
     good = json.dumps({"signals": [{"name": "order", "family": "order", "p": 0.4}],
@@ -512,7 +557,7 @@ def test_the_nightly_stage_stores_verdicts_a_chunk_at_a_time(tmp_path, monkeypat
         con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
                     "'p', ?, ?, ?, 1, 1, true, 'scored', '{}')",
                     [key, sid, f"w{key}", f"u{key}", at, at, at])
-        con.execute("INSERT INTO scores VALUES ('demo', ?, ?, 0, 0.4, false, ?)",
+        con.execute(INSERT_SCORE + "('demo', ?, ?, 0, 0.4, false, ?)",
                     [sid, at, good])
     inner, saves = direct_db(con), []
 
@@ -548,8 +593,9 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
 
     store = client.app[CTX].store
     await asyncio.wrap_future(store.writer.call(lambda con: con.execute(
-        "UPDATE scores SET evidence = (SELECT evidence FROM scores WHERE submission_id = "
-        "'d-0'), p_value = 0.5, flagged = false WHERE submission_id IN ('d-1', 'd-3', 'd-5')")))
+        "UPDATE scores SET evidence = d.evidence, season_facts = d.season_facts, "
+        "p_value = 0.5, flagged = false FROM (SELECT evidence, season_facts FROM scores "
+        "WHERE submission_id = 'd-0') d WHERE submission_id IN ('d-1', 'd-3', 'd-5')")))
     await asyncio.wrap_future(store.writer.call(lambda con: con.execute(
         "UPDATE flags SET state = 'withdrawn' WHERE submission_id IN ('d-1', 'd-3')")))
     await client.app[CTX].scorer.verdicts.judge([("demo", "diluted")])
