@@ -121,6 +121,13 @@ class Metrics:
             ("pending", "delivered", "failed"), stats))
         self.notify_oldest.set_function(lambda: stats().get("oldest_undelivered_s", 0.0))
 
+    def watch_players_to_judge(self, count: Callable[[], int]) -> None:
+        """Players whose scored solves wait for their season to be judged again."""
+        gauge = Gauge("fairgrid_players_to_judge", "Players marked by scoring whose "
+                      "season verdict waits to be judged again (player verdicts run "
+                      "after scoring, in the background).", registry=self.registry)
+        gauge.set_function(count)
+
     def watch_players(self, counts: Callable[[], dict[str, int]]) -> None:
         """Players whose season verdict is flagged and waits for a person."""
         gauge = Gauge("fairgrid_players_flagged", "Players whose season verdict is "

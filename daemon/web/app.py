@@ -73,6 +73,7 @@ async def _resources(app: web.Application):
     ctx.started(Parts(store, accounts, PuzzleCatalog(store), analysis, scorer, nightly,
                       notifier))
     await analysis.start()
+    await scorer.verdicts.start()
     await scorer.start()
     await nightly.start()
     await notifier.start()
@@ -85,6 +86,7 @@ async def _resources(app: web.Application):
         await notifier.stop()
         await nightly.stop()
         await scorer.stop()
+        await scorer.verdicts.stop()
         await analysis.stop()
         await asyncio.to_thread(pool.shutdown)  # closing a cluster's client may wait
         await asyncio.to_thread(store.close, s.server_shutdown_timeout_s)

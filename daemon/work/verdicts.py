@@ -1,9 +1,10 @@
 """Player verdicts in the daemon: read each player's season, judge it
 (``analytics.player_verdict``), store the verdict with its state and history.
 
-A player is judged again after every scoring batch that holds one of their solves,
-after a decision on one of their flags, and by the nightly job (which first learns each
-portal's own player-level null from its players, :func:`learn_nulls`). A player is
+A player is judged again after every scoring batch that holds one of their solves (in
+the background, :class:`Verdicts`), after a decision on one of their flags, and by the
+nightly job (which first learns each portal's own player-level null from its players,
+:func:`learn_nulls`). A player is
 ``clear`` until the evidence flags them; ``flagged`` then stays until a person decides,
 even when later solves dilute the evidence (the organiser was told, and a case that
 leaves the queue by itself is a notification nobody can find again; the row's
@@ -250,7 +251,15 @@ def nightly_stage(db: NightlyDB, alpha: float) -> dict:
 
 
 class Verdicts:
-    """The daemon's judge: called after scoring batches and flag decisions."""
+    """The daemon's judge: after scoring batches (in the background) and flag decisions
+    (at once).
+
+    Scoring does not wait for the verdicts of its batches: it marks their players to be
+    judged, and one task judges the marked players, a chunk of :data:`NIGHTLY_CHUNK` at
+    a time. A judgement reads the whole season, so a busy player's batches mark them
+    once, and a burst of scoring is not slowed to the pace of its players' seasons
+    (``fairgrid_players_to_judge`` shows the backlog). At a stop the players still
+    marked are judged before the store closes."""
 
     def __init__(self, store, settings, metrics):
         self._db = store_db(store)
@@ -259,11 +268,44 @@ class Verdicts:
         # one judgement at a time: two batches of the same player's solves judged at
         # once could store the one that read fewer solves last
         self._one_at_a_time = asyncio.Lock()
+        self._marked: set[tuple[str, str]] = set()
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._task: asyncio.Task | None = None
         metrics.watch_players(lambda: store.read(sql.flagged_count))
+        metrics.watch_players_to_judge(lambda: len(self._marked))
+
+    async def start(self) -> None:
+        self._stopping = False
+        self._task = asyncio.create_task(self._judge_marked(), name="fairgrid-verdicts")
+
+    async def stop(self) -> None:
+        """Judge the players still marked, then stop (scoring has stopped marking)."""
+        self._stopping = True
+        self._wake.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
 
     async def after_scoring(self, sub_keys: list[int]) -> None:
+        """Mark the players of a scored batch to be judged (see the class docstring)."""
         players = await asyncio.to_thread(self._store.read, sql.players_of, sub_keys)
-        await self.judge(players)
+        self._marked.update(players)
+        self._wake.set()
+
+    async def _judge_marked(self) -> None:
+        while True:
+            while self._marked:
+                await self._judge_chunk()
+            if self._stopping:
+                return
+            await self._wake.wait()
+            self._wake.clear()
+
+    async def _judge_chunk(self) -> None:
+        chunk = sorted(self._marked)[:NIGHTLY_CHUNK]
+        self._marked.difference_update(chunk)
+        await self.judge(chunk)
 
     async def after_flag_review(self, flag_id: int, dismissed: bool) -> None:
         """Judge the flag's player again; ``dismissed``: the decision cleared the flag

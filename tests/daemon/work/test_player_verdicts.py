@@ -270,6 +270,50 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert await _events(client) == []
 
 
+async def test_scoring_does_not_wait_for_the_verdicts(aiohttp_client, tmp_path, monkeypatch):
+    """Scoring marks its batches' players to be judged and goes on: while every
+    judgement is held, batch after batch (more than there are scoring workers) is scored,
+    the backlog shows the players marked since, and once judging goes on every player
+    gets their verdict. At a stop the players still marked are judged."""
+    import threading
+
+    from fairgrid.daemon.work import verdicts
+
+    gate, real = threading.Event(), verdicts.judge_players
+
+    def held(*args, **kwargs):
+        gate.wait(300)
+        return real(*args, **kwargs)
+    monkeypatch.setattr(verdicts, "judge_players", held)
+    client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_cron="")))
+    sids = [f"b-{k}" for k in range(5)]
+    for day, sid in enumerate(sids):        # one batch each: 2 scoring workers
+        await _post(client, sid, f"player-{day}", _honest(600 + day), day)
+        await _scored(client, [sid])
+    for k in range(5):
+        assert (await _player(client, f"player-{k}"))["verdict"] is None
+    metrics = await (await client.get("/metrics")).text()
+    waiting = float(re.search(r"^fairgrid_players_to_judge (\S+)$", metrics, re.M).group(1))
+    assert 1 <= waiting <= 4                 # the first batch's player is being judged
+    gate.set()
+    for k in range(5):
+        await _judged(client, f"player-{k}", 1)
+
+    # the players still marked at a stop are judged before it returns
+    gate.clear()
+    for day in (5, 6):
+        await _post(client, f"b-{day}", f"player-{day}", _honest(600 + day), day)
+        await _scored(client, [f"b-{day}"])
+    deadline = asyncio.get_running_loop().time() + 120
+    while "fairgrid_players_to_judge 1.0" not in await (await client.get("/metrics")).text():
+        assert asyncio.get_running_loop().time() < deadline, "player-6 never marked"
+        await asyncio.sleep(0.1)
+    gate.set()
+    await client.app[CTX].scorer.verdicts.stop()
+    for k in (5, 6):
+        assert (await _player(client, f"player-{k}"))["verdict"]["solves"] == 1
+
+
 async def test_the_queue_validates_and_pages(client):
     for k, player in enumerate(("a", "b", "c")):
         await _post(client, f"s-{player}", player, _honest(k), k)
