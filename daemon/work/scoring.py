@@ -83,7 +83,12 @@ def _score_one(job: ScoreTask, moves: dict[str, np.ndarray]) -> tuple[dict, str]
                      fpr=job.fpr, sources=job.sources, history=job.history,
                      skill_sd=job.skill_sd, reported=reported)
     doc = ev.to_json()
-    facts = json.dumps(solve_facts("", doc).to_json())
+    try:
+        facts = json.dumps(solve_facts("", doc).to_json())
+    except Exception:  # noqa: BLE001 - never a reason to leave a solve unscored
+        log.exception("the season facts of submission %d could not be read from its "
+                      "evidence; the verdict will read the evidence", job.sub_key)
+        facts = None
     return {**ev.summary, "season_facts": facts}, json.dumps(doc)
 
 

@@ -68,8 +68,9 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
                     backfill.append((key[0], solve.submission_id, solve.scored_at,
                                      json.dumps(facts.to_json())))
         except UNREADABLE as exc:
-            log.warning("player %s: the stored evidence of solve %s cannot be read (%s: "
-                        "%s); the verdict leaves it out", "/".join(key),
+            log.warning("player %s: the stored %s of solve %s cannot be read (%s: %s); "
+                        "the verdict leaves it out", "/".join(key),
+                        "evidence" if solve.facts is None else "season facts",
                         solve.submission_id, type(exc).__name__, exc)
             continue
         expected = _expected(solve, run, key) if reprice else None
@@ -80,9 +81,14 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
 def _expected(solve: sql.SeasonSolve, run: RatingRun | None,
               key: tuple[str, str]) -> ExpectedTime | None:
     """The solve's puzzle's expected time under the run in force, as scoring would price
-    it now; None, its pace as scored, where its puzzle row is gone or its analysis holds
-    none (logged where it cannot be read)."""
-    if solve.model_log_s is None or solve.model_sd is None or solve.puzzle_type is None:
+    it now; None, its pace as scored, where its puzzle row is gone or its stored analysis
+    gives no expected time (logged)."""
+    if solve.puzzle_type is None:
+        return None
+    if solve.model_log_s is None or solve.model_sd is None:
+        log.warning("player %s: the stored analysis of solve %s's puzzle gives no "
+                    "expected time; its pace stays as scored", "/".join(key),
+                    solve.submission_id)
         return None
     try:
         return time_in_force(solve.model_log_s, solve.model_sd,
@@ -167,9 +173,18 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "judged_solves": json.dumps([f.submission_id for f in facts]),
                      "read": None if was is None else (was["state"], was["reviewed_solves"]),
                      "note": _note(was, state)})
-    if backfill:
-        db.write(sql.save_season_facts, backfill)
+    _store_facts(db, backfill)
     return db.write(sql.save, rows, now)
+
+
+# season facts backfilled per transaction: 5,000 rows hold the writer some 50 ms
+FACTS_CHUNK = 5000
+
+
+def _store_facts(db: NightlyDB, rows: list) -> None:
+    """Store season facts read from the evidence, a chunk per transaction."""
+    for start in range(0, len(rows), FACTS_CHUNK):
+        db.write(sql.save_season_facts, rows[start:start + FACTS_CHUNK])
 
 
 def _note(was: dict | None, state: str) -> str | None:
@@ -218,8 +233,7 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
         run, reprice = _run_of(seasons)
         backfill = []
         facts = [_facts(s, k, run, reprice, backfill) for k, s in seasons.solves.items()]
-        if backfill:
-            db.write(sql.save_season_facts, backfill)
+        _store_facts(db, backfill)
         enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
         if len(enough) < MIN_NULL_PLAYERS:
             continue

@@ -494,8 +494,8 @@ def test_a_pace_is_measured_against_the_expected_time_in_force():
 
 def test_season_facts_are_stored_compactly_and_read_back_the_same():
     """What a season reads of a solve is stored beside its evidence in a compact form,
-    read back to the same facts; a form that is not one raises, so the verdict reads the
-    evidence instead."""
+    read back to the same facts; a form that is not one raises (the daemon logs it and
+    leaves that solve out)."""
     docs = [{"signals": [{"name": "unforced", "family": "deduction", "p": 0.004,
                           "value": 3.5}, {"name": "order_sa", "p": 0.3},
                          {"name": "speed", "p": float("nan")}],

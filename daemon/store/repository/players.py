@@ -88,6 +88,16 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
     return Seasons(out, None if run_id is None else rating_run(cur, run_id))
 
 
+def scored_solves(cur, portal: str, player: str) -> list[str]:
+    """The submission ids of a player's scored solves, oldest first: what a verdict
+    judged before ``judged_solves`` was kept."""
+    return [sid for (sid,) in cur.execute(
+        "SELECT s.submission_id FROM submissions s JOIN scores sc ON sc.portal = s.portal "
+        "AND sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
+        "AND sc.evidence IS NOT NULL ORDER BY s.started_at, s.sub_key",
+        [portal, player]).fetchall()]
+
+
 def save_season_facts(con, rows: list[tuple[str, str, datetime, str]]) -> None:
     """Store the season facts read from the evidence of scores written before them, each
     (portal, submission_id, scored_at, facts JSON): only where that score still stands
@@ -205,8 +215,7 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
                        f"after the one this decision was made on; read it and decide again")
-    seen = (json.loads(judged) if judged else  # a verdict judged before the column
-            [sid for sid, _, _ in seasons(con, [(portal, player)]).get((portal, player), [])])
+    seen = json.loads(judged) if judged else scored_solves(con, portal, player)
     target = "flagged" if state == "open" else state
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",

@@ -460,6 +460,14 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     row = db.read(sql.verdict, "other", "b")
     assert row["state"] == "cleared" and json.loads(row["reviewed_solves"]) == ["b-0", "b-1"]
 
+    # a verdict judged before the solves it judged were kept: clearing it remembers the
+    # player's scored solves
+    con.execute("UPDATE player_verdicts SET judged_solves = NULL, state = 'flagged' "
+                "WHERE player_id = 'a'")
+    db.write(sql.review, "demo", "a", "cleared", "known to us", "alice", START)
+    assert json.loads(db.read(sql.verdict, "demo", "a")["reviewed_solves"]) == [
+        "a-0", "a-1", "a-2", "a-3"]
+
 
 def test_a_judgement_gives_way_to_any_change_of_the_row_meanwhile():
     """Between a judgement's read of a player's row and its write: a person's decision
@@ -570,6 +578,7 @@ def test_paces_are_priced_against_the_rating_run_in_force(tmp_path, caplog):
              for f in _facts(read.solves[("demo", "honest")], ("demo", "honest"), run)}
     assert paces["honest-1"] == pytest.approx(log_t["honest-1"] - old_fit["p1"], abs=1e-3)
     assert paces["honest-2"] == pytest.approx(log_t["honest-2"] - now_d["p2"], abs=1e-3)
+    assert "solve honest-1's puzzle gives no expected time" in caplog.text
 
     # a run in force that cannot be read, or holds a fit without a residual, is logged,
     # and every pace stays as scored
