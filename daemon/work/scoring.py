@@ -86,8 +86,8 @@ def _score_one(job: ScoreTask, moves: dict[str, np.ndarray]) -> tuple[dict, str]
     try:
         facts = json.dumps(solve_facts("", doc).to_json())
     except Exception:  # noqa: BLE001 - never a reason to leave a solve unscored
-        log.exception("the season facts of submission %d could not be read from its "
-                      "evidence; the verdict will read the evidence", job.sub_key)
+        log.exception("the season facts of submission %d could not be built; the "
+                      "player verdict reads its evidence instead", job.sub_key)
         facts = None
     return {**ev.summary, "season_facts": facts}, json.dumps(doc)
 

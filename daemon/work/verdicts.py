@@ -264,6 +264,14 @@ def nightly_stage(db: NightlyDB, alpha: float) -> dict:
             "players_flagged": len(flagged)}
 
 
+# after a chunk could not be judged, its players are marked again and judging waits this
+# long: a failing database is not hammered
+RETRY_S = 30.0
+# the share of ``server.shutdown_timeout_s`` a stop spends judging the players still
+# marked; the rest are found again at the next start
+STOP_SHARE = 0.5
+
+
 class Verdicts:
     """The daemon's judge: after scoring batches (in the background) and flag decisions
     (at once).
@@ -272,8 +280,11 @@ class Verdicts:
     judged, and one task judges the marked players, a chunk of :data:`NIGHTLY_CHUNK` at
     a time. A judgement reads the whole season, so a busy player's batches mark them
     once, and a burst of scoring is not slowed to the pace of its players' seasons
-    (``fairgrid_players_to_judge`` shows the backlog). At a stop the players still
-    marked are judged before the store closes."""
+    (``fairgrid_players_to_judge`` shows the backlog). The marks are kept in memory only:
+    a start marks every player with a solve scored since their last judgement (or never
+    judged), which finds again what a crash, a kill or a stop cut short left. A chunk
+    that fails is marked again and retried after :data:`RETRY_S`. A stop judges the
+    players still marked for at most :data:`STOP_SHARE` of the shutdown timeout."""
 
     def __init__(self, store, settings, metrics):
         self._db = store_db(store)
@@ -284,22 +295,27 @@ class Verdicts:
         self._one_at_a_time = asyncio.Lock()
         self._marked: set[tuple[str, str]] = set()
         self._wake = asyncio.Event()
-        self._stopping = False
+        self._stop_by: float | None = None   # loop time a stop stops judging at
         self._task: asyncio.Task | None = None
         metrics.watch_players(lambda: store.read(sql.flagged_count))
         metrics.watch_players_to_judge(lambda: len(self._marked))
 
     async def start(self) -> None:
-        self._stopping = False
+        """Mark the players left to judge, and start judging in the background."""
+        self._stop_by = None
+        self._marked.update(await asyncio.to_thread(self._store.read, sql.left_to_judge))
         self._task = asyncio.create_task(self._judge_marked(), name="fairgrid-verdicts")
 
     async def stop(self) -> None:
-        """Judge the players still marked, then stop (scoring has stopped marking)."""
-        self._stopping = True
+        """Judge the players still marked (scoring has stopped marking) until the stop's
+        share of the shutdown timeout is spent, then stop."""
+        loop = asyncio.get_running_loop()
+        self._stop_by = loop.time() + STOP_SHARE * self._settings.server_shutdown_timeout_s
         self._wake.set()
-        if self._task is not None:
-            await self._task
-            self._task = None
+        task, self._task = self._task, None
+        if task is not None:
+            # a stop that is itself cancelled leaves the judgement in flight to finish
+            await asyncio.shield(task)
 
     async def after_scoring(self, sub_keys: list[int]) -> None:
         """Mark the players of a scored batch to be judged (see the class docstring)."""
@@ -308,18 +324,35 @@ class Verdicts:
         self._wake.set()
 
     async def _judge_marked(self) -> None:
+        loop = asyncio.get_running_loop()
         while True:
-            while self._marked:
-                await self._judge_chunk()
-            if self._stopping:
-                return
-            await self._wake.wait()
+            failed = False
+            while self._marked and not failed:
+                if self._stop_by is not None and loop.time() > self._stop_by:
+                    return
+                failed = not await self._judge_chunk()
+            if self._stop_by is not None:
+                return          # what is left, or failed, the next start finds again
+            try:
+                await asyncio.wait_for(self._wake.wait(), RETRY_S if failed else None)
+            except TimeoutError:
+                pass
             self._wake.clear()
 
-    async def _judge_chunk(self) -> None:
+    async def _judge_chunk(self) -> bool:
+        """Judge the first marked players; False, and they stay marked, on a failure."""
         chunk = sorted(self._marked)[:NIGHTLY_CHUNK]
         self._marked.difference_update(chunk)
-        await self.judge(chunk)
+        try:
+            async with self._one_at_a_time:
+                await asyncio.to_thread(judge_players, self._db, chunk,
+                                        self._settings.scoring_player_alpha)
+            return True
+        except Exception:  # noqa: BLE001 - a verdict must not stop judging the others
+            log.exception("judging %d players failed; they are judged again in %.0f s",
+                          len(chunk), RETRY_S)
+            self._marked.update(chunk)
+            return False
 
     async def after_flag_review(self, flag_id: int, dismissed: bool) -> None:
         """Judge the flag's player again; ``dismissed``: the decision cleared the flag

@@ -88,14 +88,23 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
     return Seasons(out, None if run_id is None else rating_run(cur, run_id))
 
 
-def scored_solves(cur, portal: str, player: str) -> list[str]:
-    """The submission ids of a player's scored solves, oldest first: what a verdict
-    judged before ``judged_solves`` was kept."""
+def scored_solves(cur, portal: str, player: str, by: datetime) -> list[str]:
+    """The submission ids of a player's solves scored ``by`` then, oldest first: what a
+    verdict judged then, before ``judged_solves`` was kept."""
     return [sid for (sid,) in cur.execute(
         "SELECT s.submission_id FROM submissions s JOIN scores sc ON sc.portal = s.portal "
         "AND sc.submission_id = s.submission_id WHERE s.portal = ? AND s.player_id = ? "
-        "AND sc.evidence IS NOT NULL ORDER BY s.started_at, s.sub_key",
-        [portal, player]).fetchall()]
+        "AND sc.evidence IS NOT NULL AND sc.scored_at <= ? ORDER BY s.started_at, s.sub_key",
+        [portal, player, by]).fetchall()]
+
+
+def left_to_judge(cur) -> list[tuple[str, str]]:
+    """Every player with a solve scored since their verdict was judged, or without one."""
+    return [tuple(r) for r in cur.execute(
+        "SELECT DISTINCT s.portal, s.player_id FROM submissions s JOIN scores sc ON "
+        "sc.portal = s.portal AND sc.submission_id = s.submission_id LEFT JOIN "
+        "player_verdicts v ON v.portal = s.portal AND v.player_id = s.player_id "
+        "WHERE v.judged_at IS NULL OR sc.scored_at > v.judged_at").fetchall()]
 
 
 def save_season_facts(con, rows: list[tuple[str, str, datetime, str]]) -> None:
@@ -215,7 +224,7 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
                        f"after the one this decision was made on; read it and decide again")
-    seen = json.loads(judged) if judged else scored_solves(con, portal, player)
+    seen = json.loads(judged) if judged else scored_solves(con, portal, player, at)
     target = "flagged" if state == "open" else state
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",

@@ -43,6 +43,18 @@ async def _post(client, sid, moves, player="p-1", pid="nk", **puzzle):
     return await client.post("/v1/webhooks/solves", data=raw, headers=headers)
 
 
+async def _verdict(client, player, timeout=120.0) -> dict:
+    """The player's season verdict, once judged (in the background after scoring)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        doc = await (await client.get(f"/v1/players/demo/{player}",
+                                      headers=bearer(ORGANISER))).json()
+        if doc["verdict"] is not None:
+            return doc["verdict"]
+        assert asyncio.get_running_loop().time() < deadline, f"{player} not judged"
+        await asyncio.sleep(0.2)
+
+
 async def test_registration_checks_the_type_and_the_text(client):
     bad = await client.post("/v1/puzzles", headers=bearer(ADMIN),
                             json={"id": "x", "givens": NURIKABE_8, "puzzle_type": "kakuro"})
@@ -144,9 +156,7 @@ async def test_a_nurikabe_tournament_end_to_end(client, tmp_path, capsys):
     fid = score["flag"]["id"]
     # the same season verdict judges Nurikabe players
     for player, state in (("p-copy", None), ("p-0", "clear")):
-        doc = await (await client.get(f"/v1/players/demo/{player}",
-                                      headers=bearer(ORGANISER))).json()
-        verdict = doc["verdict"]
+        verdict = await _verdict(client, player)
         assert verdict["solves"] == 1 and "too few" in verdict["rests_on"]
         assert state is None or verdict["state"] == state
 

@@ -61,7 +61,7 @@ async def _scored(client, sids, timeout=400.0) -> None:
 
 async def _judged(client, player: str, solves: int, timeout=120.0) -> dict:
     """The player's document once their verdict counts ``solves`` scored solves (the
-    verdict is judged just after a scoring batch is written)."""
+    verdict is judged in the background after a scoring batch is written)."""
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
         doc = await _player(client, player)
@@ -274,44 +274,92 @@ async def test_scoring_does_not_wait_for_the_verdicts(aiohttp_client, tmp_path, 
     """Scoring marks its batches' players to be judged and goes on: while every
     judgement is held, batch after batch (more than there are scoring workers) is scored,
     the backlog shows the players marked since, and once judging goes on every player
-    gets their verdict. At a stop the players still marked are judged."""
+    gets their verdict. The players still marked when the daemon stops are judged
+    before its store closes."""
     import threading
 
     from fairgrid.daemon.work import verdicts
 
+    from ..helpers import count
+
     gate, real = threading.Event(), verdicts.judge_players
 
     def held(*args, **kwargs):
-        gate.wait(300)
+        assert gate.wait(120), "judging held too long"
         return real(*args, **kwargs)
     monkeypatch.setattr(verdicts, "judge_players", held)
     client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_cron="")))
-    sids = [f"b-{k}" for k in range(5)]
-    for day, sid in enumerate(sids):        # one batch each: 2 scoring workers
-        await _post(client, sid, f"player-{day}", _honest(600 + day), day)
-        await _scored(client, [sid])
-    for k in range(5):
-        assert (await _player(client, f"player-{k}"))["verdict"] is None
-    metrics = await (await client.get("/metrics")).text()
-    waiting = float(re.search(r"^fairgrid_players_to_judge (\S+)$", metrics, re.M).group(1))
-    assert 1 <= waiting <= 4                 # the first batch's player is being judged
-    gate.set()
-    for k in range(5):
-        await _judged(client, f"player-{k}", 1)
+    try:
+        sids = [f"b-{k}" for k in range(5)]
+        for day, sid in enumerate(sids):        # one batch each: 2 scoring workers
+            await _post(client, sid, f"player-{day}", _honest(600 + day), day)
+            await _scored(client, [sid])
+        for k in range(5):
+            assert (await _player(client, f"player-{k}"))["verdict"] is None
+        metrics = await (await client.get("/metrics")).text()
+        waiting = float(re.search(r"^fairgrid_players_to_judge (\S+)$", metrics,
+                                  re.M).group(1))
+        assert 1 <= waiting <= 4                 # the first batch's player is being judged
+        gate.set()
+        for k in range(5):
+            await _judged(client, f"player-{k}", 1)
 
-    # the players still marked at a stop are judged before it returns
-    gate.clear()
-    for day in (5, 6):
-        await _post(client, f"b-{day}", f"player-{day}", _honest(600 + day), day)
-        await _scored(client, [f"b-{day}"])
-    deadline = asyncio.get_running_loop().time() + 120
-    while "fairgrid_players_to_judge 1.0" not in await (await client.get("/metrics")).text():
-        assert asyncio.get_running_loop().time() < deadline, "player-6 never marked"
-        await asyncio.sleep(0.1)
-    gate.set()
-    await client.app[CTX].scorer.verdicts.stop()
-    for k in (5, 6):
-        assert (await _player(client, f"player-{k}"))["verdict"]["solves"] == 1
+        # players still marked at a stop are judged before the store closes
+        gate.clear()
+        for day in (5, 6):
+            await _post(client, f"b-{day}", f"player-{day}", _honest(600 + day), day)
+            await _scored(client, [f"b-{day}"])
+        deadline = asyncio.get_running_loop().time() + 120
+        while "fairgrid_players_to_judge 1.0" not in await (await client.get("/metrics")).text():
+            assert asyncio.get_running_loop().time() < deadline, "player-6 never marked"
+            await asyncio.sleep(0.1)
+    finally:
+        gate.set()
+    await client.close()
+    assert count(str(tmp_path / "fairgrid.duckdb"), "SELECT count(*) FROM player_verdicts "
+                 "WHERE player_id IN ('player-5', 'player-6') AND solves = 1") == 2
+
+
+async def test_players_left_unjudged_are_judged_at_the_next_start(aiohttp_client, tmp_path,
+                                                                 monkeypatch):
+    """The players to judge are kept in memory: a daemon killed, or a stop whose time ran
+    out, leaves scored solves no verdict has read. The next start finds every player with
+    a solve scored since their last judgement, or never judged, and judges them."""
+    from fairgrid.daemon.work import verdicts
+
+    real = verdicts.judge_players
+    monkeypatch.setattr(verdicts, "judge_players", lambda *args, **kwargs: [])  # lost
+    settings = make_settings(tmp_path, nightly_cron="")
+    client = await aiohttp_client(create_app(settings))
+    for day, player in enumerate(("lost-a", "lost-b")):
+        await _post(client, f"l-{day}", player, _honest(700 + day), day)
+    await _scored(client, ["l-0", "l-1"])
+    await client.close()
+    monkeypatch.setattr(verdicts, "judge_players", real)
+    client = await aiohttp_client(create_app(settings))
+    for player in ("lost-a", "lost-b"):
+        await _judged(client, player, 1)
+
+
+async def test_a_judgement_that_fails_is_tried_again(aiohttp_client, tmp_path, monkeypatch,
+                                                     caplog):
+    """A chunk of players whose judgement fails stays marked and is judged again after a
+    pause: a verdict is never dropped because the database failed once."""
+    from fairgrid.daemon.work import verdicts
+
+    real, failures = verdicts.judge_players, [RuntimeError("the disk went away")]
+
+    def flaky(*args, **kwargs):
+        if failures:
+            raise failures.pop()
+        return real(*args, **kwargs)
+    monkeypatch.setattr(verdicts, "judge_players", flaky)
+    monkeypatch.setattr(verdicts, "RETRY_S", 0.2)
+    client = await aiohttp_client(create_app(make_settings(tmp_path, nightly_cron="")))
+    await _post(client, "f-0", "flaky", _honest(800), 0)
+    await _scored(client, ["f-0"])
+    await _judged(client, "flaky", 1)
+    assert not failures and "judging 1 players failed" in caplog.text
 
 
 async def test_the_queue_validates_and_pages(client):
