@@ -160,15 +160,19 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     read: the stored (state, reviewed_solves) the judgement started from); a history
     row for each state change and ``player.flagged`` for each player who became flagged
     (one transaction). A player whose row a person's decision changed meanwhile is left
-    as the decision made it. Returns the players newly flagged."""
+    as the decision made it, and one judged by a judgement that started after this one
+    (``now``; the nightly job judges beside the daemon) as that one stored it. Returns
+    the players newly flagged."""
     flagged = []
     for r in rows:
         key = [r["portal"], r["player_id"]]
         was = con.execute("SELECT state, flagged_at, reviewed_solves, flagging_verdict, "
-                          "flagging_p FROM player_verdicts WHERE portal = ? AND "
+                          "flagging_p, judged_at FROM player_verdicts WHERE portal = ? AND "
                           "player_id = ?", key).fetchone()
         if _decided_meanwhile(r.get("read"), None if was is None else (was[0], was[2])):
             continue  # the row changed meanwhile: the next judgement starts from it
+        if was is not None and was[5] is not None and was[5] > now:
+            continue  # a judgement that started later, and read more, was stored first
         if was is None and not con.execute(
                 "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
                 key).fetchone():

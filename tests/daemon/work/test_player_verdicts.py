@@ -508,6 +508,12 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     row = db.read(sql.verdict, "other", "b")
     assert row["state"] == "cleared" and json.loads(row["reviewed_solves"]) == ["b-0", "b-1"]
 
+    # a judgement that started before the stored one (the nightly job judges beside the
+    # daemon) never writes over it
+    before = db.read(sql.verdict, "other", "b")["judged_at"]
+    judge_players(db, [("other", "b")], alpha=1e-3, now=before - timedelta(minutes=5))
+    assert db.read(sql.verdict, "other", "b")["judged_at"] == before
+
     # a verdict judged before the solves it judged were kept: clearing it remembers the
     # player's scored solves
     con.execute("UPDATE player_verdicts SET judged_solves = NULL, state = 'flagged' "
