@@ -5,6 +5,7 @@ Every read takes ``portals`` (None: every portal) and never returns rows of othe
 from __future__ import annotations
 
 from ...states import FlagState
+from .players import left_to_judge
 from .rows import dicts, first, portal_clause
 
 SORTS = {"newest": "f.created_at DESC, f.id DESC", "oldest": "f.created_at ASC, f.id ASC",
@@ -45,6 +46,7 @@ def backlogs(cur, portals) -> dict:
     run = cur.execute("SELECT id, started_at, finished_at, status FROM job_runs WHERE "
                       "job = 'nightly' ORDER BY started_at DESC LIMIT 1").fetchone()
     return {"scoring": waiting, "unscorable": unscorable, "analysis": pending,
+            "verdicts": len(left_to_judge(cur, portals)),
             "nightly": None if run is None else dict(zip(("id", "started_at", "finished_at",
                                                           "status"), run))}
 

@@ -98,13 +98,16 @@ def scored_solves(cur, portal: str, player: str, by: datetime) -> list[str]:
         [portal, player, by]).fetchall()]
 
 
-def left_to_judge(cur) -> list[tuple[str, str]]:
-    """Every player with a solve scored since their verdict was judged, or without one."""
+def left_to_judge(cur, portals: list[str] | None = None) -> list[tuple[str, str]]:
+    """Every player (of ``portals``; None: of every portal) with a solve scored since
+    their verdict was judged, or without one."""
+    clause, params = portal_clause("s.portal", portals)
     return [tuple(r) for r in cur.execute(
         "SELECT DISTINCT s.portal, s.player_id FROM submissions s JOIN scores sc ON "
         "sc.portal = s.portal AND sc.submission_id = s.submission_id LEFT JOIN "
         "player_verdicts v ON v.portal = s.portal AND v.player_id = s.player_id "
-        "WHERE v.judged_at IS NULL OR sc.scored_at > v.judged_at").fetchall()]
+        f"WHERE {clause} AND (v.judged_at IS NULL OR sc.scored_at > v.judged_at)",
+        params).fetchall()]
 
 
 def save_season_facts(con, rows: list[tuple[str, str, datetime, str]]) -> None:

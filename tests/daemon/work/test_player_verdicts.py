@@ -300,6 +300,10 @@ async def test_scoring_does_not_wait_for_the_verdicts(aiohttp_client, tmp_path, 
         waiting = float(re.search(r"^fairgrid_players_to_judge (\S+)$", metrics,
                                   re.M).group(1))
         assert 1 <= waiting <= 4                 # the first batch's player is being judged
+        await _sign_in(client, "olive")          # the console's overview counts all five
+        overview = await (await client.get("/ui/")).text()
+        assert re.search(r"Players waiting to be judged[^<]*</span> <strong>5</strong>",
+                         overview), overview
         gate.set()
         for k in range(5):
             await _judged(client, f"player-{k}", 1)
