@@ -5,7 +5,7 @@ The nulls are built to hold for people unlike the simulator they start from:
 * **Null** (:func:`fit_null`): for each signal the normal that matches the odd-side
   decile and quartile (for ``unforced`` a Poisson mean: twice the mean, at least the
   95th percentile) of honest solves of the puzzle — simulated ones at analysis time,
-  the portal's own unflagged solves per level once the nightly job has enough of them
+  real unflagged solves (every portal's) per level once the nightly job has enough of them
   (the few cheats among them sit beyond the decile; the order's as an offset from each
   puzzle's simulated centre, :data:`~.signals.ORDER_OFFSET`, and the switch of solves
   whose notes carried the thinking apart, :data:`~.signals.NOTES_SWITCH`). Either way

@@ -11,7 +11,7 @@ time, and ``residual_sd`` says how far a typical puzzle lands from it.
 The five levels cut the expected time at fixed quantiles of the training puzzles'
 predicted times (20 / 40 / 60 / 80 %), so "Medium" means "the middle fifth of daily
 newspaper puzzles", a meaning that survives a refit. The nightly job refits
-the same model on the portal's own human data.
+the same model on real players' solves (every portal's).
 
 Pure: no I/O except :func:`load_default` reading the shipped JSON.
 """
