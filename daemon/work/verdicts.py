@@ -344,9 +344,7 @@ class Verdicts:
         chunk = sorted(self._marked)[:NIGHTLY_CHUNK]
         self._marked.difference_update(chunk)
         try:
-            async with self._one_at_a_time:
-                await asyncio.to_thread(judge_players, self._db, chunk,
-                                        self._settings.scoring_player_alpha)
+            await self._judge_now(chunk)
             return True
         except Exception:  # noqa: BLE001 - a verdict must not stop judging the others
             log.exception("judging %d players failed; they are judged again in %.0f s",
@@ -365,10 +363,15 @@ class Verdicts:
                     ) -> list[tuple[str, str]]:
         """Judge ``players`` now (a failure is logged: scoring and reviews go on)."""
         try:
-            async with self._one_at_a_time:
-                return await asyncio.to_thread(judge_players, self._db, players,
-                                               self._settings.scoring_player_alpha,
-                                               None, after_review)
+            return await self._judge_now(players, after_review)
         except Exception:  # noqa: BLE001 - a verdict must not stop scoring
             log.exception("judging %d players failed", len(players))
             return []
+
+    async def _judge_now(self, players: list[tuple[str, str]], after_review: bool = False
+                         ) -> list[tuple[str, str]]:
+        """:func:`judge_players` in a thread, one judgement at a time; raises its errors."""
+        async with self._one_at_a_time:
+            return await asyncio.to_thread(judge_players, self._db, players,
+                                           self._settings.scoring_player_alpha,
+                                           None, after_review)
