@@ -26,25 +26,23 @@ from pathlib import Path
 import numpy as np
 
 from _common import PUZZLES, machine
+from detection_eval import _analyse, _puzzle_inputs
 
 
 def _documents(count: int) -> list[tuple[str, str, int]]:
     """(evidence JSON, season facts JSON, duration ms) of ``count`` honest solves."""
     from fairgrid.analytics.evidence import score_solve
     from fairgrid.analytics.player_verdict import solve_facts
-    from fairgrid.analytics.puzzle_model import build, scoring_inputs
     from fairgrid.analytics.simulate import simulate
     from fairgrid.solvers import parse
-    from fairgrid.solvers.fill_order import predict_fill_order
     from fairgrid.solvers.propagation import solution_of
 
     text = PUZZLES["medium"]
     puzzle = parse(text)
     solution = solution_of(puzzle)
     sol_text = "".join(str(d) for d in solution)
-    pred = predict_fill_order(puzzle, seed=0, runs=8, budget_s=3, workers=1)
-    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
-    inputs = scoring_inputs(text, 3, sol_text, median, build(text, sol_text, median, 0))
+    # the puzzle analysed as the detection benches analyse theirs
+    _, inputs, _, _ = _puzzle_inputs(text, sol_text, *_analyse((text, sol_text, 0)), 0)
     out = []
     for k in range(count):
         moves = simulate(puzzle, solution, "honest", rng=k, expected_log_s=6.5,
