@@ -53,7 +53,7 @@ from .signals import FAMILY, LOW_IS_ODD, NOTES_SWITCH
 LEAD_P = 0.01
 AGREE_P = 0.05
 STRONG_P = 1e-6
-ALONE = frozenset({"deduction", "pacing", "speed", "client"})
+ALONE = frozenset({"deduction", "pacing", "speed", "client", "log_match"})
 # families that do not corroborate each other under the "two" rule: pacing and switch
 # read the same intervals, and a fast person's placements are mostly the motion of
 # writing digits, so a fast solve is an even one (bench/detection_players.py's ladder

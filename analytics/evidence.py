@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 import numpy as np
+from scipy.special import ndtri
 
 from fairgrid.solvers.propagation import NOT_DEDUCIBLE
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
@@ -37,11 +38,13 @@ from .calibration import judge
 from .client_signals import away_words
 from .deduction import BEYOND_WORDS, RUNG_WORDS
 from .fill_order import fill_order
+from .log_match import HONEST_SD, Earlier, LogMatch, compare
 from .puzzle_model import SIMULATED
-from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
-                      notes_carried, null_for, pace_allowance, replay_solve, solve_pace,
-                      techniques_needed, unforced_placements)
+from .signals import (FAMILY, LOG_MATCH_JUDGED, NOTES_SWITCH, PuzzleFacts, change_point,
+                      compute, notes_carried, null_for, pace_allowance, replay_solve,
+                      solve_pace, techniques_needed, unforced_placements)
 
+# 6: log_match (the earlier solve of the puzzle whose timing is most like this log's).
 # 5: pace and pace_basis (a finished solve's log time against the puzzle's expected time,
 # no skill, and what that rests on).
 # 4: what a quick placement needed (timeline[].needed, hardest_needed.technique) in the
@@ -50,7 +53,7 @@ from .signals import (FAMILY, NOTES_SWITCH, PuzzleFacts, change_point, compute,
 # 3: each placement's proof and whether it was unproven, per-kind log-likelihood ratios.
 # 2: guarded nulls, plain words, 1-based orders. Documents without a version are older:
 # 0-based actual order, SA median ranks as predicted order.
-EVIDENCE_VERSION = 5
+EVIDENCE_VERSION = 6
 RULES = {"two": "two independent kinds of evidence agree, one below 1 in 100 and another "
                 "below 1 in 20, together below the false-positive target",
          "alone": "one kind of evidence beyond anything people do (below 1 in a million)"}
@@ -64,7 +67,8 @@ NAMES = {"order_sa": "order against how people solve this puzzle",
          "switch": "change of pace part-way",
          "paste": "paste events",
          "away": "cells nothing proved, placed on coming back to the page",
-         "unproven": "cells nothing proved, right first time"}
+         "unproven": "cells nothing proved, right first time",
+         "log_match": "timing against earlier solves of this puzzle"}
 WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzle",
         "order_consensus": "cells filled in an order unlike other players'",
         "speed": "faster than people solve this puzzle",
@@ -73,7 +77,11 @@ WHAT = {"order_sa": "cells filled in an order unlike how people solve this puzzl
         "switch": "the pace turned machine-like part-way",
         "paste": "paste events reported by the portal's client",
         "away": "left the page, came back and placed cells nothing on the board proved",
-        "unproven": "digits right at the first try where no technique proved them"}
+        "unproven": "digits right at the first try where no technique proved them",
+        "log_match": "the time before each placement repeats an earlier solve of this "
+                     "puzzle"}
+LOG_MATCH_SOURCE = ("the most alike two people's logs of one puzzle are (seven honest "
+                    "models, with a guard)")
 
 
 Grid = tuple[tuple[int | None, ...], ...]  # per-cell values, one tuple a row
@@ -230,6 +238,9 @@ class Evidence:
     # a season compares a player's solves of one type and basis with each other by it
     pace: float | None = None
     pace_basis: str | None = None
+    # the earlier solve of this puzzle whose timing is most like this log's (None: none
+    # compared)
+    log_match: LogMatch | None = None
 
     def signal(self, name: str) -> SignalEvidence | None:
         """The signal called ``name``, or None when the solve has none."""
@@ -259,7 +270,8 @@ class Evidence:
             "actual_order": [list(r) for r in self.actual_order],
             "order_note": self.order_note,
             "timeline": [x.to_json() for x in self.timeline],
-            "llr": dict(self.llr), "pace": self.pace, "pace_basis": self.pace_basis}
+            "llr": dict(self.llr), "pace": self.pace, "pace_basis": self.pace_basis,
+            "log_match": None if self.log_match is None else self.log_match.to_json()}
 
     @classmethod
     def from_json(cls, doc: Mapping) -> Evidence:
@@ -293,7 +305,8 @@ class Evidence:
             tuple(Placement.from_json(x) for x in doc.get("timeline") or ()),
             {str(k): float(v) for k, v in (doc.get("llr") or {}).items()},
             doc.get("version", 2), finite_or_none(doc.get("pace")),
-            basis if isinstance(basis := doc.get("pace_basis"), str) else None)
+            basis if isinstance(basis := doc.get("pace_basis"), str) else None,
+            LogMatch.from_json(doc["log_match"]) if doc.get("log_match") else None)
 
 
 def finite_or_none(value) -> float | None:
@@ -403,9 +416,49 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
                                   if extra.get("notes_carried") else ""))
     if name == "paste":
         return f"the portal's client reported {int(value)} paste events"
+    if name == "log_match":
+        return log_match_words(extra["log_match"], extra["filled"])
     if name == "away":
         return away_words(value, centre, extra["client"], extra["replayed"])
     return f"{name} = {value:.3g}"
+
+
+def log_match_source(submission_id: str | None) -> str:
+    """The earlier solve a log repeats, in the evidence's words."""
+    return (f"submission {submission_id!r} of this portal" if submission_id
+            else "a solve another portal sent")
+
+
+ERASED_SOURCE = "a solve since erased"
+
+
+def forget_log_source(doc: dict) -> dict:
+    """A stored evidence document whose ``log_match`` named a solve since erased: the
+    same, naming none (its owner's erasure leaves nothing of them in others' evidence)."""
+    found = doc.get("log_match") or {}
+    sid = found.get("submission_id")
+    if not sid:
+        return doc
+    out = {**doc, "log_match": {**found, "submission_id": None}}
+    out["signals"] = [
+        {**x, "explanation": x["explanation"].replace(log_match_source(sid), ERASED_SOURCE)}
+        if x.get("name") == "log_match" and isinstance(x.get("explanation"), str) else x
+        for x in doc.get("signals") or ()]
+    return out
+
+
+def log_match_words(found: LogMatch, filled: int) -> str:
+    """How alike this log is to the earlier solve most like it, in words."""
+    who = log_match_source(found.submission_id)
+    return (f"the time before each placement follows an earlier solve of this puzzle "
+            f"({who}, the closest of {found.compared:,} compared): "
+            f"{found.same_gaps} of the {found.cells} gaps both timed within 5 % of "
+            f"theirs once the pace as a whole is matched"
+            + (f", nine in ten a typical {math.exp(found.spread):.2f}x apart"
+               if found.spread is not None else "")
+            + f", and {found.same_order} of {filled} "
+            f"placements at the same place in the order; two people's logs of one "
+            f"puzzle are a typical {math.exp(HONEST_SD):.2f}x apart or more")
 
 
 def cell_name(cell: int, cols: int = 9) -> str:
@@ -539,8 +592,10 @@ def _grid(values, shape):
 def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                 skill: float = 0.0, client: dict | None = None, fpr: float = 1e-3,
                 sources: dict | None = None, history: bool = False,
-                skill_sd: float = 0.0, reported: str | None = None) -> Evidence:
-    """Score one solve and assemble its evidence (see the module docstring)."""
+                skill_sd: float = 0.0, reported: str | None = None,
+                earlier: Earlier | None = None) -> Evidence:
+    """Score one solve and assemble its evidence (see the module docstring);
+    ``earlier``: the solves of the puzzle to compare the log with (:mod:`.log_match`)."""
     fill = fill_order(t_ms, cell, digit, note, facts.givens, facts.solution, facts.blank)
     rep = replay_solve(facts, fill, (t_ms, cell, digit,
                                      np.zeros(len(t_ms), bool) if note is None else note))
@@ -554,6 +609,11 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
     if carried:
         sources["switch"] = sources.get(NOTES_SWITCH, "solves whose notes carried the "
                                                       "thinking")
+    match = compare(t_ms, cell, digit, note, earlier, len(facts.givens))
+    if match is not None and match.p < LOG_MATCH_JUDGED:
+        values["log_match"] = float(np.clip(-ndtri(max(match.p, 1e-300)), -12.0, 12.0))
+        null = {**null, "log_match": (0.0, 1.0)}
+        sources["log_match"] = LOG_MATCH_SOURCE
     # an unfinished solve's time says nothing of its pace over the whole grid
     verdict = judge(values, null, fpr=fpr,
                     pace_allowance=pace_allowance(facts.expected_log_s, duration_ms)
@@ -573,7 +633,7 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
              "unforced": int(np.count_nonzero(unforced_placements(rep))),
              "duration_s": duration_ms / 1000.0, "skill": skill, "history": history,
              "deduction": rep.deduction, "replayed": rep, "solution": facts.solution,
-             "client": client, "notes_carried": carried,
+             "client": client, "notes_carried": carried, "log_match": match,
              "switch_at": split + 2 if split >= 0 else -1}  # 1-based placement number
     shape = facts.grid_shape
     words = puzzle_type(facts.puzzle_type).words
@@ -604,7 +664,8 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
         llr={} if rep.deduction is None else rep.deduction.llr(),
         pace=solve_pace(duration_ms, facts.expected_log_s)
         if fill.complete and facts.time_basis else None,
-        pace_basis=facts.time_basis if fill.complete and facts.time_basis else None)
+        pace_basis=facts.time_basis if fill.complete and facts.time_basis else None,
+        log_match=match)
 
 
 def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:

@@ -156,8 +156,13 @@ PACE_WEAK, PACE_STRONG = math.log(2.0), math.log(2.7)
 # island, digit by digit), pacing and switch (an even hand; a pace that turns when the
 # notes are done). Each still counts in every solve's own verdict and in ``combined``.
 STYLE_KINDS = frozenset({"speed", "order", "pacing", "switch"})
+# Families a solve's own verdict settles: a log that repeats another player's is flagged
+# by itself (it is judged only when it is all but certain), and the flagged solve counts
+# in the season's ``flagged`` kind.
+SOLVE_KINDS = frozenset({"log_match"})
 # the families a season adds up
-FAMILIES = tuple(f for f in dict.fromkeys(FAMILY.values()) if f not in STYLE_KINDS)
+FAMILIES = tuple(f for f in dict.fromkeys(FAMILY.values())
+                 if f not in STYLE_KINDS | SOLVE_KINDS)
 WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          "deduction": "placed digits the board did not give at that moment",
          "speed": "solved faster than expected",
@@ -795,7 +800,7 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     """A player's verdict over ``season`` (their scored solves, oldest first)."""
     null = null or shipped_null()
     levels = season_levels(season)
-    kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS)
+    kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS - SOLVE_KINDS)
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
     ratio_kinds = [HINTS] if any(s.llr for s in season) else []
     found += [f for f in (_llr_kind(k, season, null.llr_offset.get(k, 0.0))

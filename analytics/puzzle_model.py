@@ -365,3 +365,9 @@ class ScoreTask:
     sources: Mapping[str, str] = dataclasses.field(default_factory=dict)
     history: bool = False     # the player has a fitted skill
     skill_sd: float = 0.0     # how uncertain that skill is (see calibration.skill_uncertainty)
+    # whose solve of which puzzle (its type and givens: one puzzle whatever each portal
+    # calls it): its log is compared with other players' solves of it (analytics.log_match)
+    portal: str = ""
+    submission_id: str = ""
+    player_id: str = ""
+    puzzle_key: str = ""

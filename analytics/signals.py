@@ -37,6 +37,10 @@ signal                  value                                                 od
                         sends ``client``; :mod:`.client_signals`)
 ``away``                bits placed unproved just after coming back to the    high  client
                         page (recorder's block only; :mod:`.client_signals`)
+``log_match``           how alike the time before each placement is to an     high  log_match
+                        earlier solve of the same puzzle, as a z (the
+                        normal quantile of its p; :mod:`.log_match`):
+                        judged only below :data:`LOG_MATCH_JUDGED`
 ======================  ====================================================  ====  ==========
 
 An unfinished solve that filled less than :data:`MIN_COVERAGE` of the empty cells is
@@ -60,17 +64,21 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from .client_signals import client_signals
 from .deduction import Deduction, deduce, needed_words
 from .fill_order import FillOrder
+from .log_match import JUDGED_BELOW
 
 SIGNALS = ("order_sa", "order_consensus", "unforced", "unproven", "speed",
-           "pace_variation", "pacing_difficulty", "switch", "paste", "away")
+           "pace_variation", "pacing_difficulty", "switch", "paste", "away", "log_match")
 LOW_IS_ODD = {"order_sa": True, "order_consensus": True, "unforced": False,
               "unproven": False, "speed": True, "pace_variation": True,
               "pacing_difficulty": True, "switch": False, "paste": False,
-              "away": False}
+              "away": False, "log_match": False}
 FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deduction",
           "unproven": "deduction", "speed": "speed", "pace_variation": "pacing",
           "pacing_difficulty": "pacing", "switch": "switch", "paste": "client",
-          "away": "client"}
+          "away": "client", "log_match": "log_match"}
+# A solve's likeness to earlier logs of its puzzle is a family of its verdict only below
+# this p (shown in the evidence, ``Evidence.log_match``, whatever its p)
+LOG_MATCH_JUDGED = JUDGED_BELOW
 # The null key of ``switch`` for solves whose notes carried the thinking (the player's
 # own, noted first, or the portal's; told only where the technique ladder replays the
 # solve: 9x9 Sudoku): the placements of such a solve read what the notes show, a phase as
