@@ -81,7 +81,9 @@ def _database(path: Path, players: int, lengths: list[int], docs) -> dict[int, l
                     "tournament_id, player_id, puzzle_id, started_at, received_at, "
                     "committed_at, n_moves, duration_ms, complete, status, raw) VALUES "
                     "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", subs)
-    con.executemany("INSERT INTO scores VALUES (?, ?, ?, ?, ?, ?, ?, ?)", scores)
+    con.executemany("INSERT INTO scores (portal, submission_id, scored_at, anomaly, "
+                    "p_value, flagged, evidence, season_facts) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    scores)
     con.execute("CHECKPOINT")
     return con, keys
 

@@ -25,6 +25,8 @@ import numpy as np
 
 from fairgrid.analytics.calibration import skill_uncertainty
 from fairgrid.analytics.evidence import signal_name
+from fairgrid.analytics.calibration import STRONG_P as COPY_P
+from fairgrid.analytics.log_match import Earlier, from_bytes, pair_p, timing_print, to_bytes
 from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreTask,
                                              ScoringInputs, scoring_inputs)
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
@@ -46,25 +48,30 @@ YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
 MAX_REASON = 500  # characters of a failure's reason kept with the submission
+# a log is compared with at most this many of its puzzle's latest earlier solves (about
+# 7 ms a solve at this many on one core; bench/log_match.py)
+MAX_COMPARED = 5_000
 
 
-def compute_batch(payload: tuple[dict, list[ScoreTask]]) -> list[tuple[dict | None, str]]:
+def compute_batch(payload: tuple) -> list[tuple[dict | None, str]]:
     """The analytics of a batch of submissions: per submission, the summary the writer
     needs (``Evidence.summary``) and the whole evidence as JSON text, or (None, why it could
     not be scored). ``payload`` is the batch's moves as columns (sorted by ``sub_key``,
-    then ``seq``) and one job per submission. Runs in a pool process, which also cuts
-    each submission's moves out of the columns, reads each raw body's ``client`` and
-    ``outcome`` as ingestion read them and encodes the evidence: none of that
-    per-submission work is on the event loop."""
-    moves, jobs = payload
-    keys = np.asarray(moves["sub_key"])
-    cols = {c: np.asarray(moves[c], dtype=np.int64) for c in ("t_ms", "cell", "digit", "note")}
+    then ``seq``), one job per submission, the stored timing prints of their puzzles
+    (``sql.earlier_prints``' columns) and the prints of solves being scored now
+    (:func:`prints_of`, the batch's own among them). Runs in a pool process, which also
+    cuts each submission's moves out of the columns, reads each raw body's ``client`` and
+    ``outcome`` as ingestion read them, compares each log with the other solves of its
+    puzzle and encodes the evidence: none of that per-submission work is on the event
+    loop."""
+    moves, jobs, stored, fresh = payload
+    prints = Prints(stored, fresh, jobs)
     out = []
-    for job in jobs:
-        lo = np.searchsorted(keys, job.sub_key)
-        hi = np.searchsorted(keys, job.sub_key, side="right")
+    for job, log_ in zip(jobs, _logs(moves, jobs)):
         try:
-            out.append(_score_one(job, {c: v[lo:hi] for c, v in cols.items()}))
+            summary, doc = _score_one(job, log_, prints.earlier(job), prints.own(job))
+            summary["copies"] = prints.later_copies(job)
+            out.append((summary, doc))
         except MemoryError:  # the process's trouble, not the submission's: fail the batch
             raise
         except Exception as exc:  # noqa: BLE001 - one submission must not stop the others
@@ -72,16 +79,115 @@ def compute_batch(payload: tuple[dict, list[ScoreTask]]) -> list[tuple[dict | No
     return out
 
 
-def _score_one(job: ScoreTask, moves: dict[str, np.ndarray]) -> tuple[dict, str]:
+def _logs(moves: dict, jobs: list[ScoreTask]) -> list[dict[str, np.ndarray]]:
+    """Each job's moves, cut out of the batch's columns."""
+    keys = np.asarray(moves["sub_key"])
+    cols = {c: np.asarray(moves[c], dtype=np.int64) for c in ("t_ms", "cell", "digit", "note")}
+    out = []
+    for job in jobs:
+        lo = np.searchsorted(keys, job.sub_key)
+        hi = np.searchsorted(keys, job.sub_key, side="right")
+        out.append({c: v[lo:hi] for c, v in cols.items()})
+    return out
+
+
+def prints_of(moves: dict, jobs: list[ScoreTask]) -> dict[int, tuple]:
+    """The timing print of each job's log as the scorer keeps it while the job is scored:
+    sub_key → (sub_key, portal, submission_id, player_id, puzzle_key, print bytes). A log
+    that gives none is left out (its scoring says what is wrong)."""
+    out = {}
+    for job, log_ in zip(jobs, _logs(moves, jobs)):
+        try:
+            tp = timing_print(log_["t_ms"], log_["cell"], log_["digit"],
+                              log_["note"].astype(bool), len(job.facts.givens))
+        except Exception:  # noqa: BLE001 - its scoring reports what is wrong
+            continue
+        out[job.sub_key] = (job.sub_key, job.portal, job.submission_id, job.player_id,
+                            job.puzzle_key, to_bytes(tp))
+    return out
+
+
+class Prints:
+    """The timing prints a batch compares its logs with: those of solves being scored now
+    (the batch's own among them: a replay may be scored beside its source) and the stored
+    ones of its puzzles."""
+
+    def __init__(self, stored: dict, fresh: list[tuple], jobs: list[ScoreTask]):
+        cells = {job.puzzle_key: len(job.facts.givens) for job in jobs}
+        rows = list(fresh) + list(zip(*(
+            stored.get(c, ()) for c in ("sub_key", "portal", "submission_id", "player_id",
+                                        "puzzle_key", "timing_print"))))
+        self._own = {int(r[0]): r[5] for r in fresh}
+        # one print a solve, one being scored now before a stored one (a re-score's is new)
+        by_puzzle: dict[str, list] = {}
+        seen = set()
+        for key, portal, sid, player, puzzle, blob in rows:
+            tp = from_bytes(blob, cells[puzzle]) if puzzle in cells else None
+            if tp is not None and int(key) not in seen:
+                seen.add(int(key))
+                by_puzzle.setdefault(puzzle, []).append((int(key), portal, sid, player, tp))
+        self._puzzles = {
+            pu: (np.array([r[0] for r in got], dtype=np.int64),
+                 np.array([r[1] for r in got], dtype=object),
+                 np.array([r[2] for r in got], dtype=object),
+                 np.array([r[3] for r in got], dtype=object),
+                 np.stack([r[4] for r in got]))
+            for pu, got in by_puzzle.items()}
+
+    def own(self, job: ScoreTask) -> bytes | None:
+        """The job's print as stored, None when its log gave none."""
+        return self._own.get(job.sub_key)
+
+    def _others(self, job: ScoreTask):
+        """(keys, same portal, submission ids, prints) of other players' solves of the
+        job's puzzle: a person's second solve of a puzzle is no copy of anyone's."""
+        got = self._puzzles.get(job.puzzle_key)
+        if got is None:
+            return None
+        keys, portals, sids, players, prints = got
+        here = portals == job.portal
+        use = (keys != job.sub_key) & ~(here & (players == job.player_id))
+        return keys[use], here[use], sids[use], prints[use]
+
+    def earlier(self, job: ScoreTask) -> Earlier:
+        """The other players' solves of the job's puzzle committed before it."""
+        others = self._others(job)
+        if others is None:
+            return Earlier(np.zeros((0, 2, len(job.facts.givens)), np.float32), ())
+        keys, here, sids, prints = others
+        before = keys < job.sub_key
+        # the evidence names an earlier solve of the same portal only: a portal never
+        # reads another's ids
+        return Earlier(prints[before], tuple(sid if h else None for sid, h in
+                                             zip(sids[before], here[before])))
+
+    def later_copies(self, job: ScoreTask) -> list[int]:
+        """Other players' solves committed after the job's whose log repeats its log
+        beyond anything two people do: scored before this one could be compared with,
+        they are scored again."""
+        others, tp = self._others(job), self._own.get(job.sub_key)
+        if others is None or tp is None:
+            return []
+        keys, _, _, prints = others
+        after = keys > job.sub_key
+        if not after.any():
+            return []
+        p = pair_p(from_bytes(tp, len(job.facts.givens)), prints[after])
+        return [int(k) for k in keys[after][p < COPY_P]]
+
+
+def _score_one(job: ScoreTask, moves: dict[str, np.ndarray], earlier: Earlier,
+               own_print: bytes | None) -> tuple[dict, str]:
     """(summary, evidence JSON) of one submission, the summary with the compact facts the
-    player verdict reads (``season_facts``); raises what stops it being scored."""
+    player verdict reads (``season_facts``) and the log's timing print
+    (``timing_print``); raises what stops it being scored."""
     from fairgrid.analytics.evidence import score_solve
     from fairgrid.analytics.player_verdict import solve_facts
     client, reported = scoring_fields(job.raw)
     ev = score_solve(job.facts, job.null, moves["t_ms"], moves["cell"], moves["digit"],
                      moves["note"].astype(bool), skill=job.skill, client=client,
                      fpr=job.fpr, sources=job.sources, history=job.history,
-                     skill_sd=job.skill_sd, reported=reported)
+                     skill_sd=job.skill_sd, reported=reported, earlier=earlier)
     doc = ev.to_json()
     try:
         facts = json.dumps(solve_facts("", doc).to_json())
@@ -89,7 +195,7 @@ def _score_one(job: ScoreTask, moves: dict[str, np.ndarray]) -> tuple[dict, str]
         log.exception("the season facts of submission %d could not be built; the "
                       "player verdict reads its evidence instead", job.sub_key)
         facts = None
-    return {**ev.summary, "season_facts": facts}, json.dumps(doc)
+    return {**ev.summary, "season_facts": facts, "timing_print": own_print}, json.dumps(doc)
 
 
 def unscorable_reason(exc: Exception) -> str:
@@ -134,6 +240,9 @@ class Scorer:
         self._inputs: dict[tuple, ScoringInputs] = {}
         self._runs: dict[str, RatingRun] = {}
         self._tasks: list[asyncio.Task] = []
+        # the timing prints of solves being scored, until their scores are written: a
+        # batch compares its logs with these as well as with the stored ones
+        self._fresh: dict[int, tuple] = {}
         # judges the players of each batch written (work.verdicts; the app sets it)
         self.verdicts = None
         metrics.scoring_backlog.set_function(self._queue.pending)
@@ -245,25 +354,21 @@ class Scorer:
         moves = await asyncio.to_thread(self._store.read, sql.moves_of,
                                         [row["sub_key"] for row, _ in ready])
         jobs = [self._job(row, inputs) for row, inputs in ready]
-        loop = asyncio.get_running_loop()
-        if self._executor is not None:  # another process: the event loop keeps the GIL
-            evidence = await loop.run_in_executor(self._executor, compute_batch, (moves, jobs))
-        else:
-            evidence = await asyncio.to_thread(compute_batch, (moves, jobs))
-        scored = [(row, ev) for (row, _), ev in zip(ready, evidence) if ev[0] is not None]
-        failed = [(row, ev[1]) for (row, _), ev in zip(ready, evidence) if ev[0] is None]
-        if failed:
-            await self._mark_unscorable(failed)
-        results = {(row["portal"], row["submission_id"]): ev for row, ev in scored}
+        fresh = await asyncio.to_thread(prints_of, moves, jobs)
+        self._fresh.update(fresh)
+        try:
+            results, keys = await self._compute_and_write(ready, moves, jobs)
+        finally:
+            for key in fresh:
+                self._fresh.pop(key, None)
         if not results:
             return {}
-        keys = [int(row["sub_key"]) for row, _ in scored]
-        await self._write_all(results, keys, [row["run_id"] for row, _ in scored],
-                              rescored=any(row["status"] != "pending" for row, _ in scored))
         if self.verdicts is not None:
             await self.verdicts.after_scoring(keys)
         per = (time.perf_counter() - started) / len(results)
-        for row, _ in scored:
+        for row, _ in ready:
+            if (row["portal"], row["submission_id"]) not in results:
+                continue
             summary, _ = results[(row["portal"], row["submission_id"])]
             self._metrics.scoring_duration.observe(per)
             if row["status"] == "pending":  # a re-score is not a new scored submission
@@ -272,6 +377,40 @@ class Scorer:
             else:
                 self._metrics.submissions_rescored.inc()
         return results
+
+    async def _compute_and_write(self, ready: list, moves: dict, jobs: list[ScoreTask]
+                                 ) -> tuple[dict, list[int]]:
+        """Score a batch in the pool and write what it found (see :meth:`score_many`):
+        the results and the keys of the solves scored."""
+        puzzles = sorted({job.puzzle_key for job in jobs})
+        # the solves being scored now first, then the stored prints: one whose batch
+        # writes and leaves ``_fresh`` in between is in the stored ones. Of two batches
+        # scored at once, the one that gathers second sees the other's prints; where it
+        # holds the earlier solve, ``later_copies`` has the later one scored again.
+        fresh = [row for row in self._fresh.values() if row[4] in puzzles]
+        stored = await asyncio.to_thread(self._store.read, sql.earlier_prints, puzzles,
+                                         MAX_COMPARED)
+        payload = (moves, jobs, stored, fresh)
+        loop = asyncio.get_running_loop()
+        if self._executor is not None:  # another process: the event loop keeps the GIL
+            evidence = await loop.run_in_executor(self._executor, compute_batch, payload)
+        else:
+            evidence = await asyncio.to_thread(compute_batch, payload)
+        scored = [(row, ev) for (row, _), ev in zip(ready, evidence) if ev[0] is not None]
+        failed = [(row, ev[1]) for (row, _), ev in zip(ready, evidence) if ev[0] is None]
+        if failed:
+            await self._mark_unscorable(failed)
+        results = {(row["portal"], row["submission_id"]): ev for row, ev in scored}
+        if not results:
+            return {}, []
+        keys = [int(row["sub_key"]) for row, _ in scored]
+        copies = sorted({k for _, (ev, _) in results.items() for k in ev["copies"]} - set(keys))
+        await self._write_all(results, keys, [row["run_id"] for row, _ in scored],
+                              rescored=any(row["status"] != "pending" for row, _ in scored),
+                              copies=copies)
+        for key in copies:  # marked ``rescore`` with the scores: the sweep finds them too
+            self.schedule(key)
+        return results, keys
 
     async def _mark_unscorable(self, failed: list[tuple[dict, str]]) -> None:
         """Record why submissions could not be scored (status ``unscorable``: the sweep
@@ -291,7 +430,8 @@ class Scorer:
         return ScoreTask(inputs.facts if rated else inputs.facts_without_skill, inputs.null,
                         int(row["sub_key"]), row["raw"],
                         float(row["skill"]) if rated else 0.0, self._settings.scoring_fpr,
-                        inputs.sources, rated, skill_sd)
+                        inputs.sources, rated, skill_sd, row["portal"],
+                        row["submission_id"], row["player_id"], row["puzzle_key"] or "")
 
     async def _load_inputs(self, puzzle_id: str, run_id: str | None) -> None:
         """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and
@@ -308,7 +448,7 @@ class Scorer:
             self._inputs[(puzzle_id, run_id)] = _inputs(row, run)
 
     async def _write_all(self, results: dict, sub_keys: list[int], runs: list,
-                         rescored: bool) -> None:
+                         rescored: bool, copies: list[int] = ()) -> None:
         """Scores, flags and flag history of a batch in one writer transaction;
         ``sub_keys`` (in ``results``' order) find the submissions' rows, ``runs`` the
         rating run each was scored with."""
@@ -323,13 +463,15 @@ class Scorer:
             "evidence": np.array([text for _, (_, text) in items], dtype=object),
             "season_facts": np.array([ev["season_facts"] for _, (ev, _) in items],
                                      dtype=object),
+            "timing_print": np.array([ev["timing_print"] for _, (ev, _) in items],
+                                     dtype=object),
             "reasons": np.array([json.dumps(ev["reasons"]) for _, (ev, _) in items],
                                 dtype=object),
             "note": np.array([_raised_note(ev) for _, (ev, _) in items], dtype=object),
             "run_id": np.array(runs, dtype=object),
         }
         created = await asyncio.wrap_future(self._store.write(
-            sql.write_scores, batch, utc_now(), rescored))
+            sql.write_scores, batch, utc_now(), rescored, copies))
         for key in created:
             for reason in results[key][0]["reasons"]:
                 self._metrics.flags.labels(reason).inc()

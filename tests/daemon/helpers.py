@@ -250,10 +250,10 @@ async def wait_ready(client, pid, timeout=600.0):
         await asyncio.sleep(0.2)
 
 
-async def wait_scored(client, sid, timeout=600.0):
+async def wait_scored(client, sid, timeout=600.0, portal="demo"):
     deadline = asyncio.get_running_loop().time() + timeout
     while True:
-        doc = await (await client.get(f"/v1/submissions/demo/{sid}",
+        doc = await (await client.get(f"/v1/submissions/{portal}/{sid}",
                                       headers=bearer(ORGANISER))).json()
         if doc["status"] == "scored" or asyncio.get_running_loop().time() > deadline:
             return doc

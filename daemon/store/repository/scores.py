@@ -77,17 +77,34 @@ def sub_key_of(cur, portal: str, submission_id: str) -> int | None:
 
 
 def submissions_to_score(cur, sub_keys) -> list[dict]:
-    """Each submission's identity, raw body, status, the rating run in force and the
-    player's skill in it at the puzzle's type with the solves it was fitted on."""
+    """Each submission's identity, player, raw body, status, its puzzle's ``puzzle_key``
+    (type and givens: one puzzle whatever each portal calls it), the rating run in force
+    and the player's skill in it at the puzzle's type with the solves it was fitted on."""
     cur.execute(
-        "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.raw, s.status, "
-        "c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s "
+        "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.player_id, s.raw, "
+        "s.status, p.puzzle_type || ':' || p.givens AS puzzle_key, c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s "
         "LEFT JOIN puzzles p ON p.id = s.puzzle_id "
         "LEFT JOIN current_rating c ON c.id = 1 "
         "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
         "AND pl.player_id = s.player_id AND pl.puzzle_type = p.puzzle_type "
         f"WHERE {these_keys('s.sub_key', sub_keys)}")
     return dicts(cur)
+
+
+def earlier_prints(cur, puzzle_keys, limit: int) -> dict[str, np.ndarray]:
+    """The timing prints stored for solves of the puzzles ``puzzle_keys`` (type and
+    givens, as :func:`submissions_to_score` gives them: every portal's copy of a puzzle),
+    at most the ``limit`` latest of each, as columns: sub_key, portal, submission_id,
+    player_id, puzzle_key, timing_print (bytes)."""
+    return cur.execute(
+        "WITH same AS (SELECT id, puzzle_type || ':' || givens AS puzzle_key FROM puzzles "
+        "WHERE list_contains(?, puzzle_type || ':' || givens)) "
+        "SELECT s.sub_key, s.portal, s.submission_id, s.player_id, same.puzzle_key, "
+        "sc.timing_print FROM same JOIN submissions s ON s.puzzle_id = same.id "
+        "JOIN scores sc ON sc.portal = s.portal AND sc.submission_id = s.submission_id "
+        "WHERE sc.timing_print IS NOT NULL QUALIFY row_number() OVER (PARTITION BY "
+        "same.puzzle_key ORDER BY s.sub_key DESC) <= ? ORDER BY s.sub_key",
+        [sorted(set(puzzle_keys)), limit]).fetchnumpy()
 
 
 @needs_moves
@@ -121,18 +138,21 @@ def rating_run(cur, run_id: str) -> tuple:
 
 
 def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
-                 rescored: bool) -> list[tuple[str, str]]:
+                 rescored: bool, copies: list[int] = ()) -> list[tuple[str, str]]:
     """Store a batch's scores, raise its new flags, move its existing flags through the
     state machine, mark its submissions ``scored``: a handful of set-based statements
     (DuckDB statements cost ~1 ms each whatever their size, and ingestion waits for the
     same writer). ``score_batch`` holds columns sub_key, portal, submission_id, anomaly,
     p_value, flagged, evidence, reasons (JSON), note, run_id (the rating run scored
-    with; None before any) and, optionally, season_facts. Old scores and flags exist only
+    with; None before any) and, optionally, season_facts and timing_print. Old scores and flags exist only
     for submissions scored before, so a batch of first scores (not ``rescored``) skips
-    looking for them. Returns the (portal, submission_id) of the flags raised."""
-    if "season_facts" not in score_batch:   # none computed: the verdict reads the evidence
-        score_batch = {**score_batch, "season_facts": np.full(
-            len(score_batch["sub_key"]), None, dtype=object)}
+    looking for them. ``copies``: scored solves of other players whose log repeats one of
+    the batch's, scored before it was there to compare with: marked ``rescore``.
+    Returns the (portal, submission_id) of the flags raised."""
+    for column in ("season_facts", "timing_print"):  # none computed: NULL
+        if column not in score_batch:
+            score_batch = {**score_batch, column: np.full(len(score_batch["sub_key"]), None,
+                                                          dtype=object)}
     # DuckDB reads the parameter score_batch by name (a replacement scan)
     existing = []
     if rescored:
@@ -145,7 +165,8 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
             "b.submission_id = f.submission_id", [MACHINE, MACHINE]).fetchall()
     # a submission erased while its batch was scored stays erased
     con.execute("INSERT INTO scores SELECT b.portal, b.submission_id, ?, b.anomaly, "
-                "b.p_value, b.flagged, b.evidence, b.season_facts FROM score_batch b "
+                "b.p_value, b.flagged, b.evidence, b.season_facts, b.timing_print "
+                "FROM score_batch b "
                 "WHERE EXISTS (SELECT 1 "
                 "FROM submissions s WHERE s.portal = b.portal AND s.submission_id = "
                 "b.submission_id)", [now])
@@ -186,6 +207,9 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
                 "AND NOT (status = 'rescore' AND sub_key IN (SELECT b.sub_key FROM "
                 "score_batch b WHERE b.run_id IS DISTINCT FROM (SELECT max(run_id) FROM "
                 "current_rating)))", [int(keys.min()), int(keys.max())])
+    if len(copies):
+        con.execute("UPDATE submissions SET status = 'rescore' WHERE list_contains(?, "
+                    "sub_key) AND status = 'scored'", [sorted({int(k) for k in copies})])
     return [(portal, sid) for _, portal, sid in created]
 
 
