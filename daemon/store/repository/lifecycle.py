@@ -7,6 +7,8 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+from fairgrid.analytics.evidence import forget_log_source
+
 # tournament export: one file per table, columns as stored (the raw body and moves are
 # left out: they are the solve log the submission document carries)
 EXPORTS = {
@@ -43,7 +45,8 @@ def player_known(cur, portal: str, player: str) -> bool:
 def erase_player(con, portal: str, player: str, actor: str, now: datetime,
                  digest: str) -> dict | None:
     """Remove a person's solves (their webhook-ids with them), moves, scores, flags and
-    their history, notifications about them, their skill ratings and player verdicts; list them as
+    their history, notifications about them, their skill ratings and player verdicts, and
+    their solves' ids from the evidence of logs that repeated them; list them as
     erased by ``digest`` (their keyed hash, ``store.erasure``); record that an erasure
     happened (when, by whom, how many rows) without naming them. None when nothing is
     known of them. Puzzle ratings (aggregates over everyone) stay. The deleted rows'
@@ -58,6 +61,13 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime,
     flags = [f for (f,) in con.execute(
         "SELECT id FROM flags WHERE portal = ? AND list_contains(?, submission_id)",
         [portal, sids]).fetchall()]
+    # other players' solves whose timing repeated one of theirs name it: no longer
+    for sid, doc in con.execute(
+            "SELECT submission_id, evidence FROM scores WHERE portal = ? AND list_contains("
+            "?, json_extract_string(evidence, '$.log_match.submission_id')) AND NOT "
+            "list_contains(?, submission_id)", [portal, sids, sids]).fetchall():
+        con.execute("UPDATE scores SET evidence = ? WHERE portal = ? AND submission_id = ?",
+                    [json.dumps(forget_log_source(json.loads(doc))), portal, sid])
     rows = {}
     for table, sql, params in (
             ("moves", "DELETE FROM moves WHERE list_contains(?, sub_key)", [keys]),
