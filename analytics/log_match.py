@@ -1,7 +1,7 @@
 """Whether a solve's log repeats an earlier solve of the same puzzle (pure).
 
-A log replayed from another person's solve (a second account, a friend's solve, a
-streamed one typed back by a program) passes every signal a solve is judged on alone:
+A log that *repeats* another person's solve (sent again from a second account, a
+friend's, a streamed one typed back by a program) passes every signal a solve is judged on alone:
 its order, pace and deductions are a real person's. What it cannot hide is that the
 person is someone else: the time before each cell is theirs.
 
@@ -10,21 +10,21 @@ between the placement that left the cell's final digit and the placement before 
 (the first: since the start); NaN for a cell without one and for a gap under
 :data:`FLOOR_S`, which is one gesture or the portal's, not a person's thought. Two
 prints of one puzzle are compared over the cells both timed (:func:`closest`): the
-difference ``d`` per cell, less its median (a replay slowed or sped up as a whole
-shifts every ``d`` alike), is near 0 in every cell for a replay and spread for two
+difference ``d`` per cell, less its median (a repeat slowed or sped up as a whole
+shifts every ``d`` alike), is near 0 in every cell for a repeat and spread for two
 people, who spend their time on different cells. Two tests, each against the most
 alike two honest people may be (:data:`HONEST_SD`):
 
 * *spread*: the sum of squares of ``d`` over all but the tenth of the cells furthest
-  from the median (:data:`TRIM`: a replay whose first gap, since the start, or a few
+  from the median (:data:`TRIM`: a repeat whose first gap, since the start, or a few
   others were changed), over HONEST_SD², is χ² with ``n − r − 1`` degrees of freedom
   when ``d`` is normal with sd HONEST_SD (smaller for people further apart), times the
-  ``C(n, r)`` ways to leave ``r`` cells out: a replay with a little noise added to
+  ``C(n, r)`` ways to leave ``r`` cells out: a repeat with a little noise added to
   every gap;
 * *same gaps*: how many cells' ``d`` lie within :data:`CLOSE` of its median; an honest
   pair's chance per cell is at most ``1 − exp(−√2 · CLOSE / HONEST_SD)`` (a Laplace
   law of that sd, peakier than the normal, so a bound for unimodal laws), binomial
-  over the cells: a replay whose gaps were changed in a few cells only.
+  over the cells: a repeat whose gaps were changed in a few cells only.
 
 A pair's p is twice the smaller (either test may hold), and the solve's p that times the
 number of earlier solves it was compared with (Bonferroni): one honest pair alike by
@@ -170,11 +170,11 @@ def _likeness(tp, prints):
     dev = np.where(both, np.abs(d - centre[:, None]), np.inf)
     same = np.sum(dev <= CLOSE, axis=1)
     p_same = binom.sf(same - 1, n, SAME_GAP_Q)
-    # the spread of all but the TRIM share furthest from the median (a replay whose
+    # the spread of all but the TRIM share furthest from the median (a repeat whose
     # first gap, since the start, or a few others differ is still one); any n − r cells
     # of two people are this alike at most C(n, r) times as often as a given n − r.
     # Worked out only where half the cells lie within HONEST_SD / 2 (two people's rarely
-    # do; a replay's do): elsewhere its p is taken as 1, which only raises the pair's
+    # do; a repeat's do): elsewhere its p is taken as 1, which only raises the pair's
     p_spread = np.ones(n.size)
     sd = np.full(n.size, np.nan)
     near = np.flatnonzero(np.sum(dev <= HONEST_SD / 2, axis=1) * 2 >= n)

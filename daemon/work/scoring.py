@@ -109,7 +109,7 @@ def prints_of(moves: dict, jobs: list[ScoreTask]) -> dict[int, tuple]:
 
 class Prints:
     """The timing prints a batch compares its logs with: those of solves being scored now
-    (the batch's own among them: a replay may be scored beside its source) and the stored
+    (the batch's own among them: a repeated log may be scored beside its source) and the stored
     ones of its puzzles."""
 
     def __init__(self, stored: dict, fresh: list[tuple], jobs: list[ScoreTask]):

@@ -1,4 +1,4 @@
-"""A log replayed from another player's solve of the same puzzle, and two people's logs."""
+"""A log that repeats another player's solve of the same puzzle, and two people's logs."""
 
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ def _people(n: int, seed: int = 0) -> list[tuple]:
     return out
 
 
-def _replay(log, rng, scale: float = 0.8, jitter: float = 0.0, shift_ms: int = 2_500):
-    """Another player's replay of ``log``: placements only, slower or quicker as a whole,
+def _repeat(log, rng, scale: float = 0.8, jitter: float = 0.0, shift_ms: int = 2_500):
+    """Another player's repeat of ``log``: placements only, slower or quicker as a whole,
     each gap jittered by exp(N(0, jitter))."""
     t, cell, digit, note = (np.asarray(a) for a in log)
     keep = ~np.asarray(note, bool)
@@ -88,20 +88,20 @@ def test_two_peoples_logs_are_not_alike(logs):
 
 
 @pytest.mark.parametrize("jitter", [0.0, 0.1])
-def test_a_replay_is_found_among_many(logs, jitter):
+def test_a_repeated_log_is_found_among_many(logs, jitter):
     rng = np.random.default_rng(3)
     prints = _prints(logs)
     for source in (0, 7, 23):
-        found = closest(timing_print(*_replay(logs[source], rng, jitter=jitter), 81), prints)
+        found = closest(timing_print(*_repeat(logs[source], rng, jitter=jitter), 81), prints)
         assert found.index == source and found.p < 1e-9
         assert found.compared == len(logs) and found.p == pytest.approx(
             min(1.0, found.pair_p * len(logs)))
         assert found.same_order == found.cells or found.same_order >= 40
 
 
-def test_a_replay_with_some_gaps_changed_is_found(logs):
+def test_a_repeat_with_some_gaps_changed_is_found(logs):
     rng = np.random.default_rng(4)
-    t, cell, digit, note = _replay(logs[5], rng)
+    t, cell, digit, note = _repeat(logs[5], rng)
     gaps = np.diff(np.concatenate([[0], t]))
     changed = rng.random(gaps.size) < 1 / 3
     gaps[changed] = rng.choice(gaps, int(changed.sum()))
@@ -109,11 +109,11 @@ def test_a_replay_with_some_gaps_changed_is_found(logs):
     assert found.index == 5 and found.p < 1e-6
 
 
-def test_the_evidence_flags_a_replay_and_names_its_source(logs, inputs):
+def test_the_evidence_flags_a_repeat_and_names_its_source(logs, inputs):
     earlier = Earlier(_prints(logs[:6]), ("s-a", None, "s-c", "s-d", "s-e", "s-f"))
     rng = np.random.default_rng(5)
-    replay = _replay(logs[2], rng, scale=1.3)
-    ev = score_solve(inputs.facts_without_skill, inputs.null, *replay, earlier=earlier)
+    repeat = _repeat(logs[2], rng, scale=1.3)
+    ev = score_solve(inputs.facts_without_skill, inputs.null, *repeat, earlier=earlier)
     assert ev.flagged and ev.reasons[0] == "log_match" and ev.rule == "alone"
     assert ev.log_match.submission_id == "s-c" and ev.log_match.compared == 6
     signal = ev.signal("log_match")
@@ -121,9 +121,9 @@ def test_the_evidence_flags_a_replay_and_names_its_source(logs, inputs):
     assert "submission 's-c' of this portal" in signal.explanation
     assert "repeats an earlier solve" in ev.verdict
     assert Evidence.from_json(ev.to_json()).log_match == ev.log_match
-    # the same replay of another portal's solve names no id
+    # the same repeat of another portal's solve names no id
     elsewhere = score_solve(inputs.facts_without_skill, inputs.null,
-                            *_replay(logs[1], rng), earlier=earlier)
+                            *_repeat(logs[1], rng), earlier=earlier)
     assert elsewhere.flagged and elsewhere.log_match.submission_id is None
     assert "a solve another portal sent" in elsewhere.signal("log_match").explanation
     # an honest solve: compared, shown, and no signal of the verdict
@@ -134,10 +134,10 @@ def test_the_evidence_flags_a_replay_and_names_its_source(logs, inputs):
     assert LogMatch.from_json({"cells": "x"}) is None
 
 
-def test_a_season_leaves_the_solves_verdict_to_flag_a_replay(logs, inputs):
+def test_a_season_leaves_the_solves_verdict_to_flag_a_repeat(logs, inputs):
     earlier = Earlier(_prints(logs[:6]), tuple(f"s-{k}" for k in range(6)))
     ev = score_solve(inputs.facts_without_skill, inputs.null,
-                     *_replay(logs[0], np.random.default_rng(6)), earlier=earlier)
+                     *_repeat(logs[0], np.random.default_rng(6)), earlier=earlier)
     facts = solve_facts("r", ev.to_json())
     assert facts.family_p["log_match"] < 1e-6 and "log_match" not in FAMILIES
     verdict = judge([facts])

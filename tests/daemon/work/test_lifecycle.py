@@ -85,12 +85,12 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(aioht
     await _post(client, "also-1", "keep-2", honest(5))
     await _post(client, "also-2", "keep-3", honest(6))
     # another player sends the person's honest log again: its evidence names theirs
-    await _post(client, "replay", "keep-4", [{**m, "t_ms": m["t_ms"] + 1500}
+    await _post(client, "repeat", "keep-4", [{**m, "t_ms": m["t_ms"] + 1500}
                                              for m in honest(4)])
-    await _all_scored(client, ["gone-1", "gone-2", "also-1", "also-2", "replay"])
-    replay = (await (await client.get("/v1/submissions/demo/replay", headers=bearer(
+    await _all_scored(client, ["gone-1", "gone-2", "also-1", "also-2", "repeat"])
+    repeat = (await (await client.get("/v1/submissions/demo/repeat", headers=bearer(
         ORGANISER))).json())["score"]
-    assert replay["flagged"] and replay["log_match"]["submission_id"] == "gone-2", replay["log_match"]
+    assert repeat["flagged"] and repeat["log_match"]["submission_id"] == "gone-2"
     await nightly_run(client)  # the person now has a skill rating too
     store = client.server.app[CTX].store
     assert _mentions(store, ["erase-me"])  # everywhere before
@@ -104,11 +104,11 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(aioht
     assert rows["submissions"] == 2 and rows["moves"] == 2 * 49 and rows["flags"] >= 1
     assert rows["player_ratings"] >= 1 and rows["scores"] == 2
     assert _mentions(store, ["erase-me", "gone-1", "gone-2"]) == {}
-    replay = (await (await client.get("/v1/submissions/demo/replay", headers=bearer(
+    repeat = (await (await client.get("/v1/submissions/demo/repeat", headers=bearer(
         ORGANISER))).json())["score"]
-    assert replay["flagged"] and replay["log_match"]["submission_id"] is None
+    assert repeat["flagged"] and repeat["log_match"]["submission_id"] is None
     assert "a solve since erased" in next(
-        s["explanation"] for s in replay["signals"] if s["name"] == "log_match")
+        s["explanation"] for s in repeat["signals"] if s["name"] == "log_match")
     # the erasure is on record, without whom it was about
     (at, portal, actor, counted, rewritten), = query(store, "SELECT * FROM erasures")
     assert portal == "demo" and actor == "service token 1 (admin)" and rewritten >= at

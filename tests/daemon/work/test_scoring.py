@@ -255,7 +255,7 @@ async def test_no_cron_no_scheduler(aiohttp_client, tmp_path):
     assert client.app[CTX].nightly.next_run_time() is None
 
 
-async def test_a_log_replayed_from_another_players_solve_is_flagged(client):
+async def test_a_log_that_repeats_another_players_solve_is_flagged(client):
     sol = np.array([int(c) for c in EASY_SOLUTION])
     rng = np.random.default_rng(8)
     people = [simulate(parse(EASY), sol, "honest", rng=rng, expected_log_s=6.5, skill=0.0)
@@ -266,11 +266,11 @@ async def test_a_log_replayed_from_another_players_solve_is_flagged(client):
         done = (await wait_scored(client, f"own-{k}"))["score"]
         assert not done["flagged"] and "log_match" not in {s["name"] for s in done["signals"]}
 
-    def replay(sim, scale):  # the same placements, 2 s later, slower as a whole
+    def repeat(sim, scale):  # the same placements, 2 s later, slower as a whole
         return [{**m, "t_ms": int(2000 + m["t_ms"] * scale)} for m in sim.moves()]
 
     # another player sends the second person's log as theirs
-    await _post(client, "copy", replay(people[1], 1.25), player_id="p-copier")
+    await _post(client, "copy", repeat(people[1], 1.25), player_id="p-copier")
     score = (await wait_scored(client, "copy"))["score"]
     assert score["flagged"] and score["reasons"][0] == "log_match"
     assert score["log_match"]["submission_id"] == "own-1"
@@ -283,13 +283,13 @@ async def test_a_log_replayed_from_another_players_solve_is_flagged(client):
     assert 'id="log-match"' in page and 'href="/ui/submissions/demo/own-1"' in page
     # another portal's player sends it too: the evidence names no id of this portal's
     raw, headers = signed({**solve_body(submission_id="elsewhere", portal="other",
-                                        moves=replay(people[1], 0.9)),
+                                        moves=repeat(people[1], 0.9)),
                            "player_id": "p-far"}, secret=OTHER_SECRET, msg_id="elsewhere")
     assert (await client.post("/v1/webhooks/solves", data=raw, headers=headers)).status == 202
     far = (await wait_scored(client, "elsewhere", portal="other"))["score"]
     assert far["flagged"] and far["log_match"]["submission_id"] is None
     # the first person sends their own log again: no one's copy
-    await _post(client, "again", replay(people[0], 1.0), player_id="p-0")
+    await _post(client, "again", repeat(people[0], 1.0), player_id="p-0")
     again = (await wait_scored(client, "again"))["score"]
     assert not again["flagged"] and again["log_match"]["p"] > 0.05
     prints = query(store(client), "SELECT count(*) FROM scores WHERE "
@@ -297,23 +297,23 @@ async def test_a_log_replayed_from_another_players_solve_is_flagged(client):
     assert prints[0][0] == 6
 
 
-async def test_a_replay_scored_before_its_source_is_scored_again(client):
+async def test_a_repeat_scored_before_its_source_is_scored_again(client):
     from fairgrid.daemon.web.context import CTX
     sol = np.array([int(c) for c in EASY_SOLUTION])
     sim = simulate(parse(EASY), sol, "honest", rng=21, expected_log_s=6.5, skill=0.0)
     await _post(client, "source", sim.moves(), player_id="p-source")
-    await _post(client, "replay", [{**m, "t_ms": int(900 + m["t_ms"] * 1.1)}
-                                   for m in sim.moves()], player_id="p-replay")
-    for sid in ("source", "replay"):
+    await _post(client, "repeat", [{**m, "t_ms": int(900 + m["t_ms"] * 1.1)}
+                                   for m in sim.moves()], player_id="p-repeat")
+    for sid in ("source", "repeat"):
         await wait_scored(client, sid)
     app = client.server.app[CTX]
 
     def scored_at():
         return query(store(client), "SELECT scored_at FROM scores WHERE submission_id = "
-                     "'replay'")[0][0]
+                     "'repeat'")[0][0]
     before = scored_at()
-    # the source scored again, as after a nightly run, finds the replay among the later
-    # solves and has it scored again too (as when the replay was scored first)
+    # the source scored again, as after a nightly run, finds the repeat among the later
+    # solves and has it scored again too (as when the repeat was scored first)
     key = query(store(client), "SELECT sub_key FROM submissions WHERE submission_id = "
                 "'source'")[0][0]
     await app.scorer.score_many([key])
@@ -321,5 +321,5 @@ async def test_a_replay_scored_before_its_source_is_scored_again(client):
     while scored_at() == before and asyncio.get_running_loop().time() < deadline:
         await asyncio.sleep(0.1)
     assert scored_at() > before
-    replay = (await wait_scored(client, "replay"))["score"]
-    assert replay["flagged"] and replay["log_match"]["submission_id"] == "source"
+    repeat = (await wait_scored(client, "repeat"))["score"]
+    assert repeat["flagged"] and repeat["log_match"]["submission_id"] == "source"
