@@ -48,23 +48,24 @@ from scipy.stats import binom, chi2
 
 FLOOR_S = 0.2        # gaps below this (one gesture, a portal's move) are not timed
 MIN_CELLS = 20       # cells both prints time, fewer: no comparison
+# a cell both logs filled this quickly is left out: the time to write a digit is alike
+# for everyone, and two people's quick cells (an endgame typed in a burst) agree closely
+MOTOR_S = 1.5
 HONEST_SD = 0.35     # the least sd of d two people's prints are taken to have
 CLOSE = 0.05         # |d − median| within this: the same gap (5 % in time)
 TRIM = 0.1           # the spread test leaves out this share of the cells, the furthest
 SAME_GAP_Q = 1.0 - math.exp(-math.sqrt(2.0) * CLOSE / HONEST_SD)
 PRINT_DTYPE = np.float32
-# a match is a family of the solve's verdict, and the evidence names the earlier solve,
-# only below this p: two people's logs are almost never alike, so in almost every solve
-# the family would say nothing and only dilute the others' combination, and the closest
-# of many ordinary solves is nobody's business
-JUDGED_BELOW = 0.05
+# the evidence names the earlier solve, and the console shows it, only below this p: the
+# closest of many ordinary solves is nobody's business
+NAMED_BELOW = 0.05
 
 
 def timing_print(t_ms, cell, digit, note, n_cells: int) -> np.ndarray:
     """A (2, n_cells) array: per cell, ln(seconds between the placement that left its
-    final digit and the placement before it), NaN where no digit stands at the end, a
-    given, or a gap under FLOOR_S; and that placement's rank among the placements (NaN
-    where no digit stands)."""
+    final digit and the placement before it), NaN where no digit stands at the end (a
+    given among them: no move lands on one) or the gap is under FLOOR_S; and that
+    placement's rank among the placements (NaN where no digit stands)."""
     t = np.asarray(t_ms, dtype=np.float64) / 1000.0
     cell = np.asarray(cell, dtype=np.int64)
     digit = np.asarray(digit, dtype=np.int64)
@@ -155,7 +156,8 @@ def _likeness(tp, prints):
         return None
     tp = np.asarray(tp, dtype=PRINT_DTYPE)
     d = prints[:, 0, :] - tp[None, 0, :]
-    both = np.isfinite(d)
+    quick = math.log(MOTOR_S)
+    both = np.isfinite(d) & ~((prints[:, 0, :] < quick) & (tp[None, 0, :] < quick))
     n = both.sum(axis=1)
     ok = n >= MIN_CELLS
     if not ok.any():
@@ -169,7 +171,8 @@ def _likeness(tp, prints):
                     + np.take_along_axis(ordered, hi[:, None], 1)[:, 0])
     dev = np.where(both, np.abs(d - centre[:, None]), np.inf)
     same = np.sum(dev <= CLOSE, axis=1)
-    p_same = binom.sf(same - 1, n, SAME_GAP_Q)
+    # the median's own cell is within CLOSE by construction: not counted
+    p_same = binom.sf(np.maximum(same - 1, 0) - 1, n - 1, SAME_GAP_Q)
     # the spread of all but the TRIM share furthest from the median (a repeat whose
     # first gap, since the start, or a few others differ is still one); any n − r cells
     # of two people are this alike at most C(n, r) times as often as a given n − r.
@@ -243,7 +246,7 @@ def compare(t_ms, cell, digit, note, earlier: Earlier | None, n_cells: int
     found = closest(timing_print(t_ms, cell, digit, note, n_cells), earlier.prints)
     if found is None:
         return None
-    name = earlier.names[found.index] if found.p < JUDGED_BELOW else None
+    name = earlier.names[found.index] if found.p < NAMED_BELOW else None
     return LogMatch(name, found.cells, found.same_gaps,
                     round(found.sd, 4) if math.isfinite(found.sd) else None,
                     found.same_order, found.compared, found.p)

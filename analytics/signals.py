@@ -37,9 +37,9 @@ signal                  value                                                 od
                         sends ``client``; :mod:`.client_signals`)
 ``away``                bits placed unproved just after coming back to the    high  client
                         page (recorder's block only; :mod:`.client_signals`)
-``log_match``           how alike the time before each placement is to an     high  log_match
-                        earlier solve of the same puzzle, as a z (the
-                        normal quantile of its p; :mod:`.log_match`):
+``log_match``           how alike the time before each placement is to        high  log_match
+                        another player's earlier solve of the puzzle, as a
+                        z (the normal quantile of its p; :mod:`.log_match`):
                         judged only below :data:`LOG_MATCH_JUDGED`
 ======================  ====================================================  ====  ==========
 
@@ -64,7 +64,6 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, puzzle_type
 from .client_signals import client_signals
 from .deduction import Deduction, deduce, needed_words
 from .fill_order import FillOrder
-from .log_match import JUDGED_BELOW
 
 SIGNALS = ("order_sa", "order_consensus", "unforced", "unproven", "speed",
            "pace_variation", "pacing_difficulty", "switch", "paste", "away", "log_match")
@@ -76,9 +75,11 @@ FAMILY = {"order_sa": "order", "order_consensus": "order", "unforced": "deductio
           "unproven": "deduction", "speed": "speed", "pace_variation": "pacing",
           "pacing_difficulty": "pacing", "switch": "switch", "paste": "client",
           "away": "client", "log_match": "log_match"}
-# A solve's likeness to earlier logs of its puzzle is a family of its verdict only below
-# this p (shown in the evidence, ``Evidence.log_match``, whatever its p)
-LOG_MATCH_JUDGED = JUDGED_BELOW
+# A solve's likeness to other players' logs of its puzzle is a family of its verdict only
+# below this p, where it flags alone (``calibration.STRONG_P``): a family that joins the
+# combination only when it is small would bias it, and two people's logs are almost
+# never alike. Shown in the evidence (``Evidence.log_match``) whatever its p.
+LOG_MATCH_JUDGED = 1e-6
 # The null key of ``switch`` for solves whose notes carried the thinking (the player's
 # own, noted first, or the portal's; told only where the technique ladder replays the
 # solve: 9x9 Sudoku): the placements of such a solve read what the notes show, a phase as

@@ -8,8 +8,10 @@ import pytest
 from fairgrid.analytics.evidence import Evidence, score_solve
 from fairgrid.analytics.log_match import (FLOOR_S, Earlier, LogMatch, closest, compare,
                                           from_bytes, timing_print, to_bytes)
+from fairgrid.analytics.calibration import STRONG_P
 from fairgrid.analytics.player_verdict import FAMILIES, judge, solve_facts
 from fairgrid.analytics.puzzle_model import build, scoring_inputs
+from fairgrid.analytics.signals import LOG_MATCH_JUDGED
 from fairgrid.analytics.simulate import simulate
 from fairgrid.solvers import parse
 
@@ -93,7 +95,8 @@ def test_a_repeated_log_is_found_among_many(logs, jitter):
     prints = _prints(logs)
     for source in (0, 7, 23):
         found = closest(timing_print(*_repeat(logs[source], rng, jitter=jitter), 81), prints)
-        assert found.index == source and found.p < 1e-9
+        # noise on every gap costs power where a fast log has few cells beyond writing
+        assert found.index == source and found.p < (1e-9 if jitter == 0 else 1e-3)
         assert found.compared == len(logs) and found.p == pytest.approx(
             min(1.0, found.pair_p * len(logs)))
         assert found.same_order == found.cells or found.same_order >= 40
@@ -130,6 +133,7 @@ def test_the_evidence_flags_a_repeat_and_names_its_source(logs, inputs):
     own = score_solve(inputs.facts_without_skill, inputs.null, *logs[10], earlier=earlier)
     assert own.log_match is not None and own.log_match.p > 0.05
     assert own.signal("log_match") is None and "log_match" not in own.reasons
+    assert LOG_MATCH_JUDGED == STRONG_P  # it joins a verdict only where it flags alone
     assert compare(*logs[10], None, 81) is None
     assert LogMatch.from_json({"cells": "x"}) is None
 
