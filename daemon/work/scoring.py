@@ -48,9 +48,12 @@ YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
 MAX_REASON = 500  # characters of a failure's reason kept with the submission
-# a log is compared with at most this many of its puzzle's latest earlier solves (about
-# 7 ms a solve at this many on one core; bench/log_match.py)
+# a log is compared with at most this many of its puzzle's solves before it (about 6 ms
+# a solve at this many on one core; bench/log_match.py), and as many after it...
 MAX_COMPARED = 5_000
+# ...and a batch reads at most this much of prints in all (a batch of many popular
+# puzzles, or of Nurikabe grids of 1,500 cells, compares each with fewer)
+MAX_PRINT_BYTES = 64 * 2**20
 
 
 def compute_batch(payload: tuple) -> list[tuple[dict | None, str]]:
@@ -58,7 +61,7 @@ def compute_batch(payload: tuple) -> list[tuple[dict | None, str]]:
     needs (``Evidence.summary``) and the whole evidence as JSON text, or (None, why it could
     not be scored). ``payload`` is the batch's moves as columns (sorted by ``sub_key``,
     then ``seq``), one job per submission, the stored timing prints of their puzzles
-    (``sql.earlier_prints``' columns) and the prints of solves being scored now
+    (``sql.nearby_prints``' columns) and the prints of solves being scored now
     (:func:`prints_of`, the batch's own among them). Runs in a pool process, which also
     cuts each submission's moves out of the columns, reads each raw body's ``client`` and
     ``outcome`` as ingestion read them, compares each log with the other solves of its
@@ -76,6 +79,23 @@ def compute_batch(payload: tuple) -> list[tuple[dict | None, str]]:
             raise
         except Exception as exc:  # noqa: BLE001 - one submission must not stop the others
             out.append((None, unscorable_reason(exc)))
+    return out
+
+
+def print_windows(jobs: list[ScoreTask]) -> list[tuple[str, int, int, int]]:
+    """Per puzzle of a batch, the stored prints it reads (``sql.nearby_prints``): the
+    solves before its latest and after its first, MAX_COMPARED of each at most, and
+    MAX_PRINT_BYTES for the batch in all."""
+    spans: dict[str, list[int]] = {}
+    cells = {}
+    for job in jobs:
+        span = spans.setdefault(job.puzzle_key, [job.sub_key, job.sub_key])
+        span[0], span[1] = min(span[0], job.sub_key), max(span[1], job.sub_key)
+        cells[job.puzzle_key] = len(job.facts.givens)
+    out = []
+    for key, (lo, hi) in sorted(spans.items()):
+        most = MAX_PRINT_BYTES // (2 * len(spans) * 8 * max(cells[key], 1))
+        out.append((key, lo, hi, int(max(1, min(MAX_COMPARED, most)))))
     return out
 
 
@@ -243,6 +263,9 @@ class Scorer:
         # the timing prints of solves being scored, until their scores are written: a
         # batch compares its logs with these as well as with the stored ones
         self._fresh: dict[int, tuple] = {}
+        # solves found to repeat another while they were being scored themselves (so
+        # not yet compared with it): scored again once their scoring is done
+        self._again: set[int] = set()
         # judges the players of each batch written (work.verdicts; the app sets it)
         self.verdicts = None
         metrics.scoring_backlog.set_function(self._queue.pending)
@@ -311,7 +334,7 @@ class Scorer:
             except Exception:  # noqa: BLE001 - one bad batch must not stop scoring
                 log.exception("scoring of %d submissions failed", len(keys))
             finally:
-                self._queue.done(*keys)
+                self._done(keys)
 
     async def _wait_for_room(self) -> None:
         """Return once the writer was idle for IDLE_SHARE of the last YIELD_S, or after
@@ -333,6 +356,9 @@ class Scorer:
         if key is None:
             return None
         done = await self.score_many([key])
+        if key in self._again:  # found to repeat another while it was scored here
+            self._again.discard(key)
+            self.schedule(key)
         return json.loads(done[(portal, submission_id)][1]) if done else None
 
     async def score_many(self, sub_keys: list[int]) -> dict:
@@ -359,8 +385,9 @@ class Scorer:
         try:
             results, keys = await self._compute_and_write(ready, moves, jobs)
         finally:
-            for key in fresh:
-                self._fresh.pop(key, None)
+            for key, row in fresh.items():  # unless another batch has it in flight now
+                if self._fresh.get(key) is row:
+                    del self._fresh[key]
         if not results:
             return {}
         if self.verdicts is not None:
@@ -388,8 +415,8 @@ class Scorer:
         # scored at once, the one that gathers second sees the other's prints; where it
         # holds the earlier solve, ``later_copies`` has the later one scored again.
         fresh = [row for row in self._fresh.values() if row[4] in puzzles]
-        stored = await asyncio.to_thread(self._store.read, sql.earlier_prints, puzzles,
-                                         MAX_COMPARED)
+        stored = await asyncio.to_thread(self._store.read, sql.nearby_prints,
+                                         print_windows(jobs))
         payload = (moves, jobs, stored, fresh)
         loop = asyncio.get_running_loop()
         if self._executor is not None:  # another process: the event loop keeps the GIL
@@ -409,8 +436,18 @@ class Scorer:
                               rescored=any(row["status"] != "pending" for row, _ in scored),
                               copies=copies)
         for key in copies:  # marked ``rescore`` with the scores: the sweep finds them too
+            if key in self._fresh:  # being scored now, maybe without this batch's print
+                self._again.add(key)
             self.schedule(key)
         return results, keys
+
+    def _done(self, keys: list[int]) -> None:
+        """The scoring of ``keys`` is over: those found to repeat another meanwhile are
+        queued again."""
+        self._queue.done(*keys)
+        for key in [k for k in keys if k in self._again]:
+            self._again.discard(key)
+            self.schedule(key)
 
     async def _mark_unscorable(self, failed: list[tuple[dict, str]]) -> None:
         """Record why submissions could not be scored (status ``unscorable``: the sweep

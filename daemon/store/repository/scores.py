@@ -18,9 +18,12 @@ says why; final: the sweep leaves it, and a score it had before stays).
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 import numpy as np
+
+from fairgrid.analytics.evidence import forget_log_source
 
 from ...states import FlagState
 from . import needs_moves, outbox
@@ -91,20 +94,33 @@ def submissions_to_score(cur, sub_keys) -> list[dict]:
     return dicts(cur)
 
 
-def earlier_prints(cur, puzzle_keys, limit: int) -> dict[str, np.ndarray]:
-    """The timing prints stored for solves of the puzzles ``puzzle_keys`` (type and
-    givens, as :func:`submissions_to_score` gives them: every portal's copy of a puzzle),
-    at most the ``limit`` latest of each, as columns: sub_key, portal, submission_id,
-    player_id, puzzle_key, timing_print (bytes)."""
+def nearby_prints(cur, want: list[tuple[str, int, int, int]]) -> dict[str, np.ndarray]:
+    """The timing prints stored for solves of some puzzles, per ``(puzzle_key, lo, hi,
+    most)``: of the solves of that puzzle (type and givens, as
+    :func:`submissions_to_score` gives them: every portal's copy of it), the ``most``
+    latest committed before ``hi`` and the ``most`` first committed after ``lo`` (a
+    batch's solves lie between), those with a print; as columns sub_key, portal,
+    submission_id, player_id, puzzle_key, timing_print (bytes)."""
+    if not want:
+        return {}
+    keys, lo, hi, most = (list(c) for c in zip(*want))
+    # the windows are taken on the submissions (a key each) before any print is read
     return cur.execute(
-        "WITH same AS (SELECT id, puzzle_type || ':' || givens AS puzzle_key FROM puzzles "
-        "WHERE list_contains(?, puzzle_type || ':' || givens)) "
-        "SELECT s.sub_key, s.portal, s.submission_id, s.player_id, same.puzzle_key, "
-        "sc.timing_print FROM same JOIN submissions s ON s.puzzle_id = same.id "
-        "JOIN scores sc ON sc.portal = s.portal AND sc.submission_id = s.submission_id "
-        "WHERE sc.timing_print IS NOT NULL QUALIFY row_number() OVER (PARTITION BY "
-        "same.puzzle_key ORDER BY s.sub_key DESC) <= ? ORDER BY s.sub_key",
-        [sorted(set(puzzle_keys)), limit]).fetchnumpy()
+        "WITH want AS (SELECT unnest(?) AS puzzle_key, unnest(?) AS lo, unnest(?) AS hi, "
+        "unnest(?) AS most), "
+        "same AS (SELECT p.id, w.* FROM puzzles p JOIN want w ON w.puzzle_key = "
+        "p.puzzle_type || ':' || p.givens), "
+        "cand AS (SELECT s.sub_key, s.portal, s.submission_id, s.player_id, same.puzzle_key, "
+        "same.lo, same.hi, same.most FROM same JOIN submissions s ON s.puzzle_id = same.id "
+        "WHERE s.status IN ('scored', 'rescore')), "
+        "near AS (SELECT * FROM cand WHERE sub_key < hi QUALIFY row_number() OVER ("
+        "PARTITION BY puzzle_key ORDER BY sub_key DESC) <= most UNION SELECT * FROM cand "
+        "WHERE sub_key > lo QUALIFY row_number() OVER (PARTITION BY puzzle_key ORDER BY "
+        "sub_key) <= most) "
+        "SELECT n.sub_key, n.portal, n.submission_id, n.player_id, n.puzzle_key, "
+        "sc.timing_print FROM near n JOIN scores sc ON sc.portal = n.portal AND "
+        "sc.submission_id = n.submission_id WHERE sc.timing_print IS NOT NULL "
+        "ORDER BY n.sub_key", [keys, lo, hi, most]).fetchnumpy()
 
 
 @needs_moves
@@ -170,6 +186,15 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
                 "WHERE EXISTS (SELECT 1 "
                 "FROM submissions s WHERE s.portal = b.portal AND s.submission_id = "
                 "b.submission_id)", [now])
+    # a log compared with a solve erased while it was scored names it no longer
+    for portal, sid, doc in con.execute(
+            "SELECT b.portal, b.submission_id, b.evidence FROM score_batch b WHERE "
+            "json_extract_string(b.evidence, '$.log_match.submission_id') IS NOT NULL AND "
+            "NOT EXISTS (SELECT 1 FROM submissions s WHERE s.portal = b.portal AND "
+            "s.submission_id = json_extract_string(b.evidence, "
+            "'$.log_match.submission_id'))").fetchall():
+        con.execute("UPDATE scores SET evidence = ? WHERE portal = ? AND submission_id = ?",
+                    [json.dumps(forget_log_source(json.loads(doc))), portal, sid])
     created = []
     if score_batch["flagged"].any():
         created = con.execute(

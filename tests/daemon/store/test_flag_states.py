@@ -76,3 +76,41 @@ def test_a_score_from_the_run_before_leaves_a_rescore_mark(tmp_path):
         batch = {**_batch("a", 1, False), "run_id": np.array([run], dtype=object)}
         scores.write_scores(con, batch, now, True)
         assert con.execute("SELECT status FROM submissions").fetchone()[0] == status, run
+
+
+def test_a_score_naming_a_solve_erased_meanwhile_names_it_no_longer(tmp_path):
+    """A batch that compared a log with a solve erased while it was scored (the single
+    writer took the erasure first) stores evidence that no longer names that solve."""
+    import json
+
+    from fairgrid.daemon.store import connect
+
+    from ..helpers import COLUMNS
+
+    con = connect(str(tmp_path / "e.duckdb"))
+    now = datetime.now(timezone.utc)
+    for key, sid in ((1, "copy"), (2, "kept")):
+        con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', "
+                    "'p', 'x', ?, ?, ?, 1, 1, true, 'pending', '{}')",
+                    [key, sid, f"w{key}", now, now, now])
+    explained = ("the time before each placement follows an earlier solve of this puzzle "
+                 "(submission {} of this portal, the closest of 3 compared)")
+    for key, named in ((1, "gone"), (2, "kept")):
+        doc = {"log_match": {"submission_id": named, "cells": 40, "same_gaps": 38,
+                             "spread": 0.01, "same_order": 49, "compared": 3, "p": 1e-30},
+               "signals": [{"name": "log_match",
+                            "explanation": explained.format(repr(named))}]}
+        sid = "copy" if key == 1 else "also"
+        batch = {**_batch(sid, key, True), "evidence": np.array([json.dumps(doc)], object)}
+        if key == 2:
+            con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (3, 'demo', 'also', 'w3',"
+                        " 't', 'p', 'x', ?, ?, ?, 1, 1, true, 'pending', '{}')",
+                        [now, now, now])
+            batch["sub_key"] = np.array([3])
+        scores.write_scores(con, batch, now, False)
+    stored = {sid: json.loads(doc) for sid, doc in con.execute(
+        "SELECT submission_id, evidence FROM scores").fetchall()}
+    assert stored["copy"]["log_match"]["submission_id"] is None
+    assert "a solve since erased" in stored["copy"]["signals"][0]["explanation"]
+    assert "'gone'" not in json.dumps(stored["copy"])
+    assert stored["also"]["log_match"]["submission_id"] == "kept"
