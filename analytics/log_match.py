@@ -43,6 +43,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from numba import njit
 from scipy.special import gammaln
 from scipy.stats import binom, chi2
 
@@ -155,15 +156,62 @@ def _likeness(tp, prints):
     if prints.ndim != 3 or prints.shape[0] == 0:
         return None
     tp = np.asarray(tp, dtype=PRINT_DTYPE)
-    d = prints[:, 0, :] - tp[None, 0, :]
-    quick = math.log(MOTOR_S)
-    both = np.isfinite(d) & ~((prints[:, 0, :] < quick) & (tp[None, 0, :] < quick))
-    n = both.sum(axis=1)
-    ok = n >= MIN_CELLS
+    # only rows a third of whose cells lie within HONEST_SD / 2 of their mean are tested
+    # (two people's rarely do; a repeat's, a few gaps changed or not, do): the others'
+    # p is taken as 1, which only raises it; one compiled pass over every print finds
+    # them, and the tests' sorts run on those rows alone
+    n_all, near_mean = _screen(np.ascontiguousarray(prints[:, 0, :]),
+                               np.ascontiguousarray(tp[0]), math.log(MOTOR_S),
+                               HONEST_SD / 2)
+    ok = n_all >= MIN_CELLS
     if not ok.any():
         return None
     rows = np.flatnonzero(ok)
-    d, both, n = d[ok], both[ok], n[ok]
+    n = n_all[ok]
+    test = np.flatnonzero(near_mean[ok] * 3 >= n)
+    same = np.zeros(n.size, dtype=np.int64)
+    sd = np.full(n.size, np.nan)
+    pair = np.ones(n.size)
+    if test.size:
+        picked = rows[test]
+        d = prints[picked, 0, :] - tp[None, 0, :]
+        quick = math.log(MOTOR_S)
+        both = np.isfinite(d) & ~((prints[picked, 0, :] < quick) & (tp[None, 0, :] < quick))
+        same[test], sd[test], pair[test] = _tests(np.where(both, d, np.nan), both, n[test])
+    return rows, n, same, sd, pair
+
+
+@njit(cache=True)
+def _screen(gaps, own, quick, half):
+    """Per print (a row of ``gaps``): the cells it and ``own`` both timed, leaving out
+    those both filled under ``quick``, and how many of those lie within ``half`` of the
+    mean difference."""
+    m, c = gaps.shape
+    n = np.zeros(m, np.int64)
+    near = np.zeros(m, np.int64)
+    for i in range(m):
+        total, k = 0.0, 0
+        for j in range(c):
+            a, b = gaps[i, j], own[j]
+            if np.isfinite(a) and np.isfinite(b) and not (a < quick and b < quick):
+                total += a - b
+                k += 1
+        n[i] = k
+        if k == 0:
+            continue
+        mean = total / k
+        count = 0
+        for j in range(c):
+            a, b = gaps[i, j], own[j]
+            if np.isfinite(a) and np.isfinite(b) and not (a < quick and b < quick) \
+                    and abs(a - b - mean) <= half:
+                count += 1
+        near[i] = count
+    return n, near
+
+
+def _tests(d, both, n):
+    """(same gaps, spread, pair p) of the rows of ``d`` (NaN outside ``both``)."""
     # a row's median from its sort (NaN sorts last): nanmedian is ten times slower
     ordered = np.sort(d, axis=1)
     lo, hi = (n - 1) // 2, n // 2
@@ -176,8 +224,8 @@ def _likeness(tp, prints):
     # the spread of all but the TRIM share furthest from the median (a repeat whose
     # first gap, since the start, or a few others differ is still one); any n − r cells
     # of two people are this alike at most C(n, r) times as often as a given n − r.
-    # Worked out only where half the cells lie within HONEST_SD / 2 (two people's rarely
-    # do; a repeat's do): elsewhere its p is taken as 1, which only raises the pair's
+    # Worked out only where half the cells lie within HONEST_SD / 2 of the median:
+    # elsewhere its p is taken as 1, which only raises the pair's
     p_spread = np.ones(n.size)
     sd = np.full(n.size, np.nan)
     near = np.flatnonzero(np.sum(dev <= HONEST_SD / 2, axis=1) * 2 >= n)
@@ -191,7 +239,7 @@ def _likeness(tp, prints):
         p_spread[near] = np.exp(np.minimum(0.0, log_ways + chi2.logcdf(
             ss / HONEST_SD ** 2, nn - r - 1)))
         sd[near] = np.sqrt(ss / np.maximum(nn - r - 1, 1))
-    return rows, n, same, sd, np.minimum(1.0, 2.0 * np.minimum(p_same, p_spread))
+    return same, sd, np.minimum(1.0, 2.0 * np.minimum(p_same, p_spread))
 
 
 @dataclass(frozen=True)
