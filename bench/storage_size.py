@@ -73,6 +73,15 @@ async def run(n: int, folder: Path) -> dict:
                 out[f"{table}.{col} chars"] = cur.execute(
                     f"SELECT sum(length({col})) FROM {table}").fetchone()[0]
             out["moves rows"] = cur.execute("SELECT count(*) FROM moves").fetchone()[0]
+            out["prints bytes"] = cur.execute(
+                "SELECT sum(octet_length(timing_print)) FROM scores").fetchone()[0]
+            # honest players' solves of one puzzle, each compared with the others' logs
+            out["repeats named"] = cur.execute(
+                "SELECT count(*) FROM scores WHERE json_extract_string(evidence, "
+                "'$.log_match.submission_id') IS NOT NULL").fetchone()[0]
+            out["least log_match p"] = cur.execute(
+                "SELECT min(CAST(json_extract(evidence, '$.log_match.p') AS DOUBLE)) "
+                "FROM scores").fetchone()[0]
             out["scored"] = cur.execute("SELECT count(*) FROM scores").fetchone()[0]
             return out
         info = store.read(sizes)
@@ -96,7 +105,11 @@ def main() -> int:
           f"(one solve: {empty['file bytes'] / 1e6:.1f} MB)")
     print(f"per solve: {per / 1024:.1f} KiB of file; uncompressed, the raw body is "
           f"{info['submissions.raw chars'] / args.solves / 1024:.1f} KiB and the evidence "
-          f"{info['scores.evidence chars'] / args.solves / 1024:.1f} KiB")
+          f"{info['scores.evidence chars'] / args.solves / 1024:.1f} KiB, the timing print "
+          f"{info['prints bytes'] / args.solves:.0f} bytes")
+    print(f"honest logs of one puzzle (50 players) named as repeating another's: "
+          f"{info['repeats named']}; least p of a log's closest other: "
+          f"{info['least log_match p']:.3g}")
     return 0
 
 
