@@ -439,7 +439,7 @@ def forget_log_source(doc: dict) -> dict:
     sid = found.get("submission_id")
     if not sid:
         return doc
-    out = {**doc, "log_match": {**found, "submission_id": None}}
+    out = {**doc, "log_match": {**found, "submission_id": None, "erased": True}}
     out["signals"] = [
         {**x, "explanation": x["explanation"].replace(log_match_source(sid), ERASED_SOURCE)}
         if x.get("name") == "log_match" and isinstance(x.get("explanation"), str) else x

@@ -52,6 +52,8 @@ MIN_CELLS = 20       # cells both prints time, fewer: no comparison
 # a cell both logs filled this quickly is left out: the time to write a digit is alike
 # for everyone, and two people's quick cells (an endgame typed in a burst) agree closely
 MOTOR_S = 1.5
+QUICK = np.float32(math.log(MOTOR_S))   # compared in the prints' own precision
+SAME_SCREEN_Z = 3.0  # a row is tested when its densest cells could reach this z
 HONEST_SD = 0.35     # the least sd of d two people's prints are taken to have
 CLOSE = 0.05         # |d − median| within this: the same gap (5 % in time)
 TRIM = 0.1           # the spread test leaves out this share of the cells, the furthest
@@ -129,8 +131,9 @@ def closest(tp: np.ndarray, earlier: np.ndarray) -> Match | None:
     found = _likeness(tp, earlier)
     if found is None:
         return None
-    rows, n, same, sd, pair = found
-    best = int(np.argmin(pair))
+    rows, n, same, sd, pair, tight = found
+    ties = np.flatnonzero(pair == pair.min())   # ties (p 1): the densest differences
+    best = int(ties[np.argmax(tight[ties])])
     compared = int(np.asarray(earlier).shape[0])
     k = int(rows[best])
     tp = np.asarray(tp, dtype=PRINT_DTYPE)
@@ -150,64 +153,77 @@ def pair_p(tp: np.ndarray, prints: np.ndarray) -> np.ndarray:
 
 
 def _likeness(tp, prints):
-    """(rows compared, cells, same gaps, spread, pair p) of ``tp`` against each print
-    sharing MIN_CELLS timed cells with it; None when none does."""
+    """(rows compared, cells, same gaps, spread, pair p, how dense the row's densest
+    differences are) of ``tp`` against each print sharing MIN_CELLS timed cells with
+    it; None when none does."""
     prints = np.asarray(prints, dtype=PRINT_DTYPE)
-    if prints.ndim != 3 or prints.shape[0] == 0:
-        return None
     tp = np.asarray(tp, dtype=PRINT_DTYPE)
-    # only rows a third of whose cells lie within HONEST_SD / 2 of their mean are tested
-    # (two people's rarely do; a repeat's, a few gaps changed or not, do): the others'
-    # p is taken as 1, which only raises it; one compiled pass over every print finds
-    # them, and the tests' sorts run on those rows alone
-    n_all, near_mean = _screen(np.ascontiguousarray(prints[:, 0, :]),
-                               np.ascontiguousarray(tp[0]), math.log(MOTOR_S),
-                               HONEST_SD / 2)
+    if prints.ndim != 3 or prints.shape[0] == 0 or prints.shape[1:] != tp.shape:
+        return None
+    # Only rows whose differences hold a dense cluster are tested: the same-gaps test
+    # needs as many within CLOSE of the median as SAME_SCREEN_Z sds above its honest
+    # mean, the spread test half within HONEST_SD / 2 of it, and a median-centred
+    # window is inside a window of fixed bins' as wide. The others' p is taken as 1,
+    # which only raises it; one compiled pass over every print finds them, and the
+    # tests' sorts run on those rows alone.
+    n_all, tight, loose = _screen(np.ascontiguousarray(prints[:, 0, :]),
+                                  np.ascontiguousarray(tp[0]), QUICK)
     ok = n_all >= MIN_CELLS
     if not ok.any():
         return None
     rows = np.flatnonzero(ok)
-    n = n_all[ok]
-    test = np.flatnonzero(near_mean[ok] * 3 >= n)
+    n, tight, loose = n_all[ok], tight[ok], loose[ok]
+    need = n * SAME_GAP_Q + SAME_SCREEN_Z * np.sqrt(n * SAME_GAP_Q * (1 - SAME_GAP_Q))
+    test = np.flatnonzero((tight >= need) | (loose * 2 >= n))
     same = np.zeros(n.size, dtype=np.int64)
     sd = np.full(n.size, np.nan)
     pair = np.ones(n.size)
     if test.size:
         picked = rows[test]
         d = prints[picked, 0, :] - tp[None, 0, :]
-        quick = math.log(MOTOR_S)
-        both = np.isfinite(d) & ~((prints[picked, 0, :] < quick) & (tp[None, 0, :] < quick))
+        both = np.isfinite(d) & ~((prints[picked, 0, :] < QUICK) & (tp[None, 0, :] < QUICK))
+        n[test] = both.sum(axis=1)   # as the screen counted, the same threshold
         same[test], sd[test], pair[test] = _tests(np.where(both, d, np.nan), both, n[test])
-    return rows, n, same, sd, pair
+    return rows, n, same, sd, pair, tight
+
+
+BINS = 512   # bins of CLOSE for the screen's differences; beyond ±BINS/2 they pile at the ends
 
 
 @njit(cache=True)
-def _screen(gaps, own, quick, half):
+def _screen(gaps, own, quick):
     """Per print (a row of ``gaps``): the cells it and ``own`` both timed, leaving out
-    those both filled under ``quick``, and how many of those lie within ``half`` of the
-    mean difference."""
+    those both filled under ``quick``; of their differences, binned by CLOSE, the most
+    in 4 bins in a row and in 9 in a row (any window of 2·CLOSE, of HONEST_SD, lies
+    within 3 or 8 such bins; one more for rounding)."""
     m, c = gaps.shape
     n = np.zeros(m, np.int64)
-    near = np.zeros(m, np.int64)
+    tight = np.zeros(m, np.int64)
+    loose = np.zeros(m, np.int64)
+    counts = np.zeros(BINS + 16, np.int64)
+    bins = np.zeros(c, np.int64)
     for i in range(m):
-        total, k = 0.0, 0
+        k = 0
         for j in range(c):
             a, b = gaps[i, j], own[j]
             if np.isfinite(a) and np.isfinite(b) and not (a < quick and b < quick):
-                total += a - b
+                v = (a - b) * (1.0 / CLOSE) + BINS // 2
+                at = 0 if v < 0.0 else min(int(v), BINS - 1)   # int() floors from 0 up
+                counts[at] += 1
+                bins[k] = at
                 k += 1
         n[i] = k
-        if k == 0:
-            continue
-        mean = total / k
-        count = 0
-        for j in range(c):
-            a, b = gaps[i, j], own[j]
-            if np.isfinite(a) and np.isfinite(b) and not (a < quick and b < quick) \
-                    and abs(a - b - mean) <= half:
-                count += 1
-        near[i] = count
-    return n, near
+        # the densest window starts at an occupied bin
+        for q in range(k):
+            at = bins[q]
+            run = counts[at] + counts[at + 1] + counts[at + 2] + counts[at + 3]
+            tight[i] = max(tight[i], run)
+            for r in range(4, 9):
+                run += counts[at + r]
+            loose[i] = max(loose[i], run)
+        for q in range(k):
+            counts[bins[q]] = 0
+    return n, tight, loose
 
 
 def _tests(d, both, n):
@@ -265,11 +281,13 @@ class LogMatch:
     same_order: int
     compared: int
     p: float
+    erased: bool = False        # the solve it named was erased since
 
     def to_json(self) -> dict:
         return {"submission_id": self.submission_id, "cells": self.cells,
                 "same_gaps": self.same_gaps, "spread": self.spread,
-                "same_order": self.same_order, "compared": self.compared, "p": self.p}
+                "same_order": self.same_order, "compared": self.compared, "p": self.p,
+                "erased": self.erased}
 
     @classmethod
     def from_json(cls, doc) -> LogMatch | None:
@@ -280,7 +298,7 @@ class LogMatch:
             return cls(sid if isinstance(sid, str) else None, int(doc["cells"]),
                        int(doc["same_gaps"]), None if spread is None else float(spread),
                        int(doc["same_order"]),
-                       int(doc["compared"]), float(doc["p"]))
+                       int(doc["compared"]), float(doc["p"]), doc.get("erased") is True)
         except (AttributeError, KeyError, TypeError, ValueError):
             return None
 

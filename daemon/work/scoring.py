@@ -48,9 +48,9 @@ YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
 MAX_REASON = 500  # characters of a failure's reason kept with the submission
-# a log is compared with at most this many of its puzzle's solves before it (about 2 ms
+# a log is compared with at most this many of its puzzle's solves before it (about 1 ms
 # a solve at this many on one core; bench/log_match.py), and as many after it...
-MAX_COMPARED = 5_000
+MAX_COMPARED = 2_000
 # ...and a batch reads at most this much of prints in all (a batch of many popular
 # puzzles, or of Nurikabe grids of 1,500 cells, compares each with fewer)
 MAX_PRINT_BYTES = 64 * 2**20
@@ -133,7 +133,8 @@ class Prints:
     ones of its puzzles."""
 
     def __init__(self, stored: dict, fresh: list[tuple], jobs: list[ScoreTask]):
-        cells = {job.puzzle_key: len(job.facts.givens) for job in jobs}
+        # a job without its puzzle's key (no puzzle row) is compared with nothing
+        cells = {job.puzzle_key: len(job.facts.givens) for job in jobs if job.puzzle_key}
         rows = list(fresh) + list(zip(*(
             stored.get(c, ()) for c in ("sub_key", "portal", "submission_id", "player_id",
                                         "puzzle_key", "timing_print"))))
@@ -161,8 +162,8 @@ class Prints:
     def _others(self, job: ScoreTask):
         """(keys, same portal, submission ids, prints) of other players' solves of the
         job's puzzle: a person's second solve of a puzzle is no copy of anyone's."""
-        got = self._puzzles.get(job.puzzle_key)
-        if got is None:
+        got = self._puzzles.get(job.puzzle_key) if job.puzzle_key else None
+        if got is None or got[4].shape[1:] != (2, len(job.facts.givens)):
             return None
         keys, portals, sids, players, prints = got
         here = portals == job.portal
@@ -356,10 +357,14 @@ class Scorer:
         if key is None:
             return None
         done = await self.score_many([key])
-        if key in self._again:  # found to repeat another while it was scored here
-            self._again.discard(key)
-            self.schedule(key)
-        return json.loads(done[(portal, submission_id)][1]) if done else None
+        if key in self._again:  # found to repeat another while it was scored here (a
+            self.schedule(key)  # worker holding it too queues it again when done)
+        if not done:
+            return None
+        # as stored: the write takes out an id erased while it was scored
+        stored = await asyncio.to_thread(self._store.read, sql.stored_evidence, portal,
+                                         submission_id)
+        return json.loads(stored or done[(portal, submission_id)][1])
 
     async def score_many(self, sub_keys: list[int]) -> dict:
         """Score submissions in one go: one read of their rows, one of their moves, the

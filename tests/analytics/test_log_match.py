@@ -112,6 +112,29 @@ def test_a_repeat_with_some_gaps_changed_is_found(logs):
     assert found.index == 5 and found.p < 1e-6
 
 
+@pytest.mark.parametrize("breaks", [1, 3, 5])
+def test_a_repeat_with_long_breaks_added_is_found(logs, breaks):
+    # a few two-minute pauses move the mean difference, not the median
+    rng = np.random.default_rng(7)
+    t, cell, digit, note = _repeat(logs[9], rng)
+    gaps = np.diff(np.concatenate([[0], t]))
+    gaps[rng.choice(np.arange(1, gaps.size), breaks, replace=False)] += 120_000
+    found = closest(timing_print(np.cumsum(gaps), cell, digit, note, 81), _prints(logs))
+    assert found.index == 9 and found.p < 1e-6
+
+
+def test_gaps_on_the_quick_threshold_are_counted_once():
+    # a portal that logs in steps of 0.5 s: many gaps of exactly 1.5 s in both logs
+    rng = np.random.default_rng(8)
+    gaps = rng.choice([1000, 1500, 1500, 1500, 4000, 9000], 60)
+    t = np.cumsum(gaps)
+    cell, digit = np.arange(60), np.ones(60, int)
+    tp = timing_print(t, cell, digit, None, 81)
+    other = timing_print(np.cumsum(gaps[::-1]), cell, digit, None, 81)
+    found = closest(tp, np.stack([other, tp]))
+    assert found.index == 1 and found.same_gaps <= found.cells
+
+
 def test_the_evidence_flags_a_repeat_and_names_its_source(logs, inputs):
     earlier = Earlier(_prints(logs[:6]), ("s-a", None, "s-c", "s-d", "s-e", "s-f"))
     rng = np.random.default_rng(5)

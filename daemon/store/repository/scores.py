@@ -143,6 +143,13 @@ def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
     return rows[0] if rows else None
 
 
+def stored_evidence(cur, portal: str, submission_id: str) -> str | None:
+    """The evidence stored for a submission (JSON text), None when it has no score."""
+    row = cur.execute("SELECT evidence FROM scores WHERE portal = ? AND submission_id = ?",
+                      [portal, submission_id]).fetchone()
+    return None if row is None else row[0]
+
+
 def rating_run(cur, run_id: str) -> tuple:
     """(mu, residual_sd, sd of Sudoku player skills, level_nulls JSON, by_type JSON) of a
     rating run."""

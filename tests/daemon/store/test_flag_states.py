@@ -111,6 +111,7 @@ def test_a_score_naming_a_solve_erased_meanwhile_names_it_no_longer(tmp_path):
     stored = {sid: json.loads(doc) for sid, doc in con.execute(
         "SELECT submission_id, evidence FROM scores").fetchall()}
     assert stored["copy"]["log_match"]["submission_id"] is None
+    assert stored["copy"]["log_match"]["erased"] is True
     assert "a solve since erased" in stored["copy"]["signals"][0]["explanation"]
     assert "'gone'" not in json.dumps(stored["copy"])
     assert stored["also"]["log_match"]["submission_id"] == "kept"

@@ -107,6 +107,7 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(aioht
     repeat = (await (await client.get("/v1/submissions/demo/repeat", headers=bearer(
         ORGANISER))).json())["score"]
     assert repeat["flagged"] and repeat["log_match"]["submission_id"] is None
+    assert repeat["log_match"]["erased"] is True
     assert "a solve since erased" in next(
         s["explanation"] for s in repeat["signals"] if s["name"] == "log_match")
     # the erasure is on record, without whom it was about
