@@ -17,8 +17,9 @@ all. Then:
   the earlier solves): every time scaled by 0.6–1.4, and each gap multiplied by
   exp(N(0, σ)); or a third of the gaps redrawn at random (``edit``). How many are caught
   (p below 10⁻⁶), per σ;
-* **cost**: :func:`closest` against 1,000 and 10,000 earlier prints, as a ratio of the
-  time to score one solve of the same puzzle (``analytics.evidence.score_solve``).
+* **cost**: :func:`closest` against 2,000 earlier prints (``scoring.MAX_COMPARED``)
+  and 10,000, as a ratio of the time to score one solve of the same puzzle
+  (``analytics.evidence.score_solve``).
 """
 
 from __future__ import annotations
@@ -157,7 +158,7 @@ def _cost(row, prints, rng) -> None:
         score_solve(inputs.facts_without_skill, inputs.null, *log)
     per_solve = (time.perf_counter() - t0) / reps
     print(f"\ncost of a comparison, against scoring one solve ({per_solve * 1000:.1f} ms):")
-    for m in (1_000, 10_000):
+    for m in (2_000, 10_000):
         many = prints[rng.integers(0, len(prints), m)]
         t0 = time.perf_counter()
         for _ in range(reps):

@@ -48,8 +48,8 @@ YIELD_S = 0.05       # while ingestion keeps the writer busy, scoring waits this
 MAX_YIELD_S = 5.0    # ...but no longer than this in all: a busy daemon still scores
 IDLE_SHARE = 0.25    # "busy": the writer was idle less than this share of the last YIELD_S
 MAX_REASON = 500  # characters of a failure's reason kept with the submission
-# a log is compared with at most this many of its puzzle's solves before it (about 1 ms
-# a solve at this many on one core; bench/log_match.py), and as many after it...
+# a log is compared with at most this many of its puzzle's solves before it (1.5 ms a
+# solve at this many on one core; bench/log_match.py), and as many after it...
 MAX_COMPARED = 2_000
 # ...and a batch reads at most this much of prints in all (a batch of many popular
 # puzzles, or of Nurikabe grids of 1,500 cells, compares each with fewer)
