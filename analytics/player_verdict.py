@@ -1,12 +1,13 @@
 """A player's verdict over a season: each kind of evidence added up on its own (pure).
 
 One solve of a selective cheater is weak evidence; a season of them is strong. The
-verdict reads what scoring stored for each of a player's solves, with each finished
-solve's pace priced against the expected time in force (:func:`solve_facts`), and
-judges each *kind* of evidence apart:
+verdict reads what scoring stored for each of a player's solves (:func:`solve_facts`),
+with each finished solve's pace priced again against the expected time in force
+(:func:`priced`), and judges each *kind* of evidence apart:
 
 * **per family of signals** (deduction, client; not the :data:`STYLE_KINDS`, which a
-  person's way of playing can keep odd in every solve): the solve's family p (the
+  person's way of playing can keep odd in every solve, nor the :data:`SOLVE_KINDS`,
+  which flag a solve by themselves): the solve's family p (the
   smallest member's p times the members, as scoring counts a family once) makes the
   solve *weakly odd* (p < :data:`WEAK_P`) or *odd* (p < :data:`STRONG_P`) for that
   family;
