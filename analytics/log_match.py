@@ -1,16 +1,18 @@
 """Whether a solve's log repeats an earlier solve of the same puzzle (pure).
 
 A log that *repeats* another person's solve (sent again from a second account, a
-friend's, a streamed one typed back by a program) passes every signal a solve is judged on alone:
-its order, pace and deductions are a real person's. What it cannot hide is that the
-person is someone else: the time before each cell is theirs.
+friend's, a streamed one typed back by a program) passes every signal a solve is judged
+on alone: its order, pace and deductions are a real person's. What it cannot hide is
+that the person is someone else: the time before each cell is theirs.
 
 A solve's *timing print* (:func:`timing_print`) is, per cell, the log of the seconds
 between the placement that left the cell's final digit and the placement before it
 (the first: since the start); NaN for a cell without one and for a gap under
 :data:`FLOOR_S`, which is one gesture or the portal's, not a person's thought. Two
-prints of one puzzle are compared over the cells both timed (:func:`closest`): the
-difference ``d`` per cell, less its median (a repeat slowed or sped up as a whole
+prints of one puzzle are compared over the cells both timed, less those both filled
+within :data:`MOTOR_S` (writing a digit takes everyone about as long, and two people's
+quick endgame cells agree closely) (:func:`closest`): the difference ``d`` per cell,
+less its median (a repeat slowed or sped up as a whole
 shifts every ``d`` alike), is near 0 in every cell for a repeat and spread for two
 people, who spend their time on different cells. Two tests, each against the most
 alike two honest people may be (:data:`HONEST_SD`):
@@ -22,13 +24,16 @@ alike two honest people may be (:data:`HONEST_SD`):
   ``C(n, r)`` ways to leave ``r`` cells out: a repeat with a little noise added to
   every gap;
 * *same gaps*: how many cells' ``d`` lie within :data:`CLOSE` of its median; an honest
-  pair's chance per cell is at most ``1 − exp(−√2 · CLOSE / HONEST_SD)`` (a Laplace
-  law of that sd, peakier than the normal, so a bound for unimodal laws), binomial
-  over the cells: a repeat whose gaps were changed in a few cells only.
+  pair's chance per cell is taken as ``1 − exp(−√2 · CLOSE / HONEST_SD)`` (a Laplace
+  law of that sd, peakier than the normal; a law peakier still would break the bound,
+  which is why quick cells are left out), binomial over the cells: a repeat whose gaps
+  were changed in a few cells only.
 
 A pair's p is twice the smaller (either test may hold), and the solve's p that times the
 number of earlier solves it was compared with (Bonferroni): one honest pair alike by
-chance in a puzzle solved ten thousand times must not flag.
+chance in a puzzle solved thousands of times must not flag. Only pairs whose
+differences hold a dense cluster are tested (:func:`_screen`, one compiled pass); the
+others' p is 1, which only raises it.
 
 ``HONEST_SD`` is a guard below what people's prints are measured to allow:
 ``bench/log_match.py`` pairs the honest models of ``bench/players.py`` (the pencilmark
@@ -187,7 +192,7 @@ def _likeness(tp, prints):
     return rows, n, same, sd, pair, tight
 
 
-BINS = 512   # bins of CLOSE for the screen's differences; beyond ±BINS/2 they pile at the ends
+BINS = 512   # the screen's bins of CLOSE; differences beyond ±BINS/2 pile at the ends
 
 
 @njit(cache=True)
@@ -271,7 +276,8 @@ class Earlier:
 
 @dataclass(frozen=True)
 class LogMatch:
-    """The evidence's record of the earlier solve most like this one (``Evidence.log_match``)."""
+    """The evidence's record of the other solve most like this one
+    (``Evidence.log_match``)."""
 
     # on the same portal, and only where p < JUDGED_BELOW; else None
     submission_id: str | None

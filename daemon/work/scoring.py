@@ -23,9 +23,9 @@ import time
 
 import numpy as np
 
+from fairgrid.analytics.calibration import STRONG_P as COPY_P
 from fairgrid.analytics.calibration import skill_uncertainty
 from fairgrid.analytics.evidence import signal_name
-from fairgrid.analytics.calibration import STRONG_P as COPY_P
 from fairgrid.analytics.log_match import Earlier, from_bytes, pair_p, timing_print, to_bytes
 from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun, ScoreTask,
                                              ScoringInputs, scoring_inputs)
@@ -129,8 +129,8 @@ def prints_of(moves: dict, jobs: list[ScoreTask]) -> dict[int, tuple]:
 
 class Prints:
     """The timing prints a batch compares its logs with: those of solves being scored now
-    (the batch's own among them: a repeated log may be scored beside its source) and the stored
-    ones of its puzzles."""
+    (the batch's own among them: a repeated log may be scored beside its source) and the
+    stored ones of its puzzles."""
 
     def __init__(self, stored: dict, fresh: list[tuple], jobs: list[ScoreTask]):
         # a job without its puzzle's key (no puzzle row) is compared with nothing
@@ -436,7 +436,7 @@ class Scorer:
         if not results:
             return {}, []
         keys = [int(row["sub_key"]) for row, _ in scored]
-        copies = sorted({k for _, (ev, _) in results.items() for k in ev["copies"]} - set(keys))
+        copies = sorted({k for ev, _ in results.values() for k in ev["copies"]} - set(keys))
         await self._write_all(results, keys, [row["run_id"] for row, _ in scored],
                               rescored=any(row["status"] != "pending" for row, _ in scored),
                               copies=copies)
