@@ -61,13 +61,7 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime,
     flags = [f for (f,) in con.execute(
         "SELECT id FROM flags WHERE portal = ? AND list_contains(?, submission_id)",
         [portal, sids]).fetchall()]
-    # other players' solves whose timing repeated one of theirs name it: no longer
-    for sid, doc in con.execute(
-            "SELECT submission_id, evidence FROM scores WHERE portal = ? AND list_contains("
-            "?, json_extract_string(evidence, '$.log_match.submission_id')) AND NOT "
-            "list_contains(?, submission_id)", [portal, sids, sids]).fetchall():
-        con.execute("UPDATE scores SET evidence = ? WHERE portal = ? AND submission_id = ?",
-                    [json.dumps(forget_log_source(json.loads(doc))), portal, sid])
+    forget_erased_sources(con, portal, sids)  # others' logs that repeated theirs
     rows = {}
     for table, sql, params in (
             ("moves", "DELETE FROM moves WHERE list_contains(?, sub_key)", [keys]),
@@ -91,6 +85,18 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime,
     con.execute("INSERT INTO erasures (erased_at, portal, actor, rows) VALUES (?, ?, ?, ?)",
                 [now, portal, actor, json.dumps(rows)])
     return rows
+
+
+def forget_erased_sources(con, portal: str, erased: list[str]) -> None:
+    """Scores of ``portal`` whose log names one of the ``erased`` submissions as the solve
+    it repeats name it no longer (``analytics.evidence.forget_log_source``): an erasure
+    leaves nothing of a person in others' evidence."""
+    for sid, doc in con.execute(
+            "SELECT submission_id, evidence FROM scores WHERE portal = ? AND list_contains("
+            "?, json_extract_string(evidence, '$.log_match.submission_id')) AND NOT "
+            "list_contains(?, submission_id)", [portal, erased, erased]).fetchall():
+        con.execute("UPDATE scores SET evidence = ? WHERE portal = ? AND submission_id = ?",
+                    [json.dumps(forget_log_source(json.loads(doc))), portal, sid])
 
 
 def player_subject(player: str) -> str:

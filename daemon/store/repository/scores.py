@@ -18,15 +18,13 @@ says why; final: the sweep leaves it, and a score it had before stays).
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 
 import numpy as np
 
-from fairgrid.analytics.evidence import forget_log_source
-
 from ...states import FlagState
 from . import needs_moves, outbox
+from .lifecycle import forget_erased_sources
 from .rows import dicts
 
 MACHINE = "fairgrid"  # the actor of the changes scoring makes
@@ -194,14 +192,13 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
                 "FROM submissions s WHERE s.portal = b.portal AND s.submission_id = "
                 "b.submission_id)", [now])
     # a log compared with a solve erased while it was scored names it no longer
-    for portal, sid, doc in con.execute(
-            "SELECT b.portal, b.submission_id, b.evidence FROM score_batch b WHERE "
-            "json_extract_string(b.evidence, '$.log_match.submission_id') IS NOT NULL AND "
-            "NOT EXISTS (SELECT 1 FROM submissions s WHERE s.portal = b.portal AND "
-            "s.submission_id = json_extract_string(b.evidence, "
-            "'$.log_match.submission_id'))").fetchall():
-        con.execute("UPDATE scores SET evidence = ? WHERE portal = ? AND submission_id = ?",
-                    [json.dumps(forget_log_source(json.loads(doc))), portal, sid])
+    missing = con.execute(
+        "SELECT DISTINCT b.portal, json_extract_string(b.evidence, "
+        "'$.log_match.submission_id') AS named FROM score_batch b WHERE named IS NOT NULL "
+        "AND NOT EXISTS (SELECT 1 FROM submissions s WHERE s.portal = b.portal AND "
+        "s.submission_id = named)").fetchall()
+    for portal in sorted({p for p, _ in missing}):
+        forget_erased_sources(con, portal, [n for p, n in missing if p == portal])
     created = []
     if score_batch["flagged"].any():
         created = con.execute(
