@@ -12,9 +12,9 @@ between the placement that left the cell's final digit and the placement before 
 prints of one puzzle are compared over the cells both timed, less those both filled
 within :data:`MOTOR_S` (writing a digit takes everyone about as long, and two people's
 quick endgame cells agree closely) (:func:`closest`): the difference ``d`` per cell,
-less its median (a repeat slowed or sped up as a whole
-shifts every ``d`` alike), is near 0 in every cell for a repeat and spread for two
-people, who spend their time on different cells. Two tests, each against the most
+less its median (a repeat slowed or sped up as a whole shifts every ``d`` alike), is
+near 0 in every cell for a repeat and spread for two people, who spend their time on
+different cells. Two tests, each against the most
 alike two honest people may be (:data:`HONEST_SD`):
 
 * *spread*: the sum of squares of ``d`` over all but the tenth of the cells furthest
@@ -116,8 +116,8 @@ class Match:
     ``index`` is its row among the prints compared; ``cells`` the cells both timed;
     ``same_gaps`` those whose gap matched within :data:`CLOSE`; ``sd`` the spread of
     the differences over all but the furthest tenth (NaN where the pair is too far
-    apart to work it out); ``pair_p`` how often two honest people are at least this alike at
-    most; ``p`` that times ``compared`` (the earlier solves looked at); ``same_order``
+    apart to work it out); ``pair_p`` how often two honest people are at least this
+    alike, at most; ``p`` that times ``compared`` (the earlier solves looked at); ``same_order``
     the cells placed at the same place in both orders."""
 
     index: int
@@ -279,7 +279,7 @@ class LogMatch:
     """The evidence's record of the other solve most like this one
     (``Evidence.log_match``)."""
 
-    # on the same portal, and only where p < JUDGED_BELOW; else None
+    # on the same portal, and only where p < NAMED_BELOW; else None
     submission_id: str | None
     cells: int
     same_gaps: int
