@@ -173,6 +173,10 @@ def main() -> int:
                     help="with --null-out: replace only the stall tempo of the file there")
     ap.add_argument("--kinds", help="with --null-out: replace only these kinds (comma-"
                                     "separated) of the file there")
+    ap.add_argument("--compare-logs", action="store_true",
+                    help="after the cold phase, compare every log with the solves of its "
+                         "puzzle before it as scoring does (analytics.log_match), report "
+                         "by kind and stop")
     ap.add_argument("--out", help="write the figures as JSON to this file")
     ap.add_argument("--facts-out", help="save every solve's facts (gzip JSON), both phases")
     ap.add_argument("--facts-in", help="judge the seasons saved by --facts-out instead of "
@@ -202,6 +206,9 @@ def main() -> int:
     if (args.tempo_only or args.kinds is not None) and not Path(args.null_out).is_file():
         raise SystemExit(f"error: --tempo-only and --kinds replace part of "
                          f"{args.null_out}, which does not exist")
+    if args.compare_logs and (args.facts_in or args.null_out or args.facts_out):
+        raise SystemExit("error: --compare-logs plays a population and stops after its "
+                         "cold phase; it takes no --facts-in, --facts-out or --null-out")
     if args.null_out and args.facts_out:
         raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
                          "goes with an evaluation run")
@@ -249,6 +256,8 @@ def main() -> int:
                                 "kind": kind, "log": log})
         if args.null_out:
             return _write_null(people, _seasons(people, by_sid), args, started)
+        if args.compare_logs:
+            return _compare_logs(records, people, started)
         cold = [(None, None, flagged_cold[r["sid"]]) for r in records]
         fitted = set(range(n_p * 2 // 3))
         run, ratings, skills, _ = _nightly(puzzles, records, cold, fitted)
@@ -283,6 +292,39 @@ def main() -> int:
                    "seconds": round(time.perf_counter() - started), "puzzles": n_p,
                    "players": len(people), "solves": solves})
     return _finish(report, args)
+
+
+def _compare_logs(records, people, started) -> int:
+    """Every log against the logs of its puzzle played before it, as scoring compares a
+    solve with the earlier ones: a solve whose match is below LOG_MATCH_JUDGED gains the
+    ``log_match`` family and a flag; where none is, every verdict of this population is
+    the same with the comparison as without it."""
+    from fairgrid.analytics.log_match import closest, timing_print
+    from fairgrid.analytics.signals import LOG_MATCH_JUDGED
+
+    model = {pl["id"]: pl["model"] for pl in people}
+    least: dict[str, float] = {}
+    below: dict[str, int] = {}
+    counted: dict[str, int] = {}
+    by_j: dict[int, list] = {}
+    for r in records:
+        by_j.setdefault(r["j"], []).append(r)
+    for rs in by_j.values():
+        prints = [timing_print(*r["log"], 81) for r in rs]
+        for i in range(1, len(rs)):
+            found = closest(prints[i], np.stack(prints[:i]))
+            kind = rs[i]["kind"] if rs[i]["kind"] != "honest" else \
+                f"honest {model[rs[i]['player']]}"
+            p = 1.0 if found is None else found.p
+            least[kind] = min(least.get(kind, 1.0), p)
+            below[kind] = below.get(kind, 0) + (p < LOG_MATCH_JUDGED)
+            counted[kind] = counted.get(kind, 0) + 1
+    print(f"\nlogs compared with the solves of their puzzle before them "
+          f"({time.perf_counter() - started:.0f} s, {machine()}):")
+    for kind in sorted(counted):
+        print(f"  {kind:>28}: {counted[kind]:>6} solves, {below[kind]} below "
+              f"{LOG_MATCH_JUDGED:g}, least p {least[kind]:.2g}")
+    return 0
 
 
 def _finish(report, args) -> int:
