@@ -53,7 +53,9 @@ the population's tempo. The cold-start one ships in ``data/player_null.json``
 (``bench/player_seasons.py --null-out``: seasons of every honest model, each kind's
 rate the highest of the models', and each model's tempo kept apart: a season's tempo p
 is the largest under any of them, so whoever slows down like any model is safe); the
-nightly job learns a portal's own (:func:`learn_null`). Either way :func:`guard` keeps
+nightly job learns a portal's own (:func:`learn_null`; its unflagged players include
+copiers, so the :data:`SCREENED` kinds are learnt from the players they do not already
+find odd). Either way :func:`guard` keeps
 rates and correlation at least at floors, and the tempo's between-person spread at least
 at a floor with its 10th percentile no higher than a cap, to protect people nobody
 modelled.
@@ -142,6 +144,13 @@ OWN_PACE = "own_pace"           # a solve far quicker than the player's own othe
 # far more often than the rest, and their odd solves are few enough that the handful of
 # cheaters a portal's population holds would set a dispersion of their own
 ONE_DISPERSION = frozenset({OWN_PACE})
+# Kinds a portal's null learns only from players it does not already find odd (below
+# SCREEN_P, judged against the null in force, then again SCREEN_ROUNDS times against
+# what it learns): a player's own pace is no style, so a player odd by it is a case, and
+# a portal where one player in ten copies some puzzles would otherwise learn from their
+# copies that copying at three times one's pace is normal
+SCREENED = frozenset({OWN_PACE})
+SCREEN_P, SCREEN_ROUNDS = 0.003, 2
 # a finished solve is measured against the median pace of the player's other finished
 # solves once there are this many: fewer do not place a person's usual time
 MIN_PACE_OTHERS = 7
@@ -384,19 +393,23 @@ class PlayerNull:
 
 def guard(null: PlayerNull) -> PlayerNull:
     """The null with every rate, dispersion and spread at least at its floor."""
-    kinds = {k: KindNull(_within(v.weak, RATE_FLOOR["weak"], RATE_CAP),
-                         _within(v.strong, RATE_FLOOR["strong"], RATE_CAP),
-                         _within(v.cv2, CV2_FLOOR, CV2_CAP),
-                         None if v.cv2_strong is None else
-                         max(_within(v.cv2_strong, CV2_FLOOR, CV2_CAP),
-                             _within(v.cv2, CV2_FLOOR, CV2_CAP)))
-             for k, v in null.kinds.items()}
+    kinds = {k: _guard_kind(v) for k, v in null.kinds.items()}
     # a population whose tempo is no number was not measured
     tempo = tuple((min(centre, SLOPE_Q10_LIMIT + Z10 * max(between, SLOPE_SD_FLOOR)),
                    max(between, SLOPE_SD_FLOOR)) for centre, between in null.tempo or ()
                   if math.isfinite(centre) and math.isfinite(between)) or None
     return PlayerNull(kinds, tempo, null.source, null.players, null.solves,
                       {k: _offset(v) for k, v in null.llr_offset.items()})
+
+
+def _guard_kind(v: KindNull) -> KindNull:
+    """A kind's null with its rates and dispersions at least at their floors."""
+    return KindNull(_within(v.weak, RATE_FLOOR["weak"], RATE_CAP),
+                    _within(v.strong, RATE_FLOOR["strong"], RATE_CAP),
+                    _within(v.cv2, CV2_FLOOR, CV2_CAP),
+                    None if v.cv2_strong is None else
+                    max(_within(v.cv2_strong, CV2_FLOOR, CV2_CAP),
+                        _within(v.cv2, CV2_FLOOR, CV2_CAP)))
 
 
 def _within(v, lo: float, hi: float) -> float:
@@ -468,31 +481,42 @@ def season_levels(season: Sequence[SolveFacts]) -> list[dict[str, int]]:
 
 
 def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
-               llr_offset: Mapping[str, float] | None = None) -> PlayerNull:
+               llr_offset: Mapping[str, float] | None = None,
+               screen: PlayerNull | None = None) -> PlayerNull:
     """A null from honest players' seasons: per kind the share of solves weakly odd and
     odd, the correlation between one person's solves (moment estimate over players with
     at least 5 solves), the population's tempo (:func:`tempo_fit`); guarded. The
     likelihood-ratio offsets are learnt too unless ``llr_offset`` is given: a portal's
     players include the very cheaters the ratios exist for, so a portal keeps the
-    shipped null's."""
-    per_kind: dict[str, list[tuple[int, int, int]]] = {}
+    shipped null's.
+
+    With ``screen`` (the null in force; given for a portal, whose players include
+    copiers nobody has flagged yet) the :data:`SCREENED` kinds are learnt only from the
+    players whose season that kind does not already put below :data:`SCREEN_P`: judged
+    against ``screen`` first, then :data:`SCREEN_ROUNDS` times against the kind's null
+    learnt so, every player tested again each round. The copies of unflagged copiers
+    would otherwise teach the portal that copying is normal."""
+    per_kind: dict[str, list[tuple[int, int, int, int]]] = {}
     ratios: dict[str, list[float]] = {}
     slopes, noise = [], []
     players = solves = 0
+    all_levels = []
     for season in seasons:
         if not season:
             continue
         players += 1
         solves += len(season)
+        levels = season_levels(season)
+        all_levels.append(levels)
         counts: dict[str, list[int]] = {}
-        for lv in season_levels(season):
+        for lv in levels:
             for k, lvl in lv.items():
                 c = counts.setdefault(k, [0, 0, 0])
                 c[0] += 1
                 c[1] += lvl >= 1
                 c[2] += lvl >= 2
         for k, c in counts.items():
-            per_kind.setdefault(k, []).append(tuple(c))
+            per_kind.setdefault(k, []).append((len(all_levels) - 1, *c))
         for s in season:
             if s.llr:
                 ratios.setdefault(HINTS, []).append(math.exp(min(hint_ratio(s), STRONG_LLR)))
@@ -500,13 +524,13 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         if b is not None and b[1] >= MIN_NULL_TEMPO_SOLVES:
             slopes.append(b[0])
             noise.append(float(np.std(_own_slopes(season), ddof=1)) / math.sqrt(b[1]))
-    kinds = {}
-    for k, rows in per_kind.items():
-        n = np.array([r[0] for r in rows], float)
-        kinds[k] = KindNull(float(sum(r[1] for r in rows) / n.sum()),
-                            float(sum(r[2] for r in rows) / n.sum()),
-                            _cv2([r[1] for r in rows], n),
-                            None if k in ONE_DISPERSION else _cv2([r[2] for r in rows], n))
+    kinds = {k: _kind_null(k, rows) for k, rows in per_kind.items()}
+    for k in sorted(SCREENED & kinds.keys()) if screen is not None else []:
+        current = screen.kind(k)
+        for _ in range(SCREEN_ROUNDS + 1):
+            keep = [r for r in per_kind[k] if _count_test(k, all_levels[r[0]], current)[0]
+                    >= SCREEN_P]
+            current = kinds[k] = _guard_kind(_kind_null(k, keep)) if keep else current
     fit = tempo_fit(slopes, noise)
     if llr_offset is None:
         # an upper bound (mean + 2 standard errors) of the honest mean: a few thousand
@@ -516,6 +540,16 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
                       for k, v in ratios.items()}
     return guard(PlayerNull(kinds, None if fit is None else (fit,), source, players, solves,
                             dict(llr_offset)))
+
+
+def _kind_null(kind: str, rows: Sequence[tuple[int, int, int, int]]) -> KindNull:
+    """A kind's rates and dispersions from players' (season, solves, weakly odd, odd)
+    counts."""
+    n = np.array([r[1] for r in rows], float)
+    return KindNull(float(sum(r[2] for r in rows) / n.sum()),
+                    float(sum(r[3] for r in rows) / n.sum()),
+                    _cv2([r[2] for r in rows], n),
+                    None if kind in ONE_DISPERSION else _cv2([r[3] for r in rows], n))
 
 
 def tempo_fit(slopes: Sequence[float], noise: Sequence[float] = ()
@@ -631,15 +665,15 @@ def _one_in(rate: float) -> str:
     return f"about 1 such solve in {max(1, round(1 / rate)):,}" if rate > 0 else "none"
 
 
-def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
-                null: KindNull) -> Finding | None:
+def _count_test(kind: str, levels: list[dict], null: KindNull) -> tuple | None:
     """The beta-binomial tests of one count kind: weak and strong, over the season and
-    over its windows; the smallest p times the tests."""
+    over its windows. (p: the smallest test's times the tests, level, span number,
+    (a, b) of the span among the solves the kind speaks to, the odd solves' indices,
+    the rate) of the smallest; None where no solve speaks to the kind."""
     idx = [i for i, lv in enumerate(levels) if kind in lv]
     if not idx:
         return None
-    n = len(idx)
-    spans = _spans(n)
+    spans = _spans(len(idx))
     best = None
     tests = 0
     for level, rate in ((1, null.weak), (2, null.strong)):
@@ -650,9 +684,19 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
             odd = [idx[i] for i in range(a, b) if levels[idx[i]][kind] >= level]
             p = bb_tail(len(odd), b - a, rate, null.rho(rate, level))
             if best is None or p < best[0]:
-                best = (p, level, span_no, a, b, odd, rate)
-    p, level, span_no, a, b, odd, rate = best
-    p = min(1.0, p * tests)
+                best = (p, level, span_no, (a, b), odd, rate)
+    return (min(1.0, best[0] * tests),) + best[1:]
+
+
+def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
+                null: KindNull) -> Finding | None:
+    """One count kind's finding (:func:`_count_test`), in words."""
+    got = _count_test(kind, levels, null)
+    if got is None:
+        return None
+    p, level, span_no, (a, b), odd, rate = got
+    idx = [i for i, lv in enumerate(levels) if kind in lv]
+    n = len(idx)
     names = tuple(season[i].submission_id for i in odd)
     how = "" if kind in (FLAGGED, OWN_PACE) else (" strongly" if level == 2 else "")
     what = (f"were {math.exp(PACE_STRONG if level == 2 else PACE_WEAK):.2g}× or more "

@@ -580,6 +580,49 @@ def test_a_portal_learns_own_pace_with_one_dispersion():
     assert judge(copiers[0], null).findings[0].kind == "own_pace"
 
 
+def _selective_copier(rng, sd: float = 0.35) -> list[SolveFacts]:
+    """An honest spread of paces, a third of them copies 2.5-4.5x quicker."""
+    v = rng.normal(0, sd, 20)
+    at = rng.choice(20, size=7, replace=False)
+    v[at] -= np.log(rng.uniform(2.5, 4.5, at.size))
+    return _paced(v)
+
+
+def test_a_portal_full_of_copiers_does_not_learn_that_copying_is_normal():
+    """One player in ten copies a third of their puzzles and nobody has flagged them
+    yet: a null learnt from everyone takes their copies for people's pace, and a new
+    copier passes. Screened from the shipped null on, own_pace is learnt from the players
+    it does not already find odd, and the new copier is a case again."""
+    rng = np.random.default_rng(7)
+    honest = [_paced(rng.normal(0, 0.35, 20)) for _ in range(300)]
+    copiers = [_selective_copier(rng) for _ in range(30)]
+    plain = learn_null(honest + copiers, "a portal")
+    screened = learn_null(honest + copiers, "a portal", screen=_pace_null())
+    alone = learn_null(honest, "a portal").kind("own_pace")
+    assert plain.kind("own_pace").strong > 3 * alone.strong
+    assert screened.kind("own_pace").strong < 1.5 * alone.strong
+    # the other kinds are learnt as before
+    assert {k: v for k, v in screened.kinds.items() if k != "own_pace"} == {
+        k: v for k, v in plain.kinds.items() if k != "own_pace"}
+    new = [_selective_copier(rng) for _ in range(20)]
+    caught = sum(judge(s, screened).flagged for s in new)
+    assert caught >= 5 and sum(judge(s, plain).flagged for s in new) < caught
+
+
+def test_a_portal_whose_people_swing_more_still_learns_their_rate():
+    """Screening keeps out players odd against the null in force, not a population whose
+    paces all swing more than the shipped null's people: its rate is learnt (the
+    screen's rounds test every player again against what they learn), and its honest
+    players are not flagged."""
+    rng = np.random.default_rng(8)
+    wide = [_paced(rng.normal(0, float(rng.uniform(0.25, 0.65)), 20)) for _ in range(300)]
+    plain = learn_null(wide, "a portal").kind("own_pace")
+    screened = learn_null(wide, "a portal", screen=_pace_null())
+    assert screened.kind("own_pace").strong >= 0.8 * plain.strong > 2 * 0.004
+    fresh = [_paced(rng.normal(0, float(rng.uniform(0.25, 0.65)), 20)) for _ in range(200)]
+    assert not any(judge(s, screened).flagged for s in fresh)
+
+
 @pytest.fixture(scope="module")
 def xwing():
     """The x-wing puzzle analysed as the daemon does, and its technique model's order."""
