@@ -165,4 +165,4 @@ def portal_player_null(seasons: dict, cold: dict, cold_null):
     cleared, and a flagged player stays flagged until a person decides)."""
     from fairgrid.analytics import player_verdict as pv
     return pv.learn_null([seasons[pid] for pid, v in cold.items() if v[0] is None],
-                         "this portal's players", cold_null.llr_offset)
+                         "this portal's players", cold_null.llr_offset, screen=cold_null)

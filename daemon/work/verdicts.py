@@ -226,7 +226,9 @@ def _stored_null(text: str) -> PlayerNull:
 def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     """Each portal's own null from its players who are neither flagged nor confirmed
     (when it has :data:`MIN_NULL_PLAYERS` with :data:`MIN_NULL_SOLVES` solves or more;
-    otherwise the shipped null stays in force). Returns the players each was learnt on."""
+    otherwise the shipped null stays in force), the screened kinds from those of them it
+    does not already find odd (``learn_null``'s ``screen``). Returns the players each
+    was learnt on."""
     learnt, used = {}, {}
     for portal in db.read(sql.portals_judged):
         seasons = db.read(sql.seasons, db.read(sql.honest_players, portal))
@@ -237,9 +239,11 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
         enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
         if len(enough) < MIN_NULL_PLAYERS:
             continue
-        # the ratios' offsets stay the shipped ones: a portal's players include the
-        # cheaters the ratios exist for
-        null = learn_null(enough, PORTAL_SOURCE, shipped_null().llr_offset)
+        # the ratios' offsets stay the shipped ones, and its players' own pace is
+        # screened from the shipped null on: a portal's players include the cheaters
+        # nobody has flagged yet
+        null = learn_null(enough, PORTAL_SOURCE, shipped_null().llr_offset,
+                          screen=shipped_null())
         learnt[portal] = json.dumps(null.to_json())
         used[portal] = null.players
     if learnt:

@@ -437,6 +437,54 @@ def test_a_portal_null_without_a_tempo_takes_the_shipped_one():
     assert _stored_null(json.dumps(doc)).tempo == ((2.1, 0.5),)
 
 
+def test_a_portals_unflagged_copiers_do_not_teach_its_null_their_pace(tmp_path):
+    """The nightly job learns a portal's null from its players nobody has flagged, copiers
+    among them: one player in ten whose copies run three times their own pace must not
+    make that pace normal. Learning from everyone would more than triple the honest
+    players' rate of solves far quicker than one's own pace; what it stores is less than
+    half of that."""
+    from fairgrid.analytics.player_verdict import OWN_PACE, PlayerNull, SolveFacts, learn_null
+    from fairgrid.daemon.store import connect
+    from fairgrid.daemon.work.nightly_db import direct_db
+    from fairgrid.daemon.work.verdicts import learn_nulls
+
+    rng = np.random.default_rng(7)
+    rows, seasons = [], []
+    for j in range(330):
+        paces = rng.normal(0, 0.35, 20)
+        if j >= 300:
+            at = rng.choice(20, size=7, replace=False)
+            paces[at] -= np.log(rng.uniform(2.5, 4.5, at.size))
+        season = [SolveFacts(f"u{j}-{i}", {}, False, pace=float(v),
+                             pace_group="sudoku/calibration", finished=True)
+                  for i, v in enumerate(paces)]
+        seasons.append(season)
+        rows += [(f"u{j}", f, START + timedelta(days=i)) for i, f in enumerate(season)]
+    con = connect(str(tmp_path / "v.duckdb"))
+    cols = list(zip(*[(k, sid.submission_id, f"w{k}", player, at)
+                      for k, (player, sid, at) in enumerate(rows)]))
+    con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                "tournament_id, player_id, puzzle_id, started_at, received_at, "
+                "committed_at, n_moves, duration_ms, complete, status, raw) SELECT k, "
+                "'demo', sid, w, 't', player, 'p', ts, ts, ts, 1, 600000, true, 'scored', "
+                "'{}' FROM (SELECT unnest(?) AS k, unnest(?) AS sid, unnest(?) AS w, "
+                "unnest(?) AS player, unnest(?) AS ts)", [list(c) for c in cols])
+    con.execute("INSERT INTO scores (portal, submission_id, scored_at, anomaly, p_value, "
+                "flagged, evidence, season_facts) SELECT 'demo', sid, ts, 0, 0.5, false, "
+                "'{}', facts FROM (SELECT unnest(?) AS sid, unnest(?) AS ts, "
+                "unnest(?) AS facts)",
+                [[f.submission_id for _, f, _ in rows], [at for *_, at in rows],
+                 [json.dumps(f.to_json()) for _, f, _ in rows]])
+
+    assert learn_nulls(direct_db(con)) == {"demo": 330}
+    stored = PlayerNull.from_json(json.loads(con.execute(
+        "SELECT null_json FROM player_nulls WHERE portal = 'demo'").fetchone()[0]))
+    honest = learn_null(seasons[:300], "honest").kind(OWN_PACE).strong
+    everyone = learn_null(seasons, "everyone").kind(OWN_PACE).strong
+    assert everyone > 3 * honest
+    assert stored.kind(OWN_PACE).strong < 0.5 * everyone
+
+
 def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     """A portal's null or a solve's evidence that cannot be read is logged and left out:
     the player's other solves, the other players and the other portals are judged as
