@@ -145,7 +145,7 @@ OWN_PACE = "own_pace"           # a solve far quicker than the player's own othe
 # cheaters a portal's population holds would set a dispersion of their own
 ONE_DISPERSION = frozenset({OWN_PACE})
 # Kinds a portal's null learns only from players it does not already find odd (below
-# SCREEN_P, judged against the null in force, then again SCREEN_ROUNDS times against
+# SCREEN_P, judged against the shipped null, then again SCREEN_ROUNDS times against
 # what it learns): a player's own pace is no style, so a player odd by it is a case, and
 # a portal where one player in ten copies some puzzles would otherwise learn from their
 # copies that copying at three times one's pace is normal
@@ -490,11 +490,12 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
     players include the very cheaters the ratios exist for, so a portal keeps the
     shipped null's.
 
-    With ``screen`` (the null in force; given for a portal, whose players include
-    copiers nobody has flagged yet) the :data:`SCREENED` kinds are learnt only from the
-    players whose season that kind does not already put below :data:`SCREEN_P`: judged
-    against ``screen`` first, then :data:`SCREEN_ROUNDS` times against the kind's null
-    learnt so, every player tested again each round. The copies of unflagged copiers
+    With ``screen`` (for a portal, whose players include copiers nobody has flagged yet,
+    the daemon gives the shipped null) the :data:`SCREENED` kinds are learnt only from
+    the players whose season that kind does not already put below :data:`SCREEN_P`:
+    judged against ``screen`` first, then :data:`SCREEN_ROUNDS` times against the kind's
+    null learnt so, every player tested again each round; where no player is left, the
+    kind keeps the null it was last judged against. The copies of unflagged copiers
     would otherwise teach the portal that copying is normal."""
     per_kind: dict[str, list[tuple[int, int, int, int]]] = {}
     ratios: dict[str, list[float]] = {}
@@ -507,7 +508,11 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         players += 1
         solves += len(season)
         levels = season_levels(season)
-        all_levels.append(levels)
+        # what the screen reads again: its kinds' levels alone, as numbers (a dict a
+        # solve for every kind of a million solves would hold half a gigabyte until
+        # the null is learnt)
+        all_levels.append(None if screen is None else
+                          {k: [lv[k] for lv in levels if k in lv] for k in SCREENED})
         counts: dict[str, list[int]] = {}
         for lv in levels:
             for k, lvl in lv.items():
@@ -528,8 +533,8 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
     for k in sorted(SCREENED & kinds.keys()) if screen is not None else []:
         current = screen.kind(k)
         for _ in range(SCREEN_ROUNDS + 1):
-            keep = [r for r in per_kind[k] if _count_test(k, all_levels[r[0]], current)[0]
-                    >= SCREEN_P]
+            keep = [r for r in per_kind[k] if _count_test(
+                k, [{k: v} for v in all_levels[r[0]][k]], current)[0] >= SCREEN_P]
             current = kinds[k] = _guard_kind(_kind_null(k, keep)) if keep else current
     fit = tempo_fit(slopes, noise)
     if llr_offset is None:
