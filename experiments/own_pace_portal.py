@@ -3,7 +3,7 @@ of their puzzles and nobody has flagged them yet, with and without the screen
 (``player_verdict.SCREENED``).
 
     python experiments/own_pace_portal.py [--honest 300] [--new 50] [--fresh 1000]
-                                          [--seed 5] [--jobs N]
+                                          [--seed 5] [--jobs N] [--screen-p P]
 
 A portal's null is learnt from ``--honest`` honest players and 0, 15, 30 or 60
 selective copiers (20 finished Sudoku solves each; a copier's 7 copies 2.5-4.5x quicker
@@ -15,9 +15,9 @@ everyone's paces scatter with an sd of 0.35 around their own (what the seasons o
 ``bench/player_seasons.py`` simulate); a fifth of the players at 0.65; each player's own
 sd drawn from 0.25-0.65. Every solve also carries ordinary evidence of the other kinds,
 as in ``own_pace_spread.py``, so that ``own_pace`` has the share of alpha it has in a
-real season. Prints, per population and number of copiers, the null's rates of solves
-2x and 2.7x quicker than the player's own pace, and the new copiers and honest players
-flagged.
+real season. ``--screen-p`` screens below another p than ``SCREEN_P``. Prints, per
+population and number of copiers, the null's rates of solves 2x and 2.7x quicker than
+the player's own pace, and the new copiers and honest players flagged.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from tqdm import tqdm
 
+from fairgrid.analytics import player_verdict as pv
 from fairgrid.analytics.player_verdict import (OWN_PACE, SolveFacts, judge, learn_null,
                                                shipped_null)
 
@@ -57,7 +58,8 @@ def flagged(s: list[SolveFacts], null) -> bool:
 
 
 def one(args) -> tuple:
-    population, k, screen, honest, new, fresh, seed = args
+    population, k, screen, honest, new, fresh, seed, screen_p = args
+    pv.SCREEN_P = screen_p
     rng = np.random.default_rng([seed, list(POPULATIONS).index(population), k])
     sd = POPULATIONS[population]
     portal = ([season(rng, sd(rng), False) for _ in range(honest)]
@@ -77,13 +79,19 @@ def main() -> int:
     ap.add_argument("--fresh", type=int, default=1000, help="new honest players judged")
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--screen-p", type=float, default=pv.SCREEN_P,
+                    help=f"screen players below this p (default {pv.SCREEN_P})")
     args = ap.parse_args()
     for name in ("honest", "new", "fresh", "jobs"):
         if getattr(args, name) < 1:
             raise SystemExit(f"error: --{name} must be at least 1")
+    if args.seed < 0:
+        raise SystemExit("error: --seed must be at least 0")
+    if not 0 < args.screen_p < 1:
+        raise SystemExit("error: --screen-p must be between 0 and 1")
     # the same populations with and without the screen (the seed names population and
     # copiers, not the screen)
-    tasks = [(p, k, screen, args.honest, args.new, args.fresh, args.seed)
+    tasks = [(p, k, screen, args.honest, args.new, args.fresh, args.seed, args.screen_p)
              for p in POPULATIONS for k in COPIERS for screen in (False, True)]
     with ProcessPoolExecutor(args.jobs) as pool:
         rows = list(tqdm(pool.map(one, tasks), total=len(tasks), desc="portals"))
