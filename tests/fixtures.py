@@ -8,6 +8,24 @@ from hypothesis import strategies as st
 from fairgrid.daemon.testing import EASY, EASY_SOLUTION  # noqa: F401 - one spelling, shared
 from fairgrid.solvers.generator import random_puzzle, random_solution
 
+def analysed(text: str, seed: int, runs: int, budget_s: float = 5):
+    """(puzzle, solution, scoring inputs) of a 9×9 puzzle analysed as the daemon
+    analyses it: its fill order predicted by ``runs`` SA runs from ``seed`` on one
+    worker, its model built with the same seed."""
+    from fairgrid.analytics.puzzle_model import build, scoring_inputs
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.fill_order import predict_fill_order
+    from fairgrid.solvers.propagation import solution_of
+
+    puzzle = parse(text)
+    solution = solution_of(puzzle)
+    sol_text = "".join(str(d) for d in solution)
+    pred = predict_fill_order(puzzle, seed=seed, runs=runs, budget_s=budget_s, workers=1)
+    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
+    return puzzle, solution, scoring_inputs(text, 3, sol_text, median,
+                                            build(text, sol_text, median, seed))
+
+
 # The foundation issue's test puzzles (Sudoku Explainer ratings in brackets; EASY, 1.2,
 # is daemon.testing's).
 MEDIUM = "000000907000420180000705026100904000050000040000507009920108000034059000507000000"  # 2.0

@@ -19,9 +19,9 @@ from fairgrid.analytics.puzzle_model import build, scoring_inputs
 from fairgrid.analytics.simulate import simulate
 from fairgrid.solvers import parse
 from fairgrid.solvers.fill_order import predict_fill_order
-from fairgrid.solvers.propagation import solution_of
 
 from ..fixtures import EASY, MEDIUM
+from ..fixtures import analysed as analysed_puzzle
 
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
@@ -37,16 +37,8 @@ def _pencilmark():
 
 @pytest.fixture(scope="module")
 def analysed():
-    out = []
-    for seed, text in enumerate((EASY, MEDIUM)):
-        puzzle = parse(text)
-        solution = solution_of(puzzle)
-        sol_text = "".join(str(d) for d in solution)
-        pred = predict_fill_order(puzzle, seed=seed, runs=20, budget_s=5, workers=1)
-        median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
-        model = build(text, sol_text, median, seed)
-        out.append((text, puzzle, solution, scoring_inputs(text, 3, sol_text, median, model)))
-    return out
+    return [(text, *analysed_puzzle(text, seed, runs=20))
+            for seed, text in enumerate((EASY, MEDIUM))]
 
 
 def _honest(model, text, puzzle, solution, inputs, speed, rng):
@@ -234,13 +226,7 @@ def test_a_pace_is_kept_only_against_an_expected_time_sure_enough():
 
 
 def _medium_inputs():
-    puzzle = parse(MEDIUM)
-    solution = solution_of(puzzle)
-    sol_text = "".join(str(d) for d in solution)
-    pred = predict_fill_order(puzzle, seed=1, runs=10, budget_s=5, workers=1)
-    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
-    return MEDIUM, puzzle, solution, scoring_inputs(MEDIUM, 3, sol_text, median,
-                                                    build(MEDIUM, sol_text, median, 1))
+    return (MEDIUM, *analysed_puzzle(MEDIUM, 1, runs=10))
 
 
 def test_unfinished_and_wrong_solves_are_their_own_outcome_not_a_flag(analysed):

@@ -10,12 +10,11 @@ from fairgrid.analytics.log_match import (FLOOR_S, Earlier, LogMatch, closest, c
                                           from_bytes, timing_print, to_bytes)
 from fairgrid.analytics.calibration import STRONG_P
 from fairgrid.analytics.player_verdict import FAMILIES, judge, solve_facts
-from fairgrid.analytics.puzzle_model import build, scoring_inputs
 from fairgrid.analytics.signals import LOG_MATCH_JUDGED
 from fairgrid.analytics.simulate import simulate
 from fairgrid.solvers import parse
 
-from ..fixtures import EASY, EASY_SOLUTION
+from ..fixtures import EASY, EASY_SOLUTION, analysed
 
 SOL = np.array([int(c) for c in EASY_SOLUTION])
 
@@ -50,11 +49,7 @@ def logs():
 
 @pytest.fixture(scope="module")
 def inputs():
-    from fairgrid.solvers.fill_order import predict_fill_order
-    pred = predict_fill_order(parse(EASY), seed=0, runs=8, budget_s=5, workers=1)
-    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
-    return scoring_inputs(EASY, 3, EASY_SOLUTION, median,
-                          build(EASY, EASY_SOLUTION, median, 0))
+    return analysed(EASY, 0, runs=8)[2]
 
 
 def _prints(logs):

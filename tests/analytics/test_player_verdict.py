@@ -626,22 +626,12 @@ def test_a_portal_whose_people_swing_more_still_learns_their_rate():
 @pytest.fixture(scope="module")
 def xwing():
     """The x-wing puzzle analysed as the daemon does, and its technique model's order."""
-    from fairgrid.analytics.puzzle_model import build, scoring_inputs
     from fairgrid.solvers import deduction as engine
-    from fairgrid.solvers import parse
-    from fairgrid.solvers.fill_order import predict_fill_order
-    from fairgrid.solvers.propagation import solution_of
     from fairgrid.solvers.techniques import solve_with_techniques
 
-    from ..fixtures import DEDUCTION_HARD
+    from ..fixtures import DEDUCTION_HARD, analysed
 
-    text = DEDUCTION_HARD[6]
-    puzzle = parse(text)
-    solution = solution_of(puzzle)
-    sol_text = "".join(str(d) for d in solution)
-    pred = predict_fill_order(puzzle, seed=0, runs=8, budget_s=3, workers=1)
-    median = [None if np.isnan(v) else float(v) for v in pred.median_rank]
-    inputs = scoring_inputs(text, 3, sol_text, median, build(text, sol_text, median, 0))
+    puzzle, solution, inputs = analysed(DEDUCTION_HARD[6], 0, runs=8, budget_s=3)
     givens = puzzle.givens.astype(np.int64)
     cells = [c for c, _, _ in solve_with_techniques(puzzle, solution).placements()]
     trace = engine.trace_placements(givens, solution, cells)
