@@ -508,9 +508,9 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         players += 1
         solves += len(season)
         levels = season_levels(season)
-        # what the screen reads again: its kinds' levels alone, as numbers (a dict a
-        # solve for every kind of a million solves would hold half a gigabyte until
-        # the null is learnt)
+        # what the screen reads again: its kinds' levels alone (a dict a solve for
+        # every kind of a million solves would hold half a gigabyte until the null is
+        # learnt)
         all_levels.append(None if screen is None else
                           {k: [lv[k] for lv in levels if k in lv] for k in SCREENED})
         counts: dict[str, list[int]] = {}
@@ -533,8 +533,8 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
     for k in sorted(SCREENED & kinds.keys()) if screen is not None else []:
         current = screen.kind(k)
         for _ in range(SCREEN_ROUNDS + 1):
-            keep = [r for r in per_kind[k] if _count_test(
-                k, [{k: v} for v in all_levels[r[0]][k]], current)[0] >= SCREEN_P]
+            keep = [r for r in per_kind[k]
+                    if _count_test(k, all_levels[r[0]][k], current)[0] >= SCREEN_P]
             current = kinds[k] = _guard_kind(_kind_null(k, keep)) if keep else current
     fit = tempo_fit(slopes, noise)
     if llr_offset is None:
@@ -670,15 +670,15 @@ def _one_in(rate: float) -> str:
     return f"about 1 such solve in {max(1, round(1 / rate)):,}" if rate > 0 else "none"
 
 
-def _count_test(kind: str, levels: list[dict], null: KindNull) -> tuple | None:
-    """The beta-binomial tests of one count kind: weak and strong, over the season and
-    over its windows. (p: the smallest test's times the tests, level, span number,
-    (a, b) of the span among the solves the kind speaks to, the odd solves' indices,
-    the rate) of the smallest; None where no solve speaks to the kind."""
-    idx = [i for i, lv in enumerate(levels) if kind in lv]
-    if not idx:
+def _count_test(kind: str, values: Sequence[int], null: KindNull) -> tuple | None:
+    """The beta-binomial tests of one count kind over ``values``, the levels (0 ordinary,
+    1 weakly odd, 2 odd) of the solves that speak to it, in order: weak and strong, over
+    the season and over its windows. (p: the smallest test's times the tests, level,
+    span number, (a, b) of the span, the odd solves' places in ``values``, the rate) of
+    the smallest; None where no solve speaks to the kind."""
+    if not values:
         return None
-    spans = _spans(len(idx))
+    spans = _spans(len(values))
     best = None
     tests = 0
     for level, rate in ((1, null.weak), (2, null.strong)):
@@ -686,7 +686,7 @@ def _count_test(kind: str, levels: list[dict], null: KindNull) -> tuple | None:
             continue
         for span_no, (a, b) in enumerate(spans):
             tests += 1
-            odd = [idx[i] for i in range(a, b) if levels[idx[i]][kind] >= level]
+            odd = [i for i in range(a, b) if values[i] >= level]
             p = bb_tail(len(odd), b - a, rate, null.rho(rate, level))
             if best is None or p < best[0]:
                 best = (p, level, span_no, (a, b), odd, rate)
@@ -696,11 +696,12 @@ def _count_test(kind: str, levels: list[dict], null: KindNull) -> tuple | None:
 def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
                 null: KindNull) -> Finding | None:
     """One count kind's finding (:func:`_count_test`), in words."""
-    got = _count_test(kind, levels, null)
+    idx = [i for i, lv in enumerate(levels) if kind in lv]
+    got = _count_test(kind, [levels[i][kind] for i in idx], null)
     if got is None:
         return None
     p, level, span_no, (a, b), odd, rate = got
-    idx = [i for i, lv in enumerate(levels) if kind in lv]
+    odd = [idx[i] for i in odd]
     n = len(idx)
     names = tuple(season[i].submission_id for i in odd)
     how = "" if kind in (FLAGGED, OWN_PACE) else (" strongly" if level == 2 else "")
