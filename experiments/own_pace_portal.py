@@ -30,10 +30,10 @@ import numpy as np
 from tqdm import tqdm
 
 from fairgrid.analytics import player_verdict as pv
-from fairgrid.analytics.player_verdict import (OWN_PACE, SolveFacts, judge, learn_null,
-                                               shipped_null)
+from fairgrid.analytics.player_verdict import OWN_PACE, SolveFacts, learn_null, shipped_null
+from own_pace_spread import SEASON, ever_flagged, season_of
 
-SEASON, COPIES = 20, 7
+COPIES = 7
 POPULATIONS = {"sd 0.35": lambda rng: 0.35,
                "a fifth at 0.65": lambda rng: 0.65 if rng.random() < 0.2 else 0.35,
                "sd 0.25-0.65": lambda rng: float(rng.uniform(0.25, 0.65))}
@@ -45,16 +45,7 @@ def season(rng, sd: float, copies: bool) -> list[SolveFacts]:
     if copies:
         at = rng.choice(SEASON, size=COPIES, replace=False)
         paces[at] -= np.log(rng.uniform(2.5, 4.5, COPIES))
-    return [SolveFacts(f"s{i}", {"deduction": float(rng.uniform(0.15, 1))}, False,
-                       {"stall_look": -0.5}, (2.3 + float(rng.normal(0, 1.0)), 1.0),
-                       {"unforced": (0.0, 1.0), "unproven": (0.0, 1.0)},
-                       float(rng.uniform(0.15, 1)), pace=float(v),
-                       pace_group="sudoku/calibration")
-            for i, v in enumerate(paces)]
-
-
-def flagged(s: list[SolveFacts], null) -> bool:
-    return any(judge(s[:n], null).flagged for n in range(8, SEASON + 1))
+    return season_of(rng, paces)
 
 
 def one(args) -> tuple:
@@ -67,8 +58,8 @@ def one(args) -> tuple:
     null = learn_null(portal, "a portal", shipped_null().llr_offset,
                       screen=shipped_null() if screen else None)
     own = null.kind(OWN_PACE)
-    caught = sum(flagged(season(rng, sd(rng), True), null) for _ in range(new))
-    wrong = sum(flagged(season(rng, sd(rng), False), null) for _ in range(fresh))
+    caught = sum(ever_flagged(season(rng, sd(rng), True), null) for _ in range(new))
+    wrong = sum(ever_flagged(season(rng, sd(rng), False), null) for _ in range(fresh))
     return population, k, screen, own.weak, own.strong, caught, wrong
 
 

@@ -28,12 +28,22 @@ SEASON = 20
 
 
 def season(rng, sd: float) -> list[SolveFacts]:
+    return season_of(rng, rng.normal(0, sd, SEASON))
+
+
+def season_of(rng, paces) -> list[SolveFacts]:
+    """Finished solves of these paces, each with ordinary evidence of the other kinds."""
     return [SolveFacts(f"s{i}", {"deduction": float(rng.uniform(0.15, 1))}, False,
                        {"stall_look": -0.5}, (2.3 + float(rng.normal(0, 1.0)), 1.0),
                        {"unforced": (0.0, 1.0), "unproven": (0.0, 1.0)},
                        float(rng.uniform(0.15, 1)), pace=float(v),
                        pace_group="sudoku/calibration")
-            for i, v in enumerate(rng.normal(0, sd, SEASON))]
+            for i, v in enumerate(paces)]
+
+
+def ever_flagged(s: list[SolveFacts], null) -> bool:
+    """Whether a judgement after any solve from the eighth flags the season."""
+    return any(judge(s[:n], null).flagged for n in range(8, len(s) + 1))
 
 
 def main() -> int:
