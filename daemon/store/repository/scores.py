@@ -165,15 +165,17 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     (DuckDB statements cost ~1 ms each whatever their size, and ingestion waits for the
     same writer). ``score_batch`` holds columns sub_key, portal, submission_id, anomaly,
     p_value, flagged, evidence, reasons (JSON), note, run_id (the rating run scored
-    with; None before any) and, optionally, season_facts and timing_print. Old scores and flags exist only
-    for submissions scored before, so a batch of first scores (not ``rescored``) skips
-    looking for them. ``copies``: scored solves of other players whose log repeats one of
-    the batch's, scored before it was there to compare with: marked ``rescore``.
+    with; None before any) and, optionally, season_facts, timing_print and ``first``
+    (read ``pending`` when its batch began). Old scores and flags exist only for
+    submissions scored before, so a batch of first scores (not ``rescored``) skips
+    looking for them. ``copies``: other players' solves whose log repeats one of the
+    batch's, scored (or being scored) without it to compare with: marked ``rescore``.
     Returns the (portal, submission_id) of the flags raised."""
-    for column in ("season_facts", "timing_print"):  # none computed: NULL
-        if column not in score_batch:
-            score_batch = {**score_batch, column: np.full(len(score_batch["sub_key"]), None,
-                                                          dtype=object)}
+    n = len(score_batch["sub_key"])
+    for column, fill in (("season_facts", None), ("timing_print", None), ("first", False)):
+        if column not in score_batch:  # none computed: NULL; not known first: as before
+            score_batch = {**score_batch, column: np.full(n, fill, dtype=object if fill
+                                                          is None else bool)}
     # DuckDB reads the parameter score_batch by name (a replacement scan)
     existing = []
     if rescored:
@@ -229,16 +231,19 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         else:  # keep the reasons it was raised for
             con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
     keys = score_batch["sub_key"]
-    # a solve a nightly run marked ``rescore`` while this batch scored it with the run
-    # before stays marked: the sweep scores it again with the run in force
+    # a solve marked ``rescore`` while this batch scored it stays marked, for the sweep:
+    # by a nightly run when the batch scored it with the run before, and by another
+    # batch that found it repeats a log this one did not see when it was a first score
     con.execute("UPDATE submissions SET status = 'scored', score_error = NULL WHERE "
                 "sub_key BETWEEN ? AND ? AND sub_key IN (SELECT sub_key FROM score_batch) "
                 "AND NOT (status = 'rescore' AND sub_key IN (SELECT b.sub_key FROM "
-                "score_batch b WHERE b.run_id IS DISTINCT FROM (SELECT max(run_id) FROM "
-                "current_rating)))", [int(keys.min()), int(keys.max())])
+                "score_batch b WHERE b.first OR b.run_id IS DISTINCT FROM (SELECT "
+                "max(run_id) FROM current_rating)))", [int(keys.min()), int(keys.max())])
     if len(copies):
+        # a pending one is in a batch being scored now (only those give a print to compare)
         con.execute("UPDATE submissions SET status = 'rescore' WHERE list_contains(?, "
-                    "sub_key) AND status = 'scored'", [sorted({int(k) for k in copies})])
+                    "sub_key) AND status IN ('scored', 'pending')",
+                    [sorted({int(k) for k in copies})])
     return [(portal, sid) for _, portal, sid in created]
 
 

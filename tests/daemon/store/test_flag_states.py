@@ -115,3 +115,32 @@ def test_a_score_naming_a_solve_erased_meanwhile_names_it_no_longer(tmp_path):
     assert "a solve since erased" in stored["copy"]["signals"][0]["explanation"]
     assert "'gone'" not in json.dumps(stored["copy"])
     assert stored["also"]["log_match"]["submission_id"] == "kept"
+
+
+def test_a_repeat_found_while_its_first_score_is_in_flight_stays_marked(tmp_path):
+    """A batch that finds a later solve repeats its log while that solve's first score
+    is still being computed (without this one to compare with) marks it ``rescore``;
+    its first score then leaves the mark for the sweep, and only the re-score clears it."""
+    from fairgrid.daemon.store import connect
+
+    from ..helpers import COLUMNS
+
+    con = connect(str(tmp_path / "c.duckdb"))
+    now = datetime.now(timezone.utc)
+    for key, sid in ((1, "source"), (2, "repeat")):
+        con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', "
+                    "'p', 'x', ?, ?, ?, 1, 1, true, 'pending', '{}')",
+                    [key, sid, f"w{key}", now, now, now])
+
+    def status(sid):
+        return con.execute("SELECT status FROM submissions WHERE submission_id = ?",
+                           [sid]).fetchone()[0]
+    first = np.array([True])
+    scores.write_scores(con, {**_batch("source", 1, False), "first": first}, now, False,
+                        copies=[2])
+    assert (status("source"), status("repeat")) == ("scored", "rescore")
+    # the repeat's own first score, computed without the source's print, lands next
+    scores.write_scores(con, {**_batch("repeat", 2, False), "first": first}, now, False)
+    assert status("repeat") == "rescore"
+    scores.write_scores(con, {**_batch("repeat", 2, True), "first": ~first}, now, True)
+    assert status("repeat") == "scored"
