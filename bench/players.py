@@ -36,7 +36,7 @@ harder steps slow them, how noisy they are) are drawn per person.
 Honest models: :func:`pencil_marker`, :func:`auto_notes`, :func:`sweeper`,
 :func:`ladder`, and :func:`pencilmark_player` (PyPI's pencilmark, a solver this project
 did not write: ``bench/honest_pencilmark.py``). Cheaters: :func:`hint_at_stall`,
-:func:`hint_at_hardest`, :func:`partial`, :func:`assisted`,
+:func:`hint_at_hardest`, :func:`partial`, :func:`assisted`, :func:`stuck_copier`,
 :func:`human_order_copier`, :func:`difficulty_copier`; those that solve honestly in part
 do it as a pencil marker or a sweeper (``base``).
 """
@@ -45,7 +45,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable
 
@@ -884,29 +884,91 @@ def _cut(log: PlayerLog, text: str, sol: list[int], k: int) -> tuple[int, list[i
     return log.t_ms.size, value
 
 
-def _copy_rest(name: str, text: str, solution, rng, total_s: float, base: str | None,
-               person: dict, share: float, delays: Callable) -> PlayerLog:
-    """Honest (``base``) until ``share`` of the empty cells hold their digit, then the
-    rest of the solution in the technique model's order; ``delays(honest intervals in s,
-    n)`` gives the copy's delays."""
+@dataclass(frozen=True)
+class CopyPlan:
+    """A copy of the rest: the honest log it is cut from (``full``, the whole solve the
+    person would have made), how many of its moves are kept (``end``) and the rest of
+    the solution in the technique model's order, (cell, digit, technique) each."""
+
+    base: str
+    full: PlayerLog
+    end: int
+    rest: list[tuple[int, int, str]]
+
+
+def _plan_from(base: str, full: PlayerLog, end: int, value: list[int], text: str,
+               sol: list[int]) -> CopyPlan:
+    known = [v if v == sol[c] else 0 for c, v in enumerate(value)]
+    return CopyPlan(base, full, end, _technique_order(known, parse(text).box_size, sol))
+
+
+def copy_plan(name: str, text: str, solution, rng, total_s: float, base: str | None,
+              person: dict, share: float) -> CopyPlan:
+    """Honest (``base``) until ``share`` of the empty cells hold their digit; the rest
+    of the solution in the technique model's order from there."""
     base = _base(base, rng)
     puzzle, sol = _inputs(text, solution)
     honest = _honest(BASES[base], base, text, solution, rng, total_s, person)
     full = honest.log.finish(name, total_s, base)
     n_empty = int((puzzle.givens == 0).sum())
     end, value = _cut(full, text, sol, int(round(share * n_empty)))
-    known = [v if v == sol[c] else 0 for c, v in enumerate(value)]
-    rest = _technique_order(known, puzzle.box_size, sol)
+    return _plan_from(base, full, end, value, text, sol)
+
+
+def stuck_plan(name: str, text: str, solution, rng, total_s: float, base: str | None,
+               person: dict) -> CopyPlan:
+    """Honest (``base``) until its first stall (no single on offer where the person
+    looks); the rest of the solution in the technique model's order from there. A solve
+    without a stall keeps every move and copies nothing."""
+    base = _base(base, rng)
+    _, sol = _inputs(text, solution)
+    at: list[int] = []
+
+    def record(player: _Player) -> bool:
+        if not at:
+            at.append(len(player.log.rows))
+        return False
+
+    honest = _honest(BASES[base], base, text, solution, rng, total_s, person, record)
+    full = honest.log.finish(name, total_s, base)
+    if not at:
+        return CopyPlan(base, full, full.t_ms.size, [])
+    # the screen there: the moves before the stall replayed (a slip's digit included)
+    value = parse(text).givens.astype(int).tolist()
+    for i in range(at[0]):
+        if not full.note[i]:
+            value[int(full.cell[i])] = int(full.digit[i])
+    return _plan_from(base, full, at[0], value, text, sol)
+
+
+def _typed_rest(name: str, plan: CopyPlan, delays: Callable, first_s: float = 0.0
+                ) -> PlayerLog:
+    """The plan's honest moves, then its rest typed: ``delays(honest intervals in s,
+    n)`` gives the delays, ``first_s`` more before the first copied cell."""
+    full, end, rest = plan.full, plan.end, plan.rest
+    if not rest:
+        return replace(full, model=name)
     placed_t = full.t_ms[:end][full.placed[:end]] / 1000.0
     gaps = np.diff(placed_t)
     gaps = gaps[gaps > 0] if gaps.size and (gaps > 0).any() else np.array([5.0])
     t0 = full.t_ms[end - 1] / 1000.0 if end else 0.0
-    t = t0 + np.cumsum(delays(gaps, len(rest)))
+    wait = np.asarray(delays(gaps, len(rest)), dtype=float)
+    wait[0] += first_s
+    t = t0 + np.cumsum(wait)
     rows = [(0, 0, 0, int(full.cell[i]), int(full.digit[i]), bool(full.note[i]), False)
             for i in range(end)]
     rows += [(0, 0, 0, c, d, False, True) for c, d, _ in rest]
     t_s = np.concatenate([full.t_ms[:end] / 1000.0, t])
-    return _as_log(name, t_s, rows, base)
+    return _as_log(name, t_s, rows, plan.base)
+
+
+def _copy_rest(name: str, text: str, solution, rng, total_s: float, base: str | None,
+               person: dict, share: float, delays: Callable) -> PlayerLog:
+    """Honest (``base``) until ``share`` of the empty cells hold their digit, then the
+    rest of the solution in the technique model's order; ``delays(honest intervals in s,
+    n)`` gives the copy's delays."""
+    return _typed_rest(name, copy_plan(name, text, solution, rng, total_s, base, person,
+                                       share), delays)
 
 
 def partial(text: str, solution, rng: np.random.Generator, total_s: float, *,
@@ -940,6 +1002,25 @@ def assisted(text: str, solution, rng: np.random.Generator, total_s: float, *,
     return _copy_rest("assisted", text, solution, rng, total_s, base, person, 0.6, delays)
 
 
+def stuck_copier(text: str, solution, rng: np.random.Generator, total_s: float, *,
+                 base: str | None = None, **person) -> PlayerLog:
+    """Honest (a ``base`` pencil marker or sweeper) until its first stall (no single on
+    offer: a technique has to be found); there it thinks 15–45 s, gives up and types
+    the rest of the solution in the order solve_with_techniques places it (cells holding
+    a wrong digit are overwritten; notes stop), at :func:`partial`'s pace, not slowing
+    at the stalls that follow. What a person who opens a solver when stuck does, where
+    :func:`partial` copies from a random point. A solve without a stall is honest."""
+    base = _base(base, rng)
+    ratio, sigma = float(rng.uniform(0.6, 1.2)), float(rng.uniform(0.5, 0.9))
+    think = float(rng.uniform(15, 45))
+
+    def delays(gaps, n):
+        return np.exp(np.log(np.median(gaps) * ratio) + rng.normal(0, sigma, n))
+
+    plan = stuck_plan("stuck_copier", text, solution, rng, total_s, base, person)
+    return _typed_rest("stuck_copier", plan, delays, think)
+
+
 def _copy(name: str, text: str, solution, rng, total_s: float, slope: float
           ) -> PlayerLog:
     puzzle, sol = _inputs(text, solution)
@@ -971,5 +1052,6 @@ def difficulty_copier(text: str, solution, rng: np.random.Generator, total_s: fl
 
 HIDING_CHEATS: dict[str, Callable[..., PlayerLog]] = {
     "hint_at_stall": hint_at_stall, "hint_at_hardest": hint_at_hardest,
-    "partial": partial, "assisted": assisted, "human_order_copier": human_order_copier,
+    "partial": partial, "assisted": assisted, "stuck_copier": stuck_copier,
+    "human_order_copier": human_order_copier,
     "difficulty_copier": difficulty_copier}

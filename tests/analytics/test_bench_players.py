@@ -49,8 +49,8 @@ def test_every_log_replays_to_the_solution(name, puzzle):
         assert log.cheated.size == log.t_ms.size and not log.cheated[~log.placed].any()
         if name in P.HONEST:
             assert not log.cheated.any()
-        elif name in ("partial", "assisted") or name.endswith("copier"):
-            assert log.cheated.any()
+        elif name in ("partial", "assisted", "human_order_copier", "difficulty_copier"):
+            assert log.cheated.any()   # (the stuck copier copies only where it stalls)
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
@@ -174,6 +174,32 @@ def test_partial_copies_cheat_after_the_honest_part():
             assert 0.39 <= share <= 0.71 if name == "partial" else abs(share - 0.6) < 0.02
     log = _run("human_order_copier", "medium", 0)
     assert log.cheated.all() and log.t_ms[-1] < 600_000 / 2.5
+
+
+@pytest.mark.parametrize("base", ["pencil_marker", "sweeper"])
+def test_the_stuck_copier_copies_the_rest_from_its_first_stall(base):
+    copied = 0
+    for seed in range(6):
+        log = _run("stuck_copier", "sa-hard", seed, base=base)
+        # the same person and draws without the copy: the honest solve it cuts short
+        rng = np.random.default_rng(seed)
+        rng.uniform(size=3)
+        plan = P.stuck_plan("x", SA_HARD, SOLUTIONS["sa-hard"], rng, 600.0, base, {})
+        cheat = np.flatnonzero(log.cheated)
+        if not cheat.size:
+            assert not plan.rest and np.array_equal(log.t_ms, plan.full.t_ms)
+            continue
+        copied += 1
+        start = int(cheat[0])
+        assert start == plan.end and np.array_equal(log.t_ms[:start], plan.full.t_ms[:start])
+        assert np.array_equal(cheat, np.arange(start, log.t_ms.size))   # to the end
+        assert not log.note[start:].any()
+        assert log.t_ms[start] - log.t_ms[start - 1] >= 15_000   # gave up after a think
+        # the rest of the solution in the technique model's order from there
+        assert [int(c) for c, _, _ in plan.rest] == [int(c) for c in log.cell[start:]]
+    assert copied >= 4
+    easy = _run("stuck_copier", "easy", 0)
+    assert not easy.cheated.any()   # singles all the way: it never got stuck
 
 
 def test_copier_delays_follow_step_weight_only_for_the_difficulty_copier():
