@@ -16,10 +16,11 @@ around the site's mean (sd 0.35 in log) with the person's own speed (sd 0.5).
 * honest, ``--honest`` per model of ``bench/players.py``: pencil_marker, auto_notes,
   sweeper (slips, erasures, breaks), ladder and pencilmark (PyPI's pencilmark, a solver
   this project did not write);
-* cheaters, ``--cheaters`` per kind and habit: partial, assisted, hint_at_stall,
-  human_order_copier, difficulty_copier (bench/players.py) and ``row`` (a blatant copy,
-  analytics.simulate), each cheating on one puzzle in three (``selective``; honest as
-  a pencil marker or a sweeper on the rest) or on every puzzle (``every``).
+* cheaters, ``--cheaters`` per kind and habit: partial, assisted, stuck_copier,
+  hint_at_stall, human_order_copier, difficulty_copier (bench/players.py) and ``row``
+  (a blatant copy, analytics.simulate), each cheating on one puzzle in three
+  (``selective``; honest as a pencil marker or a sweeper on the rest) or on every puzzle
+  (``every``).
 
 Each solve is scored as the daemon scores it (cold: the analysis's own nulls; after the
 nightly job: ratings, skills, level nulls and consensus orders fitted on the solves not
@@ -61,8 +62,12 @@ from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs
 
 HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
 CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
-          "difficulty_copier", "row")
+          "difficulty_copier", "row", "stuck_copier")
+# kinds whose players draw their honest model with the rest of their habits, after every
+# other player's draws: added later, they leave the other players' seasons as they were
+LATE_CHEATS = frozenset({"stuck_copier"})
 HABITS = ("selective", "every")
+BASES = ("pencil_marker", "sweeper")   # how a cheater plays where it does not cheat
 PHASES = ("cold", "after nightly")
 CHUNK = 40          # solves a task
 SLOPE_ON = "stall"  # what a saved solve's tempo slope is of (``SolveFacts.slope``)
@@ -137,11 +142,13 @@ def _people(args, rng, n_p, honest_only):
         for cheat in CHEATS:
             for habit in HABITS:
                 for _ in range(args.cheaters):
-                    people.append({"model": ("pencil_marker", "sweeper")[int(rng.integers(2))],
-                                   "cheat": cheat, "habit": habit})
+                    people.append({"model": None if cheat in LATE_CHEATS else BASES[
+                        int(rng.integers(2))], "cheat": cheat, "habit": habit})
     plays = {j: [] for j in range(n_p)}
     for pid, pl in enumerate(people):
         pl["id"] = pid
+        if pl["model"] is None:
+            pl["model"] = BASES[int(rng.integers(2))]
         person = ({} if pl["model"] == "pencilmark" else
                   models_.draw_person(pl["model"], rng))
         speed = float(rng.normal(0, SKILL_SD))
