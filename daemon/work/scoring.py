@@ -438,7 +438,8 @@ class Scorer:
         keys = [int(row["sub_key"]) for row, _ in scored]
         copies = sorted({k for ev, _ in results.values() for k in ev["copies"]} - set(keys))
         await self._write_all(results, keys, [row["run_id"] for row, _ in scored],
-                              [row["status"] == "pending" for row, _ in scored],
+                              [int(row["repeat_marks"] or 0) for row, _ in scored],
+                              rescored=any(row["status"] != "pending" for row, _ in scored),
                               copies=copies)
         for key in copies:  # marked ``rescore`` with the scores: the sweep finds them too
             if key in self._fresh:  # being scored now, maybe without this batch's print
@@ -490,10 +491,10 @@ class Scorer:
             self._inputs[(puzzle_id, run_id)] = _inputs(row, run)
 
     async def _write_all(self, results: dict, sub_keys: list[int], runs: list,
-                         first: list[bool], copies: list[int] = ()) -> None:
+                         marks: list[int], rescored: bool, copies: list[int] = ()) -> None:
         """Scores, flags and flag history of a batch in one writer transaction;
         ``sub_keys`` (in ``results``' order) find the submissions' rows, ``runs`` the
-        rating run each was scored with, ``first`` whether each was read ``pending``."""
+        rating run each was scored with, ``marks`` its repeat marks when read."""
         items = list(results.items())
         batch = {
             "sub_key": np.array(sub_keys, dtype=np.int64),
@@ -511,10 +512,10 @@ class Scorer:
                                 dtype=object),
             "note": np.array([_raised_note(ev) for _, (ev, _) in items], dtype=object),
             "run_id": np.array(runs, dtype=object),
-            "first": np.array(first, dtype=bool),
+            "marks_read": np.array(marks, dtype=object),
         }
         created = await asyncio.wrap_future(self._store.write(
-            sql.write_scores, batch, utc_now(), not all(first), copies))
+            sql.write_scores, batch, utc_now(), rescored, copies))
         for key in created:
             for reason in results[key][0]["reasons"]:
                 self._metrics.flags.labels(reason).inc()

@@ -12,8 +12,11 @@ flag whose last change was a person's (a reopened one) stays as it is. Every cha
 ``flag_history`` row.
 
 A submission's status: ``pending`` until scored, ``scored``, ``rescore`` while queued
-again (after a nightly run), ``unscorable`` when scoring failed on it (``score_error``
-says why; final: the sweep leaves it, and a score it had before stays).
+again (after a nightly run, or found to repeat a log its score never saw),
+``unscorable`` when scoring failed on it (``score_error`` says why; final: the sweep
+leaves it, and a score it had before stays). ``repeat_marks`` counts the times another
+batch found it repeats a log it was not compared with: a score from a batch that read
+fewer marks leaves it ``rescore``, whatever status that batch read.
 """
 
 from __future__ import annotations
@@ -83,7 +86,8 @@ def submissions_to_score(cur, sub_keys) -> list[dict]:
     and the player's skill in it at the puzzle's type with the solves it was fitted on."""
     cur.execute(
         "SELECT s.portal, s.submission_id, s.sub_key, s.puzzle_id, s.player_id, s.raw, "
-        "s.status, p.puzzle_type || ':' || p.givens AS puzzle_key, c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s "
+        "s.status, s.repeat_marks, p.puzzle_type || ':' || p.givens AS puzzle_key, "
+        "c.run_id, pl.skill, pl.solves AS skill_solves FROM submissions s "
         "LEFT JOIN puzzles p ON p.id = s.puzzle_id "
         "LEFT JOIN current_rating c ON c.id = 1 "
         "LEFT JOIN player_ratings pl ON pl.run_id = c.run_id AND pl.portal = s.portal "
@@ -165,17 +169,17 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     (DuckDB statements cost ~1 ms each whatever their size, and ingestion waits for the
     same writer). ``score_batch`` holds columns sub_key, portal, submission_id, anomaly,
     p_value, flagged, evidence, reasons (JSON), note, run_id (the rating run scored
-    with; None before any) and, optionally, season_facts, timing_print and ``first``
-    (read ``pending`` when its batch began). Old scores and flags exist only for
-    submissions scored before, so a batch of first scores (not ``rescored``) skips
-    looking for them. ``copies``: other players' solves whose log repeats one of the
-    batch's, scored (or being scored) without it to compare with: marked ``rescore``.
+    with; None before any) and, optionally, season_facts, timing_print and
+    ``marks_read`` (the submission's ``repeat_marks`` when its batch read it). Old
+    scores and flags exist only for submissions scored before, so a batch of first
+    scores (not ``rescored``) skips looking for them. ``copies``: other players' solves
+    whose log repeats one of the batch's, scored or being scored without it to compare
+    with: each gains a repeat mark, and a scored one is marked ``rescore``.
     Returns the (portal, submission_id) of the flags raised."""
-    n = len(score_batch["sub_key"])
-    for column, fill in (("season_facts", None), ("timing_print", None), ("first", False)):
-        if column not in score_batch:  # none computed: NULL; not known first: as before
-            score_batch = {**score_batch, column: np.full(n, fill, dtype=object if fill
-                                                          is None else bool)}
+    for column in ("season_facts", "timing_print", "marks_read"):  # none known: NULL
+        if column not in score_batch:
+            score_batch = {**score_batch, column: np.full(len(score_batch["sub_key"]), None,
+                                                          dtype=object)}
     # DuckDB reads the parameter score_batch by name (a replacement scan)
     existing = []
     if rescored:
@@ -231,19 +235,23 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         else:  # keep the reasons it was raised for
             con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
     keys = score_batch["sub_key"]
-    # a solve marked ``rescore`` while this batch scored it stays marked, for the sweep:
-    # by a nightly run when the batch scored it with the run before, and by another
-    # batch that found it repeats a log this one did not see when it was a first score
-    con.execute("UPDATE submissions SET status = 'scored', score_error = NULL WHERE "
-                "sub_key BETWEEN ? AND ? AND sub_key IN (SELECT sub_key FROM score_batch) "
-                "AND NOT (status = 'rescore' AND sub_key IN (SELECT b.sub_key FROM "
-                "score_batch b WHERE b.first OR b.run_id IS DISTINCT FROM (SELECT "
-                "max(run_id) FROM current_rating)))", [int(keys.min()), int(keys.max())])
+    # a solve marked while this batch scored it is left ``rescore`` for the sweep: by a
+    # nightly run when the batch scored it with the run before, and by another batch
+    # that found it repeats a log this one did not see (a repeat mark since it read it)
+    con.execute("UPDATE submissions SET score_error = NULL, status = CASE WHEN "
+                "coalesce(submissions.repeat_marks, 0) <> coalesce(b.marks_read, "
+                "submissions.repeat_marks, 0) OR (submissions.status = 'rescore' AND "
+                "b.run_id IS DISTINCT FROM (SELECT max(run_id) FROM current_rating)) "
+                "THEN 'rescore' ELSE 'scored' END FROM score_batch b WHERE "
+                "submissions.sub_key BETWEEN ? AND ? AND submissions.sub_key = b.sub_key",
+                [int(keys.min()), int(keys.max())])
     if len(copies):
-        # a pending one is in a batch being scored now (only those give a print to compare)
-        con.execute("UPDATE submissions SET status = 'rescore' WHERE list_contains(?, "
-                    "sub_key) AND status IN ('scored', 'pending')",
-                    [sorted({int(k) for k in copies})])
+        # one being scored now (pending included) is left ``rescore`` by its own write
+        # through the mark; one whose batch failed keeps ``pending`` and is scored anew
+        con.execute("UPDATE submissions SET repeat_marks = coalesce(repeat_marks, 0) + 1, "
+                    "status = CASE WHEN status = 'scored' THEN 'rescore' ELSE status END "
+                    "WHERE list_contains(?, sub_key) AND status IN ('scored', 'rescore', "
+                    "'pending')", [sorted({int(k) for k in copies})])
     return [(portal, sid) for _, portal, sid in created]
 
 

@@ -117,30 +117,46 @@ def test_a_score_naming_a_solve_erased_meanwhile_names_it_no_longer(tmp_path):
     assert stored["also"]["log_match"]["submission_id"] == "kept"
 
 
-def test_a_repeat_found_while_its_first_score_is_in_flight_stays_marked(tmp_path):
-    """A batch that finds a later solve repeats its log while that solve's first score
-    is still being computed (without this one to compare with) marks it ``rescore``;
-    its first score then leaves the mark for the sweep, and only the re-score clears it."""
+def test_a_repeat_found_while_it_is_scored_stays_marked(tmp_path):
+    """A batch that finds a later solve repeats its log while that solve is being scored
+    elsewhere (without this one to compare with) gives it a repeat mark; the score
+    computed without the source then leaves it ``rescore`` for the sweep, whether it was
+    a first score or a re-score, and only a score that read the mark clears it."""
     from fairgrid.daemon.store import connect
 
     from ..helpers import COLUMNS
 
     con = connect(str(tmp_path / "c.duckdb"))
     now = datetime.now(timezone.utc)
-    for key, sid in ((1, "source"), (2, "repeat")):
+    for key, sid in ((1, "source"), (2, "repeat"), (3, "failed")):
         con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', "
                     "'p', 'x', ?, ?, ?, 1, 1, true, 'pending', '{}')",
                     [key, sid, f"w{key}", now, now, now])
 
-    def status(sid):
-        return con.execute("SELECT status FROM submissions WHERE submission_id = ?",
-                           [sid]).fetchone()[0]
-    first = np.array([True])
-    scores.write_scores(con, {**_batch("source", 1, False), "first": first}, now, False,
-                        copies=[2])
-    assert (status("source"), status("repeat")) == ("scored", "rescore")
-    # the repeat's own first score, computed without the source's print, lands next
-    scores.write_scores(con, {**_batch("repeat", 2, False), "first": first}, now, False)
-    assert status("repeat") == "rescore"
-    scores.write_scores(con, {**_batch("repeat", 2, True), "first": ~first}, now, True)
-    assert status("repeat") == "scored"
+    def state(sid):
+        return con.execute("SELECT status, repeat_marks FROM submissions WHERE "
+                           "submission_id = ?", [sid]).fetchone()
+
+    def score(sid, key, marks_read, rescored, copies=()):
+        batch = {**_batch(sid, key, False), "marks_read": np.array([marks_read], object)}
+        scores.write_scores(con, batch, now, rescored, copies=list(copies))
+
+    # the repeat's first score is being computed when the source's batch finds it
+    score("source", 1, 0, False, copies=[2])
+    assert state("source") == ("scored", 0) and state("repeat") == ("pending", 1)
+    score("repeat", 2, 0, False)             # computed without the source
+    assert state("repeat") == ("rescore", 1)
+    # its re-score is being computed when the source's re-score finds it again
+    score("source", 1, 0, True, copies=[2])
+    assert state("repeat") == ("rescore", 2)
+    score("repeat", 2, 1, True)              # read before that mark
+    assert state("repeat") == ("rescore", 2)
+    score("repeat", 2, 2, True)              # read after it: the source was seen
+    assert state("repeat") == ("scored", 2)
+    score("source", 1, 0, True, copies=[2])  # a scored one is marked at once
+    assert state("repeat") == ("rescore", 3)
+    # one whose batch failed keeps ``pending`` and its first score, read later, counts
+    score("source", 1, 0, True, copies=[3])
+    assert state("failed") == ("pending", 1)
+    score("failed", 3, 1, False)
+    assert state("failed") == ("scored", 1)
