@@ -64,7 +64,8 @@ HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
 CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
           "difficulty_copier", "row", "stuck_copier")
 # kinds whose players draw their honest model with the rest of their habits, after every
-# other player's draws: added later, they leave the other players' seasons as they were
+# other player's draws: added later, they leave the other players' logs and cold verdicts
+# as they were (the nightly fit learns from them too)
 LATE_CHEATS = frozenset({"stuck_copier"})
 HABITS = ("selective", "every")
 BASES = ("pencil_marker", "sweeper")   # how a cheater plays where it does not cheat

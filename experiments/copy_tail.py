@@ -1,13 +1,14 @@
-"""What a copied endgame leaves in the log: stalls skipped and time saved by partial and
-assisted copies.
+"""What a copied endgame leaves in the log: stalls skipped and time saved by partial,
+assisted and stuck copies.
 
     python experiments/copy_tail.py [--per-level 10] [--plays 4] [--seed 0] [--jobs 2]
 
 The partial and assisted cheaters of ``bench/players.py`` solve honestly (as a pencil
 marker or a sweeper) until 40-70 % (partial) or 60 % (assisted) of the empty cells hold
 their digit, then type the rest of the solution in the technique model's order at a pace
-drawn from their own honest intervals. For each copy this plays the honest solve it was
-cut from (the same person, puzzle and draws) and reports, per kind and site level:
+drawn from their own honest intervals; the stuck copier does the same from its first
+stall, after a think. For each copy this plays the honest solve it was cut from (the
+same person, puzzle and draws) and reports, per kind and site level:
 
 * the copied cells, and how many of them the technique model could place only with
   something harder than a single (a *stall*: an honest person has to find a technique
