@@ -323,3 +323,45 @@ async def test_a_repeat_scored_before_its_source_is_scored_again(client):
     assert scored_at() > before
     repeat = (await wait_scored(client, "repeat"))["score"]
     assert repeat["flagged"] and repeat["log_match"]["submission_id"] == "source"
+
+
+async def test_a_repeat_mark_made_while_a_solve_is_scored_leaves_it_rescore(client,
+                                                                           monkeypatch):
+    """Another batch finding, while this one scores a solve, that the solve repeats a
+    log it never saw (a repeat mark on its row) leaves the solve ``rescore`` when this
+    batch writes, whatever status it read; a score that read the mark clears it."""
+    from fairgrid.daemon.web.context import CTX
+    from fairgrid.daemon.work import scoring
+
+    sol = np.array([int(c) for c in EASY_SOLUTION])
+    sim = simulate(parse(EASY), sol, "honest", rng=3, expected_log_s=6.5, skill=0.0)
+    await _post(client, "solve", sim.moves(), player_id="p-1")
+    await wait_scored(client, "solve")
+    app = client.server.app[CTX]
+    key = query(store(client), "SELECT sub_key FROM submissions WHERE submission_id = "
+                "'solve'")[0][0]
+    read, write = scoring.sql.nearby_prints, scoring.sql.write_scores
+    marked, after = [], []
+
+    def nearby_then_mark(cur, want):
+        got = read(cur, want)
+        if not marked:   # the other batch's finding lands after this one read the row
+            marked.append(app.store.write(lambda con: con.execute(
+                "UPDATE submissions SET repeat_marks = repeat_marks + 1 WHERE sub_key = ?",
+                [key])).result(60))
+        return got
+
+    def write_and_look(con, batch, *args, **kw):
+        out = write(con, batch, *args, **kw)
+        if key in batch["sub_key"]:   # the status this write left, in its transaction
+            after.append(con.execute("SELECT status FROM submissions WHERE sub_key = ?",
+                                     [key]).fetchone()[0])
+        return out
+
+    monkeypatch.setattr(scoring.sql, "nearby_prints", nearby_then_mark)
+    monkeypatch.setattr(scoring.sql, "write_scores", write_and_look)
+    await app.scorer.score_many([key])
+    assert marked and after[0] == "rescore"
+    app.scorer.schedule(key)   # as the sweep would, sooner: a score that read the mark
+    assert (await wait_scored(client, "solve", timeout=120))["status"] == "scored"
+    assert after[-1] == "scored"
