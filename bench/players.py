@@ -934,11 +934,8 @@ def stuck_plan(name: str, text: str, solution, rng, total_s: float, base: str | 
     if not at:
         return CopyPlan(base, full, full.t_ms.size, [])
     # the screen there: the moves before the stall replayed (a slip's digit included)
-    value = parse(text).givens.astype(int).tolist()
-    for i in range(at[0]):
-        if not full.note[i]:
-            value[int(full.cell[i])] = int(full.digit[i])
-    return _plan_from(base, full, at[0], value, text, sol)
+    value, _ = screen(text, *(a[:at[0]] for a in full.arrays))
+    return _plan_from(base, full, at[0], value.tolist(), text, sol)
 
 
 def _typed_rest(name: str, plan: CopyPlan, delays: Callable, first_s: float = 0.0
@@ -971,6 +968,17 @@ def _copy_rest(name: str, text: str, solution, rng, total_s: float, base: str | 
                                        share), delays)
 
 
+def _paced(rng) -> Callable:
+    """A copy's delays at a human-looking pace: log-normal, the median 0.6–1.2x the
+    median of the honest intervals, sd 0.5–0.9 in log, not tied to the steps."""
+    ratio, sigma = float(rng.uniform(0.6, 1.2)), float(rng.uniform(0.5, 0.9))
+
+    def delays(gaps, n):
+        return np.exp(np.log(np.median(gaps) * ratio) + rng.normal(0, sigma, n))
+
+    return delays
+
+
 def partial(text: str, solution, rng: np.random.Generator, total_s: float, *,
             base: str | None = None, **person) -> PlayerLog:
     """Honest (a ``base`` pencil marker or sweeper, its own timing) until a random 40–70 %
@@ -980,12 +988,8 @@ def partial(text: str, solution, rng: np.random.Generator, total_s: float, *,
     median is 0.6–1.2x the median interval between its honest placements, sd 0.5–0.9
     in log, not tied to the steps."""
     share = float(rng.uniform(0.4, 0.7))
-    ratio, sigma = float(rng.uniform(0.6, 1.2)), float(rng.uniform(0.5, 0.9))
-
-    def delays(gaps, n):
-        return np.exp(np.log(np.median(gaps) * ratio) + rng.normal(0, sigma, n))
-
-    return _copy_rest("partial", text, solution, rng, total_s, base, person, share, delays)
+    return _copy_rest("partial", text, solution, rng, total_s, base, person, share,
+                      _paced(rng))
 
 
 def assisted(text: str, solution, rng: np.random.Generator, total_s: float, *,
@@ -1011,12 +1015,8 @@ def stuck_copier(text: str, solution, rng: np.random.Generator, total_s: float, 
     at the stalls that follow. What a person who opens a solver when stuck does, where
     :func:`partial` copies from a random point. A solve without a stall is honest."""
     base = _base(base, rng)
-    ratio, sigma = float(rng.uniform(0.6, 1.2)), float(rng.uniform(0.5, 0.9))
+    delays = _paced(rng)
     think = float(rng.uniform(15, 45))
-
-    def delays(gaps, n):
-        return np.exp(np.log(np.median(gaps) * ratio) + rng.normal(0, sigma, n))
-
     plan = stuck_plan("stuck_copier", text, solution, rng, total_s, base, person)
     return _typed_rest("stuck_copier", plan, delays, think)
 
