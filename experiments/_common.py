@@ -29,6 +29,17 @@ def org_uk_rows() -> list[dict]:
         return list(csv.DictReader(fh, delimiter="\t"))
 
 
+def org_uk_dailies(rng: np.random.Generator, levels, per_level: int):
+    """``per_level`` sudoku.org.uk dailies of each site level in ``levels``, drawn
+    without replacement, yielded one at a time as (level, row): a caller may draw from
+    ``rng`` between them."""
+    rows = org_uk_rows()
+    for level in levels:
+        rs = [r for r in rows if r["level"] == level]
+        for i in rng.choice(len(rs), per_level, replace=False).tolist():
+            yield level, rs[i]
+
+
 def org_uk_metrics(seed: int = 0, runs: float = 1.0, budget_s: float = 1.0,
                    workers: int | None = None) -> tuple[list[dict], np.ndarray, list[str]]:
     """Every metric of every sudoku.org.uk puzzle, cached in experiments/_build.

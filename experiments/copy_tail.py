@@ -30,7 +30,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import ROOT, org_uk_rows
+from _common import ROOT, org_uk_dailies
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -80,19 +80,11 @@ def main() -> int:
     args = ap.parse_args()
     from tqdm import tqdm
 
-    rows = org_uk_rows()
     rng = np.random.default_rng(args.seed)
-    tasks = []
-    for level in LEVELS:
-        rs = [r for r in rows if r["level"] == level]
-        for i in rng.choice(len(rs), args.per_level, replace=False).tolist():
-            r = rs[i]
-            for kind in KINDS:
-                for base in BASES:
-                    for _ in range(args.plays):
-                        tasks.append((kind, base, level, r["puzzle"], r["solution"],
-                                      60.0 * float(r["mean_time_min"]),
-                                      int(rng.integers(2**31))))
+    tasks = [(kind, base, level, r["puzzle"], r["solution"], 60.0 * float(r["mean_time_min"]),
+              int(rng.integers(2**31)))
+             for level, r in org_uk_dailies(rng, LEVELS, args.per_level)
+             for kind in KINDS for base in BASES for _ in range(args.plays)]
     with ProcessPoolExecutor(args.jobs) as pool:
         out = list(tqdm(pool.map(_one, tasks, chunksize=4), total=len(tasks),
                         desc="copies", file=sys.stderr))
