@@ -376,8 +376,11 @@ class Scorer:
         rows = await asyncio.to_thread(self._store.read, sql.submissions_to_score, sub_keys)
         # each puzzle's inputs are read and prepared once per rating run, then cached
         missing = {(r["puzzle_id"], r["run_id"]) for r in rows} - self._inputs.keys()
+        invalid = False
         for puzzle_id, run_id in sorted(missing, key=str):
-            await self._load_inputs(puzzle_id, run_id)
+            invalid |= await self._load_inputs(puzzle_id, run_id) == "invalid"
+        if invalid:  # a solve sent after its puzzle failed analysis ends now, not at a sweep
+            await self.puzzle_invalid()
         ready = [(row, self._inputs[(row["puzzle_id"], row["run_id"])]) for row in rows
                  if self._inputs.get((row["puzzle_id"], row["run_id"])) is not None]
         if not ready:
@@ -476,9 +479,10 @@ class Scorer:
                         inputs.sources, rated, skill_sd, row["portal"],
                         row["submission_id"], row["player_id"], row["puzzle_key"] or "")
 
-    async def _load_inputs(self, puzzle_id: str, run_id: str | None) -> None:
+    async def _load_inputs(self, puzzle_id: str, run_id: str | None) -> str | None:
         """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and
-        not cached, so the next batch looks again)."""
+        not cached, so the next batch looks again); the puzzle's status (None: no such
+        puzzle)."""
         run = None
         if run_id is not None:
             run = self._runs.get(run_id)
@@ -489,6 +493,7 @@ class Scorer:
                                       run_id)
         if row is not None and row["status"] == "ready" and row["ratings"] is not None:
             self._inputs[(puzzle_id, run_id)] = _inputs(row, run)
+        return None if row is None else row["status"]
 
     async def _write_all(self, results: dict, sub_keys: list[int], runs: list,
                          marks: list[int], rescored: bool, copies: list[int] = ()) -> None:

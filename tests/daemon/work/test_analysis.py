@@ -191,8 +191,9 @@ async def test_a_puzzle_whose_analysis_fails_is_marked_invalid_not_retried(
     doc = await (await client.get("/v1/puzzles/bad", headers=bearer(ORGANISER))).json()
     assert doc["status"] == "invalid" and "IndexError" in doc["error"], doc
     # its solve, sent before or after the failure, ends unscorable with the reason (at
-    # the failure, or at the scoring sweep within 30 s), never pending for good
-    deadline = asyncio.get_running_loop().time() + 120
+    # the failure, or when a scoring batch finds its puzzle invalid), never pending for
+    # good, and without waiting for the scoring sweep (30 s)
+    deadline = asyncio.get_running_loop().time() + 20
     while True:
         sub = await (await client.get("/v1/submissions/demo/s-bad",
                                       headers=bearer(ADMIN))).json()
