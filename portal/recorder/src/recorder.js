@@ -10,6 +10,11 @@ export const RECORDER = "fairgrid-recorder/0.1.0";
 const PREFIX = "fairgrid-recorder:";
 // the schema's maxItems and maxima for the client block (solve_log.schema.json)
 const LIMITS = { items: 10_000, digits: 100_000, count: 1_000_000, ms: 1_000_000_000_000 };
+// a page event (hidden, shown, focus back, paste) is saved at most this often: each save
+// writes the whole log, and a page toggled thousands of times would rewrite it each time.
+// Moves are saved at once; what a reload misses of the page's events reads as time away
+// from the last save (restore()), a second at most before pagehide saves anyway.
+const EVENT_SAVE_MS = 1000;
 
 function noop() {}
 
@@ -60,6 +65,7 @@ export class Recorder {
     this.hiddenSince = this.document && this.document.hidden ? 0 : null;
     this.blurSince = null;
     this.lastT = 0;
+    this.savedAt = undefined; // nothing of this solve saved yet
   }
 
   /** Milliseconds since the start, never decreasing. */
@@ -117,7 +123,7 @@ export class Recorder {
     if (Number.isInteger(cell)) paste.cell = cell;
     this.client.pastes.push(paste);
     this.client.paste_count += 1;
-    this.save();
+    this.saveSoon();
   }
 
   /** The solve so far as the webhook carries it: started_at, moves, client. */
@@ -142,14 +148,20 @@ export class Recorder {
 
   save() {
     if (!this.storage) return;
+    this.savedAt = this.now();
     try {
       this.storage.setItem(this.key, JSON.stringify({
-        startedWall: this.startedWall, savedWall: this.wallClock(), t: this.now(),
+        startedWall: this.startedWall, savedWall: this.wallClock(), t: this.savedAt,
         moves: this.moves, values: this.values, done: this.done, client: this.client,
         hiddenSince: this.hiddenSince, blurSince: this.blurSince }));
     } catch {
       // full or refused storage: the solve goes on, only a reload would lose it
     }
+  }
+
+  /** save() after a page event, unless a save came less than EVENT_SAVE_MS ago. */
+  saveSoon() {
+    if (this.savedAt === undefined || this.now() - this.savedAt >= EVENT_SAVE_MS) this.save();
   }
 
   /** Take up a solve a reload interrupted: the monotonic clock restarts with the page,
@@ -201,7 +213,7 @@ export class Recorder {
         this.client.hidden.push({ t_ms: this.hiddenSince, ms: t - this.hiddenSince });
         this.hiddenSince = null;
       }
-      this.save();
+      this.saveSoon();
     });
     // listening in the capture phase, the window also sees each element's blur and
     // focus: only its own say the page lost or regained focus
@@ -213,7 +225,7 @@ export class Recorder {
       const t = this.now();
       this.client.blur.push({ t_ms: this.blurSince, ms: t - this.blurSince });
       this.blurSince = null;
-      this.save();
+      this.saveSoon();
     });
     // the reload gap is measured from the page's last moment
     this.on(this.window, "pagehide", () => this.save());
