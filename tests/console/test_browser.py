@@ -93,7 +93,7 @@ def _wait(predicate, timeout: float = 30.0):
         except Exception:  # noqa: BLE001 - the page is still loading
             pass
         assert time.monotonic() < deadline, "timed out waiting for the page"
-        time.sleep(0.1)
+        time.sleep(0.02)
 
 
 def _get_as(browser, url: str) -> str:
@@ -369,18 +369,18 @@ def test_fifty_flags_by_keyboard_alone(browser, daemon, tmp_path):
             _keys(browser, Keys.ENTER, ctrl=True)
             assert _h1(browser).startswith(f"Flag {flag_id}")
             assert browser.switch_to.active_element.get_attribute("id") == "note"
-            _keys(browser, f"copied (case {n})")
+            _keys(browser, f"copied #{n};")
         else:
             _keys(browser, "c")
             _keys(browser, Keys.ESCAPE)  # out of the note; n puts the cursor back in
             _keys(browser, "n")
             assert browser.switch_to.active_element.get_attribute("id") == "note"
-            _keys(browser, f"honest enough (case {n})")
+            _keys(browser, f"honest #{n};")
         _keys(browser, Keys.ENTER, ctrl=True)
         _wait(lambda: f"Flag {flag_id} is " in browser.find_element(By.TAG_NAME, "main").text)
     # every decision is recorded, once, with its note and alice's name
     csv_text = _get_as(browser, daemon + "/ui/tournaments/desk-cup/flags.csv")
     for n in range(50):
-        words = f"copied (case {n})" if n % 10 == 3 else f"honest enough (case {n})"
+        words = f"copied #{n};" if n % 10 == 3 else f"honest #{n};"
         assert csv_text.count(words) == 1, words
     assert csv_text.count(",alice,") == 50
