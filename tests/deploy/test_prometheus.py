@@ -87,17 +87,18 @@ def test_promtool_unit_tests_cover_every_alert():
         assert rule.get("for"), name
         assert rule["labels"].get("severity") in {"critical", "warning"}, name
         assert rule["annotations"].get("summary") and rule["annotations"].get("description")
-    tests = yaml.safe_load((DEPLOY / "prometheus" / "rules_test.yml").read_text())
+    files = [DEPLOY / "prometheus" / name for name in ("rules_test.yml", "rules_test_days.yml")]
     firing, quiet = set(), set()
-    for t in tests["tests"]:
-        for case in t.get("alert_rule_test", []):
-            (firing if case["exp_alerts"] else quiet).add(case["alertname"])
+    for path in files:
+        for t in yaml.safe_load(path.read_text())["tests"]:
+            for case in t.get("alert_rule_test", []):
+                (firing if case["exp_alerts"] else quiet).add(case["alertname"])
     assert firing == set(alerts), "every alert needs a test where it fires"
     assert quiet == set(alerts), "every alert needs a test where it stays quiet"
     runbook = (ROOT / "docs" / "operations.md").read_text()
     for name in alerts:
         assert f"### {name}" in runbook, f"docs/operations.md has no runbook entry for {name}"
-    _promtool("test", "rules", str(DEPLOY / "prometheus" / "rules_test.yml"))
+    _promtool("test", "rules", *map(str, files))
 
 
 def _metric_names_in(expr: str) -> set[str]:
