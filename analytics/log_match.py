@@ -49,8 +49,9 @@ from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
-from scipy.special import gammaln
-from scipy.stats import binom, chi2
+# the distributions' special functions, not scipy.stats (which costs every command line
+# half a second to import)
+from scipy.special import bdtrc, chdtr, gammaln
 
 FLOOR_S = 0.2        # gaps below this (one gesture, a portal's move) are not timed
 MIN_CELLS = 20       # cells both prints time, fewer: no comparison
@@ -241,7 +242,7 @@ def _tests(d, both, n):
     dev = np.where(both, np.abs(d - centre[:, None]), np.inf)
     same = np.sum(dev <= CLOSE, axis=1)
     # the median's own cell is within CLOSE by construction: not counted
-    p_same = binom.sf(np.maximum(same - 1, 0) - 1, n - 1, SAME_GAP_Q)
+    p_same = bdtrc(np.maximum(same - 1, 0) - 1, n - 1, SAME_GAP_Q)  # P(X > k), 1 for k < 0
     # the spread of all but the TRIM share furthest from the median (a repeat whose
     # first gap, since the start, or a few others differ is still one); any n − r cells
     # of two people are this alike at most C(n, r) times as often as a given n − r.
@@ -257,8 +258,9 @@ def _tests(d, both, n):
         kept = np.arange(close.shape[1])[None, :] < (nn - r)[:, None]
         ss = np.sum(np.where(kept, close, 0.0) ** 2, axis=1)
         log_ways = gammaln(nn + 1.0) - gammaln(r + 1.0) - gammaln(nn - r + 1.0)
-        p_spread[near] = np.exp(np.minimum(0.0, log_ways + chi2.logcdf(
-            ss / HONEST_SD ** 2, nn - r - 1)))
+        with np.errstate(divide="ignore"):  # a cdf of 0 is a log of -inf: p 0
+            log_cdf = np.log(chdtr(nn - r - 1, ss / HONEST_SD ** 2))
+        p_spread[near] = np.exp(np.minimum(0.0, log_ways + log_cdf))
         sd[near] = np.sqrt(ss / np.maximum(nn - r - 1, 1))
     return same, sd, np.minimum(1.0, 2.0 * np.minimum(p_same, p_spread))
 

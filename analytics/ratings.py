@@ -21,7 +21,6 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import lsqr
-from scipy.stats import pearsonr, spearmanr
 
 
 @dataclass(frozen=True, eq=False)
@@ -78,6 +77,8 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
 def correlations(metrics: dict[str, np.ndarray], median_log_t: np.ndarray
                  ) -> dict[str, dict[str, float]]:
     """Pearson and Spearman of every metric against the puzzles' median human time."""
+    # imported here: scipy.stats costs the daemon's start half a second to import
+    from scipy.stats import pearsonr, spearmanr
     t = np.exp(np.asarray(median_log_t, dtype=float))
     out = {}
     for name, values in metrics.items():

@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 import numpy as np
-from scipy.stats import rankdata
 
 from ._rng import spawn_seeds
 from .annealing import SCHEDULES, Model, run_kernel
@@ -357,6 +356,8 @@ def summarize(puzzle: Puzzle, lasts: np.ndarray, settled: np.ndarray, steps: np.
     spread = np.full(puzzle.ncells, np.nan)
     rank = np.zeros(puzzle.ncells, dtype=np.int64)
     if free.size:
+        # imported here: scipy.stats costs every command line half a second to import
+        from scipy.stats import rankdata
         ranks = rankdata(basis, axis=1, method="average")
         q1, med, q3 = np.percentile(ranks, [25, 50, 75], axis=0)
         median[free], spread[free] = med, q3 - q1

@@ -12,6 +12,7 @@ admin) or an admin service token.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import hmac
 import re
@@ -31,8 +32,13 @@ MIN_PASSWORD = 10
 TOKEN_PREFIX = "fgu_"  # personal tokens are told apart from service tokens at a glance
 
 _hasher = PasswordHasher()  # Argon2id, the library's recommended parameters
-# verifying against this when the name is unknown costs the same as a real check
-_DUMMY_HASH = _hasher.hash(secrets.token_hex(16))
+
+
+@functools.cache
+def _dummy_hash() -> str:
+    """What a sign-in with an unknown name is verified against, so that it costs the same
+    as a real check (made at the first such sign-in: a hash costs every import 0.15 s)."""
+    return _hasher.hash(secrets.token_hex(16))
 
 
 class AuthError(Exception):
@@ -132,11 +138,11 @@ class Accounts:
         """The person when ``password`` is theirs and they are enabled (Argon2id, on a
         thread: about 50 ms of CPU by design)."""
         user = self._users.get(name)
-        stored = user["password_hash"] if user and user["password_hash"] else _DUMMY_HASH
+        stored = user["password_hash"] if user and user["password_hash"] else None
 
         def verify() -> bool:
             try:
-                return _hasher.verify(stored, password)
+                return _hasher.verify(stored or _dummy_hash(), password)
             except (VerificationError, InvalidHashError, UnicodeEncodeError):
                 return False  # UnicodeEncodeError: a lone surrogate, which no password has
 
