@@ -41,11 +41,14 @@ them; pagination cursors, which hold both; the random run token in the ids of
 ``fairgrid simulate``'s solves, ``PREFIX-RUN-NNNNN``); floats are rounded to 9 significant digits;
 the flag list (newest first by creation time, which depends on how the scoring batches
 formed) becomes a map keyed by ``portal/submission_id``, and the Benjamini-Hochberg
-rejections (ordered by p-value, ties arbitrary) are sorted by submission. Ports and paths
-appear in no document. Written with sorted keys.
+rejections (ordered by p-value, ties arbitrary) are sorted by submission; each score's
+``log_match`` block is dropped (a log is compared with the solves of its puzzle committed
+before it, and ``simulate``'s concurrent deliveries commit in no fixed order: two runs of
+the same code differ there in some 200 paths, and nowhere else). Ports and paths appear
+in no document. Written with sorted keys.
 
-Run-to-run variation: none beyond the above. Two runs of the same code (dc93cbc) gave
-byte-identical snapshots, also a third run with two CPU-bound processes competing for the
+Run-to-run variation: none beyond the above. Two runs of the same code gave identical
+snapshots (also on 2026-11-29, log_match aside), also a third run with two CPU-bound processes competing for the
 two cores (3.5x slower, so scoring batches and the nightly job's DuckDB threads were
 timed quite differently). The candidates checked: which solves share a scoring batch
 (each solve is scored on its own inputs, so batches change nothing but flag ids and
@@ -424,6 +427,9 @@ def normalise(snap: dict) -> dict:
             flag = (sub.get("score") or {}).get("flag")
             if flag:
                 flag.pop("id", None)
+            # which earlier solves a log was compared with: those committed before it,
+            # in the order concurrent deliveries happened to commit
+            (sub.get("score") or {}).pop("log_match", None)
     return canonical(snap)
 
 
