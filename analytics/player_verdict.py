@@ -30,7 +30,8 @@ with each finished solve's pace priced again against the expected time in force
 * **own pace** (:data:`OWN_PACE`): a finished solve weakly odd when it was
   :data:`PACE_WEAK` quicker than the player's usual pace (the median of their nearest
   finished solves of the same type and time basis, each against its puzzle's expected
-  time, :func:`_own_pace`), odd when :data:`PACE_STRONG` quicker;
+  time, :func:`_own_pace`), odd when :data:`PACE_STRONG` quicker, or :data:`PACE_WEAK`
+  quicker with no slow-down at its stalls (:data:`PACE_FLAT`);
 * **tempo**: how much longer each player takes over a placement made at a stall (no
   single on the board: a technique has to be found) than over the others, pooled over
   the season (the slope of log delay on "at a stall"), against the population's (people
@@ -160,6 +161,12 @@ MIN_PACE_OTHERS = 7
 PACE_NEIGHBOURS = 20
 # how much quicker than that median (ln of the ratio) makes a solve weakly odd, odd
 PACE_WEAK, PACE_STRONG = math.log(2.0), math.log(2.7)
+# ... and a solve PACE_WEAK quicker is odd too when its placements at a stall took no
+# longer than the rest (its slope in log delay below PACE_FLAT): a copy is quick and shows
+# no search for the hard step, while a good day speeds a person's singles and stalls
+# alike. The honest models' players slow down 4.8x or more at a stall; their solves with
+# a stall are this flat in 0-4 %, and 2x quicker as well in at most 0.08 %
+PACE_FLAT = 0.0
 # Families a person's own way of playing can keep odd in most of their solves, so a
 # season of them is a person, not a case: speed (skill, which the nightly job learns;
 # elite players are fast in every solve), order (an order of their own: island by
@@ -446,7 +453,8 @@ def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
     """Per solve, how far quicker it was than the player's other finished solves of its
     ``pace_group`` (the median pace of the :data:`PACE_NEIGHBOURS` nearest in the order
     played, each against its puzzle's expected time): 2 odd (:data:`PACE_STRONG`), 1
-    weakly odd (:data:`PACE_WEAK`), 0 ordinary; None where the group has too few.
+    weakly odd (:data:`PACE_WEAK`; odd when it also met a stall without slowing down there,
+    :data:`PACE_FLAT`), 0 ordinary; None where the group has too few.
     A type's skill is its own, and expected times from the calibration and from the
     nightly job's fit differ by the fit's offset: solves are compared within a group.
     A person's speed is their own (the ``speed`` family is a style); a copy typed at a
@@ -465,8 +473,15 @@ def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
                      max(0, len(at) - PACE_NEIGHBOURS - 1))
             # a list's median (numpy's per solve cost more than the rest of a judgement)
             gap = statistics.median(paces[lo:k] + paces[k + 1:lo + PACE_NEIGHBOURS + 1]) - v
-            out[i] = 2 if gap >= PACE_STRONG else 1 if gap >= PACE_WEAK else 0
+            out[i] = (2 if gap >= PACE_STRONG or (gap >= PACE_WEAK and _flat(season[i]))
+                      else 1 if gap >= PACE_WEAK else 0)
     return out
+
+
+def _flat(s: SolveFacts) -> bool:
+    """The solve met a stall and its placements there took no longer than the rest
+    (:data:`PACE_FLAT`)."""
+    return s.slope is not None and s.slope[1] > 0 and s.slope[0] / s.slope[1] < PACE_FLAT
 
 
 def season_levels(season: Sequence[SolveFacts]) -> list[dict[str, int]]:
@@ -705,10 +720,12 @@ def _count_kind(kind: str, season: Sequence[SolveFacts], levels: list[dict],
     n = len(idx)
     names = tuple(season[i].submission_id for i in odd)
     how = "" if kind in (FLAGGED, OWN_PACE) else (" strongly" if level == 2 else "")
-    what = (f"were {math.exp(PACE_STRONG if level == 2 else PACE_WEAK):.2g}× or more "
-            f"quicker than the player's usual pace, the median of their nearest finished "
-            f"solves, each against its puzzle's expected time"
-            if kind == OWN_PACE else words(kind))
+    usual = ("quicker than the player's usual pace (the median of their nearest finished "
+             "solves, each against its puzzle's expected time)")
+    what = (words(kind) if kind != OWN_PACE else
+            f"were {math.exp(PACE_WEAK):.2g}× or more {usual}" if level == 1 else
+            f"were {math.exp(PACE_STRONG):.2g}× or more {usual}, or "
+            f"{math.exp(PACE_WEAK):.2g}× and no slower at a stall than elsewhere")
     where = (f"Over {n} solves" if span_no == 0 else
              f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
              f"{season[idx[b - 1]].submission_id})")

@@ -442,6 +442,35 @@ def test_a_season_with_copies_far_quicker_than_the_players_own_pace_flags():
     assert not verdict.flagged and own.odd == 1 and own.solves == ("s005",)
 
 
+def test_a_copy_twice_as_quick_counts_as_odd_when_it_did_not_slow_down_at_a_stall():
+    """A solve 2.2x quicker than the player's own pace is weakly odd; the same solve whose
+    placements at a stall took no longer than the rest (a copy's) is odd, and a season
+    of such copies flags, where the same season slowing down at its stalls does not."""
+    def season(slope_at_copies):
+        out = []
+        for i in range(20):
+            copy = i % 3 == 0
+            out.append(SolveFacts(f"s{i:03d}", {}, False,
+                                  pace=-math.log(2.2) if copy else 0.0,
+                                  pace_group="sudoku/calibration",
+                                  # (Σxy, Σxx): slope Σxy/Σxx in log delay at a stall
+                                  slope=(slope_at_copies if copy else 2.3, 1.0)))
+        return out
+    flat, slowed = season(-0.2), season(2.3)
+    levels = [lv["own_pace"] for lv in season_levels(flat)]
+    assert levels == [2 if i % 3 == 0 else 0 for i in range(20)]
+    assert {lv["own_pace"] for lv in season_levels(slowed)} == {0, 1}
+    verdict = judge(flat, _pace_null())
+    top = verdict.findings[0]
+    assert verdict.flagged and top.kind == "own_pace" and top.odd == 7
+    assert "or 2× and no slower at a stall than elsewhere" in top.sentence
+    assert not judge(slowed, _pace_null()).flagged
+    # a quick solve with no stall is judged by its pace alone
+    bare = [SolveFacts(f.submission_id, {}, False, pace=f.pace, pace_group=f.pace_group)
+            for f in flat]
+    assert {lv["own_pace"] for lv in season_levels(bare)} == {0, 1}
+
+
 def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():
     seven = _paced([0.0] * 6 + [-3.0])
     assert not any(f.kind == "own_pace" for f in judge(seven, _pace_null()).findings)
