@@ -460,10 +460,12 @@ class Scorer:
 
     async def _mark_unscorable(self, failed: list[tuple[dict, str]]) -> None:
         """Record why submissions could not be scored (status ``unscorable``: the sweep
-        leaves them), count and log them."""
-        await asyncio.wrap_future(self._store.write(
+        leaves them), count and log those this call marked (two batches may find the
+        same solves of an invalid puzzle)."""
+        marked = await asyncio.wrap_future(self._store.write(
             sql.mark_unscorable, [int(row["sub_key"]) for row, _ in failed],
             [reason for _, reason in failed]))
+        failed = [(row, reason) for row, reason in failed if int(row["sub_key"]) in marked]
         self._metrics.submissions_unscorable.inc(len(failed))
         for row, reason in failed:
             log.warning("submission %r of portal %r: %s", row["submission_id"],

@@ -255,10 +255,15 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
     return [(portal, sid) for _, portal, sid in created]
 
 
-def mark_unscorable(con, sub_keys: list[int], reasons: list[str]) -> None:
+def mark_unscorable(con, sub_keys: list[int], reasons: list[str]) -> set[int]:
     """Give submissions scoring failed on the final status ``unscorable`` with the
-    reason (one statement; a submission erased meanwhile stays erased)."""
+    reason, those still waiting (``pending`` or ``rescore``: a submission erased, scored
+    or marked by another batch meanwhile stays as it is), in one statement; the keys it
+    marked."""
     unscorable = {"sub_key": np.array(sub_keys, dtype=np.int64),  # noqa: F841 - by name
                   "reason": np.array(reasons, dtype=object)}
-    con.execute("UPDATE submissions SET status = 'unscorable', score_error = u.reason "
-                "FROM unscorable u WHERE submissions.sub_key = u.sub_key")
+    return {int(k) for (k,) in con.execute(
+        "UPDATE submissions SET status = 'unscorable', score_error = u.reason "
+        "FROM unscorable u WHERE submissions.sub_key = u.sub_key "
+        "AND submissions.status IN ('pending', 'rescore') "
+        "RETURNING submissions.sub_key").fetchall()}
