@@ -32,7 +32,7 @@ from ..work.scoring import Scorer
 from ..work.verdicts import Verdicts
 from . import (health, lifecycle, nightly_runs, notifications, organiser, players, puzzles,
                users)
-from .auth import Accounts
+from .auth import Accounts, dummy_hash
 from .context import CTX, Context, Parts
 from .middleware import PARSER_LIMITS, errors_middleware, metrics_middleware
 from .webhook import handle_solve
@@ -55,6 +55,9 @@ async def _resources(app: web.Application):
         log.warning("removed %s: a backup a stop cut short", path)
     accounts = Accounts(store, s)
     await asyncio.to_thread(accounts.load)
+    # the hash an unknown name is verified against, made now on a thread, so that the
+    # first such sign-in costs what a real one does (once a process: it is cached)
+    asyncio.get_running_loop().run_in_executor(None, dummy_hash)
     notifier = Notifier(store, s, ctx.metrics)
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     cluster = Cluster(s.compute_scheduler) if s.compute_scheduler else None

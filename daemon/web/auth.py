@@ -35,9 +35,10 @@ _hasher = PasswordHasher()  # Argon2id, the library's recommended parameters
 
 
 @functools.cache
-def _dummy_hash() -> str:
+def dummy_hash() -> str:
     """What a sign-in with an unknown name is verified against, so that it costs the same
-    as a real check (made at the first such sign-in: a hash costs every import 0.15 s)."""
+    as a real check (made once a process, when the daemon starts: at import it would
+    cost every command line 0.15 s)."""
     return _hasher.hash(secrets.token_hex(16))
 
 
@@ -142,7 +143,7 @@ class Accounts:
 
         def verify() -> bool:
             try:
-                return _hasher.verify(stored or _dummy_hash(), password)
+                return _hasher.verify(stored or dummy_hash(), password)
             except (VerificationError, InvalidHashError, UnicodeEncodeError):
                 return False  # UnicodeEncodeError: a lone surrogate, which no password has
 

@@ -10,10 +10,10 @@ export const RECORDER = "fairgrid-recorder/0.1.0";
 const PREFIX = "fairgrid-recorder:";
 // the schema's maxItems and maxima for the client block (solve_log.schema.json)
 const LIMITS = { items: 10_000, digits: 100_000, count: 1_000_000, ms: 1_000_000_000_000 };
-// a page event (hidden, shown, focus back, paste) is saved at most this often: each save
-// writes the whole log, and a page toggled thousands of times would rewrite it each time.
-// Moves are saved at once; what a reload misses of the page's events reads as time away
-// from the last save (restore()), a second at most before pagehide saves anyway.
+// the page's visibility and focus are saved at most this often: each save writes the
+// whole log, and a page toggled thousands of times would rewrite it each time. Moves and
+// pastes are saved at once; what a kill misses of the rest reads as time away from the
+// last save (restore()), and pagehide saves anyway.
 const EVENT_SAVE_MS = 1000;
 
 function noop() {}
@@ -123,7 +123,7 @@ export class Recorder {
     if (Number.isInteger(cell)) paste.cell = cell;
     this.client.pastes.push(paste);
     this.client.paste_count += 1;
-    this.saveSoon();
+    this.save();
   }
 
   /** The solve so far as the webhook carries it: started_at, moves, client. */
@@ -159,7 +159,8 @@ export class Recorder {
     }
   }
 
-  /** save() after a page event, unless a save came less than EVENT_SAVE_MS ago. */
+  /** save() after a change of visibility or focus, unless a save came less than
+   * EVENT_SAVE_MS ago. */
   saveSoon() {
     if (this.savedAt === undefined || this.now() - this.savedAt >= EVENT_SAVE_MS) this.save();
   }
@@ -188,6 +189,7 @@ export class Recorder {
     this.client.hidden.push({ t_ms: away, ms: this.lastT - away });
     this.hiddenSince = this.document && this.document.hidden ? this.lastT : null;
     this.blurSince = null;
+    this.savedAt = undefined; // this page has saved nothing yet
     return true;
   }
 

@@ -147,6 +147,14 @@ test("a storm of page events is saved about once a second, and a kill loses no t
   // second at most more
   assert.ok(away >= 7000 && away <= 8000, `${away} ms away`);
   assert.deepEqual(again.log().moves.map((m) => [m.cell, m.digit]), [[0, 5]]);
+  // the restored page saves its first page event at once, and a paste always
+  const before = writes;
+  document.setHidden(false);
+  again.pasted(3, 81);
+  again.pasted(4, 1);
+  assert.equal(writes, before + 3);
+  const kept = JSON.parse(storage.getItem("fairgrid-recorder:storm"));
+  assert.equal(kept.client.paste_count, 2);
 });
 
 test("the input device of each move is counted", () => {
