@@ -47,8 +47,8 @@ before it, and ``simulate``'s concurrent deliveries commit in no fixed order: tw
 the same code differ there in some 200 paths, and nowhere else). Ports and paths appear
 in no document. Written with sorted keys.
 
-Run-to-run variation: none beyond the above. Two runs of the same code gave identical
-snapshots (also on 2026-11-29, log_match aside), also a third run with two CPU-bound processes competing for the
+Run-to-run variation: none beyond the above. Two runs of the same code give identical
+snapshots, also a third run with two CPU-bound processes competing for the
 two cores (3.5x slower, so scoring batches and the nightly job's DuckDB threads were
 timed quite differently). The candidates checked: which solves share a scoring batch
 (each solve is scored on its own inputs, so batches change nothing but flag ids and
@@ -56,7 +56,9 @@ creation times, dropped above); DuckDB's parallel aggregation in the nightly job
 medians and ranks are exact, and the float sums it does differ at most in the last bits,
 far below 9 significant digits); the fit's input order (read without ORDER BY; the same
 holds); the per-level null's reservoir sample (seeded, and smaller than its 4,000 rows, so
-it takes every eligible solve). No value needed coarser rounding or exclusion.
+it takes every eligible solve). No other value needed coarser rounding or exclusion; the
+``log_match`` block is left to its tests (tests/analytics/test_log_match.py and the
+scoring tests), since fixing the commit order would mean sending the solves one by one.
 
 ``--compare A B`` prints every differing path (the first 50) and exits 1 when the
 snapshots differ, 0 when they are identical.

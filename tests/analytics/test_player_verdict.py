@@ -469,6 +469,11 @@ def test_a_copy_twice_as_quick_counts_as_odd_when_it_did_not_slow_down_at_a_stal
     bare = [SolveFacts(f.submission_id, {}, False, pace=f.pace, pace_group=f.pace_group)
             for f in flat]
     assert {lv["own_pace"] for lv in season_levels(bare)} == {0, 1}
+    # an evenly typed copy's slope is zero, give or take rounding: flat; sums over no
+    # delay at all (Σxx 0, as stored by hand) are no stall
+    for slope, level in (((0.0, 1.0), 2), ((1e-14, 1.0), 2), ((0.3, 0.0), 1)):
+        one = [replace(f, slope=slope) if f.submission_id == "s000" else f for f in flat]
+        assert season_levels(one)[0]["own_pace"] == level, slope
 
 
 def test_own_pace_needs_enough_finished_solves_and_reads_the_evidence():

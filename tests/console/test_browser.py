@@ -93,7 +93,7 @@ def _wait(predicate, timeout: float = 30.0):
         except Exception:  # noqa: BLE001 - the page is still loading
             pass
         assert time.monotonic() < deadline, "timed out waiting for the page"
-        time.sleep(0.02)
+        time.sleep(0.05)
 
 
 def _get_as(browser, url: str) -> str:

@@ -123,7 +123,6 @@ def test_rate_one_puzzle_json_and_text():
 
 
 def test_rate_quick_runs_only_what_the_expected_time_reads(tmp_path):
-    # (a rating does not depend on the puzzle's place in a file: the test below)
     bank = tmp_path / "bank.txt"
     bank.write_text(f"{MEDIUM}\n{HUMAN_HARD}\n")
     proc = run_cli("rate", str(bank), "--json", "--quick", "--workers", "1")
@@ -135,6 +134,11 @@ def test_rate_quick_runs_only_what_the_expected_time_reads(tmp_path):
     assert sum(doc["techniques"].values()) > 0 and doc["techniques"]["forcing"] > 0
     assert doc["level"] == 5
     assert lines[0]["expected_time_s"] < lines[1]["expected_time_s"]
+    # a quick rating does not depend on the puzzle's place in a file (nor does a full
+    # one: test_rate_depends_on_the_puzzle_and_seed_not_on_its_place_in_a_file)
+    alone = json.loads(run_cli("rate", MEDIUM, "--json", "--quick").stdout)
+    assert alone["metrics"] == lines[0]["metrics"]
+    assert alone["expected_time_s"] == lines[0]["expected_time_s"]
     text = run_cli("rate", HUMAN_HARD, "--quick").stdout
     assert f"hardest step: {doc['hardest_technique']}" in text and "tq_scan" in text
 
