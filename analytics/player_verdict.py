@@ -162,10 +162,11 @@ PACE_NEIGHBOURS = 20
 # how much quicker than that median (ln of the ratio) makes a solve weakly odd, odd
 PACE_WEAK, PACE_STRONG = math.log(2.0), math.log(2.7)
 # ... and a solve PACE_WEAK quicker is odd too when its placements at a stall took no
-# longer than the rest (its slope in log delay below PACE_FLAT): a copy is quick and shows
-# no search for the hard step, while a good day speeds a person's singles and stalls
-# alike. The honest models' players slow down 4.8x or more at a stall; their solves with
-# a stall are this flat in 0-4 %, and 2x quicker as well in at most 0.08 %
+# longer than the rest (its slope in log delay at most PACE_FLAT): a copy is quick and
+# shows no search for the hard step, while a good day speeds a person's singles and
+# stalls alike (the models' assumption: docs/detection.md says whom it leaves unguarded).
+# The honest models' solves with a stall are this flat in 0-4 %, and one of their 20,000
+# solves is 2x quicker as well
 PACE_FLAT = 0.0
 # Families a person's own way of playing can keep odd in most of their solves, so a
 # season of them is a person, not a case: speed (skill, which the nightly job learns;
@@ -481,7 +482,10 @@ def _own_pace(season: Sequence[SolveFacts]) -> list[int | None]:
 def _flat(s: SolveFacts) -> bool:
     """The solve met a stall and its placements there took no longer than the rest
     (:data:`PACE_FLAT`)."""
-    return s.slope is not None and s.slope[1] > 0 and s.slope[0] / s.slope[1] < PACE_FLAT
+    # at or below, with room for rounding: an evenly typed copy's slope is 0 give or take
+    # the last bits of its sums
+    return s.slope is not None and s.slope[1] > 0 and \
+        s.slope[0] <= (PACE_FLAT + 1e-9) * s.slope[1]
 
 
 def season_levels(season: Sequence[SolveFacts]) -> list[dict[str, int]]:
