@@ -960,12 +960,12 @@ def _typed_rest(name: str, plan: CopyPlan, delays: Callable, first_s: float = 0.
 
 
 def _copy_rest(name: str, text: str, solution, rng, total_s: float, base: str | None,
-               person: dict, share: float, delays: Callable) -> PlayerLog:
+               person: dict, share: float, delays: Callable) -> tuple[PlayerLog, CopyPlan]:
     """Honest (``base``) until ``share`` of the empty cells hold their digit, then the
     rest of the solution in the technique model's order; ``delays(honest intervals in s,
-    n)`` gives the copy's delays."""
-    return _typed_rest(name, copy_plan(name, text, solution, rng, total_s, base, person,
-                                       share), delays)
+    n)`` gives the copy's delays. The log and the plan it was cut from."""
+    plan = copy_plan(name, text, solution, rng, total_s, base, person, share)
+    return _typed_rest(name, plan, delays), plan
 
 
 def _paced(rng) -> Callable:
@@ -979,6 +979,15 @@ def _paced(rng) -> Callable:
     return delays
 
 
+def partial_and_plan(text: str, solution, rng: np.random.Generator, total_s: float, *,
+                     base: str | None = None, **person) -> tuple[PlayerLog, CopyPlan]:
+    """:func:`partial`'s log and the plan it was cut from (the honest solve it copies
+    the end of)."""
+    share = float(rng.uniform(0.4, 0.7))
+    return _copy_rest("partial", text, solution, rng, total_s, base, person, share,
+                      _paced(rng))
+
+
 def partial(text: str, solution, rng: np.random.Generator, total_s: float, *,
             base: str | None = None, **person) -> PlayerLog:
     """Honest (a ``base`` pencil marker or sweeper, its own timing) until a random 40–70 %
@@ -987,9 +996,18 @@ def partial(text: str, solution, rng: np.random.Generator, total_s: float, *,
     are overwritten; notes stop), at a human-looking pace: log-normal delays whose
     median is 0.6–1.2x the median interval between its honest placements, sd 0.5–0.9
     in log, not tied to the steps."""
-    share = float(rng.uniform(0.4, 0.7))
-    return _copy_rest("partial", text, solution, rng, total_s, base, person, share,
-                      _paced(rng))
+    return partial_and_plan(text, solution, rng, total_s, base=base, **person)[0]
+
+
+def assisted_and_plan(text: str, solution, rng: np.random.Generator, total_s: float, *,
+                      base: str | None = None, **person) -> tuple[PlayerLog, CopyPlan]:
+    """:func:`assisted`'s log and the plan it was cut from."""
+    speedup = float(rng.uniform(1.5, 3.0))
+
+    def delays(gaps, n):
+        return rng.choice(gaps, n) / speedup
+
+    return _copy_rest("assisted", text, solution, rng, total_s, base, person, 0.6, delays)
 
 
 def assisted(text: str, solution, rng: np.random.Generator, total_s: float, *,
@@ -998,12 +1016,18 @@ def assisted(text: str, solution, rng: np.random.Generator, total_s: float, *,
     the rest of the solution in solve_with_techniques' order, each delay one of its own
     honest intervals drawn at random and made 1.5–3x shorter (the spread of its pace
     kept, so the pace does not turn steady at the switch)."""
-    speedup = float(rng.uniform(1.5, 3.0))
+    return assisted_and_plan(text, solution, rng, total_s, base=base, **person)[0]
 
-    def delays(gaps, n):
-        return rng.choice(gaps, n) / speedup
 
-    return _copy_rest("assisted", text, solution, rng, total_s, base, person, 0.6, delays)
+def stuck_copier_and_plan(text: str, solution, rng: np.random.Generator, total_s: float,
+                          *, base: str | None = None, **person
+                          ) -> tuple[PlayerLog, CopyPlan]:
+    """:func:`stuck_copier`'s log and the plan it was cut from."""
+    base = _base(base, rng)
+    delays = _paced(rng)
+    think = float(rng.uniform(15, 45))
+    plan = stuck_plan("stuck_copier", text, solution, rng, total_s, base, person)
+    return _typed_rest("stuck_copier", plan, delays, think), plan
 
 
 def stuck_copier(text: str, solution, rng: np.random.Generator, total_s: float, *,
@@ -1014,11 +1038,14 @@ def stuck_copier(text: str, solution, rng: np.random.Generator, total_s: float, 
     a wrong digit are overwritten; notes stop), at :func:`partial`'s pace, not slowing
     at the stalls that follow. What a person who opens a solver when stuck does, where
     :func:`partial` copies from a random point. A solve without a stall is honest."""
-    base = _base(base, rng)
-    delays = _paced(rng)
-    think = float(rng.uniform(15, 45))
-    plan = stuck_plan("stuck_copier", text, solution, rng, total_s, base, person)
-    return _typed_rest("stuck_copier", plan, delays, think)
+    return stuck_copier_and_plan(text, solution, rng, total_s, base=base, **person)[0]
+
+
+# the cheats that copy the end of an honest solve: each gives its log and that solve's
+# plan (experiments/copy_tail.py sets one beside the other)
+COPIES: dict[str, Callable[..., tuple[PlayerLog, CopyPlan]]] = {
+    "partial": partial_and_plan, "assisted": assisted_and_plan,
+    "stuck_copier": stuck_copier_and_plan}
 
 
 def _copy(name: str, text: str, solution, rng, total_s: float, slope: float

@@ -24,7 +24,6 @@ saved only what the pace change gives.
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 from concurrent.futures import ProcessPoolExecutor
 
@@ -49,21 +48,7 @@ def _one(task) -> tuple[str, str, int, int, float]:
     rng = np.random.default_rng(seed)
     person = models.draw_person(base, rng)
     total_s = float(np.exp(np.log(mean_s) + rng.normal(0, SD_LOG)))
-    plan_rng = copy.deepcopy(rng)
-    log = models.HIDING_CHEATS[kind](text, solution, rng, total_s, base=base, **person)
-    # the draws the cheat makes before its honest part, then the same plan
-    if kind == "stuck_copier":
-        plan_rng.uniform(0.6, 1.2), plan_rng.uniform(0.5, 0.9), plan_rng.uniform(15, 45)
-        plan = models.stuck_plan(kind, text, solution, plan_rng, total_s, base, person)
-    else:
-        if kind == "partial":
-            share = float(plan_rng.uniform(0.4, 0.7))
-            plan_rng.uniform(0.6, 1.2), plan_rng.uniform(0.5, 0.9)
-        else:
-            plan_rng.uniform(1.5, 3.0)
-            share = 0.6
-        plan = models.copy_plan(kind, text, solution, plan_rng, total_s, base, person,
-                                share)
+    log, plan = models.COPIES[kind](text, solution, rng, total_s, base=base, **person)
     if not np.array_equal(plan.full.t_ms[:plan.end], log.t_ms[:plan.end]):
         raise AssertionError(f"{kind}: the honest part does not repeat the copy's")
     stalls = sum(tech not in tq.SINGLES for _, _, tech in plan.rest)

@@ -181,10 +181,10 @@ def test_the_stuck_copier_copies_the_rest_from_its_first_stall(base):
     copied = 0
     for seed in range(6):
         log = _run("stuck_copier", "sa-hard", seed, base=base)
-        # the same person and draws without the copy: the honest solve it cuts short
-        rng = np.random.default_rng(seed)
-        rng.uniform(size=3)
-        plan = P.stuck_plan("x", SA_HARD, SOLUTIONS["sa-hard"], rng, 600.0, base, {})
+        # the honest solve it cuts short, from the same person and draws
+        again, plan = P.stuck_copier_and_plan(SA_HARD, SOLUTIONS["sa-hard"],
+                                              np.random.default_rng(seed), 600.0, base=base)
+        assert np.array_equal(again.t_ms, log.t_ms)
         cheat = np.flatnonzero(log.cheated)
         if not cheat.size:
             assert not plan.rest and np.array_equal(log.t_ms, plan.full.t_ms)
