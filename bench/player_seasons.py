@@ -68,7 +68,7 @@ CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
 # as they were (the nightly fit learns from them too)
 LATE_CHEATS = frozenset({"stuck_copier"})
 HABITS = ("selective", "every")
-BASES = ("pencil_marker", "sweeper")   # how a cheater plays where it does not cheat
+BASES = tuple(models_.BASES)   # how a cheater plays where it does not cheat
 PHASES = ("cold", "after nightly")
 CHUNK = 40          # solves a task
 SLOPE_ON = "stall"  # what a saved solve's tempo slope is of (``SolveFacts.slope``)
