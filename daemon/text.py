@@ -12,6 +12,7 @@ every id in ``<bdi>``.
 
 from __future__ import annotations
 
+import hmac
 import unicodedata
 import urllib.parse
 
@@ -56,6 +57,15 @@ def ascii_int(text: str | None, digits: int = 18) -> int | None:
     if text and len(text) <= digits and text.isascii() and text.isdigit():
         return int(text)
     return None
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Whether a secret a request gave (a token, a form's CSRF value) is ``expected``,
+    in constant time. Compared as bytes: ``hmac.compare_digest`` refuses str holding
+    other than ASCII, and aiohttp hands a header's bytes that are not UTF-8 on as lone
+    surrogates, which encode back to those bytes."""
+    return hmac.compare_digest(given.encode("utf-8", "surrogateescape"),
+                               expected.encode("utf-8", "surrogateescape"))
 
 
 def http_url(url) -> bool:

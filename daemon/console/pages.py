@@ -8,7 +8,6 @@ signed-in person's portals, so a page of another portal is a 404 exactly as in t
 from __future__ import annotations
 
 import functools
-import hmac
 import urllib.parse
 from datetime import datetime, timezone
 
@@ -18,7 +17,7 @@ from markupsafe import Markup
 
 from ..ingest import ValidationError
 from ..settings import proxy_networks
-from ..text import ascii_int
+from ..text import ascii_int, same_secret
 from ..states import REVIEW_STATES, FlagState
 from ..web.auth import Principal
 from ..web.context import CTX
@@ -103,7 +102,7 @@ def page(handler):
             if form is None:
                 return error_page(request, 400, UNREADABLE_FORM)
             request[FORM] = form
-            if not hmac.compare_digest(str(form.get("csrf", "")), session.csrf):
+            if not same_secret(str(form.get("csrf", "")), session.csrf):
                 return error_page(request, 403, "This form is out of date or was not sent "
                                    "from the console (no valid CSRF token). Go back, reload "
                                    "the page and try again.")

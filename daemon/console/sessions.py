@@ -39,7 +39,8 @@ class Sessions:
 
     @staticmethod
     def _key(sid: str) -> str:
-        return hashlib.sha256(sid.encode()).hexdigest()
+        # a cookie's bytes that are not UTF-8 arrive as lone surrogates
+        return hashlib.sha256(sid.encode("utf-8", "surrogateescape")).hexdigest()
 
     def start(self, user: str) -> tuple[str, Session]:
         """A new session for ``user``: (cookie value, session)."""

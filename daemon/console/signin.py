@@ -3,11 +3,11 @@ session cookie."""
 
 from __future__ import annotations
 
-import hmac
 import secrets
 
 from aiohttp import web
 
+from ..text import same_secret
 from ..web.auth import Principal
 from ..web.context import CTX
 from .pages import CONSOLE, UNREADABLE_FORM, page, read_form, render, secure
@@ -40,7 +40,7 @@ async def login(request: web.Request) -> web.Response:
     if form is None:
         return await login_form(request, UNREADABLE_FORM, 400)
     expected = request.cookies.get(LOGIN_COOKIE, "")
-    if not expected or not hmac.compare_digest(str(form.get("csrf", "")), expected):
+    if not expected or not same_secret(str(form.get("csrf", "")), expected):
         return await login_form(request, "The sign-in form expired; please sign in again.",
                                 403)
     name, password = str(form.get("name", "")).strip(), str(form.get("password", ""))

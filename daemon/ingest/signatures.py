@@ -18,6 +18,7 @@ import hmac
 from dataclasses import dataclass
 from typing import Mapping
 
+from ..text import ascii_int
 from .solve import MAX_ID_LENGTH, ValidationError, check_id
 
 
@@ -59,10 +60,11 @@ class Verifier:
             raise ValidationError("webhook-id", f"must be at most {MAX_ID_LENGTH} "
                                   f"characters", 400)
         check_id(msg_id, "webhook-id", 400)
-        try:
-            ts = int(timestamp)
-        except ValueError:
-            raise SignatureError("bad_header", "webhook-timestamp must be unix seconds") from None
+        # ASCII digits only (int() takes "1_0" and other scripts' digits) and few of them
+        # (a number with hundreds cannot be set against the clock)
+        ts = ascii_int(timestamp, 12)
+        if ts is None:
+            raise SignatureError("bad_header", "webhook-timestamp must be unix seconds")
         if abs(now - ts) > self.tolerance_s:
             raise SignatureError("expired", f"webhook-timestamp is more than "
                                  f"{self.tolerance_s} s away from the server's clock")

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import hashlib
-import hmac
 import re
 import secrets
 import unicodedata
@@ -25,6 +24,7 @@ from argon2.exceptions import InvalidHashError, VerificationError
 
 from ..store.records import utc_now
 from ..store.repository import accounts as sql
+from ..text import same_secret
 
 ROLES = ("organiser", "admin")
 NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@-]{0,63}")
@@ -70,7 +70,7 @@ class Principal:
 
 
 def token_digest(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
+    return hashlib.sha256(token.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 def check_password(password) -> str:
@@ -119,13 +119,12 @@ class Accounts:
         return Principal(name, user["role"], portals, True)
 
     def from_token(self, token: str, settings) -> Principal | None:
-        given = token.encode()
         found = None
         # compare with every service token: no early exit to time
         for role, tokens in (("admin", settings.admin_tokens),
                              ("organiser", settings.organiser_tokens)):
             for k, candidate in enumerate(tokens, 1):
-                if hmac.compare_digest(candidate.encode(), given) and found is None:
+                if same_secret(token, candidate) and found is None:
                     found = Principal(f"service token {k} ({role})", role, None, False)
         if found is not None:
             return found

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 
 from aiohttp import web
@@ -12,6 +11,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from ..settings import SettingsError, metrics_token
 from ..store import StoreError
 from ..store.repository import puzzles as sql
+from ..text import same_secret
 from .auth import AuthError
 from .context import CTX, read
 from .responses import error, json_response
@@ -44,8 +44,7 @@ async def metrics(request: web.Request) -> web.Response:
             log.error("/metrics refused: %s", exc)
             return error(503, "the metrics token cannot be read (metrics.token_file)")
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(
-                given.strip().encode(), expected.encode()):
+        if scheme.lower() != "bearer" or not same_secret(given.strip(), expected):
             raise AuthError("/metrics needs the metrics token (metrics.token_file)")
     data = generate_latest(request.app[CTX].metrics.registry)
     return web.Response(body=data, headers={"Content-Type": CONTENT_TYPE_LATEST})

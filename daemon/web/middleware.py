@@ -66,6 +66,8 @@ async def errors_middleware(request: web.Request, handler):
     except StoreError as exc:
         log.error("storage error: %s", exc)
         return error(503, "storage unavailable; retry later", headers={"Retry-After": RETRY_AFTER_S})
+    except web.RequestPayloadError as exc:  # a body its content-encoding does not decode
+        return error(400, f"the request body cannot be read: {shown(str(exc))[:200]}")
     except web.HTTPException as exc:
         if exc.status < 400:
             raise

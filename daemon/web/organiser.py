@@ -19,7 +19,7 @@ from .auth import Principal
 from .tokens import require_token
 from .context import CTX, read, write
 from .queries import decision, listing, one_page, query_number, query_time
-from .responses import error, json_response, known_query
+from .responses import cursor_int, cursor_text, error, json_response, known_query
 
 FLAG_QUERY = frozenset({"limit", "cursor", "tournament", "player", "since", "min_anomaly",
                         "min_score", "state", "fdr"})
@@ -38,7 +38,7 @@ async def get_submission(request: web.Request) -> web.Response:
 
 
 def _flag_position(at: str, flag_id: int) -> tuple[datetime, int]:
-    return datetime.fromisoformat(at), int(flag_id)
+    return datetime.fromisoformat(cursor_text(at)), cursor_int(flag_id)
 
 
 async def get_flags(request: web.Request) -> web.Response:

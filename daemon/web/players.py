@@ -17,7 +17,7 @@ from ..store.repository import players as sql
 from .context import read, write
 from .organiser import actor_name
 from .queries import decision, listing, one_page
-from .responses import error, json_response
+from .responses import cursor_number, cursor_text, error, json_response
 
 PLAYER_STATES = sql.STATES
 PLAYERS_QUERY = frozenset({"state", "limit", "cursor"})
@@ -28,7 +28,7 @@ def _position(row: dict) -> list:
 
 
 def _read_position(p, portal, player) -> tuple[float, str, str]:
-    return float(p), str(portal), str(player)
+    return cursor_number(p), cursor_text(portal), cursor_text(player)
 
 
 async def get_players(request: web.Request) -> web.Response:

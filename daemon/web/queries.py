@@ -41,8 +41,10 @@ def query_number(request: web.Request, name: str, convert, default, lo, hi):
         return default
     try:
         value = convert(text)
-        if convert is int and ascii_int(text.lstrip("-"), 18) is None:
-            raise ValueError  # int() takes "５" and "5_0" too
+        # int() and float() take "５" and "5_0" too, which nobody typed as a number
+        if convert is int and ascii_int(text.lstrip("-"), 18) is None or \
+                not text.isascii() or "_" in text:
+            raise ValueError
     except ValueError:
         raise ValidationError(name, f"must be a number, got {text!r}", 400) from None
     if not lo <= value <= hi:

@@ -41,7 +41,7 @@ def check_json_type(request: web.Request) -> None:
     anything else is misconfigured, and saying so is clearer than a JSON error. It also
     keeps a browser's cross-site ``text/plain`` form post out of every JSON route."""
     if request.content_type != "application/json" or (
-            request.charset not in (None, "utf-8", "utf8")):
+            (request.charset or "utf-8").lower() not in ("utf-8", "utf8")):
         raise ValidationError("content-type", "must be application/json (UTF-8), not "
                               f"{request.headers.get('Content-Type', 'missing')[:100]!r}", 415)
 
@@ -96,6 +96,31 @@ def cursor(values: list) -> str:
 
 
 MAX_CURSOR = 1024   # characters; the API's own cursors are a few dozen
+
+
+def cursor_int(value) -> int:
+    """A cursor's integer, as a BIGINT column holds it (ValueError otherwise: a forged
+    1e308 or 2**70 is no position, and the store would fail on it)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not -2**63 <= value < 2**63:
+        raise ValueError
+    return value
+
+
+def cursor_text(value) -> str:
+    """A cursor's text, as the store can hold it (ValueError for a lone surrogate, which
+    JSON can spell and UTF-8 cannot)."""
+    if not isinstance(value, str):
+        raise ValueError
+    value.encode()  # UnicodeEncodeError is a ValueError
+    return value
+
+
+def cursor_number(value) -> float:
+    """A cursor's finite number."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or \
+            not math.isfinite(value):
+        raise ValueError
+    return float(value)
 
 
 def read_cursor(request: web.Request, parse):

@@ -245,3 +245,86 @@ def test_a_request_too_long_to_serve_gets_a_json_error(server, path, headers, st
     assert "bytes long" in doc["error"] and doc.get("field") == field
     got, _, raw = get("/v1/puzzles/" + "p" * 8_000, {"Cookie": "c=" + "k" * 8_188})
     assert got == 404 and json.loads(raw)["error"]
+
+
+def _cursor(values) -> str:
+    import base64
+    return base64.urlsafe_b64encode(json.dumps(values).encode()).decode()
+
+
+GIVENS = ("003020600900305001001806400008102900700000008006708200002609500800203009005010300")
+
+
+@pytest.mark.parametrize("method,path,headers,body,status,says", [
+    # header bytes that are not UTF-8: an unknown token, not a failure
+    ("GET", "/v1/flags", {"Authorization": b"Bearer \xe9"}, None, 401, "unknown token"),
+    ("GET", "/metrics", {"Authorization": b"Bearer \xe9"}, None, None, None),
+    ("GET", "/ui/", {"Cookie": b"fairgrid_session=\xe9"}, None, None, None),
+    ("POST", "/ui/login", {"Cookie": b"fairgrid_login=abc",
+                           "Content-Type": "application/x-www-form-urlencoded"},
+     "csrf=%C3%A9&name=a&password=b".encode(), 403, None),
+    # a timestamp int() reads but no clock can be set against
+    ("POST", "/v1/webhooks/solves", {"webhook-timestamp": "9" * 310}, b"{}", 401,
+     "unix seconds"),
+    ("POST", "/v1/webhooks/solves", {"webhook-timestamp": "1_700_000_000"}, b"{}", 401,
+     "unix seconds"),
+    # a body its content-encoding does not decode
+    ("POST", "/v1/webhooks/solves", {"Content-Encoding": "gzip"}, b"notgzip", 400,
+     "cannot be read"),
+    ("POST", "/v1/puzzles", {"Content-Encoding": "deflate", "Authorization": f"Bearer {ADMIN}"},
+     b"notdeflate", 400, "cannot be read"),
+    # cursors the API never returned: a position the store cannot hold
+    ("GET", "/v1/flags?cursor=" + _cursor(["2026-01-01T00:00:00+00:00", 1e308]),
+     {"Authorization": f"Bearer {ADMIN}"}, None, 400, "cursor"),
+    ("GET", "/v1/flags?cursor=" + _cursor(["2026-01-01T00:00:00+00:00", 2 ** 70]),
+     {"Authorization": f"Bearer {ADMIN}"}, None, 400, "cursor"),
+    ("GET", "/v1/players?cursor=" + _cursor([1, "\ud800", "x"]),
+     {"Authorization": f"Bearer {ADMIN}"}, None, 400, "cursor"),
+    ("GET", "/v1/players?cursor=" + _cursor([float("nan"), "demo", "x"]),
+     {"Authorization": f"Bearer {ADMIN}"}, None, 400, "cursor"),
+    # numbers float() reads that nobody typed as one
+    ("GET", "/v1/flags?min_anomaly=1_0", {"Authorization": f"Bearer {ADMIN}"}, None, 400,
+     "must be a number"),
+    ("GET", "/v1/flags?min_anomaly=%EF%BC%95", {"Authorization": f"Bearer {ADMIN}"}, None,
+     400, "must be a number"),
+    # a charset named in capitals is UTF-8 all the same
+    ("POST", "/v1/puzzles", {"Content-Type": "application/json; charset=UTF-8",
+                             "Authorization": f"Bearer {ADMIN}"},
+     json.dumps({"id": "p-charset", "givens": GIVENS}).encode(), 201, None),
+])
+def test_what_a_careless_client_sends_is_a_4xx_not_a_failure(server, method, path, headers,
+                                                             body, status, says):
+    """Header bytes that are not UTF-8, numbers too long for the clock or the store, a
+    body that does not decompress, forged cursors: each a 4xx in JSON naming the problem
+    (``status`` None: any answer below 500), never the 500 or the 503-and-retry each
+    once was."""
+    import http.client
+
+    base, _ = server
+    host, port = urllib.parse.urlsplit(base).hostname, urllib.parse.urlsplit(base).port
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        conn.putrequest(method, path)
+        sent = {k.lower() for k in headers}
+        if body is not None and "content-type" not in sent and "/ui/" not in path:
+            conn.putheader("Content-Type", "application/json")
+        if path.startswith("/v1/webhooks"):
+            conn.putheader("webhook-id", "msg-careless")
+            conn.putheader("webhook-signature", "v1,AAAA")
+        for k, v in headers.items():
+            conn.putheader(k, v)
+        conn.putheader("Content-Length", str(len(body or b"")))
+        conn.endheaders(body)
+        resp = conn.getresponse()
+        got, ctype, raw = resp.status, resp.getheader("Content-Type") or "", resp.read()
+    finally:
+        conn.close()
+    if status is None:
+        assert got < 500, (path, got, raw[:300])
+        return
+    assert got == status, (path, got, raw[:300])
+    if "/ui/" in path:
+        return
+    assert ctype.startswith("application/json"), (path, ctype)
+    if says is not None:
+        assert says in json.loads(raw)["error"], raw[:300]
