@@ -220,6 +220,21 @@ def metrics_token(path: str) -> str:
 PROBABILITIES = frozenset({"scoring.fpr", "scoring.player_alpha"})
 
 
+def check_cron(cron: str) -> None:
+    """``nightly.cron`` is crontab syntax APScheduler reads (SettingsError naming it
+    otherwise); empty disables the job. Checked where the service starts, not with the
+    other settings: the scheduler is imported only by the service."""
+    if not cron.strip():
+        return
+    from apscheduler.triggers.cron import CronTrigger
+
+    try:
+        CronTrigger.from_crontab(cron.strip(), timezone="UTC")
+    except ValueError as exc:
+        raise SettingsError(f"nightly.cron: {cron!r} is not crontab syntax "
+                            f"(minute hour day month weekday): {exc}") from None
+
+
 def _check_access(values: Mapping[str, Any]) -> None:
     """The access settings are usable (a bad one stops the start, naming it)."""
     proxy_networks(values.get("console_trusted_proxies", ""))
@@ -230,7 +245,16 @@ def _check_access(values: Mapping[str, Any]) -> None:
 # the most an integer setting may be (what DuckDB's BIGINT and numba's int64 hold with
 # room to add), and the settings narrower than that
 MAX_INT = 2**53
-INT_RANGES = {"server.port": (0, 65535)}  # 0: a free port the system picks
+INT_RANGES = {"server.port": (0, 65535),  # 0: a free port the system picks
+              # at least one: none would refuse every request or puzzle (or, for
+              # aiohttp's body limit, lift it)
+              "server.max_body_bytes": (1, MAX_INT), "storage.write_queue_size": (1, MAX_INT),
+              "storage.max_batch": (1, MAX_INT), "storage.memory_limit_mb": (1, MAX_INT),
+              "analysis.queue_size": (1, MAX_INT), "analysis.order_runs": (1, MAX_INT)}
+# float settings narrower than "finite and >= 0": a wait past a day is a typo that would
+# overflow the writer's clock, and a prediction needs some time
+FLOAT_RANGES = {"storage.group_commit_ms": (0.0, 60_000.0),
+                "analysis.order_budget_s": (0.001, 86_400.0)}
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
@@ -253,6 +277,11 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
     low, high = INT_RANGES.get(setting.key, (0, MAX_INT))
     if setting.type is int and not low <= value <= high:
         raise SettingsError(f"{origin}: {setting.key} must be from {low:,} to {high:,}, "
+                            f"got {value!r}")
+    if setting.key in FLOAT_RANGES and not (
+            FLOAT_RANGES[setting.key][0] <= value <= FLOAT_RANGES[setting.key][1]):
+        low, high = FLOAT_RANGES[setting.key]
+        raise SettingsError(f"{origin}: {setting.key} must be from {low:g} to {high:,g}, "
                             f"got {value!r}")
     if setting.key in PROBABILITIES and not 0 < value < 1:
         raise SettingsError(f"{origin}: {setting.key} must be between 0 and 1 (a rate), "

@@ -40,11 +40,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     from aiohttp import web
 
     from fairgrid.daemon.app import create_app
-    from fairgrid.daemon.settings import SECRETS_FILE, SettingsError, load_settings
+    from fairgrid.daemon.settings import SECRETS_FILE, SettingsError, check_cron, load_settings
     from fairgrid.daemon.store import StoreError
 
     try:
         settings, created = load_settings(args.config)
+        check_cron(settings.nightly_cron)
     except SettingsError as exc:
         raise CliError(str(exc)) from None
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")

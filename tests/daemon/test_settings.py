@@ -61,6 +61,12 @@ def test_toml_and_environment(tmp_path):
     ("[server]\nport = 70000\n", {}, "server.port must be from 0 to 65,535"),
     ("", {"FAIRGRID_SERVER_PORT": "9" * 25}, "server.port must be from 0 to 65,535"),
     ("[storage]\ncheckpoint_mb = " + "9" * 30 + "\n", {}, "storage.checkpoint_mb must be"),
+    # values the start took that then refused every puzzle, webhook or body limit
+    ("[analysis]\norder_runs = 0\n", {}, "analysis.order_runs must be from 1 to"),
+    ("[analysis]\norder_budget_s = 0\n", {}, "analysis.order_budget_s must be from 0.001"),
+    ("[storage]\nwrite_queue_size = 0\n", {}, "storage.write_queue_size must be from 1"),
+    ("[server]\nmax_body_bytes = 0\n", {}, "server.max_body_bytes must be from 1"),
+    ("[storage]\ngroup_commit_ms = 1e308\n", {}, "storage.group_commit_ms must be from 0 to"),
 ])
 def test_bad_settings_name_the_problem(tmp_path, text, env, words):
     cfg = tmp_path / "f.toml"

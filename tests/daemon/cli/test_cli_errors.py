@@ -205,3 +205,16 @@ def test_a_failed_export_or_backup_leaves_no_folder(tmp_path, capsys, keep_umask
     assert main(["export", "--tournament", "t-1", "--out", str(tmp_path / "plain" / "sub"),
                  "--config", str(cfg), "--token", "x"]) == 2
     assert "is a file, not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("cron", ["garbage", "99 99 * * *"])
+def test_serve_refuses_a_nightly_cron_it_cannot_read_in_one_line(tmp_path, capsys, cron):
+    """A schedule APScheduler cannot read stops the start with one line naming the
+    setting, before anything listens or opens the database."""
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{tmp_path / "fg.duckdb"}"\n[nightly]\ncron = "{cron}"\n'
+                   '[auth]\n')
+    assert main(["serve", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "nightly.cron" in err and cron in err, err
+    assert not (tmp_path / "fg.duckdb").exists()
