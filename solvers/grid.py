@@ -368,6 +368,27 @@ def solves(puzzle: Puzzle, grid) -> bool:
     return bool(np.array_equal(arr[mask], puzzle.givens[mask]))
 
 
+# the most a file of one puzzle may hold (a 25x25 grid with separators is a few KB), and
+# a file of puzzles one a line: read whole, a larger file costs gigabytes to parse
+MAX_PUZZLE_FILE = 1 << 20
+MAX_PUZZLES_FILE = 256 << 20
+
+
+def read_puzzle_file(path: Path, arg: str, limit: int = MAX_PUZZLE_FILE) -> str:
+    """The text of a puzzle file; PuzzleError naming ``arg`` when it is larger than
+    ``limit`` bytes, not UTF-8 or cannot be read."""
+    try:
+        size = path.stat().st_size
+        if size > limit:
+            raise PuzzleError(f"{arg}: {size:,} bytes, more than the {limit:,} a puzzle "
+                              f"file may hold")
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PuzzleError(f"{arg}: not UTF-8 text (byte {exc.start})") from None
+    except OSError as exc:
+        raise PuzzleError(f"{arg}: cannot read: {exc.strerror}") from None
+
+
 def load_puzzle(arg: str) -> Puzzle:
     """A puzzle from a command-line argument: a file path if one exists, else puzzle text.
 
@@ -381,12 +402,7 @@ def load_puzzle(arg: str) -> Puzzle:
     except (OSError, ValueError):
         is_file = False
     if is_file:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except UnicodeDecodeError as exc:
-            raise PuzzleError(f"{arg}: not UTF-8 text (byte {exc.start})") from None
-        except OSError as exc:
-            raise PuzzleError(f"{arg}: cannot read: {exc.strerror}") from None
+        text = read_puzzle_file(path, arg)
         try:
             return parse(text)
         except PuzzleError as exc:

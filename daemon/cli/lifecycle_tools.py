@@ -9,6 +9,7 @@ import json
 import sys
 from pathlib import Path
 
+from ..json_out import dumps
 from .client import quote
 from .common import CliError
 from .organiser_tools import _daemon_options, _unreachable, call, connect
@@ -42,7 +43,7 @@ def cmd_notifications(args: argparse.Namespace) -> int:
     rows = doc["notifications"]
     if args.json:
         for r in rows:
-            print(json.dumps(r))
+            print(dumps(r))
         return 0
     print(f"{len(rows)} notification{'s' if len(rows) != 1 else ''}")
     if rows:

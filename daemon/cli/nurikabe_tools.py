@@ -4,12 +4,12 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 
 import numpy as np
 
+from fairgrid.daemon.json_out import dumps
 from fairgrid.solvers.puzzle_types import NURIKABE
 
 from .common import CliError
@@ -19,12 +19,13 @@ HELP = "a Nurikabe puzzle: ROWSxCOLS:cells ('.' empty, clues in base 36; docs/pu
 
 def load(arg: str):
     """A Nurikabe puzzle from its text or a file whose first puzzle line holds it."""
+    from fairgrid.solvers.grid import MAX_PUZZLES_FILE, read_puzzle_file
     from fairgrid.solvers.nurikabe import NurikabeError, parse_nurikabe
 
     text = arg
     path = Path(arg)
     if ":" not in arg and path.is_file():
-        lines = [ln.strip() for ln in path.read_text().splitlines()]
+        lines = [ln.strip() for ln in read_puzzle_file(path, arg, MAX_PUZZLES_FILE).splitlines()]
         found = [tok for ln in lines if ln and not ln.startswith("#")
                  for tok in ln.split() if ":" in tok]
         if not found:
@@ -79,7 +80,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.json:
         figures["puzzle"] = args.puzzle if ":" in args.puzzle else None
         figures["solution"] = format_solution(res.grid) if res.solved else None
-        print(json.dumps(figures))
+        print(dumps(figures))
     else:
         print(_board(puzzle, res.grid if res.solved else None))
         print()
@@ -97,7 +98,7 @@ def cmd_count(args: argparse.Namespace) -> int:
         raise CliError(str(exc)) from None
     more = "+" if n >= args.limit else ""
     if args.json:
-        print(json.dumps({"type": NURIKABE, "solutions": n, "limit": args.limit,
+        print(dumps({"type": NURIKABE, "solutions": n, "limit": args.limit,
                           "unique": n == 1}))
     else:
         verdict = "unique" if n == 1 else ("no solution" if n == 0 else "not unique")
@@ -121,7 +122,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     rank = run.order() + 1  # 1 = decided first, 0 = never (clues)
     n = int(rank.max())
     if args.json:
-        print(json.dumps({"type": NURIKABE, "rank": [int(r) if r else None
+        print(dumps({"type": NURIKABE, "rank": [int(r) if r else None
                                                        for r in rank],
                           "steps": len(run.steps), "hints": run.hints}))
         return 0
@@ -153,7 +154,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
               "expected_time_s": round(expected, 1), "prior_sd_log": PRIOR_SD_LOG,
               "level": None, "metrics": {k: round(v, 4) for k, v in metrics.items()}}
     if args.json:
-        print(json.dumps(record))
+        print(dumps(record))
         return 0
     print(_board(puzzle))
     m, s = divmod(int(round(expected)), 60)

@@ -13,8 +13,9 @@ import time
 import urllib.parse
 from pathlib import Path
 
+from ..json_out import dumps
 from .client import DaemonClient, address, checked_url, quote
-from .common import CONFIG_HELP, CliError, progress_bar, settings_of
+from .common import CONFIG_HELP, CliError, png_file, progress_bar, settings_of
 from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
 from .render import print_case, print_report
@@ -118,7 +119,7 @@ def cmd_flags(args: argparse.Namespace) -> int:
         flags, source = _flags_from_file(settings, query), "database file (read-only)"
     if args.json:
         for flag in flags:
-            print(json.dumps(flag))
+            print(dumps(flag))
         return 0
     print(f"{len(flags)} flag{'s' if len(flags) != 1 else ''} (from the {source})")
     if flags:
@@ -160,7 +161,7 @@ def cmd_report(args: argparse.Namespace) -> int:
             raise _unreachable(client)
         doc = _submission_from_file(settings, args.portal, args.submission_id)
     if args.json:
-        print(json.dumps(doc))
+        print(dumps(doc))
         return 0
     print_report(doc, args.png)
     return 0
@@ -174,7 +175,7 @@ def cmd_player(args: argparse.Namespace) -> int:
     if doc is None:
         raise _unreachable(client)
     if args.json:
-        print(json.dumps(doc))
+        print(dumps(doc))
         return 0
     agg = doc["aggregate"]
     # the season verdict is the player's state (printed below); these two numbers are
@@ -252,7 +253,7 @@ def cmd_recompute(args: argparse.Namespace) -> int:
         if bar:
             bar.close()
     if args.json:
-        print(json.dumps(summary))
+        print(dumps(summary))
     else:
         print(f"nightly run {summary['run_id']} ({via}): {summary['solves']} solves, "
               f"{summary['puzzles']} puzzles, {summary['players']} players, "
@@ -312,7 +313,8 @@ def add_commands(sub) -> None:
                        "the database file when no daemon runs.")
     p.add_argument("portal")
     p.add_argument("submission_id")
-    p.add_argument("--png", metavar="FILE", help="also draw both orders as heatmaps (PNG)")
+    p.add_argument("--png", metavar="FILE.png", type=png_file,
+                   help="also draw both orders as heatmaps (PNG)")
     p.add_argument("--json", action="store_true", help="print the submission document")
     _daemon_options(p)
     p.set_defaults(func=cmd_report)

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import argparse
-import json
 
+from ..json_out import dumps
 from .client import quote
 from .common import positive
 from .organiser_tools import _daemon_options, _unreachable, all_pages, call, connect
@@ -23,7 +23,7 @@ def cmd_players(args: argparse.Namespace) -> int:
     rows = rows[:args.limit] if args.limit else rows
     if args.json:
         for r in rows:
-            print(json.dumps(r))
+            print(dumps(r))
         return 0
     print(f"{len(rows)} player{'s' if len(rows) != 1 else ''}"
           + (f" {state}" if state else ""))

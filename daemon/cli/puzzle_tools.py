@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import os
 import re
 import sys
@@ -13,12 +12,13 @@ from pathlib import Path
 
 import numpy as np
 
+from fairgrid.daemon.json_out import dumps
 from fairgrid.solvers import PuzzleError, format_grid, format_line, load_puzzle, parse
-from fairgrid.solvers.grid import layout_grid, symbol
+from fairgrid.solvers.grid import MAX_PUZZLES_FILE, layout_grid, read_puzzle_file, symbol
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES
 
-from .common import (PUZZLE_HELP, CliError, grid_side, positive, positive_float, progress_bar,
-                     seed)
+from .common import (PUZZLE_HELP, CliError, grid_side, png_file, positive, positive_float,
+                     progress_bar, seed)
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -48,7 +48,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
     if args.json:
         figures["puzzle"] = str(puzzle)
         figures["solution"] = format_line(res.grid) if res.solved else None
-        print(json.dumps(figures))
+        print(dumps(figures))
     else:
         print(format_grid(res.grid if res.solved else puzzle.givens, puzzle.box_size))
         print()
@@ -80,8 +80,6 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     from fairgrid.solvers.fill_order import predict_fill_order
 
     puzzle = load_puzzle(args.puzzle)
-    if args.png and Path(args.png).is_dir():  # matplotlib would write "<it>.png" instead
-        raise CliError(f"--png {args.png} is a folder: name the PNG file to write")
     cluster, executor = _cluster(args)
     bar = progress_bar(args.runs, "SA runs")
     try:
@@ -99,7 +97,7 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
 
         order_heatmap(pred, args.png)
     if args.json:
-        print(json.dumps(pred.as_dict()))
+        print(dumps(pred.as_dict()))
         return 0
     print(f"Predicted fill order (1 = filled first; [d] = given) — median of "
           f"{pred.basis_runs} SA runs, {args.schedule} schedule, seed {pred.seed}")
@@ -125,7 +123,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     n = count_solutions(puzzle, limit=args.limit)
     more = "+" if n >= args.limit else ""
     if args.json:
-        print(json.dumps({"puzzle": str(puzzle), "solutions": n, "limit": args.limit,
+        print(dumps({"puzzle": str(puzzle), "solutions": n, "limit": args.limit,
                           "unique": n == 1}))
     else:
         verdict = "unique" if n == 1 else ("no solution" if n == 0 else "not unique")
@@ -151,7 +149,8 @@ def _puzzle_lines(arg: str) -> list[tuple[int, str]] | None:
     except (OSError, ValueError):  # e.g. puzzle text longer than a file name may be
         return None
     found, other = [], []
-    for no, line in enumerate(path.read_text().splitlines(), 1):
+    text = read_puzzle_file(path, arg, MAX_PUZZLES_FILE)
+    for no, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         token = next((t for t in line.split() if len(t) in _PUZZLE_LENGTHS), None)
@@ -161,7 +160,7 @@ def _puzzle_lines(arg: str) -> list[tuple[int, str]] | None:
             found.append((no, token))
     if len(found) > 1 and other:
         try:  # one grid written over several lines (separators between bands) ...
-            parse(path.read_text())
+            parse(text)
             return None
         except PuzzleError:  # ... or a file of puzzles with a line that holds none
             raise CliError(f"{arg}: line {other[0]} holds no puzzle (16, 81, 256 or 625 "
@@ -205,7 +204,7 @@ def cmd_rate(args: argparse.Namespace) -> int:
                        budget_s=args.budget, only=only)
         record = _rating_record(str(puzzle), ratings, calibration)
         if args.json:
-            print(json.dumps(record))
+            print(dumps(record))
             return 0
         print(format_grid(puzzle.givens, puzzle.box_size))
         print(f"\nlevel {record['level']} ({record['level_name']}), expected solve time "
@@ -242,11 +241,11 @@ def cmd_rate(args: argparse.Namespace) -> int:
                 else:
                     print(f"fairgrid rate: error: {msg}", file=sys.stderr)
                 if args.json:
-                    print(json.dumps({"puzzle": text, "line": no, "error": err}), flush=True)
+                    print(dumps({"puzzle": text, "line": no, "error": err}), flush=True)
                 continue
             record = _rating_record(text, ratings, calibration)
             if args.json:
-                print(json.dumps(record), flush=True)
+                print(dumps(record), flush=True)
             else:
                 print(f"{text}  {record['level']} {record['level_name']:<9}  "
                       f"{_minutes(record['expected_time_s']):>6}", flush=True)
@@ -361,7 +360,8 @@ def add_commands(sub) -> None:
     p.add_argument("--max-steps", type=positive, default=None,
                    help="explicit step cap per run (overrides --budget)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--png", metavar="FILE", help="also draw the order as a heatmap (PNG)")
+    p.add_argument("--png", metavar="FILE.png", type=png_file,
+                   help="also draw the order as a heatmap (PNG)")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="run on a Dask cluster, e.g. tcp://host:8786 (default: "
                    "FAIRGRID_COMPUTE_SCHEDULER, else local processes); same results")

@@ -12,11 +12,12 @@ from pathlib import Path
 
 import numpy as np
 
+from fairgrid.daemon.json_out import dumps
 from fairgrid.solvers import format_line, load_puzzle
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES, puzzle_type
 
 from .client import DaemonClient, address, checked_url
-from .common import CONFIG_HELP, PUZZLE_HELP, CliError, seed
+from .common import CONFIG_HELP, PUZZLE_HELP, CliError, seconds, seed
 
 
 def _event_loop(use_uvloop: bool):
@@ -151,7 +152,7 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     url, settings = _simulate_target(args)
 
     def show(sid: str, behaviour: str, status: int) -> None:
-        print(json.dumps({"submission_id": sid, "behaviour": behaviour, "status": status}),
+        print(dumps({"submission_id": sid, "behaviour": behaviour, "status": status}),
               flush=True)
 
     behaviour_of = send_simulated(args, DaemonClient(url), show)
@@ -193,7 +194,8 @@ def send_simulated(args: argparse.Namespace, client: DaemonClient, on_sent) -> d
                            "puzzle": {"id": puzzle_id, **puzzle_fields},
                            "started_at": "2026-11-21T10:00:00Z",
                            "moves": sim.moves()}).encode()
-        headers = sign(args.secret, f"{sid}-msg", int(time.time()), body)
+        # the webhook-id is a header, which holds ASCII only; ids in the body need not
+        headers = sign(args.secret, f"sim-{run}-{i:05d}-msg", int(time.time()), body)
         answer = client.request("POST", "/v1/webhooks/solves", body, headers)
         if answer is None:
             raise CliError(f"cannot reach {client.base_url}/v1/webhooks/solves")
@@ -375,7 +377,7 @@ def add_commands(sub) -> None:
     p.add_argument("--prefix", help="prefix of submission and player ids (default: sim; "
                    "for another type sim-TYPE, so that types never share players)")
     p.add_argument("--seed", type=seed, default=0)
-    p.add_argument("--wait", type=float, default=300.0,
+    p.add_argument("--wait", type=seconds, default=300.0,
                    help="seconds to wait for the scores before saying what was flagged "
                    "(0: do not wait; default 300)")
     p.add_argument("--token", help="organiser token to read the scores with (default: "

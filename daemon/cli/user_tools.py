@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
 import sys
 
+from ..json_out import dumps
 from .client import quote
 from .common import CliError
 from .organiser_tools import _daemon_options, call
@@ -56,7 +56,7 @@ def cmd_user_list(args: argparse.Namespace) -> int:
     doc = call(args, "GET", "/v1/users")
     if args.json:
         for u in doc["users"]:
-            print(json.dumps(u))
+            print(dumps(u))
         return 0
     print("name\trole\tportals\tstate")
     for u in doc["users"]:

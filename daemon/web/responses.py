@@ -12,24 +12,8 @@ import urllib.parse
 from aiohttp import web
 
 from ..errors import ValidationError
+from ..json_out import dumps
 from ..ingest.solve import parse_json
-
-
-def _finite(value):
-    """``value`` with every NaN or infinity replaced by None (JSON has neither)."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_finite(v) for v in value]
-    return value
-
-
-def dumps(value) -> str:
-    """JSON for a response: no NaN or Infinity ever (browsers and node refuse them); the
-    encoder would raise on one the replacement missed."""
-    return json.dumps(_finite(value), allow_nan=False)
 
 
 def json_response(value, **kwargs) -> web.Response:

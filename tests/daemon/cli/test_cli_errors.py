@@ -97,6 +97,8 @@ BAD_BYTES = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands ar
     (["solve", "1" * 81, "--max-steps", "9" * 23], "must be from 1 to 2,147,483,647"),
     (["count", "1" * 81, "--limit", "9" * 23], "must be from 1 to 2,147,483,647"),
     (["generate", "--type", "nurikabe", "--rows", "99999"], "must be from 2 to 20"),
+    (["simulate", "1" * 81, "--secret", "s", "--wait", "nan"], "must be a number of seconds"),
+    (["simulate", "1" * 81, "--secret", "s", "--wait", "-1"], "must be a number of seconds"),
 ])
 def test_odd_arguments_end_in_one_line_not_a_traceback(capsys, argv, words):
     try:
@@ -108,11 +110,25 @@ def test_odd_arguments_end_in_one_line_not_a_traceback(capsys, argv, words):
     assert err.count("\n") == 1 and words in err, err
 
 
-def test_a_png_path_that_is_a_folder_is_named(tmp_path, capsys):
-    easy = "..3.2.6..9..3.5..1..18.64....81.29..7.......8..67.82....26.95..8..2.3..9..5.1.3.."
-    assert main(["predict-order", easy, "--runs", "1", "--png", str(tmp_path)]) == 2
-    assert "is a folder" in capsys.readouterr().err
-    assert not list(tmp_path.parent.glob(tmp_path.name + ".png"))
+@pytest.mark.parametrize("command", [
+    ["predict-order", "..3.2.6..9..3.5..1..18.64....81.29..7.......8..67.82....26.95..8..2.3..9..5.1.3..",
+     "--runs", "1"],
+    ["report", "demo", "s-1"]])
+@pytest.mark.parametrize("name,words", [
+    ("", "name a .png file"), ("order.txt", "name a .png file"),
+    ("order", "name a .png file"), ("dir.png", "is a folder")])
+def test_a_png_path_that_is_not_a_png_file_is_named(tmp_path, capsys, command, name, words):
+    """--png takes a file named .png: matplotlib takes the format from the name (a .txt
+    was a traceback) and writes NAME.png beside a folder or a name without one."""
+    target = tmp_path / name if name else tmp_path
+    if name == "dir.png":
+        target.mkdir()
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--png", str(target)])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err, err
+    assert not [p for p in tmp_path.parent.rglob("*.png") if p.is_file()]
 
 
 @pytest.fixture
@@ -218,3 +234,36 @@ def test_serve_refuses_a_nightly_cron_it_cannot_read_in_one_line(tmp_path, capsy
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "nightly.cron" in err and cron in err, err
     assert not (tmp_path / "fg.duckdb").exists()
+
+
+@pytest.mark.parametrize("argv", [["rate", "{f}", "--quick"], ["solve", "{f}"],
+                                  ["solve", "--type", "nurikabe", "{f}"]])
+@pytest.mark.parametrize("content,words", [
+    (b"\xff\n", "not UTF-8 text (byte 0)"),
+    (b"1" * ((1 << 20) + 1), "more than the 1,048,576 a puzzle file may hold"),
+])
+def test_a_puzzle_file_that_is_no_text_or_too_large_is_named(tmp_path, capsys, argv, content,
+                                                           words):
+    """A file of bytes that are not UTF-8 was a traceback in two commands of three; one
+    far larger than any puzzle took gigabytes to parse. (A file of puzzles one a line may
+    be larger: ``rate``, and a Nurikabe ``solve``, which takes a collection's first
+    puzzle, read up to 256 MiB.)"""
+    f = tmp_path / "puzzles.txt"
+    f.write_bytes(content)
+    if (argv[0] == "rate" or "nurikabe" in argv) and len(content) > 100:
+        return  # within what a file of puzzles may hold
+    assert main([a.format(f=f) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and str(f) in err, err
+
+
+def test_json_output_holds_no_nan(capsys):
+    """A prediction's split-half reliability is undefined with fewer than four runs: null
+    in the JSON, not NaN, which no JSON reader takes."""
+    import json
+
+    easy = "..3.2.6..9..3.5..1..18.64....81.29..7.......8..67.82....26.95..8..2.3..9..5.1.3.."
+    assert main(["predict-order", easy, "--runs", "2", "--workers", "1", "--json"]) == 0
+    out = capsys.readouterr().out
+    assert json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in {out[:200]}"))[
+        "split_half"] is None

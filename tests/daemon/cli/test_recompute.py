@@ -129,9 +129,11 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
     cfg = str(tmp_path / "fairgrid.toml")
     sim = run_cli("simulate", NURIKABE_8, "--type", "nurikabe", "--url", base, "--secret",
               SECRET_A, "--players", "3", "--cheaters", "2", "--puzzle-id", "nk",
-              "--config", cfg, timeout=300)
+              "--prefix", "ניקו", "--config", cfg, timeout=300)
     assert sim.returncode == 0, sim.stderr
     lines = [json.loads(x) for x in sim.stdout.splitlines()]
+    # ids need not be ASCII; the webhook-id header, which the prefix is kept out of, must
+    assert all(x["submission_id"].startswith("ניקו-") for x in lines)
     assert sorted(x["behaviour"] for x in lines) == ["honest"] * 3 + ["random", "row"]
     assert all(x["status"] == 202 for x in lines)
     puzzle = request(base + "/v1/puzzles/nk", headers=bearer(ADMIN))[1]
