@@ -267,3 +267,17 @@ def test_json_output_holds_no_nan(capsys):
     out = capsys.readouterr().out
     assert json.loads(out, parse_constant=lambda c: pytest.fail(f"{c} in {out[:200]}"))[
         "split_half"] is None
+
+
+def test_an_export_of_a_tournament_with_a_long_id_gets_file_names_a_disk_holds():
+    """A tournament id of 100 CJK characters (300 bytes) is a valid id but no file name
+    (255 bytes at most): its export's names are cut short and told apart by a digest."""
+    from fairgrid.daemon.cli.lifecycle_tools import EXPORT_STEM_BYTES, export_stem
+
+    assert export_stem("spring-cup/2026 #1") == "spring-cup_2026__1"
+    long_a, long_b = "中" * 100, "中" * 99 + "国"
+    stems = {export_stem(long_a), export_stem(long_b)}
+    assert len(stems) == 2 and export_stem(long_a) == export_stem(long_a)
+    for stem in stems:
+        assert len(f"{stem}-submissions.parquet".encode()) <= 255
+        assert len(stem.encode()) <= EXPORT_STEM_BYTES and stem.startswith("中" * 40)
