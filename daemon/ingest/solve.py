@@ -150,6 +150,13 @@ def check_id(value: str, field: str, status: int = 422) -> None:
     if value in DOT_IDS:
         raise ValidationError(field, f"must not be {value!r} (a link to it would lead "
                                      "to another page)", status)
+    one_line(value, field, status)
+
+
+def one_line(value: str, field: str, status: int = 422) -> None:
+    """ValidationError naming ``field`` when a name shown in the console and the history
+    (a review's actor, a token's label) holds a control or formatting character: a
+    U+202E or a newline there changes what a reader sees around it."""
     ch = refused_char(value)
     if ch is not None:
         raise ValidationError(field, f"must not hold control or formatting characters "

@@ -10,6 +10,7 @@ from fairgrid.analytics.calibration import bh
 
 from .. import documents
 from ..ingest import ValidationError
+from ..ingest.solve import one_line
 from ..text import ascii_int
 from ..store.repository import organiser as sql
 from ..store.repository import players as players_sql
@@ -155,4 +156,5 @@ def actor_name(who: Principal, actor=None) -> str:
             raise ValidationError("actor", "is taken from your sign-in; leave it out", 422)
         if not isinstance(actor, str) or not actor.strip() or len(actor) > 200:
             raise ValidationError("actor", "must be a string of 1 to 200 characters", 422)
+        one_line(actor, "actor")
     return who.name if actor is None else f"{who.name} for {actor.strip()}"

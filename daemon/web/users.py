@@ -12,6 +12,7 @@ from aiohttp import web
 
 from ..documents import iso
 from ..ingest import ValidationError
+from ..ingest.solve import one_line
 from .auth import NAME, ROLES, check_password
 from .tokens import require_token
 from .context import CTX
@@ -148,6 +149,8 @@ async def post_token(request: web.Request) -> web.Response:
     label = body.get("label")
     if label is not None and (not isinstance(label, str) or len(label) > 200):
         raise ValidationError("label", "must be a string of at most 200 characters", 422)
+    if label is not None:
+        one_line(label, "label")
     token = await request.app[CTX].accounts.new_token(name, label)
     if token is None:
         return error(404, f"no enabled user {name!r}")

@@ -287,6 +287,14 @@ GIVENS = ("003020600900305001001806400008102900700000008006708200002609500800203
      "must be a number"),
     ("GET", "/v1/flags?min_anomaly=%EF%BC%95", {"Authorization": f"Bearer {ADMIN}"}, None,
      400, "must be a number"),
+    # names the console shows: no character that turns the text around them
+    ("POST", "/v1/flags/1/review", {"Authorization": f"Bearer {ADMIN}"},
+     json.dumps({"state": "cleared", "actor": "bob\u202egnp.exe"}).encode(), 422,
+     "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("POST", "/v1/users", {"Authorization": f"Bearer {ADMIN}"},
+     json.dumps({"name": "careless", "role": "organiser"}).encode(), None, None),
+    ("POST", "/v1/users/careless/tokens", {"Authorization": f"Bearer {ADMIN}"},
+     json.dumps({"label": "laptop\nadmin"}).encode(), 422, "U+000A"),
     # a charset named in capitals is UTF-8 all the same
     ("POST", "/v1/puzzles", {"Content-Type": "application/json; charset=UTF-8",
                              "Authorization": f"Bearer {ADMIN}"},
