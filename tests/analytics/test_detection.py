@@ -7,6 +7,7 @@ The full measurement, with thousands of solves per model, is ``bench/detection_e
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from ..fixtures import analysed as analysed_puzzle
 BENCH = Path(__file__).resolve().parents[2] / "bench"
 
 
+@functools.cache  # loaded once: its routes are cached in the module
 def _pencilmark():
     """bench/honest_pencilmark.py (pencilmark is in the test extras)."""
     spec = importlib.util.spec_from_file_location("honest_pencilmark",
