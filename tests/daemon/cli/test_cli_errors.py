@@ -128,7 +128,8 @@ def test_a_png_path_that_is_not_a_png_file_is_named(tmp_path, capsys, command, n
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err, err
-    assert not [p for p in tmp_path.parent.rglob("*.png") if p.is_file()]
+    assert not [p for p in tmp_path.rglob("*.png") if p.is_file()]
+    assert not (tmp_path.parent / (tmp_path.name + ".png")).exists()
 
 
 @pytest.fixture
