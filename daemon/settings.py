@@ -250,11 +250,23 @@ INT_RANGES = {"server.port": (0, 65535),  # 0: a free port the system picks
               # aiohttp's body limit, lift it)
               "server.max_body_bytes": (1, MAX_INT), "storage.write_queue_size": (1, MAX_INT),
               "storage.max_batch": (1, MAX_INT), "storage.memory_limit_mb": (1, MAX_INT),
-              "analysis.queue_size": (1, MAX_INT), "analysis.order_runs": (1, MAX_INT)}
-# float settings narrower than "finite and >= 0": a wait past a day is a typo that would
-# overflow the writer's clock, and a prediction needs some time
+              "analysis.queue_size": (1, MAX_INT), "analysis.order_runs": (1, MAX_INT),
+              # durations a clock is moved by: past a century (or a year, a month)
+              # Python's dates overflow, or nothing would ever happen
+              "storage.dedupe_days": (0, 36_500), "storage.moves_retention_days": (0, 36_500),
+              "nightly.rescore_days": (0, 36_500), "webhooks.tolerance_s": (0, 31_536_000),
+              "webhooks.time_skew_s": (0, 31_536_000),
+              "nightly.misfire_grace_s": (1, 2_592_000),
+              "console.idle_minutes": (1, 525_600), "console.session_hours": (1, 8_760)}
+# float settings narrower than "finite and >= 0": waits past a day or a year are typos
+# that overflow a clock; a prediction needs some time; a poll or a retry of 0 spins
 FLOAT_RANGES = {"storage.group_commit_ms": (0.0, 60_000.0),
-                "analysis.order_budget_s": (0.001, 86_400.0)}
+                "analysis.order_budget_s": (0.001, 86_400.0),
+                "server.shutdown_timeout_s": (0.0, 86_400.0),
+                "compute.retry_s": (0.01, 86_400.0),
+                "notify.timeout_s": (0.001, 86_400.0), "notify.backoff_s": (0.0, 86_400.0),
+                "notify.backoff_max_s": (0.0, 604_800.0),
+                "notify.give_up_hours": (0.0, 8_760.0), "notify.poll_s": (0.001, 3_600.0)}
 
 
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:

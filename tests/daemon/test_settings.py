@@ -67,6 +67,11 @@ def test_toml_and_environment(tmp_path):
     ("[storage]\nwrite_queue_size = 0\n", {}, "storage.write_queue_size must be from 1"),
     ("[server]\nmax_body_bytes = 0\n", {}, "server.max_body_bytes must be from 1"),
     ("[storage]\ngroup_commit_ms = 1e308\n", {}, "storage.group_commit_ms must be from 0 to"),
+    # ... or that overflowed a clock (timedelta) at the first delivery, sign-in or webhook
+    ("[notify]\ngive_up_hours = 1e308\n", {}, "notify.give_up_hours must be from 0 to"),
+    ("[console]\nsession_hours = 99999999999\n", {}, "console.session_hours must be from 1"),
+    ("[storage]\ndedupe_days = 99999999999\n", {}, "storage.dedupe_days must be from 0"),
+    ("[notify]\npoll_s = 0\n", {}, "notify.poll_s must be from 0.001"),
 ])
 def test_bad_settings_name_the_problem(tmp_path, text, env, words):
     cfg = tmp_path / "f.toml"
