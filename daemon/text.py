@@ -12,6 +12,7 @@ every id in ``<bdi>``.
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import unicodedata
 import urllib.parse
@@ -57,6 +58,22 @@ def ascii_int(text: str | None, digits: int = 18) -> int | None:
     if text and len(text) <= digits and text.isascii() and text.isdigit():
         return int(text)
     return None
+
+
+# bytes of the part of a file name an id gives: a file name holds 255, and an id holds
+# 200 characters (600 bytes in CJK)
+FILE_STEM_BYTES = 150
+
+
+def file_stem(text: str) -> str:
+    """``text`` (a tournament id, say) as the start of a file name: letters and digits
+    of any script, '-' and '_' kept, anything else '_'; past :data:`FILE_STEM_BYTES`, cut
+    short and told apart by a digest of the whole."""
+    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
+    if len(name.encode()) <= FILE_STEM_BYTES:
+        return name
+    digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return f"{name.encode()[:FILE_STEM_BYTES - 13].decode('utf-8', 'ignore')}-{digest}"
 
 
 def same_secret(given: str, expected: str) -> bool:

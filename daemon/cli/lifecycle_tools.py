@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 from ..json_out import dumps
+from ..text import file_stem
 from .client import quote
 from .common import CliError
 from .organiser_tools import _daemon_options, _unreachable, call, connect
@@ -138,7 +139,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     out = folder(args.out)
     client, settings = connect(args, admin=True)
-    name = export_stem(args.tournament)
+    name = file_stem(args.tournament)
     alive = client.request("GET", "/healthz") is not None
     if not alive and settings is None:
         raise _unreachable(client)
@@ -191,24 +192,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     for _, target, rows in written:
         print(f"{target}\t{rows} rows")
     return 0
-
-
-# bytes of a tournament's part of an export's file names: a file name holds 255, and an
-# id holds 200 characters (600 bytes in CJK)
-EXPORT_STEM_BYTES = 150
-
-
-def export_stem(tournament: str) -> str:
-    """The start of an export's file names: the tournament id with what a file name
-    should not hold as "_"; a long one cut short and told apart by a digest of the id."""
-    import hashlib
-
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in tournament)
-    if len(name.encode()) <= EXPORT_STEM_BYTES:
-        return name
-    digest = hashlib.sha256(tournament.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    cut = name.encode()[:EXPORT_STEM_BYTES - 13].decode("utf-8", "ignore")
-    return f"{cut}-{digest}"
 
 
 def _no_erasure_undone(cur, db_path: str) -> None:

@@ -14,6 +14,7 @@ from aiohttp import web
 from ..errors import ValidationError
 from ..json_out import dumps
 from ..ingest.solve import parse_json
+from ..text import file_stem
 
 
 def json_response(value, **kwargs) -> web.Response:
@@ -51,10 +52,10 @@ def error(status: int, message: str, field: str | None = None,
 
 def attachment(stem: str, suffix: str) -> str:
     """The ``Content-Disposition`` of a download named after ``stem`` (a tournament's
-    name, say): letters and digits of any script kept, anything else '_'; the exact
+    name, say; :func:`~fairgrid.daemon.text.file_stem`, as the command line names it); the exact
     name as RFC 6266 ``filename*=UTF-8''…``, which browsers prefer, and an ASCII
     ``filename=`` for the others (accents dropped, other letters '_')."""
-    name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in stem) + suffix
+    name = file_stem(stem) + suffix
     ascii_ = "".join(unicodedata.normalize("NFKD", ch).encode("ascii", "ignore").decode()
                      or "_" for ch in name)
     return (f'attachment; filename="{ascii_}"; '
