@@ -40,6 +40,10 @@ class DaemonClient:
     """Calls to a daemon at ``base_url``, with ``token`` as the bearer (if any)."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 30.0):
+        # a header holds printable ASCII: anything else was a traceback at the first call
+        if token is not None and not (token.isascii() and token.isprintable()):
+            raise CliError("the token given holds characters no token has (only printable "
+                           "ASCII): check --token, FAIRGRID_TOKEN or the config")
         self.base_url = base_url.rstrip("/")
         self.token = token
         self._timeout = timeout

@@ -56,6 +56,8 @@ positive = _number(int, 1, "from 1 to 2,147,483,647", 2**31 - 1)
 seed = _number(int, 0, "from 0 to 2**63 - 1", 2**63 - 1)
 positive_float = _number(float, 1e-9, "a positive number")
 seconds = _number(float, 0.0, "a number of seconds from 0 to a day", 86_400.0)
+# a Nurikabe grid's side for the generator: past a dozen it finds no unique puzzle anyway
+grid_side = _number(int, 2, "from 2 to 20", 20)
 
 
 def png_file(text: str) -> str:
@@ -66,11 +68,13 @@ def png_file(text: str) -> str:
 
     if Path(text).suffix.lower() != ".png":
         raise argparse.ArgumentTypeError(f"name a .png file, got {text!r}")
-    if Path(text).is_dir():
+    try:  # (argparse runs this outside the command's own handling of OSError)
+        folder = Path(text).is_dir()
+    except OSError as exc:
+        raise argparse.ArgumentTypeError(f"{text}: {exc.strerror}") from None
+    if folder:
         raise argparse.ArgumentTypeError(f"{text} is a folder: name the PNG file to write")
     return text
-# a Nurikabe grid's side for the generator: past a dozen it finds no unique puzzle anyway
-grid_side = _number(int, 2, "from 2 to 20", 20)
 
 
 def not_utf8(args: argparse.Namespace) -> str | None:

@@ -93,6 +93,10 @@ BAD_BYTES = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands ar
     # an address urllib would only refuse with a traceback at the first call
     (["flags", "--url", "http://[::1", "--token", "t"], "is not a daemon's address"),
     (["flags", "--url", "notaurl", "--token", "t"], "is not a daemon's address"),
+    # a token no header can carry
+    (["flags", "--url", "http://127.0.0.1:9", "--token", "中"], "holds characters no token"),
+    (["flags", "--url", "http://127.0.0.1:9", "--token", "a\nb"], "holds characters no token"),
+    (["predict-order", "1" * 81, "--png", "a" * 300 + ".png"], "File name too long"),
     # counts past what the compiled solvers and DuckDB hold; a grid no memory holds
     (["solve", "1" * 81, "--max-steps", "9" * 23], "must be from 1 to 2,147,483,647"),
     (["count", "1" * 81, "--limit", "9" * 23], "must be from 1 to 2,147,483,647"),
@@ -237,22 +241,29 @@ def test_serve_refuses_a_nightly_cron_it_cannot_read_in_one_line(tmp_path, capsy
     assert not (tmp_path / "fg.duckdb").exists()
 
 
-@pytest.mark.parametrize("argv", [["rate", "{f}", "--quick"], ["solve", "{f}"],
-                                  ["solve", "--type", "nurikabe", "{f}"]])
-@pytest.mark.parametrize("content,words", [
-    (b"\xff\n", "not UTF-8 text (byte 0)"),
-    (b"1" * ((1 << 20) + 1), "more than the 1,048,576 a puzzle file may hold"),
+ONE_PUZZLE, PUZZLES = "1,048,576", "268,435,456"   # bytes a file may hold
+
+
+@pytest.mark.parametrize("argv,size,words", [
+    (["rate", "{f}", "--quick"], None, "not UTF-8 text (byte 0)"),
+    (["solve", "{f}"], None, "not UTF-8 text (byte 0)"),
+    (["solve", "--type", "nurikabe", "{f}"], None, "not UTF-8 text (byte 0)"),
+    (["solve", "{f}"], (1 << 20) + 1, f"more than the {ONE_PUZZLE} a puzzle file may hold"),
+    # a file of puzzles one a line, or a collection whose first Nurikabe puzzle is read
+    (["rate", "{f}", "--quick"], (256 << 20) + 1, f"more than the {PUZZLES}"),
+    (["solve", "--type", "nurikabe", "{f}"], (256 << 20) + 1, f"more than the {PUZZLES}"),
 ])
-def test_a_puzzle_file_that_is_no_text_or_too_large_is_named(tmp_path, capsys, argv, content,
+def test_a_puzzle_file_that_is_no_text_or_too_large_is_named(tmp_path, capsys, argv, size,
                                                            words):
     """A file of bytes that are not UTF-8 was a traceback in two commands of three; one
-    far larger than any puzzle took gigabytes to parse. (A file of puzzles one a line may
-    be larger: ``rate``, and a Nurikabe ``solve``, which takes a collection's first
-    puzzle, read up to 256 MiB.)"""
+    far larger than any puzzle took gigabytes to parse. Refused, in one line naming it,
+    before it is read (the large files here are sparse: nothing is written)."""
     f = tmp_path / "puzzles.txt"
-    f.write_bytes(content)
-    if (argv[0] == "rate" or "nurikabe" in argv) and len(content) > 100:
-        return  # within what a file of puzzles may hold
+    if size is None:
+        f.write_bytes(b"\xff\n")
+    else:
+        with f.open("wb") as fh:
+            fh.truncate(size)
     assert main([a.format(f=f) for a in argv]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and str(f) in err, err
@@ -272,13 +283,21 @@ def test_json_output_holds_no_nan(capsys):
 
 def test_an_export_of_a_tournament_with_a_long_id_gets_file_names_a_disk_holds():
     """A tournament id of 100 CJK characters (300 bytes) is a valid id but no file name
-    (255 bytes at most): its export's names are cut short and told apart by a digest."""
-    from fairgrid.daemon.cli.lifecycle_tools import EXPORT_STEM_BYTES, export_stem
+    (255 bytes at most): its export's names, written by the command line or offered by
+    the API, are cut short and told apart by a digest."""
+    from fairgrid.daemon.text import FILE_STEM_BYTES, file_stem
 
-    assert export_stem("spring-cup/2026 #1") == "spring-cup_2026__1"
+    assert file_stem("spring-cup/2026 #1") == "spring-cup_2026__1"
     long_a, long_b = "中" * 100, "中" * 99 + "国"
-    stems = {export_stem(long_a), export_stem(long_b)}
-    assert len(stems) == 2 and export_stem(long_a) == export_stem(long_a)
+    stems = {file_stem(long_a), file_stem(long_b)}
+    assert len(stems) == 2 and file_stem(long_a) == file_stem(long_a)
     for stem in stems:
         assert len(f"{stem}-submissions.parquet".encode()) <= 255
-        assert len(stem.encode()) <= EXPORT_STEM_BYTES and stem.startswith("中" * 40)
+        assert len(stem.encode()) <= FILE_STEM_BYTES and stem.startswith("中" * 40)
+    # the API's download is named the same way
+    import urllib.parse
+
+    from fairgrid.daemon.web.responses import attachment
+    header = attachment(long_a, "-submissions.parquet")
+    name = urllib.parse.unquote(header.split("filename*=UTF-8''")[1])
+    assert name == file_stem(long_a) + "-submissions.parquet"
