@@ -5,6 +5,7 @@ player's verdict)."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable, Iterable
@@ -43,7 +44,7 @@ def query_number(request: web.Request, name: str, convert, default, lo, hi):
         value = convert(text)
         # int() and float() take "５" and "5_0" too, which nobody typed as a number
         if convert is int and ascii_int(text.lstrip("-"), 18) is None or \
-                not text.isascii() or "_" in text:
+                not text.isascii() or "_" in text or not math.isfinite(value):
             raise ValueError
     except ValueError:
         raise ValidationError(name, f"must be a number, got {text!r}", 400) from None

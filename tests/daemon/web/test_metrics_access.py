@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
+
 from fairgrid.daemon.app import create_app
 
 from ..helpers import ADMIN, bearer, make_settings
@@ -22,6 +25,14 @@ async def test_metrics_needs_the_token_of_its_file(aiohttp_client, tmp_path):
     token.write_text("scrape-2")
     assert (await client.get("/metrics", headers=bearer("scrape-1"))).status == 401
     assert (await client.get("/metrics", headers=bearer("scrape-2"))).status == 200
+    # a token of bytes that are not UTF-8 is a wrong token, not a failure
+    reader, writer = await asyncio.open_connection(client.host, client.port)
+    writer.write(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \xe9\r\n"
+                 b"Connection: close\r\n\r\n")
+    answer = await reader.read()
+    writer.close()
+    head, _, body = answer.partition(b"\r\n\r\n")
+    assert head.startswith(b"HTTP/1.1 401") and json.loads(body)["error"], answer[:300]
     # no file, no metrics: refused, never open
     token.unlink()
     resp = await client.get("/metrics", headers=bearer("scrape-2"))
