@@ -8,6 +8,7 @@ import json
 import signal
 import subprocess
 import time
+from urllib.parse import quote
 
 from ..helpers import (ADMIN, CMD, SECRET_A, bearer, count, request, run_cli, signed,
                        solve_body)
@@ -143,7 +144,7 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
     # at cold start a Nurikabe copy is often not flagged on one solve (docs/detection.md),
     # but it is the most anomalous of the five
     anomaly = {x["behaviour"] + x["submission_id"]: request(
-        base + f"/v1/submissions/demo/{x['submission_id']}", headers=bearer(ADMIN))[1][
+        base + f"/v1/submissions/demo/{quote(x['submission_id'])}", headers=bearer(ADMIN))[1][
         "score"]["anomaly"] for x in lines}
     assert not max(anomaly, key=anomaly.get).startswith("honest")
     # Sudoku text under --type nurikabe: exit 2 and one line
