@@ -31,7 +31,7 @@ async def redeliver(request: web.Request, who: Principal) -> web.Response:
     portal = await read(request, outbox_sql.portal_of, event_id)
     if portal is None or not who.sees(portal) or not await write(
             request, outbox_sql.redeliver, event_id, datetime.now(timezone.utc)):
-        raise NotFound(f"There is no notification {event_id}.")
+        raise NotFound(f"There is no notification {event_id!r}.")
     request.app[CTX].notifier.wake()
     raise web.HTTPSeeOther("/ui/notifications?state=pending")
 

@@ -72,17 +72,22 @@ def error_page(request, status: int, message: str) -> web.Response:
                    status=status)
 
 
-UNREADABLE_FORM = ("The form could not be read (it is not UTF-8 text). Reload the page and "
-                   "try again.")
+UNREADABLE_FORM = ("The form could not be read (it is not UTF-8 text, or sends a file, "
+                   "which no console form takes). Reload the page and try again.")
 
 
 async def read_form(request: web.Request):
     """The posted form, or None when it cannot be read: a multipart field that is not
-    UTF-8 makes aiohttp raise, which must be a 400, not a 500."""
+    UTF-8 makes aiohttp raise, which must be a 400, not a 500; and a file (a multipart
+    part with a file name) is no text any console form takes, whose str() would be
+    stored as a note."""
     try:
-        return await request.post()
+        form = await request.post()
     except (UnicodeDecodeError, ValueError):
         return None
+    if any(not isinstance(v, str) for v in form.values()):
+        return None
+    return form
 
 
 def page(handler):

@@ -11,7 +11,8 @@ from fairgrid.daemon.console.sessions import LoginThrottle, Sessions
 from fairgrid.daemon.app import create_app
 
 from ..daemon.helpers import (ADMIN, ORGANISER, OTHER_SECRET, PASSWORD, SECRET_A, add_user, bearer,
-                              login_token, make_settings, post_flagged, sign_in, signed, solve_body)
+                              login_token, make_settings, post_flagged, sign_in,
+                              sign_in_as_admin, signed, solve_body)
 
 
 async def test_users_api_validates_and_tokens_are_personal(client):
@@ -326,3 +327,33 @@ async def test_a_form_that_is_not_utf8_is_a_400(client):
     assert (await sign_in(client, "alice")).status == 303
     resp = await client.post("/ui/flags/review", data=body, headers=headers)
     assert resp.status == 400 and "not UTF-8" in await resp.text()
+
+
+async def test_a_form_that_sends_a_file_is_a_400_not_a_note(client):
+    """A multipart part with a file name is no text: its str() (a FileField's repr)
+    was stored as the review's note. At the sign-in form and behind it: a 400 page,
+    nothing stored."""
+    body = (b'--XX\r\nContent-Disposition: form-data; name="state"\r\n\r\ncleared\r\n'
+            b'--XX\r\nContent-Disposition: form-data; name="note"; filename="note.txt"\r\n'
+            b'Content-Type: text/plain\r\n\r\nhonest\r\n--XX--\r\n')
+    headers = {"Content-Type": "multipart/form-data; boundary=XX"}
+    resp = await client.post("/ui/login", data=body, headers=headers)
+    assert resp.status == 400 and "sends a file" in await resp.text()
+    await add_user(client, "alice", portals=["demo"])
+    assert (await sign_in(client, "alice")).status == 303
+    resp = await client.post("/ui/flags/1/review", data=body, headers=headers)
+    assert resp.status == 400 and "sends a file" in await resp.text()
+
+
+async def test_an_unknown_notification_is_named_escaped(client):
+    """A U+202E in the id a crafted form posts to would turn the page's words around:
+    the 404 page shows it escaped, as every other page's 404 does."""
+    import re
+
+    await sign_in_as_admin(client)
+    page = await (await client.get("/ui/notifications")).text()
+    token = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    resp = await client.post("/ui/notifications/%E2%80%AEtxt.exe/redeliver",
+                             data={"csrf": token}, allow_redirects=False)
+    text = await resp.text()
+    assert resp.status == 404 and "\u202e" not in text and "\\u202e" in text, text[-500:]
