@@ -14,6 +14,7 @@ from aiohttp import web
 from fairgrid.analytics.evidence import NAMES, rarity, signal_name
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
+from ..errors import Conflict
 from ..ingest import ValidationError
 from ..states import REVIEW_STATES, FlagState
 from ..store.repository import console as sql
@@ -168,8 +169,14 @@ def _flag_id(request: web.Request) -> int:
 
 @page
 async def flag_page(request: web.Request, who: Principal) -> web.Response:
-    flag_id = _flag_id(request)
-    q = Queue.of(request.query)
+    return await _flag_page(request, who, _flag_id(request), Queue.of(request.query))
+
+
+async def _flag_page(request: web.Request, who: Principal, flag_id: int, q: Queue, *,
+                     notice: str | None = None, state: str | None = None, note: str = "",
+                     status: int = 200) -> web.Response:
+    """The flag; with ``notice``, above a decision form holding ``state`` and ``note``
+    as the reviewer sent them."""
     row = await read(request, sql.flag, flag_id, who.visible())
     if row is None:
         raise NotFound(f"There is no flag {flag_id}.")
@@ -184,7 +191,8 @@ async def flag_page(request: web.Request, who: Principal) -> web.Response:
         "prev_flag": f"/ui/flags/{before}?{qs}" if before else None,
         "next_flag": f"/ui/flags/{after}?{qs}" if after else None,
         "decided": await _decided(request, who), "plain_note": plain_note,
-        **await solve_view(request, row)})
+        "notice": notice, "chosen": state, "note": note,
+        **await solve_view(request, row)}, status=status)
 
 
 def _queue_of_form(form) -> Queue:
@@ -201,7 +209,14 @@ async def review(request: web.Request, who: Principal) -> web.Response:
     state, note = decision(form, who, "flags", note_to_confirm=True)
     q = _queue_of_form(form)
     _, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
-    history = await record_review(request, who, flag_id, state, note)
+    try:
+        history = await record_review(request, who, flag_id, state, note,
+                                      seen=str(form.get("seen", "")) or None)
+    except Conflict as exc:
+        return await _flag_page(
+            request, who, flag_id, q, state=state, note=note or "", status=409,
+            notice=f"Not recorded: {exc} while you read it. Read it below; your decision "
+                   "and note are kept in the form.")
     if history is None:
         raise NotFound(f"There is no flag {flag_id}.")
     target = f"/ui/flags/{after}" if after else "/ui/flags"

@@ -98,14 +98,17 @@ async def review_player(request: web.Request, who: Principal) -> web.Response:
     try:
         history = (await record_review(request, who, portal, player, state, note,
                                        judged_at=str(request[FORM].get("judged_at", ""))
-                                       or None)
+                                       or None,
+                                       seen=str(request[FORM].get("seen", "")) or None)
                    if who.sees(portal) else None)
-    except Conflict:
+    except Conflict as exc:
+        why = (f"{exc} while you read it" if exc.field == "seen" else
+               "the verdict was judged again while you read it (a new solve, a flag "
+               "decision or the nightly job)")
         return await _case_page(
             request, who, portal, player, state=state, note=note or "", status=409,
-            notice="Not recorded: the verdict was judged again while you read it (a new "
-                   "solve, a flag decision or the nightly job). Read it below; your "
-                   "decision and note are kept in the form.")
+            notice=f"Not recorded: {why}. Read it below; your decision and note are kept "
+                   "in the form.")
     if history is None:
         raise NotFound(f"There is no verdict on player {player!r} of portal {portal!r}.")
     raise web.HTTPSeeOther(case_link(portal, player) + "#history")

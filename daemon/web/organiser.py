@@ -137,11 +137,13 @@ async def review_flag(request: web.Request) -> web.Response:
 
 
 async def record_review(request: web.Request, who: Principal, flag_id: int, state: str,
-                        note: str | None, actor=None) -> list[tuple] | None:
+                        note: str | None, actor=None, seen: str | None = None
+                        ) -> list[tuple] | None:
     """Write a review as ``who`` (see :func:`actor_name`); the player's verdict is judged
-    again at once (a cleared solve's flag no longer counts)."""
+    again at once (a cleared solve's flag no longer counts). ``seen``: the state the
+    reviewer decided on (Conflict when another decision changed it since)."""
     history = await write(request, sql.review, flag_id, state, note, actor_name(who, actor),
-                          datetime.now(timezone.utc), who.visible())
+                          datetime.now(timezone.utc), who.visible(), seen)
     verdicts = request.app[CTX].scorer.verdicts
     if history is not None and verdicts is not None:
         await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")

@@ -67,15 +67,16 @@ async def review_player(request: web.Request) -> web.Response:
 
 
 async def review(request: web.Request, who, portal: str, player: str, state: str,
-                 note: str | None, actor=None, judged_at: str | None = None
-                 ) -> list[tuple] | None:
+                 note: str | None, actor=None, judged_at: str | None = None,
+                 seen: str | None = None) -> list[tuple] | None:
     """Record a decision on a player as ``who`` (the API's and the console's); None when
     the player has no verdict. With ``judged_at`` (the verdict's, as the caller read it)
-    a verdict judged again since is a 409: the decision was made on another one.
-    Clearing remembers the solves the verdict judged."""
+    a verdict judged again since is a 409: the decision was made on another one; with
+    ``seen`` (the case's state as the console showed it), so is another decision made
+    since. Clearing remembers the solves the verdict judged."""
     name = actor_name(who, actor)
     return await write(request, sql.review, portal, player, state, note, name,
-                       datetime.now(timezone.utc), _instant(judged_at))
+                       datetime.now(timezone.utc), _instant(judged_at), seen)
 
 
 def _instant(text: str | None) -> datetime | None:

@@ -299,3 +299,40 @@ def test_the_replay_marks_what_the_evidence_says_of_each_move():
                                          "predicted_order": [], "actual_order": [],
                                          "timeline": timeline}))
         assert replay_moves(moves, ev.timeline, _marks(ev), solution=None)[4][5] == words
+
+
+async def test_a_decision_on_a_page_gone_stale_is_not_recorded(desk):
+    """Alice clears a flag while bob reads it; bob's 'confirmed', sent from the page as
+    it was, is a 409 that names alice's decision and keeps bob's in the form, not a
+    silent overturn. Read again, his decision is recorded."""
+    from aiohttp.test_utils import TestClient
+
+    client, flags = desk
+    flag = flags[0]
+    await add_user(client, "bob", portals=["demo"])
+    bob = TestClient(client.server)
+    await bob.start_server()
+    try:
+        assert (await sign_in(bob, "bob")).status == 303
+        page = await _text(bob, f"/ui/flags/{flag}")
+        assert 'name="seen" value="open"' in page
+        bob_csrf = await _csrf(bob, f"/ui/flags/{flag}")
+        csrf = await _csrf(client, f"/ui/flags/{flag}")
+        resp = await client.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+            "csrf": csrf, "state": "cleared", "note": "fast, known", "seen": "open"})
+        assert resp.status == 303
+        resp = await bob.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+            "csrf": bob_csrf, "state": "confirmed", "note": "copied rows", "seen": "open"})
+        html = await resp.text()
+        assert resp.status == 409, html[-400:]
+        assert "Not recorded" in html and "is cleared now, by alice" in html
+        assert 'value="confirmed" required checked' in html and ">copied rows</textarea>" in html
+        assert 'name="seen" value="cleared"' in html
+        rows = query(store(client), "SELECT state, actor FROM flag_history WHERE flag_id = ? "
+                     "ORDER BY changed_at", [flag])
+        assert [r[0] for r in rows] == ["open", "cleared"] and rows[-1][1] == "alice", rows
+        resp = await bob.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+            "csrf": bob_csrf, "state": "confirmed", "note": "copied rows", "seen": "cleared"})
+        assert resp.status == 303
+    finally:
+        await bob.close()

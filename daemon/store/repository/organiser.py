@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from ...errors import Conflict
 from ...states import STANDING, sql_list
 from . import needs_moves, outbox
 from .rows import dicts, first, portal_clause
@@ -86,13 +87,22 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
 
 
 def review(con, flag_id: int, state: str, note: str | None, actor: str,
-           now: datetime, portals=None) -> list[tuple] | None:
+           now: datetime, portals=None, seen: str | None = None) -> list[tuple] | None:
     """Record a review decision; the flag's whole history, or None for no such flag (of
     ``portals``, when given). The state a flag already has changes nothing: no history
-    row, no notification."""
+    row, no notification. With ``seen`` (the state the reviewer read), Conflict when the
+    flag is in another state by now: a second reviewer's stale page must not overturn
+    the first one's decision unseen."""
     row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
     if row is None or (portals is not None and row[0] not in portals):
         return None
+    if seen is not None and row[1] != seen:
+        last = con.execute("SELECT actor, changed_at, state FROM flag_history "
+                           "WHERE flag_id = ? ORDER BY changed_at DESC LIMIT 1",
+                           [flag_id]).fetchone()
+        by = (f", by {last[0]} at {last[1].isoformat(timespec='minutes')}"
+              if last and last[0] and last[2] == row[1] else "")
+        raise Conflict("seen", f"flag {flag_id} was {seen} and is {row[1]} now{by}")
     if row[1] != state:
         con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
         con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",

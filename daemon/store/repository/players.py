@@ -215,12 +215,14 @@ def _decided_meanwhile(read: tuple | None, now: tuple | None) -> bool:
 
 
 def review(con, portal: str, player: str, state: str, note: str | None, actor: str,
-           now: datetime, judged_at: datetime | None = None) -> list[tuple] | None:
+           now: datetime, judged_at: datetime | None = None, seen: str | None = None
+           ) -> list[tuple] | None:
     """A person's decision on a player: ``cleared`` (remembering the solves the verdict
     judged), ``confirmed``, or ``open`` (reopened: the case waits for a decision again,
     as a flagged player; when it was not flagged before, the verdict it was reopened on
     becomes the one that flagged it if that verdict flags). With ``judged_at``, the
-    verdict the decision was made on: Conflict when it has been judged again since. The
+    verdict the decision was made on: Conflict when it has been judged again since; with
+    ``seen``, the state the reviewer read: Conflict when another decision changed it. The
     player's whole history, or None when the player has no verdict."""
     row = con.execute("SELECT flagged, judged_at, judged_solves, state, verdict, p_value "
                       "FROM player_verdicts WHERE portal = ? AND player_id = ?",
@@ -231,6 +233,11 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
                        f"after the one this decision was made on; read it and decide again")
+    if seen is not None and was != seen:
+        last = history(con, portal, player)
+        by = (f", by {last[-1][3]} at {last[-1][0].isoformat(timespec='minutes')}"
+              if last and last[-1][3] and last[-1][1] == was else "")
+        raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
     seen = json.loads(judged) if judged else scored_solves(con, portal, player, at)
     target = "flagged" if state == "open" else state
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "

@@ -259,6 +259,15 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert resp.status == 303 and resp.headers["Location"].endswith("/case#history")
     verdict = (await _player(client, "selective"))["verdict"]
     assert verdict["state"] == "confirmed" and verdict["history"][-1]["actor"] == "alice"
+    # a second reviewer's page, read while the case was still flagged, does not overturn
+    # that decision unseen: it is sent back naming it
+    assert 'name="seen" value="flagged"' in case
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "cleared", "seen": "flagged",
+                                   "note": "looked fine to me"})
+    page = await resp.text()
+    assert resp.status == 409 and "was flagged and is confirmed now, by alice" in page
+    assert (await _player(client, "selective"))["verdict"]["state"] == "confirmed"
 
     # erasure takes the verdict and its history
     resp = await client.post("/v1/players/demo/selective/erase", headers=bearer(ADMIN))
