@@ -481,6 +481,10 @@ def _secret_tables(table: Mapping, env: Mapping[str, str], db_path: str, origin:
         secrets_path = Path(db_path).resolve().parent / SECRETS_FILE
         if generate or secrets_path.exists():
             secrets_table, created = _embedded_secrets(db_path)
+            origin = str(secrets_path)  # what is wrong from here on is that file's
+            for section in ("portals", "auth"):
+                if not isinstance(secrets_table.get(section, {}), dict):
+                    raise SettingsError(f"{origin}: [{section}] must be a table")
             table = {**table, **secrets_table}
     portals = portals_of(table, origin)
     auth = table.get("auth", {})

@@ -91,17 +91,20 @@ def _loopback(host: str) -> bool:
 
 def cmd_portal_add(args: argparse.Namespace) -> int:
     import re
-    import tomllib
 
-    from fairgrid.daemon.settings import SECRETS_FILE, dump_secrets, load_settings, new_secret
+    from fairgrid.daemon.settings import (SECRETS_FILE, SettingsError, _read_toml, dump_secrets,
+                                          load_settings, new_secret)
 
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.name):
         raise CliError("a portal name is 1..64 letters, digits, '-' or '_'")
     secret = new_secret()
     if args.config is None and not os.environ.get("FAIRGRID_CONFIG"):
-        settings, _ = load_settings(None)
-        path = Path(settings.storage_path).resolve().parent / SECRETS_FILE
-        table = tomllib.loads(path.read_text())
+        try:  # (load_settings checks the secrets file; it is read again to add to it)
+            settings, _ = load_settings(None)
+            path = Path(settings.storage_path).resolve().parent / SECRETS_FILE
+            table = _read_toml(path)
+        except SettingsError as exc:
+            raise CliError(str(exc)) from None
         portals = table.setdefault("portals", {})
         if args.name in portals:
             portals[args.name]["secrets"].append(secret)

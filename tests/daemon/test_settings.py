@@ -243,3 +243,27 @@ def test_a_config_file_that_is_not_utf8_is_named(tmp_path):
     cfg.write_bytes(b"\xff\xfe[server]\n")
     with pytest.raises(SettingsError, match="bad.toml is not UTF-8 text"):
         load_settings(str(cfg), env={})
+
+
+@pytest.mark.parametrize("content,words", [
+    (b"portals = 5\n", "[portals] must be a table"),
+    (b"auth = 'x'\n", "[auth] must be a table"),
+    (b"garbage [[[\n", "Expected"),
+    (b"\xff\n", "is not UTF-8 text"),
+])
+def test_a_damaged_embedded_secrets_file_is_named(tmp_path, monkeypatch, capsys, content, words):
+    """A secrets file beside the database that is no table of portals and tokens stops
+    the start, and ``portal add``, in one line naming that file (an int in place of the
+    portals table was an AttributeError)."""
+    from fairgrid.daemon.cli import main
+
+    (tmp_path / "fairgrid.secrets.toml").write_bytes(content)
+    env = {"FAIRGRID_STORAGE_PATH": str(tmp_path / "fg.duckdb")}
+    with pytest.raises(SettingsError) as exc:
+        load_settings(None, env=env)
+    assert words in str(exc.value) and "fairgrid.secrets.toml" in str(exc.value)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("FAIRGRID_CONFIG", raising=False)
+    assert main(["portal", "add", "acme"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and words in err and "fairgrid.secrets.toml" in err, err
