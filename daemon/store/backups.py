@@ -68,10 +68,13 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
                          f"({files.wal_of(source).name}): a backup cut short or a database "
                          "still open, not a backup")
     try:
-        with read_only(source) as con:
+        with read_only(source, replacements=False) as con:
             version = sql.schema_version(con)
             digests = sql.table_digests(con)  # reads every row: a file cut short fails
             erased = sql.erased_digests(con)
+    except duckdb.CatalogException:
+        raise StoreError(f"{source} is a DuckDB file but no fairgrid backup (it lacks "
+                         "fairgrid's tables)") from None
     except (StoreError, duckdb.Error) as exc:
         raise StoreError(f"{source} is not a whole fairgrid backup: {exc}".splitlines()[0]
                          ) from None
@@ -107,7 +110,7 @@ def check_copy(copy: Path, digests: dict[str, tuple[int, int]]) -> None:
     """StoreError unless the file ``copy`` holds the rows ``digests`` describes
     (``table_digests``: every table's rows and the digest of their values)."""
     try:
-        with read_only(copy) as con:
+        with read_only(copy, replacements=False) as con:
             got = sql.table_digests(con)
     except (StoreError, duckdb.Error) as exc:
         raise StoreError(f"the copy {copy} does not read back: {exc}".splitlines()[0]

@@ -96,12 +96,16 @@ def connect(path: str, checkpoint_mb: int = 256, memory_limit_mb: int = 2048,
     return con
 
 
-def read_only(path) -> duckdb.DuckDBPyConnection:
+def read_only(path, *, replacements: bool = True) -> duckdb.DuckDBPyConnection:
     """A read-only connection to the database file ``path``, for a command that reads it
     while no daemon owns it (close it, or use it as a context manager); StoreError with
-    DuckDB's reason when it does not open."""
+    DuckDB's reason when it does not open. Without ``replacements``, a table the file
+    lacks is an error, not a Python variable of that name in the caller's frames (DuckDB's
+    replacement scans, which the writer's queries of registered frames rely on): what
+    reads a file that may be no fairgrid database at all."""
     try:
-        return duckdb.connect(str(path), read_only=True)
+        return duckdb.connect(str(path), read_only=True,
+                              config={"python_enable_replacements": replacements})
     except duckdb.Error as exc:
         raise StoreError(str(exc)) from None
 

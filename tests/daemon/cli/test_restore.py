@@ -148,3 +148,15 @@ def test_a_target_that_does_not_open_is_named_and_never_replaced(tmp_path, what)
             else "does not open as a DuckDB database") in out.stderr
     if before is not None:
         assert target.read_bytes() == before
+
+
+def test_a_duckdb_file_that_is_no_fairgrid_backup_is_named(tmp_path):
+    """A DuckDB file without fairgrid's tables: refused saying so, where DuckDB's
+    replacement scan once read a Python function of the missing table's name and the
+    error named it."""
+    blank, target = tmp_path / "blank.duckdb", tmp_path / "to.duckdb"
+    duckdb.connect(str(blank)).close()
+    out = _restore(blank, "--to", target)
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1, out
+    assert "no fairgrid backup" in out.stderr and "function" not in out.stderr
+    assert not target.exists()
