@@ -13,7 +13,7 @@ from ..json_out import dumps
 from ..text import file_stem
 from .client import quote
 from .common import CliError
-from .organiser_tools import _daemon_options, _unreachable, call, connect
+from .organiser_tools import _daemon_options, _no_erasure_undone, _unreachable, call, connect
 
 
 def cmd_notify(args: argparse.Namespace) -> int:
@@ -192,27 +192,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     for _, target, rows in written:
         print(f"{target}\t{rows} rows")
     return 0
-
-
-def _no_erasure_undone(cur, db_path: str) -> None:
-    """CliError if the file holds people erased after the backup it was restored from:
-    read-only, this command cannot erase them again, and must not write them out."""
-    import duckdb
-
-    from fairgrid.daemon.store import StoreError
-    from fairgrid.daemon.store.erasure import undone
-    from fairgrid.daemon.store.repository import lifecycle
-
-    try:
-        held = undone(db_path, lifecycle.erased_digests(cur), lifecycle.players(cur))
-    except StoreError as exc:
-        raise CliError(str(exc)) from None
-    except duckdb.Error as exc:
-        raise CliError(f"the database cannot be read: {str(exc).splitlines()[0]}") from None
-    if held:
-        raise CliError(f"the database holds {len(held)} player(s) erased after the backup "
-                       "it was restored from: start the daemon once (it erases them "
-                       "again), then export")
 
 
 def cmd_backup(args: argparse.Namespace) -> int:

@@ -39,7 +39,29 @@ def _read_file(settings, fn, *args, **kwargs):
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con:
+        _no_erasure_undone(con.cursor(), _database_file(settings))
         return fn(con, *args, **kwargs)
+
+
+def _no_erasure_undone(cur, db_path: str) -> None:
+    """CliError if the file holds people erased after the backup it was restored from:
+    read-only, a command cannot erase them again, and must not show or write them out."""
+    import duckdb
+
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.erasure import undone
+    from fairgrid.daemon.store.repository import lifecycle
+
+    try:
+        held = undone(db_path, lifecycle.erased_digests(cur), lifecycle.players(cur))
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
+    except duckdb.Error as exc:
+        raise CliError(f"the database cannot be read: {str(exc).splitlines()[0]}") from None
+    if held:
+        raise CliError(f"the database holds {len(held)} player(s) erased after the backup "
+                       "it was restored from: start the daemon once (it erases them "
+                       "again), then try again")
 
 
 def connect(args: argparse.Namespace, *, admin: bool = False):
@@ -267,6 +289,9 @@ def _recompute_file(settings, progress) -> dict:
 
     from fairgrid.daemon.ingest import moves_of
     from fairgrid.daemon.store import StoreError, connect
+    from fairgrid.daemon.store.database import erase_again
+    from fairgrid.daemon.store.erasure import ErasedPlayers
+    from fairgrid.daemon.store.repository import lifecycle
     from fairgrid.daemon.work.nightly import run_nightly
     from fairgrid.daemon.work.nightly_db import direct_db
 
@@ -276,6 +301,10 @@ def _recompute_file(settings, progress) -> dict:
     except (StoreError, duckdb.Error) as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     try:
+        # as the daemon's start does: a backup restored over the file may hold people
+        # erased since, whom the job must neither fit nor re-score
+        erase_again(con, ErasedPlayers.open(_database_file(settings),
+                                            lifecycle.erased_digests(con)))
         summary = run_nightly(direct_db(con), settings, progress=progress)
         # the write stage left them ``rescore``: the daemon's sweep re-scores them
         summary["rescore_pending"] = len(summary.pop("rescore"))

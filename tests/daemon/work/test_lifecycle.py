@@ -359,6 +359,16 @@ async def test_a_backup_from_before_an_erasure_restored_does_not_bring_the_perso
     assert len(exported.stderr.splitlines()) == 1
     assert "1 player(s) erased after the backup" in exported.stderr
     assert not list((tmp_path / "ex").glob("*"))  # nothing of theirs written out
+    # nor shown: the flags and a report read from the file refuse the same way
+    for shown in (cli("flags"), cli("report", "demo", "r-1")):
+        assert shown.returncode == 2 and who not in shown.stdout, shown
+        assert "1 player(s) erased after the backup" in shown.stderr
+    # the nightly job on the file erases them again first, as the daemon's start does:
+    # it neither fits nor re-scores them, and the file's flags no longer hold them
+    ran = cli("recompute")
+    assert ran.returncode == 0, ran.stderr
+    shown = cli("flags")
+    assert shown.returncode == 0 and who not in shown.stdout, shown
     backed = cli("backup", str(tmp_path / "bk"))
     assert backed.returncode == 0, backed.stderr
     made = Path(backed.stdout.strip())
@@ -371,7 +381,7 @@ async def test_a_backup_from_before_an_erasure_restored_does_not_bring_the_perso
     assert _mentions(store, [who, "r-1"]) == {}
     assert (await client.get("/v1/submissions/demo/stays", headers=bearer(ORGANISER))
             ).status == 200
-    # the backup predates the erasure's record; the start records its own
+    # the backup predates the erasure's record; the file's own erasing again records one
     actors = [a for (a,) in query(store, "SELECT actor FROM erasures")]
     assert actors == ["fairgrid (an erasure a restore had undone)"]
     raw, headers = sent[0]
