@@ -194,9 +194,38 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_backup(args: argparse.Namespace) -> int:
+def _move_backup(made: Path, target_dir: Path) -> Path:
+    """Move the backup the daemon wrote to ``target_dir``, whole or not at all: across
+    file systems a move is a copy, made under the ``.partial`` name a restore refuses and
+    renamed once complete. CliError saying where the backup is when it cannot be moved."""
     import os
     import shutil
+
+    from fairgrid.daemon.store import files
+
+    target = target_dir / made.name
+    part = target.with_name(target.name + files.PARTIAL)
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            made.rename(target)  # the same file system: one step
+        except OSError:
+            shutil.copyfile(made, part)
+            os.chmod(part, 0o600)
+            part.replace(target)
+            made.unlink()
+    except OSError as exc:
+        try:
+            part.unlink(missing_ok=True)
+        except OSError:
+            pass  # no folder to hold it: nothing was written
+        raise CliError(f"the backup is whole at {made}, but it cannot be moved to "
+                       f"{target_dir}: {exc.strerror or exc}") from None
+    return target
+
+
+def cmd_backup(args: argparse.Namespace) -> int:
+    import os
 
     target_dir = folder(args.dir) if args.dir else None
     client, settings = connect(args, admin=True)
@@ -210,8 +239,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
             if not made.exists():
                 raise CliError(f"the daemon wrote {made}, which is not on this machine: "
                                "fetch it from there")
-            target_dir.mkdir(parents=True, exist_ok=True)
-            doc["path"] = str(Path(shutil.move(str(made), str(target_dir / made.name))))
+            doc["path"] = str(_move_backup(made, target_dir))
     elif settings is None:
         raise _unreachable(client)
     else:  # no daemon: the file is ours

@@ -301,3 +301,35 @@ def test_an_export_of_a_tournament_with_a_long_id_gets_file_names_a_disk_holds()
     header = attachment(long_a, "-submissions.parquet")
     name = urllib.parse.unquote(header.split("filename*=UTF-8''")[1])
     assert name == file_stem(long_a) + "-submissions.parquet"
+
+
+def test_a_backup_moved_to_another_folder_is_whole_or_stays_where_it_was(tmp_path,
+                                                                          monkeypatch):
+    """`fairgrid backup DIR` moves the daemon's backup: across file systems (a rename
+    that fails) as a copy under the .partial name a restore refuses, renamed once whole;
+    where it cannot go, the error says where the whole backup still is."""
+    import errno
+    from pathlib import Path
+
+    from fairgrid.daemon.cli.lifecycle_tools import _move_backup
+
+    made = tmp_path / "backups" / "fairgrid-1.duckdb"
+    made.parent.mkdir()
+    made.write_bytes(b"x" * 1000)
+    moved = _move_backup(made, tmp_path / "here")  # one file system: a rename
+    assert moved.read_bytes() == b"x" * 1000 and not made.exists()
+
+    made.write_bytes(b"y" * 1000)
+
+    def cross_device(self, target):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+    monkeypatch.setattr(Path, "rename", cross_device)
+    moved = _move_backup(made, tmp_path / "there")
+    assert moved.read_bytes() == b"y" * 1000 and not made.exists()
+    assert [p.name for p in moved.parent.iterdir()] == [made.name]  # no .partial left
+
+    made.write_bytes(b"z" * 1000)
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(CliError, match=f"the backup is whole at {made}"):
+        _move_backup(made, tmp_path / "a-file" / "below")
+    assert made.read_bytes() == b"z" * 1000
