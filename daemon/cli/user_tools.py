@@ -18,13 +18,17 @@ MIN_PASSWORD = 10  # the daemon checks it too; asking again here saves a round t
 def _password(args, ask=getpass.getpass) -> str:
     """From stdin (``--password-stdin``, one line) or asked twice at the terminal; its
     length is checked before it is asked again."""
-    if args.password_stdin:
-        password = sys.stdin.readline().rstrip("\n")
-    elif sys.stdin.isatty():
-        password = ask("password: ")
-    else:
-        raise CliError("no terminal to ask for a password: pass it on stdin with "
-                       "--password-stdin")
+    try:
+        if args.password_stdin:
+            password = sys.stdin.readline().rstrip("\n")
+        elif sys.stdin.isatty():
+            password = ask("password: ")
+        else:
+            raise CliError("no terminal to ask for a password: pass it on stdin with "
+                           "--password-stdin")
+        password.encode()  # bytes that are not UTF-8 arrive as lone surrogates
+    except UnicodeError:
+        raise CliError("the password given is not UTF-8 text") from None
     if len(password) < MIN_PASSWORD:
         raise CliError(f"a password has at least {MIN_PASSWORD} characters")
     if not args.password_stdin and ask("again: ") != password:

@@ -333,3 +333,19 @@ def test_a_backup_moved_to_another_folder_is_whole_or_stays_where_it_was(tmp_pat
     with pytest.raises(CliError, match=f"the backup is whole at {made}"):
         _move_backup(made, tmp_path / "a-file" / "below")
     assert made.read_bytes() == b"z" * 1000
+
+
+def test_a_password_that_is_not_utf8_is_named(monkeypatch):
+    """Bytes that are not UTF-8 on stdin arrive as lone surrogates: refused naming the
+    password, not sent on to come back as the daemon's 'body is not valid JSON'."""
+    import io
+
+    raw = io.TextIOWrapper(io.BytesIO(b"pw\xff\xfe1234567890\n"), encoding="utf-8",
+                           errors="surrogateescape")
+    monkeypatch.setattr("sys.stdin", raw)
+    with pytest.raises(CliError, match="password given is not UTF-8"):
+        _password(argparse.Namespace(password_stdin=True))
+    raw = io.TextIOWrapper(io.BytesIO(b"pw\xff\xfe1234567890\n"), encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", raw)
+    with pytest.raises(CliError, match="password given is not UTF-8"):
+        _password(argparse.Namespace(password_stdin=True))
