@@ -120,7 +120,8 @@ async def post_user(request: web.Request) -> web.Response:
     accounts = request.app[CTX].accounts
     if not await accounts.add(name, fields["role"], fields["portals"], fields["all_portals"],
                               fields.get("password")):
-        return error(409, f"user {name!r} exists", "name")
+        return error(409, f"user {name!r} exists, or one whose name differs only in letter "
+                          "case", "name")
     return json_response(_user_doc(accounts.user(name)), status=201)
 
 

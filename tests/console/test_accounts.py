@@ -35,6 +35,10 @@ async def test_users_api_validates_and_tokens_are_personal(client):
     again = await client.post("/v1/users", headers=bearer(ADMIN),
                               json={"name": "alice", "role": "admin"})
     assert again.status == 409
+    # nor a look-alike: two reviewers no history tells apart, one sign-in throttle
+    again = await client.post("/v1/users", headers=bearer(ADMIN),
+                              json={"name": "ALICE", "role": "admin"})
+    assert again.status == 409 and "letter case" in (await again.json())["error"]
     me = await (await client.get("/v1/me", headers=bearer(token))).json()
     assert me == {"name": "alice", "role": "organiser", "person": True, "portals": ["demo"]}
     listed = await (await client.get("/v1/users", headers=bearer(ADMIN))).json()

@@ -23,8 +23,9 @@ def tokens(cur) -> list[tuple[str, str, str | None]]:
 
 def add_user(con, name: str, role: str, portals: list[str], all_portals: bool,
              password_hash: str | None, now: datetime) -> bool:
-    """False when the name is taken."""
-    if con.execute("SELECT 1 FROM users WHERE name = ?", [name]).fetchone():
+    """False when the name is taken, in any letter case: 'ALICE' beside 'alice' would be
+    two reviewers no history tells apart (and one sign-in throttle)."""
+    if con.execute("SELECT 1 FROM users WHERE lower(name) = lower(?)", [name]).fetchone():
         return False
     con.execute("INSERT INTO users (name, role, portals, all_portals, password_hash, disabled, "
                 "created_at, changed_at) VALUES (?, ?, ?, ?, ?, false, ?, ?)",
