@@ -33,6 +33,12 @@ def refused_char(text: str) -> str | None:
     return None
 
 
+def visible(text: str) -> bool:
+    """Whether ``text`` holds a character one can see: not only blanks, zero-width and
+    direction marks (which ``str.strip`` keeps)."""
+    return any(not ch.isspace() and unicodedata.category(ch) not in REFUSED for ch in text)
+
+
 def describe(ch: str) -> str:
     """A refused character as words for an error message: U+202E RIGHT-TO-LEFT OVERRIDE."""
     name = unicodedata.name(ch, "")

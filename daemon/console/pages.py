@@ -17,7 +17,7 @@ from markupsafe import Markup
 
 from ..ingest import ValidationError
 from ..settings import proxy_networks
-from ..text import ascii_int, same_secret
+from ..text import ascii_int, same_secret, visible
 from ..states import REVIEW_STATES, FlagState
 from ..web.auth import Principal
 from ..web.context import CTX
@@ -153,7 +153,8 @@ def decision(form, who: Principal, what: str, *,
     state = str(form.get("state", ""))
     if state not in REVIEW_STATES:
         raise ValidationError("decision", "choose clear, confirm or reopen", 400)
-    note = str(form.get("note", "")).strip() or None
+    note = str(form.get("note", "")).strip()
+    note = note if visible(note) else None  # a note of zero-width spaces says nothing
     if note is not None and len(note) > MAX_NOTE:
         raise ValidationError("note", f"at most {MAX_NOTE:,} characters", 400)
     if note_to_confirm and state == FlagState.CONFIRMED and note is None:

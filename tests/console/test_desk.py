@@ -108,6 +108,10 @@ async def test_a_decision_opens_the_next_flag_and_a_repeat_adds_nothing(desk):
     resp = await client.post(f"/ui/flags/{first}/review",
                              data={"csrf": csrf, "state": "confirmed", "queue": queue})
     assert resp.status == 400 and "needs a note" in await resp.text()
+    resp = await client.post(f"/ui/flags/{first}/review",  # one nobody can read
+                             data={"csrf": csrf, "state": "confirmed", "queue": queue,
+                                   "note": " \u200b\u202e "})
+    assert resp.status == 400 and "needs a note" in await resp.text()
     resp = await client.post(f"/ui/flags/{first}/review", allow_redirects=False, data={
         "csrf": csrf, "state": "cleared", "note": "fast, known", "queue": queue})
     assert resp.status == 303
