@@ -52,6 +52,7 @@ async def _static(request: web.Request) -> web.StreamResponse:
 
 def setup(app: web.Application) -> None:
     from ..web.context import CTX
+    from ..web.middleware import ERROR_PAGE
     from . import (exports, flags, notifications, overview, pages, players, puzzles, signin,
                    solves)
 
@@ -64,6 +65,7 @@ def setup(app: web.Application) -> None:
     env.filters["segment"] = pages.segment  # ids in a link's path (urlencode keeps "/")
     env.globals.update(when=pages.when, mmss=pages.mmss)
     app[pages.CONSOLE] = console = pages.Console(app[CTX].settings)
+    app[ERROR_PAGE] = pages.error_page  # what the error middleware answers on /ui/ paths
     app[CTX].on_sign_out.append(console.sessions.end_user)
     app.on_response_prepare.append(_headers)
     r = app.router

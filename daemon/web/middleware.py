@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 
 from aiohttp import web
@@ -17,6 +18,9 @@ from .responses import error
 
 log = logging.getLogger("fairgrid")
 RETRY_AFTER_S = "5"
+# the console's error page, (request, status, message) -> response, which the console
+# sets where it is mounted (the web package imports nothing of the console)
+ERROR_PAGE = web.AppKey("fairgrid_error_page", object)
 MAX_URL_BYTES = 8190       # a longer request target is refused (414), in JSON
 MAX_HEADER_BYTES = 8190    # ... and a longer header value (431): aiohttp's own limits
 # what aiohttp's parser reads before it answers by itself, in plain text: twice the limits
@@ -47,7 +51,7 @@ async def errors_middleware(request: web.Request, handler):
     """Every failure becomes a JSON error; never a traceback, never a partial write."""
     too_long = _too_long(request)
     if too_long is not None:
-        return too_long
+        return _for_people(request, too_long)
     try:
         return await handler(request)
     except Conflict as exc:  # its message names what it conflicts with
@@ -62,23 +66,39 @@ async def errors_middleware(request: web.Request, handler):
             return error(403, str(exc))
         return error(401, str(exc), headers={"WWW-Authenticate": "Bearer"})
     except QueueFull as exc:
-        return error(503, f"overloaded: {exc}; retry later", headers={"Retry-After": RETRY_AFTER_S})
+        return _for_people(request, error(503, f"overloaded: {exc}; retry later",
+                                          headers={"Retry-After": RETRY_AFTER_S}))
     except StoreError as exc:
         log.error("storage error: %s", exc)
-        return error(503, "storage unavailable; retry later", headers={"Retry-After": RETRY_AFTER_S})
+        return _for_people(request, error(503, "storage unavailable; retry later",
+                                          headers={"Retry-After": RETRY_AFTER_S}))
     except web.RequestPayloadError as exc:  # a body its content-encoding does not decode
         return error(400, f"the request body cannot be read: {shown(str(exc))[:200]}")
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         reason = {413: "request body too large"}.get(exc.status, exc.reason)
-        return error(exc.status, reason)
+        return _for_people(request, error(exc.status, reason))
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the last line of defence
         # the path as escaped text, cut short: a caller's newline must not forge a line
         log.exception("unhandled error on %s %s", request.method, shown(request.path)[:300])
-        return error(500, "internal error")
+        return _for_people(request, error(500, "internal error"))
+
+
+def _for_people(request: web.Request, response: web.Response) -> web.Response:
+    """``response`` (a JSON error) as the console's error page for a console path: a
+    person in a browser reads a page, a program the JSON."""
+    error_page = request.app.get(ERROR_PAGE)
+    if error_page is None or not request.path.startswith("/ui/"):
+        return response
+    message = json.loads(response.body)["error"]
+    page = error_page(request, response.status, message[:1].upper() + message[1:] + ".")
+    for name in ("Retry-After",):
+        if name in response.headers:
+            page.headers[name] = response.headers[name]
+    return page
 
 
 def _too_long(request: web.Request) -> web.Response | None:

@@ -217,7 +217,6 @@ def test_json_routes_refuse_other_content_types(server, method, path, body):
 @pytest.mark.parametrize("path,headers,status,field", [
     ("/v1/puzzles/" + "p" * 9_000, {}, 414, None),
     ("/v1/flags?tournament=" + "t" * 16_000, {}, 414, None),
-    ("/ui/flags?player=" + "x" * 9_000, {}, 414, None),
     ("/v1/puzzles/p", {"X-Padding": "h" * 9_000}, 431, "X-Padding"),
     ("/v1/puzzles/p", {"Authorization": "Bearer " + "a" * 16_000}, 431, "Authorization"),
 ])
@@ -339,3 +338,30 @@ def test_what_a_careless_client_sends_is_a_4xx_not_a_failure(server, method, pat
     assert ctype.startswith("application/json"), (path, ctype)
     if says is not None:
         assert says in json.loads(raw)["error"], raw[:300]
+
+
+@pytest.mark.parametrize("method,path,body,status,says", [
+    ("GET", "/ui/flags?player=" + "x" * 9_000, None, 414, "bytes long"),
+    # more fields than aiohttp reads in a form
+    ("POST", "/ui/login", "&".join(["csrf=x", "name=a"] + ["flag=1"] * 2_000).encode(), 413,
+     "too large"),
+])
+def test_the_console_answers_people_in_a_page_not_json(server, method, path, body, status,
+                                                       says):
+    """A request a browser sends to the console that the service refuses before any
+    page sees it (a URL too long, a form too large) is answered with the console's error
+    page in HTML, as its own errors are."""
+    import http.client
+
+    base, _ = server
+    host, port = urllib.parse.urlsplit(base).hostname, urllib.parse.urlsplit(base).port
+    conn = http.client.HTTPConnection(host, port, timeout=30)
+    try:
+        conn.request(method, path, body=body,
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        resp = conn.getresponse()
+        got, ctype, raw = resp.status, resp.getheader("Content-Type"), resp.read()
+    finally:
+        conn.close()
+    assert got == status and ctype.startswith("text/html"), (got, ctype, raw[:200])
+    assert says in raw.decode(), raw[-600:]
