@@ -16,13 +16,13 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from ..errors import Conflict
 from ..ingest import ValidationError
-from ..states import REVIEW_STATES, FlagState
+from ..states import FLAG_STATES, REVIEW_STATES, FlagState
 from ..store.repository import console as sql
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.organiser import record_review
 from ..text import ascii_int
-from .pages import FORM, NotFound, choice, decision, mmss, page, page_number, render
+from .pages import FORM, NotFound, choice, decision, error_page, mmss, page, page_number, render
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -195,6 +195,14 @@ async def _flag_page(request: web.Request, who: Principal, flag_id: int, q: Queu
         **await solve_view(request, row)}, status=status)
 
 
+def seen_state(form, states) -> str | None:
+    """The form's ``seen``: the state the page showed (None: a form without it)."""
+    seen = str(form.get("seen", "")) or None
+    if seen is not None and seen not in states:
+        raise ValidationError("seen", "is not a state this page shows: reload the page", 400)
+    return seen
+
+
 def _queue_of_form(form) -> Queue:
     """The queue a decision was made from (the form's ``queue``, its query string)."""
     return Queue.of(dict(urllib.parse.parse_qsl(str(form.get("queue", "")))))
@@ -211,7 +219,7 @@ async def review(request: web.Request, who: Principal) -> web.Response:
     _, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     try:
         history = await record_review(request, who, flag_id, state, note,
-                                      seen=str(form.get("seen", "")) or None)
+                                      seen=seen_state(form, FLAG_STATES))
     except Conflict as exc:
         return await _flag_page(
             request, who, flag_id, q, state=state, note=note or "", status=409,
@@ -229,15 +237,29 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     form = request[FORM]
     state, note = decision(form, who, "flags", note_to_confirm=True)
     q = _queue_of_form(form)  # a bad queue is refused before anything is decided
-    got = {ascii_int(str(v)) for v in form.getall("flag", [])}
-    if None in got:
-        raise ValidationError("flag", "must be flag ids", 400)
+    # each ticked flag as "id:state", the state the queue showed (or a bare id)
+    got = {}
+    for v in form.getall("flag", []):
+        text, _, seen = str(v).partition(":")
+        flag_id = ascii_int(text)
+        if flag_id is None or (seen and seen not in FLAG_STATES):
+            raise ValidationError("flag", "must be flag ids", 400)
+        got[flag_id] = seen or None
     ids = sorted(got)
     if not ids:
         raise ValidationError("flag", "tick the flags to decide", 400)
+    stale = []
     for flag_id in ids:  # all or none: every flag is checked before any is decided
-        if await read(request, sql.flag, flag_id, who.visible()) is None:
+        row = await read(request, sql.flag, flag_id, who.visible())
+        if row is None:
             raise NotFound(f"There is no flag {flag_id}.")
+        if got[flag_id] is not None and row["state"] not in (got[flag_id], state):
+            stale.append(f"flag {flag_id} was {got[flag_id]} and is {row['state']} now")
+    if stale:
+        return error_page(request, 409, "Not recorded, none of them: another decision was "
+                          f"made while you read the queue ({'; '.join(stale[:5])}"
+                          f"{'; …' if len(stale) > 5 else ''}). Go back, reload the queue "
+                          "and decide again.")
     for flag_id in ids:
         await record_review(request, who, flag_id, state, note)
     raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(ids))}")

@@ -19,7 +19,7 @@ from ..text import shown
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.players import review as record_review
-from .flags import DECISIONS
+from .flags import DECISIONS, seen_state
 from .pages import (FORM, NotFound, case_link, choice, decision, page, page_number, render,
                     segment)
 
@@ -99,7 +99,7 @@ async def review_player(request: web.Request, who: Principal) -> web.Response:
         history = (await record_review(request, who, portal, player, state, note,
                                        judged_at=str(request[FORM].get("judged_at", ""))
                                        or None,
-                                       seen=str(request[FORM].get("seen", "")) or None)
+                                       seen=seen_state(request[FORM], sql.STATES))
                    if who.sees(portal) else None)
     except Conflict as exc:
         why = (f"{exc} while you read it" if exc.field == "seen" else

@@ -121,9 +121,12 @@ async def test_a_decision_opens_the_next_flag_and_a_repeat_adds_nothing(desk):
     # the decided flag has left the open queue; its neighbours close up
     assert f'href="/ui/flags/{third}?{queue}" id="next-flag"' in html
     assert 'id="prev-flag"' not in html
-    # the same state again: no history row, from the console or the API
-    await client.post(f"/ui/flags/{first}/review", allow_redirects=False, data={
-        "csrf": csrf, "state": "cleared", "note": "again", "queue": queue})
+    # the same state again (a second click, the form sent again): no history row, from
+    # the console, with the state the page showed or without, or the API
+    for seen in ({}, {"seen": "open"}):
+        resp = await client.post(f"/ui/flags/{first}/review", allow_redirects=False, data={
+            "csrf": csrf, "state": "cleared", "note": "again", "queue": queue, **seen})
+        assert resp.status == 303, seen
     resp = await client.post(f"/v1/flags/{first}/review", headers=bearer(ADMIN),
                              json={"state": "cleared", "note": "and again"})
     assert resp.status == 200
@@ -160,10 +163,23 @@ async def test_bulk_decisions_take_one_note(desk):
         ("csrf", csrf), ("state", "cleared"), ("flag", str(flags[2])), ("flag", "999")])
     assert resp.status == 404
     assert _flag_links(await _text(client, "/ui/flags")) == [flags[2]]
+    # nor a queue read before another decision: the ticked flags carry the state shown
+    assert f'name="flag" value="{flags[2]}:open"' in await _text(client, "/ui/flags")
+    await client.post(f"/v1/flags/{flags[0]}/review", headers=bearer(ADMIN),
+                      json={"state": "open", "note": "reopened by the API"})
+    resp = await client.post("/ui/flags/review", data=[
+        ("csrf", csrf), ("state", "cleared"), ("flag", f"{flags[0]}:confirmed"),
+        ("flag", f"{flags[2]}:open")])
+    text = await resp.text()
+    assert resp.status == 409 and f"flag {flags[0]} was confirmed and is open now" in text
+    assert 'class="tag open"' in await _text(client, f"/ui/flags/{flags[2]}")
+    await client.post(f"/v1/flags/{flags[0]}/review", headers=bearer(ADMIN),
+                      json={"state": "confirmed", "note": "confirmed again"})
     # nor does a queue the page could not show afterwards, or an id that is no number
     for bad in ([("queue", "level=%C2%B2"), ("flag", str(flags[2]))],
                 [("queue", ""), ("flag", "\u00b2")],
-                [("queue", ""), ("flag", "9" * 30)]):
+                [("queue", ""), ("flag", "9" * 30)],
+                [("queue", ""), ("flag", f"{flags[2]}:guilty")]):
         resp = await client.post("/ui/flags/review", data=[
             ("csrf", csrf), ("state", "cleared"), *bad])
         assert resp.status == 400, (bad, resp.status)
@@ -332,6 +348,9 @@ async def test_a_decision_on_a_page_gone_stale_is_not_recorded(desk):
         assert "Not recorded" in html and "is cleared now, by alice" in html
         assert 'value="confirmed" required checked' in html and ">copied rows</textarea>" in html
         assert 'name="seen" value="cleared"' in html
+        resp = await bob.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+            "csrf": bob_csrf, "state": "confirmed", "note": "x", "seen": "<b>guilty</b>"})
+        assert resp.status == 400 and "<b>guilty" not in await resp.text()
         rows = query(store(client), "SELECT state, actor FROM flag_history WHERE flag_id = ? "
                      "ORDER BY changed_at", [flag])
         assert [r[0] for r in rows] == ["open", "cleared"] and rows[-1][1] == "alice", rows

@@ -96,7 +96,7 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
     row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
     if row is None or (portals is not None and row[0] not in portals):
         return None
-    if seen is not None and row[1] != seen:
+    if seen is not None and row[1] not in (seen, state):  # the same decision again is none
         last = con.execute("SELECT actor, changed_at, state FROM flag_history "
                            "WHERE flag_id = ? ORDER BY changed_at DESC LIMIT 1",
                            [flag_id]).fetchone()

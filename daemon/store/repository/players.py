@@ -233,7 +233,7 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
                        f"after the one this decision was made on; read it and decide again")
-    if seen is not None and was != seen:
+    if seen is not None and was != seen and was != ("flagged" if state == "open" else state):
         last = history(con, portal, player)
         by = (f", by {last[-1][3]} at {last[-1][0].isoformat(timespec='minutes')}"
               if last and last[-1][3] and last[-1][1] == was else "")
