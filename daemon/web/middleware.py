@@ -48,17 +48,18 @@ async def metrics_middleware(request: web.Request, handler):
 
 @web.middleware
 async def errors_middleware(request: web.Request, handler):
-    """Every failure becomes a JSON error; never a traceback, never a partial write."""
+    """Every failure becomes a JSON error (on a console path, the console's error page);
+    never a traceback, never a partial write."""
     too_long = _too_long(request)
     if too_long is not None:
         return _for_people(request, too_long)
     try:
         return await handler(request)
     except Conflict as exc:  # its message names what it conflicts with
-        return error(exc.status, str(exc), exc.field)
+        return _for_people(request, error(exc.status, str(exc), exc.field))
     except ValidationError as exc:
-        return error(exc.status, str(exc) if exc.field is None else f"{exc.field}: {exc}",
-                     exc.field)
+        return _for_people(request, error(
+            exc.status, str(exc) if exc.field is None else f"{exc.field}: {exc}", exc.field))
     except SignatureError as exc:
         return error(401, str(exc))
     except AuthError as exc:
@@ -73,7 +74,8 @@ async def errors_middleware(request: web.Request, handler):
         return _for_people(request, error(503, "storage unavailable; retry later",
                                           headers={"Retry-After": RETRY_AFTER_S}))
     except web.RequestPayloadError as exc:  # a body its content-encoding does not decode
-        return error(400, f"the request body cannot be read: {shown(str(exc))[:200]}")
+        return _for_people(request, error(
+            400, f"the request body cannot be read: {shown(str(exc))[:200]}"))
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
