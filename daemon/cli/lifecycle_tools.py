@@ -144,7 +144,7 @@ def cmd_export(args: argparse.Namespace) -> int:
     if not alive and settings is None:
         raise _unreachable(client)
     try:  # no daemon: straight from the file, read-only
-        con = None if alive else read_only(settings.storage_path)
+        con = None if alive else read_only(settings.storage_path, replacements=False)
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con or contextlib.nullcontext():
@@ -209,11 +209,13 @@ def _move_backup(made: Path, target_dir: Path) -> Path:
         target_dir.mkdir(parents=True, exist_ok=True)
         try:
             made.rename(target)  # the same file system: one step
+            return target
         except OSError:
             shutil.copyfile(made, part)
             os.chmod(part, 0o600)
+            files.fsync_file(part)  # whole on disk before it takes the final name
             part.replace(target)
-            made.unlink()
+            files.fsync_dir(target_dir)
     except OSError as exc:
         try:
             part.unlink(missing_ok=True)
@@ -221,6 +223,11 @@ def _move_backup(made: Path, target_dir: Path) -> Path:
             pass  # no folder to hold it: nothing was written
         raise CliError(f"the backup is whole at {made}, but it cannot be moved to "
                        f"{target_dir}: {exc.strerror or exc}") from None
+    try:
+        made.unlink()
+    except OSError as exc:  # e.g. the daemon's file, another user's: the copy stands
+        print(f"fairgrid backup: copied to {target}; the daemon's copy at {made} remains "
+              f"({exc.strerror or exc})", file=sys.stderr)
     return target
 
 

@@ -35,7 +35,7 @@ def _read_file(settings, fn, *args, **kwargs):
     from fairgrid.daemon.store.connection import read_only
 
     try:
-        con = read_only(_database_file(settings))
+        con = read_only(_database_file(settings), replacements=False)
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con:
@@ -53,7 +53,7 @@ def _no_erasure_undone(cur, db_path: str) -> None:
     from fairgrid.daemon.store.repository import lifecycle
 
     try:
-        held = undone(db_path, lifecycle.erased_digests(cur), lifecycle.players(cur))
+        held = undone(db_path, lifecycle.erased_digests(cur), lambda: lifecycle.players(cur))
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except duckdb.Error as exc:
@@ -303,8 +303,11 @@ def _recompute_file(settings, progress) -> dict:
     try:
         # as the daemon's start does: a backup restored over the file may hold people
         # erased since, whom the job must neither fit nor re-score
-        erase_again(con, ErasedPlayers.open(_database_file(settings),
-                                            lifecycle.erased_digests(con)))
+        try:
+            erase_again(con, ErasedPlayers.open(_database_file(settings),
+                                                lifecycle.erased_digests(con)))
+        except (StoreError, duckdb.Error) as exc:
+            raise CliError(str(exc).splitlines()[0]) from None
         summary = run_nightly(direct_db(con), settings, progress=progress)
         # the write stage left them ``rescore``: the daemon's sweep re-scores them
         summary["rescore_pending"] = len(summary.pop("rescore"))

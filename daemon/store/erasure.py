@@ -25,6 +25,7 @@ import secrets
 import stat
 import threading
 from pathlib import Path
+from typing import Callable
 
 from ..errors import ValidationError
 
@@ -126,10 +127,12 @@ def _digest(key: bytes, portal: str, player_id: str) -> str:
 
 
 def undone(db_path: str, in_database: set[str],
-           players: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Of ``players``, those the list file names as erased and the database does not
-    remember (erasures a restore took back: the next start erases them again). Reads
-    only; nothing is created or appended, for what reads the file without a daemon."""
+           players: Callable[[], list[tuple[str, str]]]) -> list[tuple[str, str]]:
+    """Of ``players()`` (read only when the list file names someone the database does
+    not: every offline read asks), those the list file names as erased and the database
+    does not remember (erasures a restore took back: the next start erases them again).
+    Reads only; nothing is created or appended, for what reads the file without a
+    daemon."""
     only = read_list(list_path(db_path)) - in_database
     if not only:
         return []
@@ -139,7 +142,7 @@ def undone(db_path: str, in_database: set[str],
                          "player(s) are listed: put the key back from where the database "
                          "came from")
     key = _read_key(kpath)
-    return [(portal, player) for portal, player in players
+    return [(portal, player) for portal, player in players()
             if _digest(key, portal, player) in only]
 
 

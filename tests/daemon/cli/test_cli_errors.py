@@ -328,6 +328,20 @@ def test_a_backup_moved_to_another_folder_is_whole_or_stays_where_it_was(tmp_pat
     assert moved.read_bytes() == b"y" * 1000 and not made.exists()
     assert [p.name for p in moved.parent.iterdir()] == [made.name]  # no .partial left
 
+    # a copy cut short (a full disk) leaves nothing in the folder, the backup in place
+    import shutil
+
+    made.write_bytes(b"w" * 1000)
+
+    def full_disk(src, dst):
+        Path(dst).write_bytes(b"w" * 10)
+        raise OSError(errno.ENOSPC, "No space left on device")
+    monkeypatch.setattr(shutil, "copyfile", full_disk)
+    with pytest.raises(CliError, match="No space left on device"):
+        _move_backup(made, tmp_path / "full")
+    assert list((tmp_path / "full").iterdir()) == [] and made.read_bytes() == b"w" * 1000
+    monkeypatch.undo()
+
     made.write_bytes(b"z" * 1000)
     (tmp_path / "a-file").write_text("")
     with pytest.raises(CliError, match=f"the backup is whole at {made}"):
@@ -349,3 +363,22 @@ def test_a_password_that_is_not_utf8_is_named(monkeypatch):
     monkeypatch.setattr("sys.stdin", raw)
     with pytest.raises(CliError, match="password given is not UTF-8"):
         _password(argparse.Namespace(password_stdin=True))
+
+
+def test_recompute_on_a_file_whose_erasure_key_is_missing_is_one_line(tmp_path, capsys,
+                                                                      keep_umask):
+    """recompute erases again, as the daemon's start does, what a restore undid; with the
+    erasure list beside the file but not its key, that is one line naming the key, not
+    a traceback, and the job does not run."""
+    from fairgrid.daemon.store.connection import connect
+    from fairgrid.daemon.testing import free_port
+
+    db = tmp_path / "fairgrid.duckdb"
+    connect(str(db)).close()
+    (tmp_path / "fairgrid.duckdb.erased").write_text("a" * 64 + "\n")
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = {free_port()}\n')
+    assert main(["recompute", "--config", str(cfg), "--token", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1].startswith("fairgrid recompute: error: the erasure key")
+    assert "Traceback" not in err
