@@ -319,34 +319,25 @@ async def test_links_to_ids_with_slashes_lead_to_their_own_pages(client):
     assert resp.status == 404
 
 
-async def test_a_form_that_is_not_utf8_is_a_400(client):
-    """A multipart field that is not UTF-8 (aiohttp raises decoding it) is a 400 page,
-    at the sign-in form and behind it, never a 500."""
-    body = (b'--XX\r\nContent-Disposition: form-data; name="password"\r\n\r\n'
-            b'\xed\xa0\x80 long enough\r\n--XX--\r\n')
+@pytest.mark.parametrize("part,words", [
+    # a field that is not UTF-8: aiohttp raises decoding it
+    (b'name="password"\r\n\r\n\xed\xa0\x80 long enough', "not UTF-8"),
+    # a part with a file name is no text: its str(), a FileField's repr, was stored as
+    # the review's note
+    (b'name="note"; filename="note.txt"\r\nContent-Type: text/plain\r\n\r\nhonest',
+     "sends a file"),
+])
+async def test_a_form_that_cannot_be_read_as_text_is_a_400(client, part, words):
+    """At the sign-in form and behind it: a 400 page, never a 500, nothing stored."""
+    body = (b'--XX\r\nContent-Disposition: form-data; name="state"\r\n\r\ncleared\r\n'
+            b'--XX\r\nContent-Disposition: form-data; ' + part + b'\r\n--XX--\r\n')
     headers = {"Content-Type": "multipart/form-data; boundary=XX"}
     resp = await client.post("/ui/login", data=body, headers=headers)
-    assert resp.status == 400 and "not UTF-8" in await resp.text()
+    assert resp.status == 400 and words in await resp.text()
     await add_user(client, "alice", portals=["demo"])
     assert (await sign_in(client, "alice")).status == 303
     resp = await client.post("/ui/flags/review", data=body, headers=headers)
-    assert resp.status == 400 and "not UTF-8" in await resp.text()
-
-
-async def test_a_form_that_sends_a_file_is_a_400_not_a_note(client):
-    """A multipart part with a file name is no text: its str() (a FileField's repr)
-    was stored as the review's note. At the sign-in form and behind it: a 400 page,
-    nothing stored."""
-    body = (b'--XX\r\nContent-Disposition: form-data; name="state"\r\n\r\ncleared\r\n'
-            b'--XX\r\nContent-Disposition: form-data; name="note"; filename="note.txt"\r\n'
-            b'Content-Type: text/plain\r\n\r\nhonest\r\n--XX--\r\n')
-    headers = {"Content-Type": "multipart/form-data; boundary=XX"}
-    resp = await client.post("/ui/login", data=body, headers=headers)
-    assert resp.status == 400 and "sends a file" in await resp.text()
-    await add_user(client, "alice", portals=["demo"])
-    assert (await sign_in(client, "alice")).status == 303
-    resp = await client.post("/ui/flags/1/review", data=body, headers=headers)
-    assert resp.status == 400 and "sends a file" in await resp.text()
+    assert resp.status == 400 and words in await resp.text()
 
 
 async def test_an_unknown_notification_is_named_escaped(client):
