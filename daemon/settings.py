@@ -286,15 +286,12 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
         raise SettingsError(f"{origin}: {setting.key} must be a finite number, got {value!r}")
     if setting.type in (int, float) and value < 0:
         raise SettingsError(f"{origin}: {setting.key} must be >= 0, got {value!r}")
-    low, high = INT_RANGES.get(setting.key, (0, MAX_INT))
-    if setting.type is int and not low <= value <= high:
-        raise SettingsError(f"{origin}: {setting.key} must be from {low:,} to {high:,}, "
-                            f"got {value!r}")
-    if setting.key in FLOAT_RANGES and not (
-            FLOAT_RANGES[setting.key][0] <= value <= FLOAT_RANGES[setting.key][1]):
-        low, high = FLOAT_RANGES[setting.key]
-        raise SettingsError(f"{origin}: {setting.key} must be from {low:g} to {high:,g}, "
-                            f"got {value!r}")
+    low, high = (INT_RANGES.get(setting.key, (0, MAX_INT)) if setting.type is int
+                 else FLOAT_RANGES.get(setting.key, (0.0, math.inf)))
+    if setting.type in (int, float) and not low <= value <= high:
+        spelt = "," if setting.type is int else ",g"
+        raise SettingsError(f"{origin}: {setting.key} must be from {low:{spelt}} to "
+                            f"{high:{spelt}}, got {value!r}")
     if setting.key in PROBABILITIES and not 0 < value < 1:
         raise SettingsError(f"{origin}: {setting.key} must be between 0 and 1 (a rate), "
                             f"got {value!r}")
@@ -473,19 +470,16 @@ def _secret_tables(table: Mapping, env: Mapping[str, str], db_path: str, origin:
     """(portals, organiser tokens, admin tokens, embedded file just generated) from a
     config's tables, the environment, else the embedded secrets file."""
     table = {**table, **_secrets_from_env(env)}
-    for section in ("portals", "auth"):
-        if not isinstance(table.get(section, {}), dict):
-            raise SettingsError(f"{origin}: [{section}] must be a table")
     created = False
     if "portals" not in table and "auth" not in table:
         secrets_path = Path(db_path).resolve().parent / SECRETS_FILE
         if generate or secrets_path.exists():
             secrets_table, created = _embedded_secrets(db_path)
             origin = str(secrets_path)  # what is wrong from here on is that file's
-            for section in ("portals", "auth"):
-                if not isinstance(secrets_table.get(section, {}), dict):
-                    raise SettingsError(f"{origin}: [{section}] must be a table")
             table = {**table, **secrets_table}
+    for section in ("portals", "auth"):
+        if not isinstance(table.get(section, {}), dict):
+            raise SettingsError(f"{origin}: [{section}] must be a table")
     portals = portals_of(table, origin)
     auth = table.get("auth", {})
     organiser = _string_list(auth.get("organiser_tokens", []), "auth.organiser_tokens")
