@@ -34,12 +34,13 @@ def _read_file(settings, fn, *args, **kwargs):
     from fairgrid.daemon.store import StoreError
     from fairgrid.daemon.store.connection import read_only
 
+    path = _database_file(settings)
     try:
-        con = read_only(_database_file(settings), replacements=False)
+        con = read_only(path, replacements=False)
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con:
-        _no_erasure_undone(con.cursor(), _database_file(settings))
+        _no_erasure_undone(con.cursor(), path)
         return fn(con, *args, **kwargs)
 
 
@@ -295,8 +296,9 @@ def _recompute_file(settings, progress) -> dict:
     from fairgrid.daemon.work.nightly import run_nightly
     from fairgrid.daemon.work.nightly_db import direct_db
 
+    path = _database_file(settings)
     try:
-        con = connect(_database_file(settings), settings.storage_checkpoint_mb,
+        con = connect(path, settings.storage_checkpoint_mb,
                       settings.storage_memory_limit_mb, moves_of=moves_of)
     except (StoreError, duckdb.Error) as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
@@ -304,8 +306,7 @@ def _recompute_file(settings, progress) -> dict:
         # as the daemon's start does: a backup restored over the file may hold people
         # erased since, whom the job must neither fit nor re-score
         try:
-            erase_again(con, ErasedPlayers.open(_database_file(settings),
-                                                lifecycle.erased_digests(con)))
+            erase_again(con, ErasedPlayers.open(path, lifecycle.erased_digests(con)))
         except (StoreError, duckdb.Error) as exc:
             raise CliError(str(exc).splitlines()[0]) from None
         summary = run_nightly(direct_db(con), settings, progress=progress)

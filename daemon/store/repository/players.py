@@ -233,16 +233,16 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
                        f"after the one this decision was made on; read it and decide again")
-    if seen is not None and was != seen and was != ("flagged" if state == "open" else state):
+    target = "flagged" if state == "open" else state
+    if seen is not None and was not in (seen, target):  # the same decision again is none
         last = history(con, portal, player)
         by = (f", by {last[-1][3]} at {last[-1][0].isoformat(timespec='minutes')}"
               if last and last[-1][3] and last[-1][1] == was else "")
         raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
-    seen = json.loads(judged) if judged else scored_solves(con, portal, player, at)
-    target = "flagged" if state == "open" else state
+    reviewed = json.loads(judged) if judged else scored_solves(con, portal, player, at)
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",
-                [target, json.dumps(seen) if state == "cleared" else None, portal, player])
+                [target, json.dumps(reviewed) if state == "cleared" else None, portal, player])
     if state == "open" and was != "flagged" and flagged:
         con.execute("UPDATE player_verdicts SET flagged_at = ?, flagging_verdict = ?, "
                     "flagging_p = ? WHERE portal = ? AND player_id = ?",
