@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
 from aiohttp import web
@@ -52,14 +51,14 @@ async def errors_middleware(request: web.Request, handler):
     never a traceback, never a partial write."""
     too_long = _too_long(request)
     if too_long is not None:
-        return _for_people(request, too_long)
+        return _answer(request, *too_long)
     try:
         return await handler(request)
     except Conflict as exc:  # its message names what it conflicts with
-        return _for_people(request, error(exc.status, str(exc), exc.field))
+        return _answer(request, exc.status, str(exc), exc.field)
     except ValidationError as exc:
-        return _for_people(request, error(
-            exc.status, str(exc) if exc.field is None else f"{exc.field}: {exc}", exc.field))
+        return _answer(request, exc.status,
+                       str(exc) if exc.field is None else f"{exc.field}: {exc}", exc.field)
     except SignatureError as exc:
         return error(401, str(exc))
     except AuthError as exc:
@@ -67,51 +66,49 @@ async def errors_middleware(request: web.Request, handler):
             return error(403, str(exc))
         return error(401, str(exc), headers={"WWW-Authenticate": "Bearer"})
     except QueueFull as exc:
-        return _for_people(request, error(503, f"overloaded: {exc}; retry later",
-                                          headers={"Retry-After": RETRY_AFTER_S}))
+        return _answer(request, 503, f"overloaded: {exc}; retry later",
+                       headers={"Retry-After": RETRY_AFTER_S})
     except StoreError as exc:
         log.error("storage error: %s", exc)
-        return _for_people(request, error(503, "storage unavailable; retry later",
-                                          headers={"Retry-After": RETRY_AFTER_S}))
+        return _answer(request, 503, "storage unavailable; retry later",
+                       headers={"Retry-After": RETRY_AFTER_S})
     except web.RequestPayloadError as exc:  # a body its content-encoding does not decode
-        return _for_people(request, error(
-            400, f"the request body cannot be read: {shown(str(exc))[:200]}"))
+        return _answer(request, 400,
+                       f"the request body cannot be read: {shown(str(exc))[:200]}")
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         reason = {413: "request body too large"}.get(exc.status, exc.reason)
-        return _for_people(request, error(exc.status, reason))
+        return _answer(request, exc.status, reason)
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the last line of defence
         # the path as escaped text, cut short: a caller's newline must not forge a line
         log.exception("unhandled error on %s %s", request.method, shown(request.path)[:300])
-        return _for_people(request, error(500, "internal error"))
+        return _answer(request, 500, "internal error")
 
 
-def _for_people(request: web.Request, response: web.Response) -> web.Response:
-    """``response`` (a JSON error) as the console's error page for a console path: a
+def _answer(request: web.Request, status: int, message: str, field: str | None = None,
+            headers: dict[str, str] | None = None) -> web.Response:
+    """The JSON error, or on a console path the console's error page saying the same: a
     person in a browser reads a page, a program the JSON."""
     error_page = request.app.get(ERROR_PAGE)
     if error_page is None or not request.path.startswith("/ui/"):
-        return response
-    message = json.loads(response.body)["error"]
-    page = error_page(request, response.status, message[:1].upper() + message[1:] + ".")
-    for name in ("Retry-After",):
-        if name in response.headers:
-            page.headers[name] = response.headers[name]
+        return error(status, message, field, headers)
+    page = error_page(request, status, message[:1].upper() + message[1:] + ".")
+    page.headers.update(headers or {})
     return page
 
 
-def _too_long(request: web.Request) -> web.Response | None:
-    """The JSON error for a request target or a header line over the limits, else None
-    (beyond :data:`PARSER_LIMITS` the parser answers before any middleware)."""
+def _too_long(request: web.Request) -> tuple[int, str, str | None] | None:
+    """(status, message, field) for a request target or a header line over the limits,
+    else None (beyond :data:`PARSER_LIMITS` the parser answers before any middleware)."""
     n = len(request.raw_path)
     if n > MAX_URL_BYTES:
-        return error(414, f"the URL is {n} bytes long; at most {MAX_URL_BYTES} are served")
+        return 414, f"the URL is {n} bytes long; at most {MAX_URL_BYTES} are served", None
     for name, value in request.raw_headers:
         if len(value) > MAX_HEADER_BYTES:
             shown_name = shown(name.decode("latin-1"))[:64]
-            return error(431, f"header {shown_name} is {len(value)} bytes long; at most "
-                         f"{MAX_HEADER_BYTES} are read", shown_name)
+            return (431, f"header {shown_name} is {len(value)} bytes long; at most "
+                    f"{MAX_HEADER_BYTES} are read", shown_name)
     return None
