@@ -10,9 +10,10 @@ alpha it has in a real season, every solve also carries ordinary evidence of the
 kinds: a deduction family p and a combined p uniform in (0.15, 1), no counted bits, a
 likelihood ratio of -0.5 and a slow-down at stalls around the honest models' (log 2.3,
 ``--slope-sd`` a solve: 1 by default; a noisy model's solves vary by 1.6, which makes a
-solve no slower at its stalls, odd by ``own_pace`` when it is also 2x quick, more common). Each season is judged after every solve from the eighth, as the daemon
-judges, with the shipped null; a season counts as flagged if any of those judgements
-flags it. Prints, per sd, the share of seasons flagged and the kinds that flagged them.
+solve no slower at its stalls, odd by ``own_pace`` when it is also 2x quick, more
+common). Each season is judged after every solve from the eighth, as the daemon judges,
+with the shipped null; a season counts as flagged if any of those judgements flags it.
+Prints, per sd, the share of seasons flagged and the kinds that flagged them.
 """
 
 from __future__ import annotations

@@ -25,7 +25,8 @@ def load(arg: str):
     text = arg
     path = Path(arg)
     if ":" not in arg and path.is_file():
-        lines = [ln.strip() for ln in read_puzzle_file(path, arg, MAX_PUZZLES_FILE).splitlines()]
+        content = read_puzzle_file(path, arg, MAX_PUZZLES_FILE)
+        lines = [ln.strip() for ln in content.splitlines()]
         found = [tok for ln in lines if ln and not ln.startswith("#")
                  for tok in ln.split() if ":" in tok]
         if not found:
@@ -99,7 +100,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     more = "+" if n >= args.limit else ""
     if args.json:
         print(dumps({"type": NURIKABE, "solutions": n, "limit": args.limit,
-                          "unique": n == 1}))
+                     "unique": n == 1}))
     else:
         verdict = "unique" if n == 1 else ("no solution" if n == 0 else "not unique")
         print(f"{n}{more} solution{'s' if n != 1 else ''} ({verdict})")
@@ -122,9 +123,8 @@ def cmd_predict_order(args: argparse.Namespace) -> int:
     rank = run.order() + 1  # 1 = decided first, 0 = never (clues)
     n = int(rank.max())
     if args.json:
-        print(dumps({"type": NURIKABE, "rank": [int(r) if r else None
-                                                       for r in rank],
-                          "steps": len(run.steps), "hints": run.hints}))
+        print(dumps({"type": NURIKABE, "rank": [int(r) if r else None for r in rank],
+                     "steps": len(run.steps), "hints": run.hints}))
         return 0
     width = len(str(n))
     print("Predicted order (1 = decided first; clues in brackets) — the propagation model")

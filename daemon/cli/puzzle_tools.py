@@ -124,7 +124,7 @@ def cmd_count(args: argparse.Namespace) -> int:
     more = "+" if n >= args.limit else ""
     if args.json:
         print(dumps({"puzzle": str(puzzle), "solutions": n, "limit": args.limit,
-                          "unique": n == 1}))
+                     "unique": n == 1}))
     else:
         verdict = "unique" if n == 1 else ("no solution" if n == 0 else "not unique")
         print(f"{n}{more} solution{'s' if n != 1 else ''} ({verdict})")

@@ -115,8 +115,8 @@ def test_odd_arguments_end_in_one_line_not_a_traceback(capsys, argv, words):
 
 
 @pytest.mark.parametrize("command", [
-    ["predict-order", "..3.2.6..9..3.5..1..18.64....81.29..7.......8..67.82....26.95..8..2.3..9..5.1.3..",
-     "--runs", "1"],
+    ["predict-order", "..3.2.6..9..3.5..1..18.64....81.29..7......"
+     ".8..67.82....26.95..8..2.3..9..5.1.3..", "--runs", "1"],
     ["report", "demo", "s-1"]])
 @pytest.mark.parametrize("name,words", [
     ("", "name a .png file"), ("order.txt", "name a .png file"),
