@@ -119,20 +119,22 @@ def auc(pos, neg) -> float:
 
 def _first_flagged(chunk):
     """For each (season, null): the number of solves after which the player is first
-    flagged (None: never) and the season's final verdict (p, the kind that flagged); every
-    prefix of the season judged once, as the daemon judges after each scoring batch."""
+    flagged (None: never), the season's final verdict (p, the kind that flagged) and the
+    least p at any point of it; every prefix of the season judged once, as the daemon
+    judges after each scoring batch."""
     from fairgrid.analytics.player_verdict import judge
     out = []
     for season, null in chunk:
-        until, final = None, None
+        until, final, least = None, None, 1.0
         for n in range(1, len(season) + 1):
             final = judge(season[:n], null)
+            least = min(least, final.p_value)
             if final.flagged and until is None:
                 until = n
         if final is None:
             final = judge([], null)
         out.append((until, final.p_value,
-                    final.findings[0].kind if final.flagged else None))
+                    final.findings[0].kind if final.flagged else None, least))
     return out
 
 
@@ -148,9 +150,9 @@ def seasons_in_play_order(solves, facts) -> dict:
 
 def judge_seasons(seasons: dict, null, pool=None) -> dict:
     """Players' season verdicts as the service judges them (``analytics.player_verdict``):
-    {player: (solves until first flagged or None, final p, the kind that flagged)};
-    ``seasons`` maps each player to their ``SolveFacts``, oldest first. ``pool`` (an
-    executor) judges chunks of 25 players in parallel."""
+    {player: (solves until first flagged or None, final p, the kind that flagged, least
+    p over the season)}; ``seasons`` maps each player to their ``SolveFacts``, oldest
+    first. ``pool`` (an executor) judges chunks of 25 players in parallel."""
     ids = sorted(seasons)
     chunks = [[(seasons[i], null) for i in ids[k:k + 25]] for k in range(0, len(ids), 25)]
     got = [v for out in (pool.map(_first_flagged, chunks) if pool is not None

@@ -400,7 +400,7 @@ def _season_verdicts(players, solves, res, cold, workers=None) -> dict:
     counts = {"honest": [0, 0], "cheaters": [0, 0], "by_kind": {}, "by_model": {},
               "flagged_by": {}}
     for pl in players:
-        until, _, kind = got[pl["id"]]
+        until, _, kind, _ = got[pl["id"]]
         hit = int(until is not None)
         group = "honest" if pl["cheat"] is None else "cheaters"
         counts[group][0] += hit

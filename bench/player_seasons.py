@@ -4,7 +4,7 @@ on one puzzle in three or on every puzzle; cold start and after the nightly job.
     python bench/player_seasons.py [--per-level 5] [--season 20] [--honest 8]
                                    [--cheaters 6] [--jobs N] [--seed 1] [--out FILE.json]
                                    [--facts-out FACTS.json.gz]
-    python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N]
+    python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N] [--plot]
     python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 40]
                                    [--tempo-only | --kinds K[,K...]]
 
@@ -57,7 +57,7 @@ import numpy as np
 
 import _common
 import players as models_
-from _common import judge_seasons, machine, org_uk_rows, portal_player_null
+from _common import DOCS_IMG, judge_seasons, machine, org_uk_rows, portal_player_null
 from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs
 
 HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
@@ -189,6 +189,9 @@ def main() -> int:
     ap.add_argument("--facts-out", help="save every solve's facts (gzip JSON), both phases")
     ap.add_argument("--facts-in", help="judge the seasons saved by --facts-out instead of "
                                        "simulating (the verdict's code, not the scoring's)")
+    ap.add_argument("--plot", action="store_true",
+                    help="draw each player's least p of the season, per group and phase, "
+                         "into docs/img/player_seasons.png")
     args = _common.parse_with_data(ap)
     from tqdm import tqdm
 
@@ -217,6 +220,9 @@ def main() -> int:
     if args.compare_logs and (args.facts_in or args.null_out or args.facts_out):
         raise SystemExit("error: --compare-logs plays a population and stops after its "
                          "cold phase; it takes no --facts-in, --facts-out or --null-out")
+    if args.plot and (args.null_out or args.compare_logs):
+        raise SystemExit("error: --plot draws an evaluation's verdicts; it takes no "
+                         "--null-out or --compare-logs")
     if args.null_out and args.facts_out:
         raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
                          "goes with an evaluation run")
@@ -337,6 +343,8 @@ def _compare_logs(records, people, started) -> int:
 
 def _finish(report, args) -> int:
     print(f"\n{report['seconds']} s on {report['machine']}")
+    if args.plot:
+        _plot(report)
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(report, fh, indent=1)
@@ -474,13 +482,14 @@ def _report(stored, verdicts) -> dict:
             if not mine:
                 continue
             res = [got[pl["id"]] for pl in mine]
-            hit = [u for u, _, _ in res if u is not None]
+            hit = [u for u, *_ in res if u is not None]
             name = model if cheat is None else f"{cheat} ({habit})"
             med = float(np.median(hit)) if hit else None
-            lowest = min(p for _, p, _ in res)
-            by = Counter(k for _, _, k in res if k is not None)
+            lowest = min(r[1] for r in res)
+            by = Counter(r[2] for r in res if r[2] is not None)
             out[name] = {"flagged": [len(hit), len(mine)], "median_until": med,
-                         "lowest_p": lowest, "flagged_by": dict(by)}
+                         "lowest_p": lowest, "flagged_by": dict(by),
+                         "least_p": sorted(r[3] for r in res)}
             print(f"{name:34s} {len(hit):>4d}/{len(mine):<4d} "
                   f"{'-' if med is None else f'{med:.1f}':>20s} {lowest:>9.1e}  "
                   + ", ".join(f"{k} {n}" for k, n in by.most_common()))
@@ -491,6 +500,47 @@ def _report(stored, verdicts) -> dict:
         print(f"honest solves flagged: {hf} of {len(honest_solves)}")
         report["phases"][phase] = out
     return report
+
+
+def _plot(report) -> None:
+    """Each player's least p over the season (any point of it: a flag then stands until
+    a person decides), one row per group, cold and after nightly side by side."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from fairgrid.analytics import player_verdict as pv
+
+    top = 10.0                   # -log10 p drawn at most (blatant seasons go far beyond)
+    phases = report["phases"]
+    names = [k for k in phases["cold"] if k != "honest_solves_flagged"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 0.32 * len(names) + 1.6), sharey=True)
+    jitter = np.random.default_rng(0)
+    for ax, phase in zip(axes, PHASES):
+        for row, name in enumerate(names):
+            g = phases[phase][name]
+            x = np.minimum(-np.log10(np.maximum(g["least_p"], 1e-300)), top)
+            y = row + jitter.uniform(-0.25, 0.25, len(x))
+            hit = x >= -math.log10(pv.ALPHA)
+            ax.scatter(x[~hit], y[~hit], s=7, color="tab:blue", alpha=0.35, lw=0)
+            ax.scatter(x[hit], y[hit], s=9, color="tab:red", alpha=0.7, lw=0)
+            a, b = g["flagged"]
+            ax.text(top + 0.3, row, f"{a}/{b}", va="center", fontsize=7)
+        ax.axvline(-math.log10(pv.ALPHA), color="grey", ls=":", lw=1)
+        ax.set_xlim(0, top + 1.6)
+        ax.set_title(phase)
+        ax.grid(axis="y", color="0.92")
+    axes[0].set_yticks(range(len(names)), names, fontsize=7)
+    axes[0].invert_yaxis()
+    fig.suptitle("Player verdicts over 20-puzzle seasons: each dot a player "
+                 "(red: flagged at some point)", fontsize=10)
+    fig.supxlabel(f"-log10 of the player's least p over the season (flagged beyond "
+                  f"{-math.log10(pv.ALPHA):g}, the dotted line; drawn up to {top:g})",
+                  fontsize=9)
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(DOCS_IMG / "player_seasons.png", dpi=100)
+    print("wrote docs/img/player_seasons.png")
 
 
 if __name__ == "__main__":
