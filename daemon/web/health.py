@@ -46,5 +46,7 @@ async def metrics(request: web.Request) -> web.Response:
         scheme, _, given = request.headers.get("Authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not same_secret(given.strip(), expected):
             raise AuthError("/metrics needs the metrics token (metrics.token_file)")
-    data = generate_latest(request.app[CTX].metrics.registry)
+    # the collectors read the database, which an erasure's file rewrite holds for
+    # seconds: off the event loop, so that webhooks and /healthz are answered meanwhile
+    data = await asyncio.to_thread(generate_latest, request.app[CTX].metrics.registry)
     return web.Response(body=data, headers={"Content-Type": CONTENT_TYPE_LATEST})
