@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import ipaddress
 import unicodedata
 import urllib.parse
 
@@ -92,16 +93,45 @@ def same_secret(given: str, expected: str) -> bool:
 
 
 def http_url(url) -> bool:
-    """Whether ``url`` is an http(s) URL one can send to: a host, a port from 1 to 65535
-    if any, no whitespace or control characters, at most 2,000 characters (urllib and
-    aiohttp would refuse the rest only when called, with ValueError)."""
-    if not isinstance(url, str) or len(url) > 2000 or any(c.isspace() or ord(c) < 32
-                                                         for c in url):
-        return False
+    """Whether ``url`` is an http(s) URL one can send to (:func:`url_problem`)."""
+    return url_problem(url) is None
+
+
+def url_problem(url) -> str | None:
+    """What keeps ``url`` from being an http(s) URL one can send to, in words, or None: a
+    string of at most 2,000 characters without whitespace or a character an id may not
+    hold (a DEL is dropped from the host by the URL parser, so the request would go
+    elsewhere), scheme http or https, no user name or password (the events are signed;
+    a password in the URL would be shown wherever the URL or a delivery error is), a
+    host whose every label encodes (IDNA) or an IP address, a port from 1 to 65535 if
+    any. urllib and aiohttp refuse the rest only when called, with ValueError."""
+    if not isinstance(url, str):
+        return "must be a string"
+    if len(url) > 2000:
+        return "must be at most 2,000 characters"
+    bad = next((c for c in url if c.isspace()), None) or refused_char(url)
+    if bad is not None:
+        return f"holds {describe(bad)}"
     try:  # urlsplit refuses "http://[::1", .port one past 65535
         parts = urllib.parse.urlsplit(url)
         port = parts.port
     except ValueError:
-        return False
-    return (parts.scheme in ("http", "https") and bool(parts.hostname)
-            and (port is None or 1 <= port <= 65535))
+        return "is no URL (a bracket or a port out of place)"
+    if parts.scheme not in ("http", "https"):
+        return "must be an http or https URL"
+    if parts.username is not None or parts.password is not None:
+        return ("must not hold a user name or password (the events are signed: the "
+                "receiver checks the signature)")
+    host = parts.hostname
+    if not host:
+        return "must name a host"
+    if port is not None and not 1 <= port <= 65535:
+        return "must have a port from 1 to 65535, if any"
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        try:
+            host.encode("idna")
+        except UnicodeError:
+            return f"has a host name that does not encode: {host!r} (an empty or long label)"
+    return None

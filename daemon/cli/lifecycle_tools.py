@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from ..json_out import dumps
-from ..text import file_stem
+from ..text import file_stem, shown
 from .client import quote
 from .common import CliError
 from .organiser_tools import _daemon_options, _no_erasure_undone, _unreachable, call, connect
@@ -51,7 +51,7 @@ def cmd_notifications(args: argparse.Namespace) -> int:
         print("id\ttype\tportal\tstate\tattempts\tcreated\tlast error")
     for r in rows:
         print(f"{r['id']}\t{r['type']}\t{r['portal']}\t{r['state']}\t{r['attempts']}\t"
-              f"{r['created_at'][:19]}\t{r['last_error'] or ''}")
+              f"{r['created_at'][:19]}\t{shown(r['last_error']) if r['last_error'] else ''}")
     return 0
 
 

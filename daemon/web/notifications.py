@@ -11,7 +11,7 @@ from aiohttp import web
 
 from ..documents import iso
 from ..ingest import ValidationError
-from ..text import ascii_int, http_url
+from ..text import ascii_int, url_problem
 from ..store.records import utc_now
 from ..store.repository import outbox as sql
 from .tokens import require_token
@@ -42,9 +42,9 @@ async def put_endpoint(request: web.Request) -> web.Response:
     if not isinstance(body, dict) or set(body) - {"url"}:
         raise ValidationError("url", "the body is {\"url\": \"https://...\"}", 422)
     url = body.get("url")
-    if not http_url(url):
-        raise ValidationError("url", "must be an http or https URL with a host (and a port "
-                              "from 1 to 65535, if any)", 422)
+    problem = url_problem(url)
+    if problem is not None:
+        raise ValidationError("url", problem, 422)
     secret = "whsec_" + base64.b64encode(secrets.token_bytes(32)).decode()
     await write(request, sql.set_endpoint, portal, url, secret, utc_now())
     return json_response({"portal": portal, "url": url, "secret": secret})

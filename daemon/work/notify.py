@@ -22,6 +22,7 @@ writer, for one small transaction per portal's share.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import random
@@ -31,6 +32,7 @@ from datetime import datetime, timedelta, timezone
 import aiohttp
 
 from ..ingest.signatures import sign
+from ..text import shown
 from ..store.repository import outbox as sql
 
 log = logging.getLogger("fairgrid.notify")
@@ -142,11 +144,15 @@ class Notifier:
         followed."""
         async with self._session.post(url, data=body, headers=headers,
                                       allow_redirects=False) as resp:
-            await _read_some(resp, ANSWER_BYTES)
             if 200 <= resp.status < 300:
+                # only the status counts: an answer cut short after it is still delivered
+                with contextlib.suppress(aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                    await _read_some(resp, ANSWER_BYTES)
                 return resp.status, None
+            await _read_some(resp, ANSWER_BYTES)
             if 300 <= resp.status < 400:
-                target = resp.headers.get("Location", "")[:200] or "nowhere"
+                # the receiver's bytes, as text a terminal, a page and UTF-8 storage take
+                target = shown(resp.headers.get("Location", "")[:200]) or "nowhere"
                 return resp.status, (f"HTTP {resp.status}: a redirect to {target}, not "
                                      f"followed (set the endpoint to the final URL)")
             return resp.status, f"HTTP {resp.status}"
@@ -164,21 +170,25 @@ class Notifier:
             headers = sign(row["secret"], row["id"], int(time.time()), body)
             try:
                 status, error = await self._post(row["url"], body, headers)
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
-                error = f"{type(exc).__name__}: {exc}"[:300] or type(exc).__name__
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - whatever the receiver or its URL
+                # does is this attempt's failure, recorded and retried like any other
+                error = shown(f"{type(exc).__name__}: {exc}"[:300] if str(exc)
+                              else type(exc).__name__)
         now = datetime.now(timezone.utc)
         attempts = row["attempts"] + 1
         s = self._settings
         if error is None:
             self._metrics.notify_attempts.labels("delivered").inc()
-            return (row["id"], "delivered", attempts, now, now, status, None)
+            return (row["id"], "delivered", attempts, now, now, status, None, row["retry_from"])
         if now - row["retry_from"] >= timedelta(hours=s.notify_give_up_hours) \
                 or row["url"] is None:
             self._metrics.notify_attempts.labels("failed").inc()
             log.warning("notification %s to %s failed for good: %s", row["id"], row["portal"],
                         error)
-            return (row["id"], "failed", attempts, now, None, status, error)
+            return (row["id"], "failed", attempts, now, None, status, error, row["retry_from"])
         self._metrics.notify_attempts.labels("retry").inc()
         wait = backoff_s(attempts, s.notify_backoff_s, s.notify_backoff_max_s, self._rng)
         return (row["id"], "pending", attempts, now + timedelta(seconds=wait), None, status,
-                error)
+                error, row["retry_from"])

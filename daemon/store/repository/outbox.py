@@ -95,11 +95,14 @@ def due(cur, now: datetime, per_portal: int, skip: list[str] = ()) -> list[dict]
 
 
 def record_attempts(con, results: list[tuple]) -> None:
-    """Each attempt's outcome: (id, state, attempts, next_at, delivered_at, status, error)."""
-    for eid, state, attempts, next_at, delivered_at, status, err in results:
+    """Each attempt's outcome: (id, state, attempts, next_at, delivered_at, status, error,
+    the retry_from the attempt was made under). A redelivery asked for while the attempt
+    was in flight moved retry_from: it wins, and the event stays due now."""
+    for eid, state, attempts, next_at, delivered_at, status, err, retry_from in results:
         con.execute("UPDATE outbox SET state = ?, attempts = ?, next_at = ?, "
-                    "delivered_at = ?, last_status = ?, last_error = ? WHERE id = ?",
-                    [state, attempts, next_at, delivered_at, status, err, eid])
+                    "delivered_at = ?, last_status = ?, last_error = ? "
+                    "WHERE id = ? AND retry_from = ?",
+                    [state, attempts, next_at, delivered_at, status, err, eid, retry_from])
 
 
 def listing(cur, *, state=None, portals=None, limit=100) -> list[dict]:

@@ -195,6 +195,18 @@ async def test_endpoints_are_validated(aiohttp_client, tmp_path):
                          ({"url": "https://x.example/h", "extra": 1}, 422)]:
         resp = await client.put("/v1/portals/demo/notify", json=body, headers=bearer(ADMIN))
         assert resp.status == status, body
+    # URLs urllib takes that would fail at every delivery, go elsewhere, or show a password
+    for url, words in [("http://a..b/", "does not encode"), ("http://..:1/", "does not encode"),
+                       ("http://a\x7f.example/", "U+007F"),
+                       ("http://ex\u200bample.com/", "U+200B ZERO WIDTH SPACE"),
+                       ("http://bob:pw@x.example/h", "password")]:
+        resp = await client.put("/v1/portals/demo/notify", json={"url": url},
+                                headers=bearer(ADMIN))
+        assert resp.status == 422 and words in (await resp.text()), url
+    for url in ("https://bücher.example/h", "http://[::1]:8080/h", "http://10.0.0.1/h"):
+        resp = await client.put("/v1/portals/demo/notify", json={"url": url},
+                                headers=bearer(ADMIN))
+        assert resp.status == 200, url
     resp = await client.put("/v1/portals/nope/notify", json={"url": "https://x.example/h"},
                             headers=bearer(ADMIN))
     assert resp.status == 404
@@ -313,3 +325,74 @@ async def test_one_portals_hanging_receiver_does_not_hold_up_another_portal(
     assert held["state"] == "pending" and held["attempts"] == 0
     slow.release.set()
     await until(lambda: delivered("demo"))
+
+
+async def _raw_receiver(answer: bytes):
+    """A receiver on 127.0.0.1 that answers every request with ``answer``, bytes as they
+    are (no HTTP library would send them), and closes; (server, its hook URL, hits)."""
+    hits = []
+
+    async def handle(reader, writer):
+        head = await reader.readuntil(b"\r\n\r\n")
+        length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1))
+        await reader.readexactly(length)
+        hits.append(head)
+        writer.write(answer)
+        await writer.drain()
+        writer.close()
+    server = await asyncio.start_server(handle, "127.0.0.1", 0)
+    return server, f"http://127.0.0.1:{server.sockets[0].getsockname()[1]}/hook", hits
+
+
+async def test_a_receivers_bytes_are_recorded_escaped_and_its_event_backs_off(
+        aiohttp_client, tmp_path):
+    # a redirect to bytes that are no UTF-8, with a terminal's escape sequence
+    server, url, hits = await _raw_receiver(
+        b"HTTP/1.1 302 Found\r\nLocation: http://x/\xff\xfe\x1b]0;pwned\x07\r\n"
+        b"Content-Length: 0\r\nConnection: close\r\n\r\n")
+    async with server:
+        client = await aiohttp_client(create_app(make_settings(
+            tmp_path, **FAST, notify_give_up_hours=1.0 / 3600)))
+        await _endpoint(client, url)
+        await _post(client, "copy")
+
+        async def failed():
+            return [n["state"] for n in await _notes(client)] == ["failed"]
+        await until(failed)
+    note = (await _notes(client))[0]
+    # every attempt recorded (so backoff and the give-up applied), none written raw
+    assert note["last_status"] == 302 and note["attempts"] == len(hits) >= 1
+    assert "\\u001b]0;pwned\\u0007" in note["last_error"]
+    assert "\x1b" not in note["last_error"] and "\\udcff" in note["last_error"]
+
+
+async def test_a_2xx_whose_answer_is_cut_short_is_delivered(aiohttp_client, tmp_path):
+    server, url, hits = await _raw_receiver(
+        b"HTTP/1.1 200 OK\r\nContent-Length: 1000\r\n\r\nabc")
+    async with server:
+        client = await aiohttp_client(create_app(make_settings(tmp_path, **FAST)))
+        await _endpoint(client, url)
+        await _post(client, "copy")
+        await until(lambda: _delivered(client, 1))
+    note = (await _notes(client))[0]
+    assert note["attempts"] == 1 and len(hits) == 1 and note["last_error"] is None
+
+
+async def test_a_redelivery_asked_for_during_an_attempt_wins(aiohttp_client, aiohttp_server,
+                                                             tmp_path):
+    receiver = Receiver(fail=1, hold=True)
+    server = await aiohttp_server(receiver.app())
+    # the held attempt ends past the give-up time: alone, it would mark the event failed
+    client = await aiohttp_client(create_app(make_settings(
+        tmp_path, **FAST, notify_give_up_hours=0.2 / 3600, notify_timeout_s=600.0)))
+    await _endpoint(client, str(server.make_url("/hook")))
+    await _post(client, "copy")
+    await asyncio.wait_for(receiver.arrived.wait(), 120)
+    await asyncio.sleep(0.3)
+    event = (await _notes(client))[0]["id"]
+    resp = await client.post(f"/v1/notifications/{event}/redeliver", headers=bearer(ADMIN))
+    assert resp.status == 200
+    receiver.release.set()  # the held attempt is answered 500
+    await until(lambda: _has(receiver, 1))
+    await until(lambda: _delivered(client, 1))
+    assert len(receiver.attempts) == 2
