@@ -86,31 +86,59 @@ async def _round_trip(fairgrid, aiohttp_server, start_relay, events):
     notify_secret = (await resp.json())["secret"]
     await start_relay(str(front.make_url("")).rstrip("/"), notify_secret,
                       int(relay.rsplit(":", 1)[1]))
+    # the server decides the id (from who, which puzzle, when) and the tournament: what
+    # the page says of them is not taken
+    page = {"puzzle_id": "easy", "log": LOG, "submission_id": "someone-elses",
+            "tournament_id": "a-tournament-the-page-chose"}
+    sid = _relay_module().submission_id_of("p-7", "easy", LOG["started_at"])
     async with aiohttp.ClientSession() as session:
-        async with session.post(relay + "/solves", json={"puzzle_id": "easy", "log": LOG,
-                                                         "submission_id": "row-copy"},
+        async with session.post(relay + "/solves", json=page,
                                 headers={"X-Player": "p-7"}) as r:
             answer = await r.json()
-        assert (r.status, answer["status"]) == (200, 202), answer
+        assert (r.status, answer["status"], answer["submission_id"]) == (200, 202, sid), answer
         # one 503, then the same webhook-id again once Retry-After had passed
         [(t0, id0), (t1, id1)] = busy.seen
-        assert id0 == id1 == "solve-row-copy" and t1 - t0 >= 0.95
+        assert id0 == id1 == f"solve-{sid}" and t1 - t0 >= 0.95
         store = fairgrid.server.app[CTX].store
-        [(player, raw)] = query(store, "SELECT player_id, raw FROM submissions")
-        assert player == "p-7" and json.loads(raw)["client"] == LOG["client"]
+        [(player, tournament, raw)] = query(
+            store, "SELECT player_id, tournament_id, raw FROM submissions")
+        assert player == "p-7" and tournament is None
+        assert json.loads(raw)["client"] == LOG["client"]
+        # the page sends the solve again (its answer lost): the same id, stored once
+        async with session.post(relay + "/solves", json=page,
+                                headers={"X-Player": "p-7"}) as r:
+            answer = await r.json()
+        assert (r.status, answer["status"], answer["submission_id"]) == (200, 200, sid)
+        assert len(query(store, "SELECT 1 FROM submissions")) == 1
         # the row copy is flagged; the notification arrives and its signature holds
         await _until(lambda: any(e["type"] == "flag.raised" for e in events()))
         [raised] = [e for e in events() if e["type"] == "flag.raised"]
-        assert raised["data"]["submission_id"] == "row-copy"
+        assert raised["data"]["submission_id"] == sid
         # a forged notification is refused
         async with session.post(relay + "/fairgrid/events", data=json.dumps(raised),
                                 headers={"webhook-id": "x", "webhook-timestamp": "1",
                                          "webhook-signature": "v1,Zm9yZ2Vk",
                                          "content-type": "application/json"}) as r:
             assert r.status == 401
-        # a page that sends no log gets a 400, and nothing is signed for it
+        # a page that sends no log, or a log without its start, gets a 400, and nothing
+        # is signed for it
+        for bad in ({"puzzle_id": "easy"}, {"puzzle_id": "easy", "log": {}}, [1]):
+            async with session.post(relay + "/solves", json=bad) as r:
+                assert r.status == 400, bad
+        # a body over a webhook's size is refused, and a client gone mid-body costs the
+        # relay one request, nothing more
+        async with session.post(relay + "/solves", data=b"x" * (2 << 20)) as r:
+            assert r.status == 413
+        host, port = relay.removeprefix("http://").rsplit(":", 1)
+        _, writer = await asyncio.open_connection(host, int(port))
+        writer.write(b"POST /solves HTTP/1.1\r\nHost: x\r\nContent-Type: application/json"
+                     b"\r\nContent-Length: 100000\r\n\r\n" + b"{" * 100)
+        await writer.drain()
+        writer.close()
+        await asyncio.sleep(0.5)
         async with session.post(relay + "/solves", json={"puzzle_id": "easy"}) as r:
             assert r.status == 400
+        assert len(query(store, "SELECT 1 FROM submissions")) == 1
 
 
 def _app(busy: Busy) -> web.Application:

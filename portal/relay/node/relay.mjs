@@ -1,8 +1,9 @@
 // A portal's side of fairgrid, in Node: a signing relay and a notification receiver.
 //
 // The page records the solve (portal/recorder) and POSTs {puzzle_id, log} to /solves;
-// this server, which knows who is signed in, adds who solved which puzzle, signs the
-// webhook with the portal's whsec_ secret (the browser never sees it) and delivers it,
+// this server, which knows who is signed in, adds who solved which puzzle in which
+// tournament and the solve's id, signs the webhook with the portal's whsec_ secret (the
+// browser never sees it) and delivers it,
 // retrying what fairgrid asks to be retried. fairgrid's notifications arrive at
 // /fairgrid/events and are taken only with a valid signature.
 //
@@ -11,7 +12,7 @@
 //
 // Needs npm's standardwebhooks (npm ci); fetch and http come with Node 20.
 import { createServer } from "node:http";
-import { randomUUID } from "node:crypto";
+import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 
@@ -24,6 +25,17 @@ export function retryAfterS(value) {
   if (Number.isFinite(seconds)) return Math.max(0, seconds);
   const when = Date.parse(value);
   return Number.isNaN(when) ? null : Math.max(0, (when - Date.now()) / 1000);
+}
+
+/**
+ * The solve's id, made here from who solved which puzzle when they started: a page that
+ * posts the same solve again (its answer lost) makes the same id, which fairgrid stores
+ * once, and no page can choose an id another player's solve would need. The same as the
+ * Python relay's submission_id_of.
+ */
+export function submissionIdOf(playerId, puzzleId, startedAt) {
+  const key = [playerId, puzzleId, startedAt].join("\0");
+  return "s-" + createHash("sha256").update(key, "utf8").digest("hex").slice(0, 32);
 }
 
 /** The solve webhook: who and what from the server; only the log's three fields from the page. */
@@ -73,9 +85,25 @@ export function playerOf(request) {
   return request.headers["x-player"] ?? "anonymous";
 }
 
-async function readBody(request) {
+/** Which tournament the puzzle is played in, or null. Replace with your own lookup: the
+ * page must not decide in which tournament its solve is judged. */
+export function tournamentOf(request, puzzleId) {
+  return null;
+}
+
+// the most of a body read: fairgrid takes 1 MiB a webhook (server.max_body_bytes)
+const MAX_BODY_BYTES = 1 << 20;
+
+class TooLarge extends Error {}
+
+async function readBody(request, limit = MAX_BODY_BYTES) {
   const chunks = [];
-  for await (const chunk of request) chunks.push(chunk);
+  let size = 0;
+  for await (const chunk of request) {
+    size += chunk.length;
+    if (size > limit) throw new TooLarge();
+    chunks.push(chunk);
+  }
   return Buffer.concat(chunks);
 }
 
@@ -85,41 +113,68 @@ function send(response, status, value) {
 }
 
 export function makeServer({ fairgridUrl, portal, secret, notifySecret, player = playerOf,
-                             onEvent = () => {} }) {
-  return createServer(async (request, response) => {
+                             tournament = tournamentOf, onEvent = () => {} }) {
+  async function solve(request, response) {
     const raw = await readBody(request);
-    if (request.method === "POST" && request.url === "/solves") {
-      let page;
-      try {
-        page = JSON.parse(raw.toString("utf8"));
-        if (!page.puzzle_id || !page.log) throw new Error("incomplete");
-      } catch {
-        return send(response, 400, { error: "expected {puzzle_id, log}" });
+    let page;
+    try {
+      page = JSON.parse(raw.toString("utf8"));
+      if (typeof page.puzzle_id !== "string" || !page.log
+          || typeof page.log.started_at !== "string" || !("moves" in page.log)) {
+        throw new Error("incomplete");
       }
-      const submissionId = page.submission_id || randomUUID();
-      const body = webhookBody({ portal, submissionId, playerId: player(request),
-                                 puzzleId: page.puzzle_id, log: page.log,
-                                 tournamentId: page.tournament_id });
-      try {
-        const { status, answer } = await deliver(fairgridUrl, secret, body);
-        return send(response, status < 300 ? 200 : 502,
-                    { submission_id: submissionId, status, fairgrid: answer });
-      } catch {
-        return send(response, 502, { error: "fairgrid unreachable" });
+    } catch {
+      return send(response, 400, { error: "expected {puzzle_id, log: {started_at, moves, client}}" });
+    }
+    const playerId = player(request);
+    const submissionId = submissionIdOf(playerId, page.puzzle_id, page.log.started_at);
+    const body = webhookBody({ portal, submissionId, playerId, puzzleId: page.puzzle_id,
+                               log: page.log, tournamentId: tournament(request, page.puzzle_id) });
+    try {
+      const { status, answer } = await deliver(fairgridUrl, secret, body);
+      return send(response, status < 300 ? 200 : 502,
+                  { submission_id: submissionId, status, fairgrid: answer });
+    } catch {
+      return send(response, 502, { error: "fairgrid unreachable" });
+    }
+  }
+
+  async function event(request, response) {
+    const raw = await readBody(request);
+    let payload;
+    try {
+      payload = new Webhook(notifySecret).verify(raw.toString("utf8"), request.headers);
+    } catch {
+      return send(response, 401, { error: "bad signature" });
+    }
+    await onEvent(payload);
+    response.writeHead(204);
+    return response.end();
+  }
+
+  return createServer(async (request, response) => {
+    // the route first: a body is read only for a route that takes one
+    const route = request.method !== "POST" ? null
+      : request.url === "/solves" ? solve
+      : request.url === "/fairgrid/events" && notifySecret ? event : null;
+    try {
+      if (route === null) {
+        response.setHeader("connection", "close");  // an unread body is not waited for
+        return send(response, 404, { error: "not found" });
+      }
+      await route(request, response);
+    } catch (error) {
+      // a body over the limit, a client gone mid-body, a failing onEvent: one request's
+      // failure, never the relay's (Node ends the process on an unhandled rejection)
+      if (response.headersSent || request.destroyed && !(error instanceof TooLarge)) {
+        response.destroy();
+      } else if (error instanceof TooLarge) {
+        response.setHeader("connection", "close");
+        send(response, 413, { error: `the body is over ${MAX_BODY_BYTES} bytes` });
+      } else {
+        send(response, 500, { error: "the relay failed" });
       }
     }
-    if (request.method === "POST" && request.url === "/fairgrid/events" && notifySecret) {
-      let event;
-      try {
-        event = new Webhook(notifySecret).verify(raw.toString("utf8"), request.headers);
-      } catch {
-        return send(response, 401, { error: "bad signature" });
-      }
-      await onEvent(event);
-      response.writeHead(204);
-      return response.end();
-    }
-    return send(response, 404, { error: "not found" });
   });
 }
 

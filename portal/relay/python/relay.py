@@ -1,11 +1,12 @@
 """A portal's side of fairgrid, in Python: a signing relay and a notification receiver.
 
-Copy this file into your portal's server and adapt ``player_of``. The page records the
-solve (portal/recorder) and POSTs its log here; this server, which knows who is signed
-in, adds who solved which puzzle, signs the webhook with the portal's ``whsec_`` secret
-(the browser never sees it) and delivers it to fairgrid, retrying what fairgrid asks to
-be retried. fairgrid's own notifications (``flag.raised`` ...) arrive at ``/fairgrid/events``
-and are taken only with a valid signature.
+Copy this file into your portal's server and adapt ``player_of`` and ``tournament_of``.
+The page records the solve (portal/recorder) and POSTs its log here; this server, which
+knows who is signed in, adds who solved which puzzle in which tournament and the solve's
+id, signs the webhook with the portal's ``whsec_`` secret (the browser never sees it)
+and delivers it to fairgrid, retrying what fairgrid asks to be retried. fairgrid's own
+notifications (``flag.raised`` ...) arrive at ``/fairgrid/events`` and are taken only
+with a valid signature.
 
     FAIRGRID_URL=http://127.0.0.1:8080 FAIRGRID_PORTAL=demo FAIRGRID_SECRET=whsec_... \
     FAIRGRID_NOTIFY_SECRET=whsec_... python relay.py --port 8090
@@ -18,10 +19,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import email.utils
+import hashlib
 import json
 import os
 import random
-import uuid
 from datetime import datetime, timezone
 
 import aiohttp
@@ -46,6 +47,15 @@ def retry_after_s(value: str | None) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())
+
+
+def submission_id_of(player_id: str, puzzle_id: str, started_at: str) -> str:
+    """The solve's id, made here from who solved which puzzle when they started: a page
+    that posts the same solve again (its answer lost) makes the same id, which fairgrid
+    stores once, and no page can choose an id another player's solve would need (the
+    webhook-id is made from it, and fairgrid refuses a used one)."""
+    key = "\0".join((player_id, puzzle_id, started_at)).encode("utf-8", "surrogatepass")
+    return "s-" + hashlib.sha256(key).hexdigest()[:32]
 
 
 def webhook_body(portal: str, submission_id: str, player_id: str, puzzle_id: str,
@@ -101,17 +111,30 @@ def player_of(request: web.Request) -> str:
     return request.headers.get("X-Player", "anonymous")
 
 
+def tournament_of(request: web.Request, puzzle_id: str) -> str | None:
+    """Which tournament the puzzle is played in, or None. Replace with your own lookup:
+    the page must not decide in which tournament its solve is judged."""
+    return None
+
+
 def make_app(fairgrid_url: str, portal: str, secret: str, notify_secret: str | None = None,
-             player=player_of, on_event=None) -> web.Application:
+             player=player_of, on_event=None, tournament=tournament_of) -> web.Application:
     async def solve(request: web.Request) -> web.Response:
         try:
             page = await request.json()
             puzzle_id, log = page["puzzle_id"], page["log"]
+            started_at = log["started_at"]
+            if not (isinstance(puzzle_id, str) and isinstance(started_at, str)
+                    and "moves" in log):
+                raise TypeError
         except (ValueError, KeyError, TypeError):
-            return web.json_response({"error": "expected {puzzle_id, log}"}, status=400)
-        submission_id = page.get("submission_id") or uuid.uuid4().hex
-        body = webhook_body(portal, submission_id, player(request), puzzle_id, log,
-                            page.get("tournament_id"))
+            return web.json_response(
+                {"error": "expected {puzzle_id, log: {started_at, moves, client}}"},
+                status=400)
+        player_id = player(request)
+        submission_id = submission_id_of(player_id, puzzle_id, started_at)
+        body = webhook_body(portal, submission_id, player_id, puzzle_id, log,
+                            tournament(request, puzzle_id))
         try:
             status, answer = await deliver(request.app[SESSION], fairgrid_url, secret, body)
         except (aiohttp.ClientError, asyncio.TimeoutError):
