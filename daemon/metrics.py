@@ -11,7 +11,7 @@ from typing import Callable
 
 from prometheus_client import (CollectorRegistry, Counter, Gauge, Histogram,
                                disable_created_metrics)
-from prometheus_client.core import GaugeMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
 from .states import FLAG_STATES
 
@@ -135,6 +135,13 @@ class Metrics:
                       registry=self.registry)
         gauge.set_function(lambda: counts().get("flagged", 0))
 
+    def watch_pool(self, renewed: Callable[[], int]) -> None:
+        """How often the process pool was replaced after one of its processes died."""
+        self.registry.register(_CounterCollector(
+            "fairgrid_pool_renewals", "Times the analysis and scoring process pool was "
+            "replaced since the start, because one of its processes died (the OOM killer, "
+            "a crash): the work it held is tried again.", renewed))
+
     def watch_queue(self, depth: Callable[[], int]) -> None:
         self.queue_depth.set_function(depth)
 
@@ -174,3 +181,17 @@ class _CountCollector:
         for value in self._values:
             family.add_metric([value], counts.get(value, 0))
         yield family
+
+
+class _CounterCollector:
+    """A counter ``name_total`` whose value a callable gives at scrape time (a count kept
+    by code that has no metrics of its own)."""
+
+    def __init__(self, name: str, doc: str, value: Callable[[], int]):
+        self._name, self._doc, self._value = name, doc, value
+
+    def describe(self):
+        return [CounterMetricFamily(self._name, self._doc)]
+
+    def collect(self):
+        yield CounterMetricFamily(self._name, self._doc, value=self._value())

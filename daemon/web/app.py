@@ -62,6 +62,7 @@ async def _resources(app: web.Application):
     await asyncio.to_thread(warm_up)  # the webhook's compiled checks, from numba's cache
     cluster = Cluster(s.compute_scheduler) if s.compute_scheduler else None
     pool = LanePool(s.analysis_workers, cluster=cluster)
+    ctx.metrics.watch_pool(lambda: pool.renewed)
     analysis = PuzzleAnalysis(store, s, ctx.metrics, pool)
     scorer = Scorer(store, s, ctx.metrics, pool.lane(Lane.SCORING))
     analysis.on_ready = scorer.puzzle_ready

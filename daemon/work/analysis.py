@@ -23,6 +23,7 @@ import logging
 import threading
 import time
 from concurrent.futures import Executor
+from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 
@@ -129,6 +130,7 @@ class PuzzleAnalysis:
         self._tasks: list[asyncio.Task] = []
         self._cancel = threading.Event()
         self._queued_at: dict[str, float] = {}  # when each waiting puzzle was queued
+        self._died: set[str] = set()  # puzzles whose analysis a pool process died in
         self.on_ready = None  # async callback(puzzle_id) once a puzzle is analysed
         self.on_invalid = None  # async callback(puzzle_id) once one is marked invalid
         metrics.analysis_queue_depth.set_function(
@@ -175,15 +177,30 @@ class PuzzleAnalysis:
             pid = await queue.get()
             waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
             self._metrics.analysis_queue_wait.observe(waited)
-            unavailable = False
+            unavailable = retry = False
             try:
                 await self._analyse(pid, lane, waited)
+                self._died.discard(pid)
             except (asyncio.CancelledError, PredictionCancelled):
                 raise
             except ComputeUnavailable:
                 unavailable = True
             except StoreError:  # the database, not the puzzle: the sweep tries again
                 log.exception("analysis of puzzle %s could not be stored", pid)
+            except BrokenProcessPool as exc:
+                # a process died under it (the OOM killer, say): the pool is renewed and
+                # the puzzle tried once more; dying twice, it is what kills them
+                if pid in self._died:
+                    self._died.discard(pid)
+                    log.error("a pool process died twice analysing puzzle %s; marked "
+                              "invalid", pid)
+                    await self._mark_invalid(pid, exc, "a pool process died analysing it, "
+                                                       "twice")
+                else:
+                    self._died.add(pid)
+                    log.error("a pool process died analysing puzzle %s; it is tried again",
+                              pid)
+                    retry = True
             except Exception as exc:  # noqa: BLE001 - one bad puzzle must not stop the worker
                 # the analysis is seeded: it would fail again at every sweep, and a
                 # queue full of such puzzles would starve every portal's new ones
@@ -191,6 +208,8 @@ class PuzzleAnalysis:
                 await self._mark_invalid(pid, exc)
             finally:
                 queue.done(pid)
+            if retry:
+                self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
             if unavailable:
                 # the cluster cannot take it: the puzzle stays pending (its status says
                 # why) and is tried again after a pause
@@ -198,8 +217,8 @@ class PuzzleAnalysis:
                 await asyncio.sleep(self._settings.compute_retry_s)
                 self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
 
-    async def _mark_invalid(self, pid: str, exc: Exception) -> None:
-        reason = f"the analysis failed: {type(exc).__name__}: {exc}".splitlines()[0]
+    async def _mark_invalid(self, pid: str, exc: Exception, why: str | None = None) -> None:
+        reason = f"the analysis failed: {why or f'{type(exc).__name__}: {exc}'}".splitlines()[0]
         try:
             await asyncio.wrap_future(self._store.write(sql.mark_invalid, pid, reason))
             if self.on_invalid is not None:  # (its solves: the scoring sweep retries)

@@ -13,11 +13,15 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import logging
 import multiprocessing
 import os
 import threading
 from concurrent.futures import CancelledError, Executor, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from enum import IntEnum
+
+log = logging.getLogger("fairgrid.pool")
 
 
 def _worker_init() -> None:
@@ -102,7 +106,9 @@ class LanePool:
     def __init__(self, workers: int = 0, *, pool: Executor | None = None, cluster=None):
         self.workers = workers or os.cpu_count() or 1
         self.cluster = cluster  # work.compute.Cluster: puzzle analysis goes there
+        self._owned = pool is None  # a pool of its own is renewed when a worker dies
         self._pool = pool if pool is not None else start_pool(self.workers)
+        self.renewed = 0  # times a broken pool was replaced (fairgrid_pool_renewals)
         self._heap: list = []
         self._seq = itertools.count()
         self._running = 0
@@ -148,17 +154,25 @@ class LanePool:
                 if not outer.set_running_or_notify_cancel():
                     continue  # cancelled while it waited
                 self._running += 1
+                pool = self._pool
             try:
-                inner = self._pool.submit(fn, *args, **kwargs)
-            except BaseException as exc:  # noqa: BLE001 - a broken pool: the caller sees it
+                try:
+                    inner = pool.submit(fn, *args, **kwargs)
+                except BrokenProcessPool:  # broke since its last task ended: a new one
+                    pool = self._renew(pool)
+                    inner = pool.submit(fn, *args, **kwargs)
+            except BaseException as exc:  # noqa: BLE001 - the caller sees it
                 self._finished(outer, None, exc)
                 continue
-            inner.add_done_callback(lambda f, outer=outer: self._finished(outer, f))
+            inner.add_done_callback(lambda f, outer=outer, pool=pool:
+                                    self._finished(outer, f, pool=pool))
 
-    def _finished(self, outer: Future, inner: Future | None, exc: BaseException | None = None
-                  ) -> None:
+    def _finished(self, outer: Future, inner: Future | None, exc: BaseException | None = None,
+                  pool: Executor | None = None) -> None:
         if inner is not None:
             exc = CancelledError() if inner.cancelled() else inner.exception()
+        if isinstance(exc, BrokenProcessPool) and pool is not None:
+            self._renew(pool)
         if exc is not None:
             outer.set_exception(exc)
         else:
@@ -166,6 +180,24 @@ class LanePool:
         with self._cond:
             self._running -= 1
             self._cond.notify()
+
+    def _renew(self, broken: Executor) -> Executor:
+        """The pool now, replacing ``broken`` if it still is the pool. A process of a
+        ProcessPoolExecutor that dies (the OOM killer, a crash in compiled code) breaks
+        the executor for good: every task after fails at once. The tasks it held failed
+        with BrokenProcessPool and their callers try them again (scoring's sweep,
+        analysis once more); everything after runs on a new pool."""
+        with self._cond:
+            if self._pool is not broken or not self._owned or self._stopping:
+                return self._pool
+            self._pool = start_pool(self.workers)
+            self.renewed += 1
+        log.error("a pool process died; the pool was replaced (%d times since the start)",
+                  self.renewed)
+        # not on this thread: it may be the broken executor's own manager thread
+        threading.Thread(target=stop_pool, args=(broken,), name="fairgrid-pool-stop",
+                         daemon=True).start()
+        return self._pool
 
     def shutdown(self) -> None:
         """Drop queued work, stop the processes (see :func:`stop_pool`)."""

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import time
+from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
@@ -60,3 +62,14 @@ def test_errors_reach_the_caller_and_shutdown_cancels_what_waits(tmp_path):
     assert queued.cancelled()
     with pytest.raises(RuntimeError, match="shutdown"):
         pool.submit(Lane.SCORING, echo, 2)
+
+
+def test_a_process_that_dies_fails_its_task_and_the_pool_is_renewed(pool):
+    # os._exit stands for the OOM killer: the process ends without a word to the pool
+    dying = pool.submit(Lane.SCORING, os._exit, 3)
+    with pytest.raises(BrokenProcessPool):
+        dying.result(timeout=300)
+    # a ProcessPoolExecutor refuses everything once broken; the lane pool goes on
+    assert pool.submit(Lane.SCORING, echo, "after").result(timeout=300) == "after"
+    assert pool.lane(Lane.NIGHTLY).submit(echo, "nightly").result(timeout=300) == "nightly"
+    assert pool.renewed == 1
