@@ -185,7 +185,7 @@ class Prints:
     def later_copies(self, job: ScoreTask) -> list[int]:
         """Other players' solves committed after the job's whose log repeats its log
         beyond anything two people do: scored before this one could be compared with,
-        they are scored again."""
+        they are scored again (after its first scoring only)."""
         others, tp = self._others(job), self._own.get(job.sub_key)
         if others is None or tp is None:
             return []
@@ -439,7 +439,11 @@ class Scorer:
         if not results:
             return {}, []
         keys = [int(row["sub_key"]) for row, _ in scored]
-        copies = sorted({k for ev, _ in results.values() for k in ev["copies"]} - set(keys))
+        # only a first scoring's print is new to the solves after it: a re-score's later
+        # repeats compared with its stored print already, and re-scoring them would have
+        # each re-score of a ring of repeated logs set off the re-scores of the rest
+        copies = sorted({k for row, (summary, _) in scored if row["status"] == "pending"
+                         for k in summary["copies"]} - set(keys))
         await self._write_all(results, keys, [row["run_id"] for row, _ in scored],
                               [int(row["repeat_marks"] or 0) for row, _ in scored],
                               rescored=any(row["status"] != "pending" for row, _ in scored),

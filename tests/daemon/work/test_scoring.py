@@ -312,10 +312,14 @@ async def test_a_repeat_scored_before_its_source_is_scored_again(client):
         return query(store(client), "SELECT scored_at FROM scores WHERE submission_id = "
                      "'repeat'")[0][0]
     before = scored_at()
-    # the source scored again, as after a nightly run, finds the repeat among the later
-    # solves and has it scored again too (as when the repeat was scored first)
+    # the source scored as if for the first time (as when the repeat was scored first)
+    # finds the repeat among the later solves and has it scored
+    # again too
     key = query(store(client), "SELECT sub_key FROM submissions WHERE submission_id = "
                 "'source'")[0][0]
+    query(store(client), "DELETE FROM scores WHERE submission_id = 'source'")
+    query(store(client), "UPDATE submissions SET status = 'pending' WHERE submission_id = "
+          "'source'")
     await app.scorer.score_many([key])
     deadline = asyncio.get_running_loop().time() + 120
     while scored_at() == before and asyncio.get_running_loop().time() < deadline:
@@ -323,6 +327,41 @@ async def test_a_repeat_scored_before_its_source_is_scored_again(client):
     assert scored_at() > before
     repeat = (await wait_scored(client, "repeat"))["score"]
     assert repeat["flagged"] and repeat["log_match"]["submission_id"] == "source"
+
+
+async def test_re_scoring_a_ring_of_repeats_scores_each_once(client):
+    """A re-score (after a nightly run) of solves whose prints were stored sets off no
+    re-score of their later repeats: they compared with those prints already. Each of
+    a ring of logs repeating one another is scored again once, not once per earlier
+    member."""
+    from fairgrid.daemon.web.context import CTX
+    sol = np.array([int(c) for c in EASY_SOLUTION])
+    sim = simulate(parse(EASY), sol, "honest", rng=21, expected_log_s=6.5, skill=0.0)
+    for k in range(4):
+        await _post(client, f"ring-{k}", [{**m, "t_ms": int(900 * k + m["t_ms"])}
+                                          for m in sim.moves()], player_id=f"p-ring-{k}")
+        await wait_scored(client, f"ring-{k}")
+    app = client.server.app[CTX]
+    keys = [k for (k,) in query(store(client), "SELECT sub_key FROM submissions WHERE "
+                                "submission_id LIKE 'ring-%' ORDER BY sub_key")]
+    assert (await wait_scored(client, "ring-3"))["score"]["reasons"][0] == "log_match"
+
+
+    def states():
+        return query(store(client), "SELECT s.submission_id, s.status, sc.scored_at FROM "
+                     "submissions s JOIN scores sc USING (portal, submission_id) WHERE "
+                     "s.submission_id LIKE 'ring-%' ORDER BY s.sub_key")
+    rescored = app.metrics.submissions_rescored._value.get()
+    for n, key in enumerate(keys):  # one batch each, as the sweep may take them
+        before = states()
+        await app.scorer.score_many([key])
+        after = states()
+        # this one scored again; the others neither marked nor scored again
+        assert after[n][2] > before[n][2]
+        assert [a for k, a in enumerate(after) if k != n] == \
+            [b for k, b in enumerate(before) if k != n]
+        assert all(status == "scored" for _, status, _ in after)
+    assert app.metrics.submissions_rescored._value.get() - rescored == 4
 
 
 async def test_a_repeat_mark_made_while_a_solve_is_scored_leaves_it_rescore(client,
