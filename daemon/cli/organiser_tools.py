@@ -293,7 +293,8 @@ def _recompute_file(settings, progress) -> dict:
     from fairgrid.daemon.store.database import erase_again
     from fairgrid.daemon.store.erasure import ErasedPlayers
     from fairgrid.daemon.store.repository import lifecycle
-    from fairgrid.daemon.work.nightly import run_nightly
+    from fairgrid.daemon.store.repository import nightly as nightly_sql
+    from fairgrid.daemon.work.nightly import JOB, run_nightly
     from fairgrid.daemon.work.nightly_db import direct_db
 
     path = _database_file(settings)
@@ -307,6 +308,8 @@ def _recompute_file(settings, progress) -> dict:
         # erased since, whom the job must neither fit nor re-score
         try:
             erase_again(con, ErasedPlayers.open(path, lifecycle.erased_digests(con)))
+            # the file is this process's alone: a run it shows running was killed
+            nightly_sql.abandon_running(con, JOB)
         except (StoreError, duckdb.Error) as exc:
             raise CliError(str(exc).splitlines()[0]) from None
         summary = run_nightly(direct_db(con), settings, progress=progress)

@@ -84,8 +84,14 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     # stop the daemon: recompute now works on the file itself
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
+    import duckdb
+    con = duckdb.connect(str(db))  # a recompute on the file, killed mid-run, left this
+    con.execute("INSERT INTO job_runs VALUES ('killed', 'nightly', now(), NULL, 'running', "
+                "NULL)")
+    con.close()
     res = run_cli("recompute", "--config", cfg, "--json", timeout=300)
     assert res.returncode == 0, res.stderr
+    assert count(str(db), "SELECT status FROM job_runs WHERE id = 'killed'") == "abandoned"
     again = json.loads(res.stdout)
     assert again["run_id"] != summary["run_id"] and again["puzzles"] == 1
     assert count(str(db), "SELECT count(*) FROM rating_runs") == 2
