@@ -53,6 +53,9 @@ export interface RecorderOptions {
   key?: string;
   /** the grid's cell count, 81 by default */
   cells?: number;
+  /** the largest digit a move may hold: the side of a square grid unless given (9 for
+   * 9x9); 2 for Nurikabe. A move beyond it is not recorded. */
+  maxDigit?: number;
   /** monotonic ms, performance.now by default */
   clock?: () => number;
   /** epoch ms, Date.now by default */

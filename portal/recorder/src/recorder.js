@@ -31,6 +31,8 @@ export class Recorder {
    * @param {object} [options]
    * @param {string} [options.key] names this solve in session storage (e.g. the puzzle id)
    * @param {number} [options.cells] the grid's cell count (81 for 9x9)
+   * @param {number} [options.maxDigit] the largest digit a move may hold: the side of a
+   *   square grid (9 for 9x9) unless given; 2 for Nurikabe (1 river, 2 island)
    * @param {() => number} [options.clock] monotonic milliseconds (performance.now)
    * @param {() => number} [options.wallClock] epoch milliseconds (Date.now): started_at,
    *   and the time a reload took
@@ -42,6 +44,8 @@ export class Recorder {
   constructor(options = {}) {
     this.key = PREFIX + (options.key ?? "solve");
     this.cells = options.cells ?? 81;
+    this.maxDigit = options.maxDigit ?? (Number.isInteger(Math.sqrt(this.cells))
+      ? Math.sqrt(this.cells) : Infinity);
     this.clock = options.clock ?? (() => globalThis.performance.now());
     this.wallClock = options.wallClock ?? (() => Date.now());
     this.storage = options.storage === undefined ? safeStorage() : options.storage;
@@ -100,8 +104,10 @@ export class Recorder {
 
   move(cell, digit, kind, undoable) {
     if (!Number.isInteger(cell) || cell < 0 || cell >= this.cells
-        || !Number.isInteger(digit) || digit < 0) {
-      return; // a page's bug is not a solve's evidence; nothing to throw into the page
+        || !Number.isInteger(digit) || digit < 0 || digit > this.maxDigit) {
+      // a page's bug is not a solve's evidence (and would have the daemon refuse the
+      // whole log); nothing to throw into the page
+      return;
     }
     if (undoable) this.done.push([cell, kind === "note" ? digit : this.values[cell], kind]);
     const move = { t_ms: this.now(), cell, digit };
@@ -119,8 +125,11 @@ export class Recorder {
 
   /** A paste into the grid (attach() reports those it sees itself). */
   pasted(cell, digits) {
-    const paste = { t_ms: this.now(), digits };
-    if (Number.isInteger(cell)) paste.cell = cell;
+    // the paste is evidence whatever the page says of it: a count that is no count is 0,
+    // a cell that is none is left out (as the daemon's schema wants them)
+    const count = Number.isFinite(digits) ? Math.max(0, Math.floor(digits)) : 0;
+    const paste = { t_ms: this.now(), digits: Math.min(count, LIMITS.digits) };
+    if (Number.isInteger(cell) && cell >= 0 && cell < this.cells) paste.cell = cell;
     this.client.pastes.push(paste);
     this.client.paste_count += 1;
     this.save();

@@ -173,7 +173,7 @@ test("the input device of each move is counted", () => {
 });
 
 test("an attached grid records typing, erasing and pastes", () => {
-  const { clock, recorder } = setUp({ cells: 4 });
+  const { clock, recorder } = setUp({ cells: 4, maxDigit: 4 });
   const inputs = [new Input("1", true), new Input(), new Input(), new Input()];
   recorder.attach(inputs);
   clock.tick(100);
@@ -222,8 +222,33 @@ test("nothing the recorder meets throws into the page", () => {
   recorder.place(0, 1);
   recorder.place(99, 1); // not a cell
   recorder.place(1, -2);
+  recorder.place(1, 12); // no digit of a 9x9 grid
   recorder.clear();
   assert.deepEqual(recorder.log().moves, []);
+});
+
+test("a page's odd calls leave a log the daemon takes", () => {
+  const { clock, recorder } = setUp();
+  clock.tick(5);
+  recorder.place(2, 10);
+  recorder.place(3, 9);
+  for (const [cell, digits] of [[-1, 3], [4, 2.5], [undefined, -2], [7, NaN], [81, 1e9]]) {
+    recorder.pasted(cell, digits);
+  }
+  const log = recorder.log();
+  assert.deepEqual(problems(log), []);
+  assert.deepEqual(cells(log), [[5, 3, 9, "place"]]);
+  assert.deepEqual(log.client.pastes.map((p) => [p.cell, p.digits]),
+                   [[undefined, 3], [4, 2], [undefined, 0], [7, 0], [undefined, 100_000]]);
+  // a 16x16 grid takes 16; Nurikabe says its own largest
+  const big = setUp({ cells: 256 }).recorder;
+  big.place(0, 16);
+  big.place(1, 17);
+  assert.deepEqual(big.log().moves.map((m) => m.digit), [16]);
+  const islands = setUp({ cells: 100, maxDigit: 2 }).recorder;
+  islands.place(0, 2);
+  islands.place(1, 3);
+  assert.deepEqual(islands.log().moves.map((m) => m.digit), [2]);
 });
 
 test("the plain-script build offers the module's API on one global", () => {
