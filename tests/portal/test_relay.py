@@ -15,6 +15,7 @@ from datetime import datetime, timedelta, timezone
 import aiohttp
 import pytest
 from aiohttp import web
+from standardwebhooks import Webhook
 
 from fairgrid.daemon.testing import EASY, EASY_ROW_COPY, free_port
 from fairgrid.daemon.app import create_app
@@ -114,6 +115,17 @@ async def _round_trip(fairgrid, aiohttp_server, start_relay, events):
         await _until(lambda: any(e["type"] == "flag.raised" for e in events()))
         [raised] = [e for e in events() if e["type"] == "flag.raised"]
         assert raised["data"]["submission_id"] == sid
+        # the same event again (a retry, or a replay within the signature's window) is
+        # acknowledged and not handled twice
+        taken = len(events())
+        body, now = json.dumps(raised), datetime.now(timezone.utc)
+        async with session.post(relay + "/fairgrid/events", data=body, headers={
+                "webhook-id": raised["id"], "webhook-timestamp": str(int(now.timestamp())),
+                "webhook-signature": Webhook(notify_secret).sign(raised["id"], now, body),
+                "content-type": "application/json"}) as r:
+            assert r.status == 204
+        await asyncio.sleep(0.3)
+        assert len(events()) == taken
         # a forged notification is refused
         async with session.post(relay + "/fairgrid/events", data=json.dumps(raised),
                                 headers={"webhook-id": "x", "webhook-timestamp": "1",

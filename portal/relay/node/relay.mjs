@@ -91,6 +91,8 @@ export function tournamentOf(request, puzzleId) {
   return null;
 }
 
+const SEEN_EVENTS = 10_000;  // event ids remembered
+
 // the most of a body read: fairgrid takes 1 MiB a webhook (server.max_body_bytes)
 const MAX_BODY_BYTES = 1 << 20;
 
@@ -139,6 +141,8 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
     }
   }
 
+  const seen = new Set();  // event ids taken (keep them in your database to survive restarts)
+
   async function event(request, response) {
     const raw = await readBody(request);
     let payload;
@@ -147,7 +151,14 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
     } catch {
       return send(response, 401, { error: "bad signature" });
     }
-    await onEvent(payload);
+    // at least once: a retry (or a replay within the signature's five minutes) of an event
+    // already taken is acknowledged, not handled twice
+    const id = request.headers["webhook-id"] ?? "";
+    if (!seen.has(id)) {
+      await onEvent(payload);
+      seen.add(id);
+      if (seen.size > SEEN_EVENTS) seen.delete(seen.values().next().value);
+    }
     response.writeHead(204);
     return response.end();
   }

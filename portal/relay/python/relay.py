@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import email.utils
 import hashlib
 import json
@@ -31,6 +32,7 @@ from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
 RETRY_STATUSES = {429, 500, 502, 503, 504}
+SEEN_EVENTS = 10_000  # event ids remembered (keep them in your database to survive restarts)
 SESSION = web.AppKey("session", aiohttp.ClientSession)
 
 
@@ -143,14 +145,24 @@ def make_app(fairgrid_url: str, portal: str, secret: str, notify_secret: str | N
         return web.json_response({"submission_id": submission_id, "status": status,
                                   "fairgrid": answer}, status=200 if status < 300 else 502)
 
+    seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+
     async def event(request: web.Request) -> web.Response:
         raw = await request.read()
         try:
             payload = Webhook(notify_secret).verify(raw, dict(request.headers))
         except (WebhookVerificationError, ValueError):  # ValueError: not UTF-8, not "v1,..."
             return web.json_response({"error": "bad signature"}, status=401)
+        # at least once: a retry (or a replay within the signature's five minutes) of an
+        # event already taken is acknowledged, not handled twice
+        event_id = request.headers.get("webhook-id", "")
+        if event_id in seen:
+            return web.Response(status=204)
         if on_event is not None:
             await on_event(payload)
+        seen[event_id] = None
+        if len(seen) > SEEN_EVENTS:
+            seen.popitem(last=False)
         return web.Response(status=204)
 
     async def session(app: web.Application):
