@@ -311,7 +311,7 @@ def cmd_restore(args: argparse.Namespace) -> int:
 
 def add_commands(sub) -> None:
     p = sub.add_parser("notify", help="send a portal signed events (flag.raised, "
-                       "flag.reviewed, ratings.updated)",
+                       "flag.reviewed, player.flagged, ratings.updated)",
                        description="Set where a portal's events go. Prints the new signing "
                        "secret once; --off stops them.")
     p.add_argument("portal")

@@ -351,7 +351,7 @@ def add_commands(sub) -> None:
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--workers", "--jobs", type=positive, default=os.cpu_count() or 1,
                    help="processes (default: all cores); does not change the result "
-                   "(--jobs: its name before)")
+                   "(--jobs also answers)")
     p.add_argument("--schedule", choices=("thesis", "lewis"), default="thesis")
     p.add_argument("--budget", type=positive_float, default=DEFAULT_BUDGET_S,
                    help=f"time budget in seconds on the reference machine (default "
@@ -391,8 +391,8 @@ def add_commands(sub) -> None:
                    "(default 1); a step cap, so results do not depend on load")
     p.add_argument("--seed", type=seed, default=0, help="random seed (default 0)")
     p.add_argument("--workers", "--jobs", type=positive, default=os.cpu_count() or 1,
-                   help="processes for a file of puzzles (default: all cores; --jobs: "
-                   "its name before)")
+                   help="processes for a file of puzzles (default: all cores; --jobs "
+                   "also answers)")
     p.add_argument("--json", action="store_true", help="one JSON object a puzzle, a line each")
     p.add_argument("--quick", action="store_true",
                    help="only the metrics the expected time and level need (the human "
@@ -409,8 +409,8 @@ def add_commands(sub) -> None:
                        "probability --p; with --unique, cells are removed while the solution "
                        "stays unique (down to a fraction --p of givens).")
     p.add_argument("--box-size", "--order", type=int, choices=(2, 3, 4, 5), default=3,
-                   help="the side of a box: 3 for 9x9 (default), 4 for 16x16 (--order: "
-                   "its name before)")
+                   help="the side of a box: 3 for 9x9 (default), 4 for 16x16 (--order "
+                   "also answers)")
     p.add_argument("--p", type=float, default=0.4,
                    help="probability a cell is kept (with --unique: the least fraction of "
                    "givens to keep)")
