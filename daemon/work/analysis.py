@@ -18,6 +18,7 @@ a 9x9 puzzle registered behind a 16x16 one is ready in seconds.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
 import logging
 import threading
@@ -113,6 +114,22 @@ def _analyse_typed(type_name: str, givens: str, solution: str | None, seed: int,
             "seconds": time.perf_counter() - started}
 
 
+class TasksDropped(RuntimeError):
+    """The executor cancelled the analysis's tasks (a cluster that went away, a pool
+    stopped or replaced): not the puzzle's failure."""
+
+
+def _analyse_dropping(*args, **kwargs):
+    """:func:`analyse`, with a cancelled task's ``concurrent.futures.CancelledError``
+    raised as :class:`TasksDropped`: ``asyncio.to_thread`` turns that very class into
+    ``asyncio.CancelledError``, which reads as the daemon stopping and would end the
+    lane's worker with the puzzle left pending and nothing said."""
+    try:
+        return analyse(*args, **kwargs)
+    except concurrent.futures.CancelledError as exc:
+        raise TasksDropped("the executor cancelled the analysis's tasks") from exc
+
+
 class PuzzleAnalysis:
     """The analysis queue: a lane each, workers, and the sweep that re-finds pending
     puzzles (registration is ingestion's: ``ingest.catalog``)."""
@@ -177,11 +194,19 @@ class PuzzleAnalysis:
             pid = await queue.get()
             waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
             self._metrics.analysis_queue_wait.observe(waited)
-            unavailable = retry = False
+            unavailable = retry = later = False
             try:
                 await self._analyse(pid, lane, waited)
                 self._died.discard(pid)
-            except (asyncio.CancelledError, PredictionCancelled):
+            except asyncio.CancelledError:
+                if asyncio.current_task().cancelling():  # the daemon stops this worker
+                    raise
+                # a cancellation from the work below, not a stop: the worker lives on,
+                # and the puzzle stays pending and is tried again after a pause
+                log.error("the analysis of puzzle %s was cancelled under it; it is tried "
+                          "again", pid)
+                later = True
+            except PredictionCancelled:
                 raise
             except ComputeUnavailable:
                 unavailable = True
@@ -210,10 +235,11 @@ class PuzzleAnalysis:
                 queue.done(pid)
             if retry:
                 self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
-            if unavailable:
+            if unavailable or later:
                 # the cluster cannot take it: the puzzle stays pending (its status says
                 # why) and is tried again after a pause
-                self._metrics.compute_up.set(0)
+                if unavailable:
+                    self._metrics.compute_up.set(0)
                 await asyncio.sleep(self._settings.compute_retry_s)
                 self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
 
@@ -237,7 +263,8 @@ class PuzzleAnalysis:
             await asyncio.to_thread(executor.connect)  # ComputeUnavailable: wait for it
             self._metrics.compute_up.set(1)
         try:
-            result = await asyncio.to_thread(analyse, givens, runs=s.analysis_order_runs,
+            result = await asyncio.to_thread(_analyse_dropping, givens,
+                                             runs=s.analysis_order_runs,
                                              budget_s=analysis_budget(s),
                                              seed=s.analysis_seed,
                                              executor=executor,
@@ -245,10 +272,17 @@ class PuzzleAnalysis:
                                              batch=1 if lane == Lane.LARGE_PUZZLES else None,
                                              puzzle_type=type_name)
         except Exception as exc:
-            if isinstance(executor, ClusterLane) and Cluster.lost(exc):
+            cause = exc.__cause__ if isinstance(exc, TasksDropped) else exc
+            if isinstance(executor, ClusterLane) and Cluster.lost(cause):
                 # the scheduler or every worker went away mid-analysis: wait for it
-                raise ComputeUnavailable(f"the compute cluster was lost during the "
-                                         f"analysis ({type(exc).__name__})") from exc
+                raise executor.cluster.unavailable(
+                    f"the compute cluster was lost during the analysis of puzzle {pid} "
+                    f"({type(cause).__name__})") from exc
+            if isinstance(exc, TasksDropped):
+                if self._cancel.is_set():
+                    raise PredictionCancelled() from exc
+                # the local pool dropped them (a process died under them): try again
+                raise BrokenProcessPool(str(exc)) from exc
             raise
         self._metrics.analysis_duration.observe(result["seconds"])
         await asyncio.wrap_future(self._store.write(sql.save_analysis, pid, result, utc_now()))

@@ -111,10 +111,15 @@ class Cluster:
             return self._client
 
     def _fail(self, message: str):
+        raise self.unavailable(message)
+
+    def unavailable(self, message: str) -> ComputeUnavailable:
+        """Note why the cluster cannot take work (``problem``, which a puzzle's
+        ``waiting_for`` shows until a connection succeeds again); the error to raise."""
         if message != self.problem:
             log.warning("%s; puzzles wait", message)
         self.problem = message
-        raise ComputeUnavailable(message)
+        return ComputeUnavailable(message)
 
     @staticmethod
     def lost(exc: BaseException) -> bool:
@@ -142,6 +147,7 @@ class ClusterLane(Executor):
     """One kind of work on the cluster, as a ``concurrent.futures.Executor``."""
 
     def __init__(self, cluster: Cluster, priority: int):
+        self.cluster = cluster
         self._cluster = cluster
         self._priority = priority
         self._executor = None

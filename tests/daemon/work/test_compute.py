@@ -226,3 +226,44 @@ def test_rating_a_bank_on_the_cluster_gives_the_local_ratings(cluster):
         remote.close()
     assert len(done) == 2 and [e for _, e in got] == [None, None]
     assert [r.metrics for r, _ in got] == [r.metrics for r, _ in local]
+
+
+async def test_a_cluster_lost_mid_analysis_leaves_the_puzzle_waiting_then_resumes(
+        aiohttp_client, tmp_path, cluster, monkeypatch):
+    """Dask cancels the tasks of a scheduler that went away: the analysis sees
+    ``concurrent.futures.CancelledError``, which must read as the cluster lost (the
+    puzzle waits, the status says why), not as the daemon stopping the lane's worker."""
+    import concurrent.futures
+
+    from fairgrid.daemon.work import analysis
+
+    real, dropped = analysis.analyse, []
+
+    def lost_once(*args, **kwargs):
+        if not dropped:
+            dropped.append(True)
+            raise concurrent.futures.CancelledError()
+        return real(*args, **kwargs)
+    monkeypatch.setattr(analysis, "analyse", lost_once)
+    client = await aiohttp_client(create_app(make_settings(
+        tmp_path, compute_scheduler=cluster.scheduler_address, compute_retry_s=0.5)))
+    resp = await client.post("/v1/puzzles", json={"id": "easy", "givens": EASY},
+                             headers=bearer(ADMIN))
+    assert resp.status == 201
+    seen = []
+
+    async def ready():
+        doc = await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
+        seen.append(doc.get("waiting_for"))
+        return doc["status"] == "ready"
+    await until(ready, 300)
+    assert dropped and any(w and "lost during the analysis" in w for w in seen)
+    # the lane's worker lives on: a second puzzle is analysed too
+    resp = await client.post("/v1/puzzles", json={"id": "hard", "givens": SA_HARD},
+                             headers=bearer(ADMIN))
+    assert resp.status == 201
+
+    async def second():
+        doc = await (await client.get("/v1/puzzles/hard", headers=bearer(ORGANISER))).json()
+        return doc["status"] == "ready"
+    await until(second, 300)
