@@ -8,6 +8,7 @@ backup, and what a kill leaves is a ``.partial`` file, removed at the daemon's n
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 from dataclasses import dataclass
@@ -16,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from . import files
-from .connection import read_only
+from .connection import migrations, read_only
 from .erasure import list_path, read_list
 from .errors import StoreError, is_lock_error
 from .records import utc_now
@@ -25,6 +26,15 @@ from .repository import lifecycle as sql
 
 def partial_path(target: Path) -> Path:
     return target.with_name(target.name + files.PARTIAL)
+
+
+class BackupFailed(StoreError):
+    """The backup's own file could not be written (its folder full, refused): the
+    database is fine; ``no_space`` when the folder's disk is full."""
+
+    def __init__(self, message: str, no_space: bool):
+        super().__init__(message)
+        self.no_space = no_space
 
 
 def write_backup(cur, target: Path) -> dict:
@@ -37,7 +47,13 @@ def write_backup(cur, target: Path) -> dict:
         files.publish(partial, target)
     except (duckdb.Error, OSError) as exc:
         files.remove_database(partial)
-        raise StoreError(f"the backup to {target} failed: {exc}") from exc
+        why = (exc.strerror if isinstance(exc, OSError) and exc.strerror
+               else str(exc).splitlines()[0])
+        no_space = (getattr(exc, "errno", None) == errno.ENOSPC
+                    or "No space left on device" in str(exc))
+        raise BackupFailed(f"the backup into {target.parent} failed: {why}"
+                           + (" (free space there, or set storage.backup_dir to a folder "
+                              "with room)" if no_space else ""), no_space) from exc
     except BaseException:
         files.remove_database(partial)
         raise
@@ -78,6 +94,11 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
     except (StoreError, duckdb.Error) as exc:
         raise StoreError(f"{source} is not a whole fairgrid backup: {exc}".splitlines()[0]
                          ) from None
+    ours = migrations()[-1][0]
+    if version is not None and version > ours:
+        raise StoreError(f"{source} holds schema version {version}, newer than this "
+                         f"fairgrid's {ours}: restore it with the fairgrid that wrote it "
+                         "(or a later one)")
     if target.is_dir():
         raise StoreError(f"{target} is a folder, not a database file")
     if target.exists():
@@ -93,11 +114,15 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
                              "then restore") from None
         if not force:
             raise StoreError(f"{target} exists: add --force to replace it (keep a copy first)")
-    tmp = target.with_name(target.name + ".restoring")
+    tmp = target.with_name(target.name + files.RESTORING)
     files.remove_database(tmp)
-    shutil.copyfile(source, tmp)
-    os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
     try:
+        try:
+            shutil.copyfile(source, tmp)
+            os.chmod(tmp, 0o600)  # it holds password hashes and notification secrets
+        except OSError as exc:  # a full disk, say: it is the target's folder that failed
+            raise StoreError(f"cannot copy the backup into {target.parent}: "
+                             f"{exc.strerror or exc}") from None
         check_copy(tmp, digests)
         files.publish(tmp, target)  # the old file's WAL goes: not replayed onto this one
     finally:

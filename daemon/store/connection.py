@@ -116,7 +116,15 @@ def _migrate(con, path: str) -> None:
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
-        for version, script in migrations():
+        shipped = migrations()
+        ours = shipped[-1][0] if shipped else 0
+        if done and max(done) > ours:
+            # a newer fairgrid's file (a restored backup, a downgrade): what it stores
+            # that this code does not know of would be ignored or broken by its writes
+            raise StoreError(f"the database {path} has schema version {max(done)}, newer "
+                             f"than this fairgrid's {ours}: run the fairgrid that wrote it "
+                             "(or a later one)")
+        for version, script in shipped:
             if version in done:
                 continue
             con.execute("BEGIN TRANSACTION")

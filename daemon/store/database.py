@@ -106,8 +106,8 @@ class Store:
         self._threads = threads
         self._open_args = (checkpoint_mb, memory_limit_mb, threads, moves_of)
         self._gate = _Gate()
-        files.remove_leftovers(Path(path).resolve().parent,
-                               Path(path).name + files.REWRITING)
+        for suffix in (files.REWRITING, files.RESTORING):  # what a kill left half made
+            files.remove_leftovers(Path(path).resolve().parent, Path(path).name + suffix)
         self._con = self._open()
         try:
             self.erased = ErasedPlayers.open(path, lifecycle_sql.erased_digests(self._con))

@@ -18,6 +18,7 @@ from pathlib import Path
 
 PARTIAL = ".partial"       # a backup being written: fairgrid-<stamp>.duckdb.partial
 REWRITING = ".rewriting"   # the database being rewritten: <db>.rewriting
+RESTORING = ".restoring"   # a backup being put in place of <db>: <db>.restoring
 
 
 def make_private(path: Path | str) -> None:

@@ -108,7 +108,10 @@ async def post_backup(request: web.Request) -> web.Response:
                               422) from None
     stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
     target = folder / f"fairgrid-{stamp}.duckdb"
-    counts = await read(request, _backup, target)
+    try:
+        counts = await read(request, _backup, target)
+    except backups.BackupFailed as exc:  # its folder's trouble, not the database's
+        return error(507 if exc.no_space else 503, str(exc), "storage.backup_dir")
     return json_response({"path": str(target), "bytes": target.stat().st_size,
                           "rows": counts}, status=201)
 

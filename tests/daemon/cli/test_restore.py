@@ -160,3 +160,49 @@ def test_a_duckdb_file_that_is_no_fairgrid_backup_is_named(tmp_path):
     assert out.returncode == 2 and len(out.stderr.splitlines()) == 1, out
     assert "no fairgrid backup" in out.stderr and "function" not in out.stderr
     assert not target.exists()
+
+
+def test_a_newer_fairgrids_database_is_refused_by_restore_and_by_the_daemon(tmp_path):
+    """A backup a newer fairgrid wrote (a schema version this code does not know): its
+    writes would ignore or break what that version stores, so neither restore nor the
+    daemon takes it, each saying so in one line."""
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.connection import migrations
+
+    newer, target = tmp_path / "newer.duckdb", tmp_path / "to.duckdb"
+    _database(newer, 2)
+    ours = migrations()[-1][0]
+    con = duckdb.connect(str(newer))
+    con.execute("INSERT INTO schema_version VALUES (?, now())", [ours + 1])
+    con.close()
+    out = _restore(newer, "--to", target)
+    assert out.returncode == 2 and len(out.stderr.splitlines()) == 1, out
+    assert f"schema version {ours + 1}, newer than this fairgrid's {ours}" in out.stderr
+    assert not target.exists() and not (tmp_path / "to.duckdb.restoring").exists()
+    with pytest.raises(StoreError, match=f"newer than this fairgrid's {ours}"):
+        connect(str(newer))
+
+
+def test_a_restore_into_a_full_folder_names_it_and_leaves_nothing(tmp_path, monkeypatch):
+    """The copy fails part-way (a full disk): the error names the target's folder, not
+    the backup, and the half copy is gone; one a kill left is removed at the next start."""
+    from fairgrid.daemon.store import StoreError, backups
+    from fairgrid.daemon.store.database import Store
+
+    db, target = tmp_path / "fairgrid.duckdb", tmp_path / "out" / "to.duckdb"
+    target.parent.mkdir()
+    _database(db, 2)
+
+    def full(src, dst):
+        with open(dst, "wb") as fh:
+            fh.write(b"half a copy")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(backups.shutil, "copyfile", full)
+    with pytest.raises(StoreError, match=f"cannot copy the backup into {target.parent}: "
+                                         "No space left on device"):
+        backups.restore(db, target)
+    assert list(target.parent.iterdir()) == []
+    # a kill mid-copy leaves the half copy; the daemon's next start removes it
+    (tmp_path / "fairgrid.duckdb.restoring").write_bytes(b"half a copy")
+    Store(str(db)).close()
+    assert not (tmp_path / "fairgrid.duckdb.restoring").exists()

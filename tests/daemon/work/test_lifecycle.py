@@ -236,6 +236,27 @@ async def _at_least(items, n):
     return len(items) >= n
 
 
+async def test_a_backup_folder_out_of_room_is_named_not_the_database(client, tmp_path,
+                                                                     monkeypatch):
+    """The backup's folder fills up (DuckDB's write fails with ENOSPC): a 507 naming the
+    folder and what to do, nothing left behind, and the database serves on."""
+    from fairgrid.daemon.store import backups
+
+    def full(cur, path, now):
+        with open(path, "wb") as fh:
+            fh.write(b"half a backup")
+        raise duckdb.IOException(f'IO Error: Could not write file "{path}": No space left '
+                                 "on device")
+    monkeypatch.setattr(backups.sql, "copy_database", full)
+    resp = await client.post("/v1/backups", headers=bearer(ADMIN))
+    doc = await resp.json()
+    assert resp.status == 507 and doc["field"] == "storage.backup_dir", doc
+    assert str(tmp_path / "backups") in doc["error"] and "No space left" in doc["error"]
+    assert "storage.backup_dir" in doc["error"]
+    assert list((tmp_path / "backups").iterdir()) == []
+    assert (await client.get("/readyz")).status == 200
+
+
 async def test_a_score_or_rating_computed_before_an_erasure_does_not_bring_it_back(client):
     from fairgrid.daemon.store.repository import nightly, scores
 
