@@ -71,7 +71,9 @@ class Cluster:
         self._client = None
         self._lock = threading.Lock()
         self._ours = fingerprint()
-        self._checked: dict[str, str] = {}  # worker address -> its code's fingerprint
+        # (worker address, its scratch folder) -> its code's fingerprint: a worker
+        # restarted on the same address (other code, maybe) has a new scratch folder
+        self._checked: dict[tuple[str, str], str] = {}
         self.problem: str | None = None  # why it cannot take work now, for the status
 
     def client(self):
@@ -87,11 +89,13 @@ class Cluster:
                                           set_as_default=False)
                 # ask only workers not seen before: a worker busy in an SA run answers
                 # only when the run ends (the kernel holds the GIL)
-                workers = list(self._client.scheduler_info().get("workers", {}))
-                new = [w for w in workers if w not in self._checked]
+                info = self._client.scheduler_info().get("workers", {})
+                key = {w: (w, str(i.get("local_directory"))) for w, i in info.items()}
+                new = [w for w in info if key[w] not in self._checked]
                 if new:
-                    self._checked.update(self._client.run(fingerprint, workers=new))
-                prints = {w: self._checked[w] for w in workers if w in self._checked}
+                    got = self._client.run(fingerprint, workers=new)
+                    self._checked.update({key[w]: fp for w, fp in got.items() if w in key})
+                prints = {w: self._checked[key[w]] for w in info if key[w] in self._checked}
             except (OSError, TimeoutError) as exc:
                 self._fail(f"the compute cluster at {self.address} cannot be reached "
                            f"({type(exc).__name__})")
