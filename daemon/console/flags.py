@@ -18,9 +18,10 @@ from ..errors import Conflict
 from ..ingest import ValidationError
 from ..states import FLAG_STATES, REVIEW_STATES, FlagState
 from ..store.repository import console as sql
+from ..store.repository import organiser as organiser_sql
 from ..web.auth import Principal
-from ..web.context import read
-from ..web.organiser import record_review
+from ..web.context import CTX, read, write
+from ..web.organiser import actor_name, record_review
 from ..text import ascii_int
 from .pages import FORM, NotFound, choice, decision, error_page, mmss, page, page_number, render
 from .solves import solve_view
@@ -248,19 +249,18 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     ids = sorted(got)
     if not ids:
         raise ValidationError("flag", "tick the flags to decide", 400)
-    stale = []
-    for flag_id in ids:  # all or none: every flag is checked before any is decided
-        row = await read(request, sql.flag, flag_id, who.visible())
-        if row is None:
-            raise NotFound(f"There is no flag {flag_id}.")
-        if got[flag_id] is not None and row["state"] not in (got[flag_id], state):
-            stale.append(f"flag {flag_id} was {got[flag_id]} and is {row['state']} now")
-    if stale:
+    try:  # all or none, checked and written in one transaction
+        missing = await write(request, organiser_sql.review_many, got, state, note,
+                              actor_name(who), datetime.now(timezone.utc), who.visible())
+    except Conflict as exc:
         return error_page(request, 409, "Not recorded, none of them: another decision was "
-                          f"made while you read the queue ({'; '.join(stale[:5])}"
-                          f"{'; …' if len(stale) > 5 else ''}). Go back, reload the queue "
-                          "and decide again.")
-    for flag_id in ids:
-        await record_review(request, who, flag_id, state, note)
+                          f"made while you read the queue ({exc}). Go back, reload "
+                          "the queue and decide again.")
+    if missing is not None:
+        raise NotFound(f"There is no flag {missing}.")
+    verdicts = request.app[CTX].scorer.verdicts
+    if verdicts is not None:  # the players' verdicts, judged again at once
+        for flag_id in ids:
+            await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")
     raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(ids))}")
 

@@ -112,6 +112,27 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
                        "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
 
 
+def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
+                actor: str, now: datetime, portals=None) -> int | None:
+    """One decision on many flags (``seen``: each flag id and the state the reviewer
+    read, or None), all or none, in the writer's one transaction: the id of one that is
+    no flag (of ``portals``), or None once every one is decided; Conflict naming those
+    another decision changed since, with nothing recorded. Checked where it is written,
+    so that no decision made while the others are written is overturned unseen."""
+    stale = []
+    for flag_id in sorted(seen):
+        row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
+        if row is None or (portals is not None and row[0] not in portals):
+            return flag_id
+        if seen[flag_id] is not None and row[1] not in (seen[flag_id], state):
+            stale.append(f"flag {flag_id} was {seen[flag_id]} and is {row[1]} now")
+    if stale:
+        raise Conflict("seen", "; ".join(stale[:5]) + ("; …" if len(stale) > 5 else ""))
+    for flag_id in sorted(seen):
+        review(con, flag_id, state, note, actor, now, portals)
+    return None
+
+
 def job_run(cur, run_id: str) -> dict | None:
     cur.execute("SELECT * FROM job_runs WHERE id = ?", [run_id])
     return first(cur)
