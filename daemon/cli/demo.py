@@ -12,12 +12,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import dataclasses
+import hashlib
 import html
 import json
 import secrets
 import sys
 import time
-import uuid
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
@@ -138,21 +138,30 @@ class Site:
     async def solve(self, request):
         """The portal's server: who (the page says, in a demo; a portal's session knows)
         and which puzzle, the recorder's log, signed and sent."""
+        import aiohttp
         from aiohttp import web
 
         try:
-            page = await request.json()
+            page = json.loads(await request.text(), parse_constant=_no_constant)
             pid, log = page["puzzle_id"], page["log"]
-            player = str(page.get("player") or "guest")[:60]
-            assert pid in PUZZLES and isinstance(log, dict)
-        except (ValueError, KeyError, TypeError, AssertionError):
+            player = page.get("player", "guest")
+            assert pid in PUZZLES and isinstance(log, dict) and isinstance(player, str)
+            player = player.strip()[:60] or "guest"
+            assert isinstance(log.get("started_at"), str)
+        except (ValueError, KeyError, TypeError, AssertionError, RecursionError):
             return web.json_response({"error": "expected {puzzle_id, player, log}"}, status=400)
-        sid = f"web-{uuid.uuid4().hex[:10]}"
+        # the same solve sent twice (a double click, a retry) is the same submission
+        key = "\0".join((player, pid, log["started_at"])).encode("utf-8", "surrogatepass")
+        sid = "web-" + hashlib.sha256(key).hexdigest()[:20]
         body = {"type": "solve.completed", "portal": PORTAL, "submission_id": sid,
                 "tournament_id": TOURNAMENT, "player_id": player, "puzzle": {"id": pid},
                 "started_at": log.get("started_at"), "moves": log.get("moves"),
                 "client": log.get("client")}
-        status, answer = await self.send(body)
+        try:
+            status, answer = await self.send(body)
+        except (aiohttp.ClientError, asyncio.TimeoutError, ValueError):
+            return web.json_response({"error": "fairgrid did not answer; try again"},
+                                     status=502)
         if status >= 300:
             return web.json_response({"error": answer.get("error"), "field": answer.get("field"),
                                       "status": status}, status=422 if status < 500 else 502)
@@ -162,7 +171,7 @@ class Site:
         """POST the signed webhook, retrying a 503 after its Retry-After."""
         from fairgrid.daemon.ingest.signatures import sign
 
-        raw = json.dumps(body).encode()
+        raw = json.dumps(body, separators=(",", ":")).encode()
         for attempt in range(5):
             headers = sign(self.secret, body["submission_id"], int(time.time()), raw)
             async with self.session.post(self.daemon_url + "/v1/webhooks/solves", data=raw,
@@ -177,12 +186,15 @@ class Site:
         from urllib.parse import quote
 
         sid = request.match_info["sid"]
-        async with self.session.get(f"{self.daemon_url}/v1/submissions/{PORTAL}/{quote(sid)}",
-                                    headers={"Authorization": f"Bearer {self.token}"}) as resp:
+        # one path segment, whatever the id holds: "../" must not reach another route
+        async with self.session.get(
+                f"{self.daemon_url}/v1/submissions/{PORTAL}/{quote(sid, safe='')}",
+                headers={"Authorization": f"Bearer {self.token}"}) as resp:
             doc = await resp.json(content_type=None) if resp.status == 200 else None
-        if doc is None:
+        if not isinstance(doc, dict) or not isinstance(doc.get("player_id"), str):
             return self._html(_page("Not found", "<h1>No such solve</h1>"))
-        console = (f'{self.daemon_url}/ui/players/{quote(PORTAL)}/{quote(doc["player_id"])}')
+        console = (f'{self.daemon_url}/ui/players/{quote(PORTAL, safe="")}/'
+                   f'{quote(doc["player_id"], safe="")}')
         score = doc.get("score")
         if doc["status"] != "scored" or not score:
             return self._html(_page("Scoring", (
@@ -263,6 +275,11 @@ def _traffic(args: argparse.Namespace, daemon_url: str, secret: str) -> None:
           flush=True)
 
 
+def _no_constant(name: str):
+    """NaN and Infinity: Python's JSON takes them, the daemon does not."""
+    raise ValueError(f"{name} is no JSON number")
+
+
 async def _run(args: argparse.Namespace, settings) -> None:
     from aiohttp import web
 
@@ -275,7 +292,8 @@ async def _run(args: argparse.Namespace, settings) -> None:
     runners = []
     try:
         for app, host, port in ((create_app(settings), settings.server_host, settings.server_port),
-                                (Site(daemon_url, secret, settings.admin_tokens[0]).app,
+                                (Site(daemon_url, secret, (settings.organiser_tokens
+                                                           or settings.admin_tokens)[0]).app,
                                  settings.server_host, args.site_port)):
             runner = web.AppRunner(app, access_log=None)
             await runner.setup()

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import time
 import tomllib
+import urllib.error
 import urllib.request
 import json
 
@@ -185,3 +186,34 @@ def test_leaving_for_another_tab_is_a_hidden_interval_in_the_stored_solve(browse
     fifth, sixth = doc["moves"][4]["t_ms"], doc["moves"][5]["t_ms"]
     assert hidden["ms"] >= 1400 and fifth <= hidden["t_ms"] <= sixth - hidden["ms"]
     assert doc["client"]["blur"] and doc["client"]["blur"][0]["ms"] >= 1400
+
+
+def _post_site(demo, body: bytes) -> tuple[int, dict]:
+    req = urllib.request.Request(demo.site + "/solves", data=body, method="POST",
+                                 headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            return resp.status, json.load(resp)
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.load(exc)
+
+
+def test_the_site_takes_a_solve_once_and_refuses_what_is_no_solve(demo):
+    solution = _solution()
+    moves = [{"t_ms": 1000 * (k + 1), "cell": c, "digit": int(solution[c])}
+             for k, c in enumerate(c for c, g in enumerate(GIVENS) if g == "0")]
+    log = {"started_at": "2026-11-29T10:00:00Z", "moves": moves}
+    body = json.dumps({"puzzle_id": "warm-up", "player": "twice", "log": log}).encode()
+    # sent twice (a double click, a retry): one submission
+    (s1, a1), (s2, a2) = _post_site(demo, body), _post_site(demo, body)
+    assert (s1, s2) == (200, 200) and a1["submission_id"] == a2["submission_id"], (a1, a2)
+    subs = demo.api("/v1/players/demo/twice")["submissions"]
+    assert [s["submission_id"] for s in subs] == [a1["submission_id"]]
+    for bad in (b"[" * 100_000, body.replace(b'"t_ms": 1000,', b'"t_ms": NaN,'),
+                json.dumps({"puzzle_id": "warm-up", "player": {"x": 1}, "log": log}).encode()):
+        status, answer = _post_site(demo, bad)
+        assert status == 400 and "expected" in answer["error"], (bad[:40], status)
+    # a verdict page reads that one solve of this portal, never another route
+    for sid in ("..%2F..%2Fflags", "..%2Fother%2Fx", "..%2F..%2Fusers"):
+        with urllib.request.urlopen(f"{demo.site}/verdict/{sid}", timeout=60) as resp:
+            assert resp.status == 200 and "No such solve" in resp.read().decode(), sid

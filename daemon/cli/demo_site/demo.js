@@ -23,17 +23,27 @@ document.querySelectorAll(".pad .digit").forEach((button) => {
   });
 });
 
-document.getElementById("submit").addEventListener("click", async () => {
+const submit = document.getElementById("submit");
+submit.addEventListener("click", async () => {
+  // one solve, one submission: the button waits for the answer (the server also makes
+  // the same id for the same solve, so a second send is stored once)
+  submit.disabled = true;
   status.textContent = "sending…";
-  const resp = await fetch("/solves", {
-    method: "POST", headers: { "content-type": "application/json" },
-    body: JSON.stringify({ puzzle_id: puzzle, player, log: recorder.log() }),
-  });
-  const answer = await resp.json();
-  if (!resp.ok) {
-    status.textContent = `refused: ${answer.error}`;
-    return;
+  try {
+    const resp = await fetch("/solves", {
+      method: "POST", headers: { "content-type": "application/json" },
+      body: JSON.stringify({ puzzle_id: puzzle, player, log: recorder.log() }),
+    });
+    const answer = await resp.json();
+    if (!resp.ok) {
+      status.textContent = `refused: ${answer.error}`;
+      return;
+    }
+    recorder.clear();
+    window.location.assign(answer.verdict);
+  } catch {
+    status.textContent = "not sent: the site did not answer; try again";
+  } finally {
+    submit.disabled = false;
   }
-  recorder.clear();
-  window.location.assign(answer.verdict);
 });
