@@ -24,16 +24,29 @@ from .threads import name_os_thread
 
 
 def same_content(a: str, b: str) -> bool:
-    """Whether two webhook bodies (raw, as stored) carry the same submission: equal as canonical JSON
-    (sorted keys, no white space), which is what an identical resubmission means. Only
+    """Whether two webhook bodies (raw, as stored) carry the same submission: equal as
+    canonical JSON (sorted keys, no white space, a whole number written ``4.0`` as
+    ``4``, which ingestion reads alike), which is what an identical resubmission means:
+    a sender that serialises its retry anew is not told it sent another solve. Only
     resubmissions of a stored id ask this, so it is not on every webhook's path."""
     if a == b:
         return True
     try:
-        return (orjson.dumps(orjson.loads(a), option=orjson.OPT_SORT_KEYS)
-                == orjson.dumps(orjson.loads(b), option=orjson.OPT_SORT_KEYS))
+        return (orjson.dumps(_whole(orjson.loads(a)), option=orjson.OPT_SORT_KEYS)
+                == orjson.dumps(_whole(orjson.loads(b)), option=orjson.OPT_SORT_KEYS))
     except orjson.JSONDecodeError:
         return False
+
+
+def _whole(value):
+    """``value`` with every float that is a whole number (exactly, below 2**53) an int."""
+    if isinstance(value, float):
+        return int(value) if value.is_integer() and abs(value) < 2 ** 53 else value
+    if isinstance(value, dict):
+        return {k: _whole(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole(v) for v in value]
+    return value
 
 
 def sub_key(portal: str, submission_id: str) -> str:
