@@ -147,7 +147,6 @@ class PuzzleAnalysis:
         self._tasks: list[asyncio.Task] = []
         self._cancel = threading.Event()
         self._queued_at: dict[str, float] = {}  # when each waiting puzzle was queued
-        self._died: set[str] = set()  # puzzles whose analysis a pool process died in
         self.on_ready = None  # async callback(puzzle_id) once a puzzle is analysed
         self.on_invalid = None  # async callback(puzzle_id) once one is marked invalid
         metrics.analysis_queue_depth.set_function(
@@ -194,10 +193,9 @@ class PuzzleAnalysis:
             pid = await queue.get()
             waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
             self._metrics.analysis_queue_wait.observe(waited)
-            unavailable = retry = later = False
+            unavailable = later = False
             try:
                 await self._analyse(pid, lane, waited)
-                self._died.discard(pid)
             except asyncio.CancelledError:
                 if asyncio.current_task().cancelling():  # the daemon stops this worker
                     raise
@@ -212,20 +210,14 @@ class PuzzleAnalysis:
                 unavailable = True
             except StoreError:  # the database, not the puzzle: the sweep tries again
                 log.exception("analysis of puzzle %s could not be stored", pid)
-            except BrokenProcessPool as exc:
-                # a process died under it (the OOM killer, say): the pool is renewed and
-                # the puzzle tried once more; dying twice, it is what kills them
-                if pid in self._died:
-                    self._died.discard(pid)
-                    log.error("a pool process died twice analysing puzzle %s; marked "
-                              "invalid", pid)
-                    await self._mark_invalid(pid, exc, "a pool process died analysing it, "
-                                                       "twice")
-                else:
-                    self._died.add(pid)
-                    log.error("a pool process died analysing puzzle %s; it is tried again",
-                              pid)
-                    retry = True
+            except BrokenProcessPool:
+                # a pool process died (the OOM killer, say), failing every task in flight:
+                # this puzzle's, a scoring batch's, another lane's. Which one killed it is
+                # not known, so it is held against none: the pool is renewed and the
+                # puzzle stays pending (FairgridPoolProcessDied says it recurs)
+                log.error("a pool process died while puzzle %s was analysed; it is tried "
+                          "again", pid)
+                later = True
             except Exception as exc:  # noqa: BLE001 - one bad puzzle must not stop the worker
                 # the analysis is seeded: it would fail again at every sweep, and a
                 # queue full of such puzzles would starve every portal's new ones
@@ -233,18 +225,16 @@ class PuzzleAnalysis:
                 await self._mark_invalid(pid, exc)
             finally:
                 queue.done(pid)
-            if retry:
-                self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
             if unavailable or later:
-                # the cluster cannot take it: the puzzle stays pending (its status says
-                # why) and is tried again after a pause
+                # the puzzle stays pending (with the cluster away, its status says why)
+                # and is tried again after a pause
                 if unavailable:
                     self._metrics.compute_up.set(0)
                 await asyncio.sleep(self._settings.compute_retry_s)
                 self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
 
-    async def _mark_invalid(self, pid: str, exc: Exception, why: str | None = None) -> None:
-        reason = f"the analysis failed: {why or f'{type(exc).__name__}: {exc}'}".splitlines()[0]
+    async def _mark_invalid(self, pid: str, exc: Exception) -> None:
+        reason = f"the analysis failed: {type(exc).__name__}: {exc}".splitlines()[0]
         try:
             await asyncio.wrap_future(self._store.write(sql.mark_invalid, pid, reason))
             if self.on_invalid is not None:  # (its solves: the scoring sweep retries)

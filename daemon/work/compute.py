@@ -152,14 +152,13 @@ class ClusterLane(Executor):
 
     def __init__(self, cluster: Cluster, priority: int):
         self.cluster = cluster
-        self._cluster = cluster
         self._priority = priority
         self._executor = None
         self.workers = 1
 
     def connect(self) -> "ClusterLane":
         """Connect (or check the connection) now; ComputeUnavailable when it fails."""
-        client = self._cluster.client()
+        client = self.cluster.client()
         self._executor = _priority_executor(client, self._priority)
         self.workers = max(1, sum(client.nthreads().values()))
         return self

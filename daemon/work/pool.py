@@ -171,7 +171,9 @@ class LanePool:
                   pool: Executor | None = None) -> None:
         if inner is not None:
             exc = CancelledError() if inner.cancelled() else inner.exception()
-        if isinstance(exc, BrokenProcessPool) and pool is not None:
+        # the executor's own mark that a process died (a task may raise the class too)
+        if isinstance(exc, BrokenProcessPool) and pool is not None \
+                and getattr(pool, "_broken", False):
             self._renew(pool)
         if exc is not None:
             outer.set_exception(exc)
@@ -184,9 +186,9 @@ class LanePool:
     def _renew(self, broken: Executor) -> Executor:
         """The pool now, replacing ``broken`` if it still is the pool. A process of a
         ProcessPoolExecutor that dies (the OOM killer, a crash in compiled code) breaks
-        the executor for good: every task after fails at once. The tasks it held failed
-        with BrokenProcessPool and their callers try them again (scoring's sweep,
-        analysis once more); everything after runs on a new pool."""
+        the executor for good: every task in flight fails with BrokenProcessPool, and
+        every task after at once. Their callers try them again (scoring's sweep, the
+        analysis after a pause); everything after runs on a new pool."""
         with self._cond:
             if self._pool is not broken or not self._owned or self._stopping:
                 return self._pool

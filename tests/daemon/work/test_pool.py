@@ -64,12 +64,32 @@ def test_errors_reach_the_caller_and_shutdown_cancels_what_waits(tmp_path):
         pool.submit(Lane.SCORING, echo, 2)
 
 
-def test_a_process_that_dies_fails_its_task_and_the_pool_is_renewed(pool):
-    # os._exit stands for the OOM killer: the process ends without a word to the pool
-    dying = pool.submit(Lane.SCORING, os._exit, 3)
-    with pytest.raises(BrokenProcessPool):
-        dying.result(timeout=300)
-    # a ProcessPoolExecutor refuses everything once broken; the lane pool goes on
-    assert pool.submit(Lane.SCORING, echo, "after").result(timeout=300) == "after"
-    assert pool.lane(Lane.NIGHTLY).submit(echo, "nightly").result(timeout=300) == "nightly"
-    assert pool.renewed == 1
+def test_a_process_that_dies_fails_what_was_in_flight_and_the_pool_is_renewed(tmp_path):
+    pool = LanePool(2)
+    try:
+        gate = tmp_path / "open"
+        beside = pool.submit(Lane.LARGE_PUZZLES, hold, str(gate))
+        wait_until(beside.running)
+        # os._exit stands for the OOM killer: the process ends without a word to the pool
+        dying = pool.submit(Lane.SCORING, os._exit, 3)
+        time.sleep(1.0)
+        gate.write_text("")
+        with pytest.raises(BrokenProcessPool):
+            dying.result(timeout=300)
+        # what ran beside it ends either way: done, or failed with the pool (CPython
+        # fails what it had not yet heard back from)
+        assert beside.exception(timeout=300) is None or isinstance(beside.exception(),
+                                                                   BrokenProcessPool)
+        # a ProcessPoolExecutor refuses everything once broken; the lane pool goes on
+        assert pool.submit(Lane.SCORING, echo, "after").result(timeout=300) == "after"
+        assert pool.lane(Lane.NIGHTLY).submit(echo, "n").result(timeout=300) == "n"
+        assert pool.renewed == 1
+        # a task that raises the class itself is its own failure: the pool is kept
+        raised = pool.submit(Lane.SCORING, exec, "from concurrent.futures.process import "
+                             "BrokenProcessPool as B; raise B('not a death')")
+        with pytest.raises(BrokenProcessPool, match="not a death"):
+            raised.result(timeout=300)
+        assert pool.submit(Lane.SCORING, echo, "kept").result(timeout=300) == "kept"
+        assert pool.renewed == 1
+    finally:
+        pool.shutdown()
