@@ -93,16 +93,18 @@ def same_secret(given: str, expected: str) -> bool:
 
 
 def http_url(url) -> bool:
-    """Whether ``url`` is an http(s) URL one can send to (:func:`url_problem`)."""
-    return url_problem(url) is None
+    """Whether ``url`` is an http(s) URL one can send to (:func:`url_problem`; a user
+    name and password allowed: a daemon's address behind a proxy may need them)."""
+    return url_problem(url, credentials=True) is None
 
 
-def url_problem(url) -> str | None:
+def url_problem(url, credentials: bool = False) -> str | None:
     """What keeps ``url`` from being an http(s) URL one can send to, in words, or None: a
     string of at most 2,000 characters without whitespace or a character an id may not
     hold (a DEL is dropped from the host by the URL parser, so the request would go
-    elsewhere), scheme http or https, no user name or password (the events are signed;
-    a password in the URL would be shown wherever the URL or a delivery error is), a
+    elsewhere), scheme http or https, no user name or password unless ``credentials``
+    (the events are signed; a password in a notification endpoint's URL would be shown
+    wherever the URL or a delivery error is), a
     host whose every label encodes (IDNA) or an IP address, a port from 1 to 65535 if
     any. urllib and aiohttp refuse the rest only when called, with ValueError."""
     if not isinstance(url, str):
@@ -119,7 +121,7 @@ def url_problem(url) -> str | None:
         return "is no URL (a bracket or a port out of place)"
     if parts.scheme not in ("http", "https"):
         return "must be an http or https URL"
-    if parts.username is not None or parts.password is not None:
+    if not credentials and (parts.username is not None or parts.password is not None):
         return ("must not hold a user name or password (the events are signed: the "
                 "receiver checks the signature)")
     host = parts.hostname

@@ -17,7 +17,7 @@ from pathlib import Path
 import duckdb
 
 from . import files
-from .connection import migrations, read_only
+from .connection import read_only, refuse_newer
 from .erasure import list_path, read_list
 from .errors import StoreError, is_lock_error
 from .records import utc_now
@@ -45,7 +45,7 @@ def write_backup(cur, target: Path) -> dict:
     try:
         counts = sql.copy_database(cur, str(partial), utc_now())
         files.publish(partial, target)
-    except (duckdb.Error, OSError) as exc:
+    except (duckdb.IOException, OSError) as exc:  # writing the backup's own file
         files.remove_database(partial)
         why = (exc.strerror if isinstance(exc, OSError) and exc.strerror
                else str(exc).splitlines()[0])
@@ -54,6 +54,9 @@ def write_backup(cur, target: Path) -> dict:
         raise BackupFailed(f"the backup into {target.parent} failed: {why}"
                            + (" (free space there, or set storage.backup_dir to a folder "
                               "with room)" if no_space else ""), no_space) from exc
+    except duckdb.Error as exc:  # reading the database: its trouble, not the folder's
+        files.remove_database(partial)
+        raise StoreError(f"the backup to {target} failed: {exc}") from exc
     except BaseException:
         files.remove_database(partial)
         raise
@@ -94,11 +97,7 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
     except (StoreError, duckdb.Error) as exc:
         raise StoreError(f"{source} is not a whole fairgrid backup: {exc}".splitlines()[0]
                          ) from None
-    ours = migrations()[-1][0]
-    if version is not None and version > ours:
-        raise StoreError(f"{source} holds schema version {version}, newer than this "
-                         f"fairgrid's {ours}: restore it with the fairgrid that wrote it "
-                         "(or a later one)")
+    refuse_newer(version, str(source), "restore")
     if target.is_dir():
         raise StoreError(f"{target} is a folder, not a database file")
     if target.exists():

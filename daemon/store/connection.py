@@ -110,21 +110,27 @@ def read_only(path, *, replacements: bool = True) -> duckdb.DuckDBPyConnection:
         raise StoreError(str(exc)) from None
 
 
+def refuse_newer(version: int | None, what: str, verb: str) -> None:
+    """StoreError when ``what`` (a database, a backup) has a schema version newer than
+    this fairgrid's: a newer fairgrid wrote it (a restored backup, a downgrade), and
+    what it stores that this code does not know of would be ignored or broken by its
+    writes; ``verb`` says what to do with it (run, restore) with that version."""
+    ours = migrations()[-1][0]
+    if version is not None and version > ours:
+        raise StoreError(f"{what} has schema version {version}, newer than this "
+                         f"fairgrid's {ours}: {verb} it with the fairgrid that wrote it "
+                         "(or a later one)")
+
+
 def _migrate(con, path: str) -> None:
     """Apply the migrations the database has not had yet, each in its own transaction."""
     try:
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}
-        shipped = migrations()
-        ours = shipped[-1][0] if shipped else 0
-        if done and max(done) > ours:
-            # a newer fairgrid's file (a restored backup, a downgrade): what it stores
-            # that this code does not know of would be ignored or broken by its writes
-            raise StoreError(f"the database {path} has schema version {max(done)}, newer "
-                             f"than this fairgrid's {ours}: run the fairgrid that wrote it "
-                             "(or a later one)")
-        for version, script in shipped:
+        if done:
+            refuse_newer(max(done), f"the database {path}", "run")
+        for version, script in migrations():
             if version in done:
                 continue
             con.execute("BEGIN TRANSACTION")
