@@ -117,15 +117,18 @@ async def _round_trip(fairgrid, aiohttp_server, start_relay, events):
         assert raised["data"]["submission_id"] == sid
         # the same event again (a retry, or a replay within the signature's window) is
         # acknowledged and not handled twice
-        taken = len(events())
-        body, now = json.dumps(raised), datetime.now(timezone.utc)
-        async with session.post(relay + "/fairgrid/events", data=body, headers={
-                "webhook-id": raised["id"], "webhook-timestamp": str(int(now.timestamp())),
-                "webhook-signature": Webhook(notify_secret).sign(raised["id"], now, body),
-                "content-type": "application/json"}) as r:
-            assert r.status == 204
-        await asyncio.sleep(0.3)
-        assert len(events()) == taken
+        async def event(doc):
+            body, now = json.dumps(doc), datetime.now(timezone.utc)
+            async with session.post(relay + "/fairgrid/events", data=body, headers={
+                    "webhook-id": doc["id"], "webhook-timestamp": str(int(now.timestamp())),
+                    "webhook-signature": Webhook(notify_secret).sign(doc["id"], now, body),
+                    "content-type": "application/json"}) as r:
+                assert r.status == 204
+        await event(raised)
+        # a new event after it: once that one is handled, the copy before it would have been
+        await event({**raised, "id": "evt_after_the_copy"})
+        await _until(lambda: any(e.get("id") == "evt_after_the_copy" for e in events()))
+        assert sum(e.get("id") == raised["id"] for e in events()) == 1
         # a forged notification is refused
         async with session.post(relay + "/fairgrid/events", data=json.dumps(raised),
                                 headers={"webhook-id": "x", "webhook-timestamp": "1",

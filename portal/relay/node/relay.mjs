@@ -154,10 +154,15 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
     // at least once: a retry (or a replay within the signature's five minutes) of an event
     // already taken is acknowledged, not handled twice
     const id = request.headers["webhook-id"] ?? "";
-    if (!seen.has(id)) {
-      await onEvent(payload);
+    if (!seen.has(id)) {  // taken, or being taken now (a copy arriving alongside)
       seen.add(id);
       if (seen.size > SEEN_EVENTS) seen.delete(seen.values().next().value);
+      try {
+        await onEvent(payload);
+      } catch (error) {
+        seen.delete(id);  // not taken: fairgrid retries it
+        throw error;
+      }
     }
     response.writeHead(204);
     return response.end();

@@ -156,13 +156,17 @@ def make_app(fairgrid_url: str, portal: str, secret: str, notify_secret: str | N
         # at least once: a retry (or a replay within the signature's five minutes) of an
         # event already taken is acknowledged, not handled twice
         event_id = request.headers.get("webhook-id", "")
-        if event_id in seen:
+        if event_id in seen:  # taken, or being taken now (a copy arriving alongside)
             return web.Response(status=204)
-        if on_event is not None:
-            await on_event(payload)
         seen[event_id] = None
         if len(seen) > SEEN_EVENTS:
             seen.popitem(last=False)
+        try:
+            if on_event is not None:
+                await on_event(payload)
+        except BaseException:
+            seen.pop(event_id, None)  # not taken: fairgrid retries it
+            raise
         return web.Response(status=204)
 
     async def session(app: web.Application):

@@ -313,8 +313,7 @@ async def test_a_repeat_scored_before_its_source_is_scored_again(client):
                      "'repeat'")[0][0]
     before = scored_at()
     # the source scored as if for the first time (as when the repeat was scored first)
-    # finds the repeat among the later solves and has it scored
-    # again too
+    # finds the repeat among the later solves and has it scored again too
     key = query(store(client), "SELECT sub_key FROM submissions WHERE submission_id = "
                 "'source'")[0][0]
     query(store(client), "DELETE FROM scores WHERE submission_id = 'source'")
@@ -345,7 +344,6 @@ async def test_re_scoring_a_ring_of_repeats_scores_each_once(client):
     keys = [k for (k,) in query(store(client), "SELECT sub_key FROM submissions WHERE "
                                 "submission_id LIKE 'ring-%' ORDER BY sub_key")]
     assert (await wait_scored(client, "ring-3"))["score"]["reasons"][0] == "log_match"
-
 
     def states():
         return query(store(client), "SELECT s.submission_id, s.status, sc.scored_at FROM "
