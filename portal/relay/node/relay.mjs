@@ -126,7 +126,8 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
         throw new Error("incomplete");
       }
     } catch {
-      return send(response, 400, { error: "expected {puzzle_id, log: {started_at, moves, client}}" });
+      return send(response, 400,
+                  { error: "expected {puzzle_id, log: {started_at, moves, client}}" });
     }
     const playerId = player(request);
     const submissionId = submissionIdOf(playerId, page.puzzle_id, page.log.started_at);

@@ -247,22 +247,18 @@ async def test_a_cluster_lost_mid_analysis_leaves_the_puzzle_waiting_then_resume
     monkeypatch.setattr(analysis, "analyse", lost_once)
     client = await aiohttp_client(create_app(make_settings(
         tmp_path, compute_scheduler=cluster.scheduler_address, compute_retry_s=0.5)))
-    resp = await client.post("/v1/puzzles", json={"id": "easy", "givens": EASY},
-                             headers=bearer(ADMIN))
-    assert resp.status == 201
 
-    async def ready():
-        doc = await (await client.get("/v1/puzzles/easy", headers=bearer(ORGANISER))).json()
-        return doc["status"] == "ready"
-    await until(ready, 300)
+    async def analysed(pid, givens):
+        resp = await client.post("/v1/puzzles", json={"id": pid, "givens": givens},
+                                 headers=bearer(ADMIN))
+        assert resp.status == 201
+
+        async def ready():
+            doc = await (await client.get(f"/v1/puzzles/{pid}",
+                                          headers=bearer(ORGANISER))).json()
+            return doc["status"] == "ready"
+        await until(ready, 300)
+    await analysed("easy", EASY)
     # what the status said meanwhile (waiting_for) is what the log says
     assert dropped and "lost during the analysis of puzzle easy" in caplog.text
-    # the lane's worker lives on: a second puzzle is analysed too
-    resp = await client.post("/v1/puzzles", json={"id": "hard", "givens": SA_HARD},
-                             headers=bearer(ADMIN))
-    assert resp.status == 201
-
-    async def second():
-        doc = await (await client.get("/v1/puzzles/hard", headers=bearer(ORGANISER))).json()
-        return doc["status"] == "ready"
-    await until(second, 300)
+    await analysed("hard", SA_HARD)  # the lane's worker lives on
