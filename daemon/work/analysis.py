@@ -211,9 +211,9 @@ class PuzzleAnalysis:
             except StoreError:  # the database, not the puzzle: the sweep tries again
                 log.exception("analysis of puzzle %s could not be stored", pid)
             except BrokenProcessPool:
-                # a pool process died (the OOM killer, say), failing every task in flight:
-                # this puzzle's, a scoring batch's, another lane's. Which one killed it is
-                # not known, so it is held against none: the pool is renewed and the
+                # a pool process died (the OOM killer, say), which may fail any task in
+                # flight: this puzzle's, a scoring batch's, another lane's. Which one
+                # killed it is not known, so it is held against none: the pool is renewed and the
                 # puzzle stays pending (FairgridPoolProcessDied says it recurs)
                 log.error("a pool process died while puzzle %s was analysed; it is tried "
                           "again", pid)

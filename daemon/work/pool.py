@@ -186,8 +186,8 @@ class LanePool:
     def _renew(self, broken: Executor) -> Executor:
         """The pool now, replacing ``broken`` if it still is the pool. A process of a
         ProcessPoolExecutor that dies (the OOM killer, a crash in compiled code) breaks
-        the executor for good: every task in flight fails with BrokenProcessPool, and
-        every task after at once. Their callers try them again (scoring's sweep, the
+        the executor for good: tasks in flight may fail with BrokenProcessPool, and
+        every task after fails at once. Their callers try them again (scoring's sweep, the
         analysis after a pause); everything after runs on a new pool."""
         with self._cond:
             if self._pool is not broken or not self._owned or self._stopping:
