@@ -93,17 +93,18 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
     row, no notification. With ``seen`` (the state the reviewer read), Conflict when the
     flag is in another state by now: a second reviewer's stale page must not overturn
     the first one's decision unseen."""
-    row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
-    if row is None or (portals is not None and row[0] not in portals):
+    was = _flag_state(con, flag_id, portals)
+    if was is None:
         return None
-    if seen is not None and row[1] not in (seen, state):  # the same decision again is none
+    stale = _stale(flag_id, seen, was, state)
+    if stale is not None:
         last = con.execute("SELECT actor, changed_at, state FROM flag_history "
                            "WHERE flag_id = ? ORDER BY changed_at DESC LIMIT 1",
                            [flag_id]).fetchone()
         by = (f", by {last[0]} at {last[1].isoformat(timespec='minutes')}"
-              if last and last[0] and last[2] == row[1] else "")
-        raise Conflict("seen", f"flag {flag_id} was {seen} and is {row[1]} now{by}")
-    if row[1] != state:
+              if last and last[0] and last[2] == was else "")
+        raise Conflict("seen", stale + by)
+    if was != state:
         con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
         con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
                     [flag_id, now, state, note, actor])
@@ -121,16 +122,30 @@ def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
     so that no decision made while the others are written is overturned unseen."""
     stale = []
     for flag_id in sorted(seen):
-        row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
-        if row is None or (portals is not None and row[0] not in portals):
+        was = _flag_state(con, flag_id, portals)
+        if was is None:
             return flag_id
-        if seen[flag_id] is not None and row[1] not in (seen[flag_id], state):
-            stale.append(f"flag {flag_id} was {seen[flag_id]} and is {row[1]} now")
+        stale.append(_stale(flag_id, seen[flag_id], was, state))
+    stale = [s for s in stale if s is not None]
     if stale:
         raise Conflict("seen", "; ".join(stale[:5]) + ("; …" if len(stale) > 5 else ""))
     for flag_id in sorted(seen):
         review(con, flag_id, state, note, actor, now, portals)
     return None
+
+
+def _flag_state(con, flag_id: int, portals=None) -> str | None:
+    """The flag's state; None for no such flag (of ``portals``, when given)."""
+    row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
+    return None if row is None or (portals is not None and row[0] not in portals) else row[1]
+
+
+def _stale(flag_id: int, seen: str | None, was: str, state: str) -> str | None:
+    """Why a decision on a flag the reviewer read as ``seen`` is stale now that it is
+    ``was``; None when it is not (no ``seen``, or the same decision again)."""
+    if seen is None or was in (seen, state):
+        return None
+    return f"flag {flag_id} was {seen} and is {was} now"
 
 
 def job_run(cur, run_id: str) -> dict | None:
