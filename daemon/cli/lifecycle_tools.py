@@ -13,7 +13,7 @@ from ..json_out import dumps
 from ..text import file_stem, shown
 from .client import quote
 from .common import CliError
-from .organiser_tools import _daemon_options, _no_erasure_undone, _unreachable, call, connect
+from .organiser_tools import _daemon_options, _unreachable, call, connect, open_file
 
 
 def cmd_notify(args: argparse.Namespace) -> int:
@@ -133,8 +133,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     import duckdb
 
-    from fairgrid.daemon.store import StoreError
-    from fairgrid.daemon.store.connection import read_only
     from fairgrid.daemon.store.repository import lifecycle
 
     out = folder(args.out)
@@ -143,13 +141,8 @@ def cmd_export(args: argparse.Namespace) -> int:
     alive = client.request("GET", "/healthz") is not None
     if not alive and settings is None:
         raise _unreachable(client)
-    try:  # no daemon: straight from the file, read-only
-        con = None if alive else read_only(settings.storage_path, replacements=False)
-    except StoreError as exc:
-        raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
-    with con or contextlib.nullcontext():
-        if con is not None:
-            _no_erasure_undone(con.cursor(), settings.storage_path)
+    # no daemon: straight from the file, read-only
+    with contextlib.nullcontext() if alive else open_file(settings.storage_path) as con:
         if con is not None and not lifecycle.tournament_known(con.cursor(), args.tournament):
             raise CliError(f"no solve was sent for tournament {args.tournament!r}")
         targets = {t: out / f"{name}-{t}.{args.format}" for t in lifecycle.EXPORTS}
@@ -198,7 +191,6 @@ def _move_backup(made: Path, target_dir: Path) -> Path:
     """Move the backup the daemon wrote to ``target_dir``, whole or not at all: across
     file systems a move is a copy, made under the ``.partial`` name a restore refuses and
     renamed once complete. CliError saying where the backup is when it cannot be moved."""
-    import os
     import shutil
 
     from fairgrid.daemon.store import files
@@ -212,10 +204,7 @@ def _move_backup(made: Path, target_dir: Path) -> Path:
             return target
         except OSError:
             shutil.copyfile(made, part)
-            os.chmod(part, 0o600)
-            files.fsync_file(part)  # whole on disk before it takes the final name
-            part.replace(target)
-            files.fsync_dir(target_dir)
+            files.publish(part, target)  # whole on disk before it takes the final name
     except OSError as exc:
         try:
             part.unlink(missing_ok=True)

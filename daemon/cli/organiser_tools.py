@@ -7,6 +7,7 @@ the same documents."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import time
@@ -31,17 +32,24 @@ def _database_file(settings) -> str:
 
 def _read_file(settings, fn, *args, **kwargs):
     """A repository read on the database file, read-only (no daemon owns it now)."""
+    with open_file(_database_file(settings)) as con:
+        return fn(con, *args, **kwargs)
+
+
+@contextlib.contextmanager
+def open_file(path: str):
+    """The database file at ``path``, read-only (no daemon owns it now), once it holds
+    nobody an erasure a restore took back would show; CliError when it cannot be read."""
     from fairgrid.daemon.store import StoreError
     from fairgrid.daemon.store.connection import read_only
 
-    path = _database_file(settings)
     try:
         con = read_only(path, replacements=False)
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con:
         _no_erasure_undone(con.cursor(), path)
-        return fn(con, *args, **kwargs)
+        yield con
 
 
 def _no_erasure_undone(cur, db_path: str) -> None:
