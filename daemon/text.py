@@ -104,9 +104,9 @@ def url_problem(url, credentials: bool = False) -> str | None:
     hold (a DEL is dropped from the host by the URL parser, so the request would go
     elsewhere), scheme http or https, no user name or password unless ``credentials``
     (the events are signed; a password in a notification endpoint's URL would be shown
-    wherever the URL or a delivery error is), a
-    host whose every label encodes (IDNA) or an IP address, a port from 1 to 65535 if
-    any. urllib and aiohttp refuse the rest only when called, with ValueError."""
+    wherever the URL or a delivery error is), a host whose every label encodes (IDNA) or
+    an IP address, a port from 1 to 65535 if any. urllib and aiohttp refuse the rest
+    only when called, with ValueError."""
     if not isinstance(url, str):
         return "must be a string"
     if len(url) > 2000:
