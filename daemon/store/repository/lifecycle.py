@@ -70,8 +70,11 @@ def erase_player(con, portal: str, player: str, actor: str, now: datetime,
             ("flags", "DELETE FROM flags WHERE list_contains(?, id)", [flags]),
             ("scores", "DELETE FROM scores WHERE portal = ? AND list_contains(?, "
              "submission_id)", [portal, sids]),
-            ("outbox", "DELETE FROM outbox WHERE portal = ? AND (list_contains(?, subject) "
-             "OR subject = ?)", [portal, sids, player_subject(player)]),
+            # a solve's events name its submission id, a player's "player:" and the id:
+            # each is matched with its own types (a submission id may read "player:bob")
+            ("outbox", "DELETE FROM outbox WHERE portal = ? AND ((list_contains(?, type) "
+             "AND list_contains(?, subject)) OR (type = ? AND subject = ?))",
+             [portal, list(SOLVE_EVENTS), sids, PLAYER_EVENT, player_subject(player)]),
             ("player_verdicts", "DELETE FROM player_verdicts WHERE portal = ? AND "
              "player_id = ?", [portal, player]),
             ("player_verdict_history", "DELETE FROM player_verdict_history WHERE "
@@ -97,6 +100,12 @@ def forget_erased_sources(con, portal: str, erased: list[str]) -> None:
             "list_contains(?, submission_id)", [portal, erased, erased]).fetchall():
         con.execute("UPDATE scores SET evidence = ? WHERE portal = ? AND submission_id = ?",
                     [json.dumps(forget_log_source(json.loads(doc))), portal, sid])
+
+
+# the outbox's event types about one solve (subject: its submission id) and about a
+# player (subject: :func:`player_subject`)
+SOLVE_EVENTS = ("flag.raised", "flag.reviewed")
+PLAYER_EVENT = "player.flagged"
 
 
 def player_subject(player: str) -> str:
