@@ -868,8 +868,10 @@ class PlayerVerdict:
 
 
 def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
-          alpha: float = ALPHA) -> PlayerVerdict:
-    """A player's verdict over ``season`` (their scored solves, oldest first)."""
+          alpha: float = ALPHA, reviewed: int = 0) -> PlayerVerdict:
+    """A player's verdict over ``season`` (their scored solves, oldest first);
+    ``reviewed``: the earlier solves left out because a person cleared the player on them
+    (the verdict says so)."""
     null = null or shipped_null()
     levels = season_levels(season)
     kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS - SOLVE_KINDS)
@@ -899,7 +901,8 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     ratio_factor = max((1.0 / share[f.kind] for f in found if f.kind in ratio_kinds),
                        default=None)
     return PlayerVerdict(flagged, p, n, alpha, tuple(found), summary,
-                         _rests_on(n, null, alpha, factor, ratio_factor), null.source, k)
+                         _rests_on(n, null, alpha, factor, ratio_factor, reviewed),
+                         null.source, k)
 
 
 def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]:
@@ -921,7 +924,7 @@ def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]
 
 
 def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
-              ratio_kinds: float | None = None) -> str:
+              ratio_kinds: float | None = None, reviewed: int = 0) -> str:
     """How much a verdict over ``n`` solves can say: the least number of solves, all
     odd in one family (or each at a ratio kind's cap), that would reach ``alpha``
     (``kinds``, ``ratio_kinds``: the corrections of a family and of a ratio kind)."""
@@ -935,7 +938,9 @@ def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
     if ratio_kinds is not None:
         by_ratio = math.floor(math.log(ratio_kinds / alpha) / STRONG_LLR) + 1
         need = by_ratio if need is None else min(need, by_ratio)
-    base = f"Rests on {n} scored solve{'s' if n != 1 else ''} ({null.source})"
+    since = (f" since a person cleared the player on the {reviewed} before them"
+             if reviewed else "")
+    base = f"Rests on {n} scored solve{'s' if n != 1 else ''}{since} ({null.source})"
     if need is not None and n < need:
         return (f"{base}: too few for a verdict on its own; it would take {need} solves "
                 f"odd in one way to flag, so it says only that nothing was seen yet.")

@@ -250,8 +250,10 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     if not ids:
         raise ValidationError("flag", "tick the flags to decide", 400)
     try:  # all or none, checked and written in one transaction
+        changed: list[int] = []
         missing = await write(request, organiser_sql.review_many, got, state, note,
-                              actor_name(who), datetime.now(timezone.utc), who.visible())
+                              actor_name(who), datetime.now(timezone.utc), who.visible(),
+                              changed)
     except Conflict as exc:
         return error_page(request, 409, "Not recorded, none of them: another decision was "
                           f"made while you read the queue ({exc}). Go back, reload "
@@ -260,7 +262,7 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
         raise NotFound(f"There is no flag {missing}.")
     verdicts = request.app[CTX].scorer.verdicts
     if verdicts is not None:  # the players' verdicts, judged again at once
-        for flag_id in ids:
+        for flag_id in changed:
             await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")
     raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(ids))}")
 

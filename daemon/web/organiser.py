@@ -142,10 +142,11 @@ async def record_review(request: web.Request, who: Principal, flag_id: int, stat
     """Write a review as ``who`` (see :func:`actor_name`); the player's verdict is judged
     again at once (a cleared solve's flag no longer counts). ``seen``: the state the
     reviewer decided on (Conflict when another decision changed it since)."""
+    changed: list[int] = []
     history = await write(request, sql.review, flag_id, state, note, actor_name(who, actor),
-                          datetime.now(timezone.utc), who.visible(), seen)
+                          datetime.now(timezone.utc), who.visible(), seen, changed)
     verdicts = request.app[CTX].scorer.verdicts
-    if history is not None and verdicts is not None:
+    if verdicts is not None and changed:  # the state the flag had changes nothing
         await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")
     return history
 

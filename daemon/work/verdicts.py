@@ -122,27 +122,41 @@ def _run_of(seasons: sql.Seasons) -> tuple[RatingRun | None, bool]:
         return None, False
 
 
-def next_state(stored: dict | None, verdict: PlayerVerdict, facts: list, null: PlayerNull,
-               alpha: float, after_review: bool = False) -> str:
-    """The state after a judgement (see the module docstring); ``after_review``: judged
-    because a person cleared one of the player's solve flags."""
+def unreviewed(stored: dict | None, facts: list) -> tuple[list, int, bool]:
+    """The solves a verdict rests on, how many it leaves out, and whether a person who
+    cleared the player has seen none of them: once a person cleared the player, only
+    those the reviewer did not see (the same evidence never flags a player twice, and a
+    case new solves raise rests on them alone, its notification and its end included);
+    all of them while there are none (the verdict the reviewer cleared stays on show)."""
+    seen = set(json.loads(stored["reviewed_solves"] or "[]")) if stored else set()
+    if not seen:
+        return facts, 0, True
+    new = [f for f in facts if f.submission_id not in seen]
+    return (new, len(facts) - len(new), True) if new else (facts, 0, False)
+
+
+def next_state(stored: dict | None, verdict: PlayerVerdict, fresh: bool,
+               after_review: bool = False) -> str:
+    """The state after a judgement (see the module docstring) of ``verdict``; ``fresh``:
+    it rests on solves a person who cleared the player has not seen; ``after_review``:
+    judged because a person cleared one of the player's solve flags."""
     state = stored["state"] if stored else "clear"
     if state == "flagged" and after_review and not verdict.flagged:
         return "clear"
     if state in ("confirmed", "flagged"):
         return state
     if state == "cleared":
-        seen = set(json.loads(stored["reviewed_solves"] or "[]"))
-        new = [f for f in facts if f.submission_id not in seen]
-        return "flagged" if new and judge(new, null, alpha=alpha).flagged else "cleared"
+        return "flagged" if fresh and verdict.flagged else "cleared"
     return "flagged" if verdict.flagged else "clear"
 
 
 def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
-                  now: datetime | None = None, after_review: bool = False
-                  ) -> list[tuple[str, str]]:
+                  now: datetime | None = None, after_review: bool = False,
+                  again: list | None = None) -> list[tuple[str, str]]:
     """Judge ``players`` again and store their verdicts; the players newly flagged.
-    ``after_review``: because a person cleared one of their solve flags."""
+    ``after_review``: because a person cleared one of their solve flags. The players
+    whose verdict was not stored (their row changed meanwhile: the next judgement starts
+    from it) are added to ``again``."""
     players = sorted(set(players))
     if not players:
         return []
@@ -157,14 +171,15 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
         if not facts:
             continue
         null = nulls.get(key[0]) or shipped_null()
+        was = stored.get(key)
+        judged, left_out, fresh = unreviewed(was, facts)
         try:
-            verdict = judge(facts, null, alpha=alpha)
-            state = next_state(stored.get(key), verdict, facts, null, alpha, after_review)
+            verdict = judge(judged, null, alpha=alpha, reviewed=left_out)
+            state = next_state(was, verdict, fresh, after_review)
         except UNREADABLE as exc:
             log.warning("player %s: not judged (%s: %s); their last verdict stands",
                         "/".join(key), type(exc).__name__, exc, exc_info=True)
             continue
-        was = stored.get(key)
         rows.append({"portal": key[0], "player_id": key[1], "state": state,
                      "flagged": verdict.flagged, "p_value": verdict.p_value,
                      "solves": verdict.solves, "verdict": json.dumps(verdict.to_json()),
@@ -174,7 +189,10 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "read": None if was is None else (was["state"], was["reviewed_solves"]),
                      "note": _note(was, state)})
     _store_facts(db, backfill)
-    return db.write(sql.save, rows, now)
+    flagged, skipped = db.write(sql.save, rows, now)
+    if again is not None:
+        again.extend(skipped)
+    return flagged
 
 
 # season facts backfilled per transaction: 5,000 rows hold the writer some 50 ms
@@ -261,13 +279,23 @@ def nightly_stage(db: NightlyDB, alpha: float) -> dict:
     chunk of :data:`NIGHTLY_CHUNK` at a time."""
     used = learn_nulls(db)
     players = sorted(set(db.read(sql.judged_players)))
-    flagged = []
+    flagged, again = [], []
     for start in range(0, len(players), NIGHTLY_CHUNK):
-        flagged += judge_players(db, players[start:start + NIGHTLY_CHUNK], alpha)
+        flagged += judge_players(db, players[start:start + NIGHTLY_CHUNK], alpha,
+                                 again=again)
+    for _ in range(AGAIN_TRIES):
+        if not again:
+            break
+        players_again, again = again, []
+        flagged += judge_players(db, players_again, alpha, again=again)
     return {"player_nulls": used, "players_judged": len(players),
             "players_flagged": len(flagged)}
 
 
+# times a judgement is made again at once for players whose row changed between its read
+# and its write (a decision, or another judgement); beyond, they are marked as after a
+# scoring batch
+AGAIN_TRIES = 3
 # after a chunk could not be judged, its players are marked again and judging waits this
 # long: a failing database is not hammered
 RETRY_S = 30.0
@@ -374,8 +402,20 @@ class Verdicts:
 
     async def _judge_now(self, players: list[tuple[str, str]], after_review: bool = False
                          ) -> list[tuple[str, str]]:
-        """:func:`judge_players` in a thread, one judgement at a time; raises its errors."""
+        """:func:`judge_players` in a thread, one judgement at a time; raises its errors.
+        Players whose row changed between the read and the write (a decision, or the
+        nightly job's judgement) are judged again from the row as it is, for a decision
+        that cleared a solve flag too (a case it ends must end)."""
+        flagged: list[tuple[str, str]] = []
         async with self._one_at_a_time:
-            return await asyncio.to_thread(judge_players, self._db, players,
-                                           self._settings.scoring_player_alpha,
-                                           None, after_review)
+            for _ in range(AGAIN_TRIES):
+                again: list[tuple[str, str]] = []
+                flagged += await asyncio.to_thread(judge_players, self._db, players,
+                                                   self._settings.scoring_player_alpha,
+                                                   None, after_review, again)
+                if not again:
+                    return flagged
+                players = again
+        self._marked.update(again)
+        self._wake.set()
+        return flagged

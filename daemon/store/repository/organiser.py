@@ -87,12 +87,14 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
 
 
 def review(con, flag_id: int, state: str, note: str | None, actor: str,
-           now: datetime, portals=None, seen: str | None = None) -> list[tuple] | None:
+           now: datetime, portals=None, seen: str | None = None,
+           changed: list[int] | None = None) -> list[tuple] | None:
     """Record a review decision; the flag's whole history, or None for no such flag (of
     ``portals``, when given). The state a flag already has changes nothing: no history
-    row, no notification. With ``seen`` (the state the reviewer read), Conflict when the
-    flag is in another state by now: a second reviewer's stale page must not overturn
-    the first one's decision unseen."""
+    row, no notification; a decision that changes it adds the flag to ``changed``. With
+    ``seen`` (the state the reviewer read), Conflict when the flag is in another state by
+    now: a second reviewer's stale page must not overturn the first one's decision
+    unseen."""
     was = _flag_state(con, flag_id, portals)
     if was is None:
         return None
@@ -109,17 +111,21 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
         con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
                     [flag_id, now, state, note, actor])
         outbox.enqueue_review(con, flag_id, state, note, actor, now)
+        if changed is not None:
+            changed.append(flag_id)
     return con.execute("SELECT changed_at, state, note, actor FROM flag_history "
                        "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
 
 
 def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
-                actor: str, now: datetime, portals=None) -> int | None:
+                actor: str, now: datetime, portals=None,
+                changed: list[int] | None = None) -> int | None:
     """One decision on many flags (``seen``: each flag id and the state the reviewer
     read, or None), all or none, in the writer's one transaction: the id of one that is
-    no flag (of ``portals``), or None once every one is decided; Conflict naming those
-    another decision changed since, with nothing recorded. Checked where it is written,
-    so that no decision made while the others are written is overturned unseen."""
+    no flag (of ``portals``), or None once every one is decided (those it changed added
+    to ``changed``); Conflict naming those another decision changed since, with nothing
+    recorded. Checked where it is written, so that no decision made while the others are
+    written is overturned unseen."""
     stale = []
     for flag_id in sorted(seen):
         was = _flag_state(con, flag_id, portals)
@@ -130,7 +136,7 @@ def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
     if stale:
         raise Conflict("seen", "; ".join(stale[:5]) + ("; …" if len(stale) > 5 else ""))
     for flag_id in sorted(seen):
-        review(con, flag_id, state, note, actor, now, portals)
+        review(con, flag_id, state, note, actor, now, portals, changed=changed)
     return None
 
 

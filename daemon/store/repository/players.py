@@ -10,7 +10,7 @@ re-judgement does not undo (only new solves can flag a cleared player again)."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import NamedTuple
 
 from ...errors import Conflict
@@ -157,7 +157,8 @@ def current(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
     return {(r["portal"], r["player_id"]): r for r in dicts(cur)}
 
 
-def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
+def save(con, rows: list[dict], now: datetime
+         ) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     """Store judged verdicts (each: portal, player_id, state, flagged, p_value, solves,
     verdict JSON, reviewed_solves, judged_solves: JSON of the solve ids judged, and
     read: the stored (state, reviewed_solves) the judgement started from); a history
@@ -165,16 +166,18 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
     (one transaction). A player whose row a person's decision changed meanwhile is left
     as the decision made it, and one judged by a judgement that started after this one
     (``now``; the nightly job judges beside the daemon) as that one stored it. Returns
-    the players newly flagged."""
-    flagged = []
+    the players newly flagged, and those left as they were (to be judged again)."""
+    flagged, skipped = [], []
     for r in rows:
         key = [r["portal"], r["player_id"]]
         was = con.execute("SELECT state, flagged_at, reviewed_solves, flagging_verdict, "
                           "flagging_p, judged_at FROM player_verdicts WHERE portal = ? AND "
                           "player_id = ?", key).fetchone()
         if _decided_meanwhile(r.get("read"), None if was is None else (was[0], was[2])):
+            skipped.append(tuple(key))
             continue  # the row changed meanwhile: the next judgement starts from it
         if was is not None and was[5] is not None and was[5] > now:
+            skipped.append(tuple(key))
             continue  # a judgement that started later, and read more, was stored first
         if was is None and not con.execute(
                 "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
@@ -195,12 +198,22 @@ def save(con, rows: list[dict], now: datetime) -> list[tuple[str, str]]:
             continue  # a first verdict that finds nothing is no news
         if was is None or was[0] != r["state"]:
             con.execute("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
-                        key + [now, r["state"], r.get("note"), MACHINE])
+                        key + [_after_history(con, key, now), r["state"], r.get("note"),
+                               MACHINE])
         if became:
             flagged.append(tuple(key))
             outbox.enqueue_player_flagged(con, r["portal"], r["player_id"], r["p_value"],
                                           r["summary"], now)
-    return flagged
+    return flagged, skipped
+
+
+def _after_history(con, key: list, at: datetime) -> datetime:
+    """``at``, or just after the player's last history row when that is later: a
+    judgement's time is taken before it reads, and a decision it read may be dated
+    between; the history reads in the order things happened."""
+    last = con.execute("SELECT max(changed_at) FROM player_verdict_history WHERE "
+                       "portal = ? AND player_id = ?", key).fetchone()[0]
+    return at if last is None or last < at else last + timedelta(microseconds=1)
 
 
 def _decided_meanwhile(read: tuple | None, now: tuple | None) -> bool:
@@ -223,16 +236,20 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     becomes the one that flagged it if that verdict flags). With ``judged_at``, the
     verdict the decision was made on: Conflict when it has been judged again since; with
     ``seen``, the state the reviewer read: Conflict when another decision changed it. The
-    player's whole history, or None when the player has no verdict."""
-    row = con.execute("SELECT flagged, judged_at, judged_solves, state, verdict, p_value "
-                      "FROM player_verdicts WHERE portal = ? AND player_id = ?",
-                      [portal, player]).fetchone()
+    state a player already has changes nothing, as a flag's (clearing again on solves the
+    reviewer had not cleared does: they are remembered too). The player's whole history,
+    or None when the player has no verdict."""
+    row = con.execute("SELECT flagged, judged_at, judged_solves, state, verdict, p_value, "
+                      "reviewed_solves FROM player_verdicts WHERE portal = ? AND "
+                      "player_id = ?", [portal, player]).fetchone()
     if row is None:
         return None
-    flagged, at, judged, was, verdict_now, p_now = row
+    flagged, at, judged, was, verdict_now, p_now, reviewed_before = row
     if judged_at is not None and at != judged_at:
-        raise Conflict("judged_at", f"the verdict was judged again at {at.isoformat()}, "
-                       f"after the one this decision was made on; read it and decide again")
+        raise Conflict("judged_at", f"the verdict in force was judged at {at.isoformat()}, "
+                       f"not at {judged_at.isoformat()}: it has been judged again since the "
+                       f"one this decision was made on (or that time is none of its); read "
+                       f"it and decide again")
     target = "flagged" if state == "open" else state
     if seen is not None and was not in (seen, target):  # the same decision again is none
         last = history(con, portal, player)
@@ -240,6 +257,9 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
               if last and last[-1][3] and last[-1][1] == was else "")
         raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
     reviewed = json.loads(judged) if judged else scored_solves(con, portal, player, at)
+    if target == was and (state != "cleared" or json.loads(reviewed_before or "null")
+                          == reviewed):
+        return history(con, portal, player)   # the same decision again changes nothing
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",
                 [target, json.dumps(reviewed) if state == "cleared" else None, portal, player])

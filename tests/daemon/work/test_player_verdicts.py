@@ -222,18 +222,25 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     await client.app[CTX].scorer.verdicts.judge([("demo", "selective")])
     assert (await _player(client, "selective"))["verdict"]["state"] == "cleared"
     assert len(await _events(client)) == 1
-    # an honest new solve does not either; new copies do
+    # an honest new solve does not either; new copies do. From the clearing on, the
+    # verdict rests on the solves the reviewer did not clear (c-8 on), and says so
     await _post(client, "c-9", "selective", _honest(300), 9)
     await _scored(client, ["c-9"])
-    await _judged(client, "selective", 10)
-    assert (await _player(client, "selective"))["verdict"]["state"] == "cleared"
+    doc = await _judged(client, "selective", 2)
+    assert doc["verdict"]["state"] == "cleared"
+    assert "since a person cleared the player on the 8 before them" in \
+        doc["verdict"]["rests_on"]
     for k in (10, 11, 12):
         await _post(client, f"c-{k}", "selective", ROW_COPY, k)
     await _scored(client, ["c-10", "c-11", "c-12"])
-    doc = await _judged(client, "selective", 13)
+    doc = await _judged(client, "selective", 5)
     assert doc["verdict"]["state"] == "flagged"
     assert doc["verdict"]["history"][-1]["note"] == "new solves since the review flag the player"
     assert len(await _events(client)) == 2
+    # the case, and what its notification said, rest on the new solves alone
+    cleared_on = {f"c-{k}" for k in range(8)}
+    assert not cleared_on & {s for f in doc["verdict"]["flagging"]["findings"]
+                             for s in f["solves"]}
 
     # a person confirms the case from the console; the history names them. A form read
     # before the verdict was judged again is sent back to be read again
