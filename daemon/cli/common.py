@@ -56,6 +56,8 @@ positive = _number(int, 1, "from 1 to 2,147,483,647", 2**31 - 1)
 seed = _number(int, 0, "from 0 to 2**63 - 1", 2**63 - 1)
 positive_float = _number(float, 1e-9, "a positive number")
 seconds = _number(float, 0.0, "a number of seconds from 0 to a day", 86_400.0)
+# a port the command listens on and connects to (0 would be a free one nobody can name)
+tcp_port = _number(int, 1, "from 1 to 65,535", 65_535)
 # a Nurikabe grid's side for the generator: past a dozen it finds no unique puzzle anyway
 grid_side = _number(int, 2, "from 2 to 20", 20)
 

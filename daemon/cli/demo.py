@@ -22,7 +22,7 @@ from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
 
-from .common import CliError, seed
+from .common import CliError, seed, tcp_port
 
 PORTAL = "demo"
 TOURNAMENT = "demo-cup"
@@ -350,9 +350,10 @@ def add_commands(sub) -> None:
         "and a small tournament site (port 8081) where you solve a puzzle in the browser "
         "and read your verdict; simulated honest players and cheaters fill the tournament "
         "so the console at /ui/ has a queue. Prints the console's account and password.")
-    p.add_argument("--port", type=int, default=None,
+    p.add_argument("--port", type=tcp_port, default=None,
                    help="the daemon's port (default: server.port, 8080)")
-    p.add_argument("--site-port", type=int, default=8081, help="the site's port (default 8081)")
+    p.add_argument("--site-port", type=tcp_port, default=8081,
+                   help="the site's port (default 8081)")
     p.add_argument("--players", type=seed, default=12, help="simulated honest players (12)")
     p.add_argument("--cheaters", type=seed, default=4, help="simulated cheaters (4)")
     p.add_argument("--seed", type=seed, default=0)

@@ -103,6 +103,9 @@ BAD_BYTES = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands ar
     (["generate", "--type", "nurikabe", "--rows", "99999"], "must be from 2 to 20"),
     (["simulate", "1" * 81, "--secret", "s", "--wait", "nan"], "must be a number of seconds"),
     (["simulate", "1" * 81, "--secret", "s", "--wait", "-1"], "must be a number of seconds"),
+    # a port no socket binds, or one the demo could not connect to once bound
+    (["demo", "--port", "99999"], "must be from 1 to 65,535"),
+    (["demo", "--site-port", "0"], "must be from 1 to 65,535"),
 ])
 def test_odd_arguments_end_in_one_line_not_a_traceback(capsys, argv, words):
     try:
