@@ -13,7 +13,8 @@ from ..json_out import dumps
 from ..text import file_stem, shown
 from .client import quote
 from .common import CliError
-from .organiser_tools import _daemon_options, _unreachable, call, connect, open_file
+from .organiser_tools import (_daemon_options, _database_file, _unreachable, call, connect,
+                              open_file)
 
 
 def cmd_notify(args: argparse.Namespace) -> int:
@@ -251,6 +252,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
         from fairgrid.daemon.store.repository import lifecycle
         from fairgrid.daemon.web.lifecycle import backup_dir
 
+        _database_file(settings)    # a path nobody made is refused, not made empty
         into = target_dir or backup_dir(settings)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         target = into / f"fairgrid-{stamp}.duckdb"

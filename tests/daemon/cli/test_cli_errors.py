@@ -225,6 +225,13 @@ def test_a_failed_export_or_backup_leaves_no_folder(tmp_path, capsys, keep_umask
                       f'[server]\nport = {free_port()}\n')
     assert main(["backup", str(tmp_path / "bk"), "--config", str(broken), "--token", "x"]) == 2
     assert capsys.readouterr().err.count("\n") == 1 and not (tmp_path / "bk").exists()
+    # a database path nobody made (a typo) is refused, not made into an empty database
+    typo = tmp_path / "typo.toml"
+    typo.write_text(f'[storage]\npath = "{tmp_path / "fairgrid2.duckdb"}"\n'
+                    f'[server]\nport = {free_port()}\n')
+    assert main(["backup", str(tmp_path / "bk"), "--config", str(typo), "--token", "x"]) == 2
+    assert "there is no database at" in capsys.readouterr().err
+    assert not (tmp_path / "fairgrid2.duckdb").exists() and not (tmp_path / "bk").exists()
     (tmp_path / "plain").write_text("x")
     assert main(["export", "--tournament", "t-1", "--out", str(tmp_path / "plain" / "sub"),
                  "--config", str(cfg), "--token", "x"]) == 2
