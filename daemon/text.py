@@ -18,6 +18,8 @@ import ipaddress
 import unicodedata
 import urllib.parse
 
+import yarl
+
 REFUSED = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})  # Unicode general categories
 
 
@@ -105,8 +107,11 @@ def url_problem(url, credentials: bool = False) -> str | None:
     elsewhere), scheme http or https, no user name or password unless ``credentials``
     (the events are signed; a password in a notification endpoint's URL would be shown
     wherever the URL or a delivery error is), a host whose every label encodes (IDNA) or
-    an IP address, a port from 1 to 65535 if any. urllib and aiohttp refuse the rest
-    only when called, with ValueError."""
+    an IP address (a name whose last label is a number, decimal or 0x hex, must be one:
+    the resolver reads 1.2.3 or 0x7f.1 as an IPv4 address, or refuses it), a port from 1
+    to 65535 if any, and a URL aiohttp reads to send (no backslash in the host, xn--
+    labels that decode). urllib and aiohttp refuse the rest only when called, with
+    ValueError."""
     if not isinstance(url, str):
         return "must be a string"
     if len(url) > 2000:
@@ -132,8 +137,16 @@ def url_problem(url, credentials: bool = False) -> str | None:
     try:
         ipaddress.ip_address(host)
     except ValueError:
+        last = host.rstrip(".").rpartition(".")[2].lower()
+        if last.isdigit() or last.startswith("0x") and all(
+                c in "0123456789abcdef" for c in last[2:]):
+            return f"has a host that is no IPv4 address, though it ends in a number: {host!r}"
         try:
             host.encode("idna")
         except UnicodeError:
             return f"has a host name that does not encode: {host!r} (an empty or long label)"
+    try:  # as aiohttp reads it to send: a backslash in the host, an xn-- label that decodes
+        yarl.URL(url).host   # the host is decoded when read
+    except (ValueError, UnicodeError) as exc:
+        return f"is no URL aiohttp can send to ({exc})"
     return None

@@ -199,11 +199,16 @@ async def test_endpoints_are_validated(aiohttp_client, tmp_path):
     for url, words in [("http://a..b/", "does not encode"), ("http://..:1/", "does not encode"),
                        ("http://a\x7f.example/", "U+007F"),
                        ("http://ex\u200bample.com/", "U+200B ZERO WIDTH SPACE"),
-                       ("http://bob:pw@x.example/h", "password")]:
+                       ("http://bob:pw@x.example/h", "password"),
+                       ("http://x\\y/", "aiohttp can send to"),
+                       ("http://xn--zz/", "aiohttp can send to"),
+                       ("http://999.999.999.999/", "no IPv4 address"),
+                       ("http://a.0x7f/", "no IPv4 address")]:
         resp = await client.put("/v1/portals/demo/notify", json={"url": url},
                                 headers=bearer(ADMIN))
         assert resp.status == 422 and words in (await resp.text()), url
-    for url in ("https://bücher.example/h", "http://[::1]:8080/h", "http://10.0.0.1/h"):
+    for url in ("https://bücher.example/h", "http://[::1]:8080/h", "http://10.0.0.1/h",
+                "http://x.0x7fz/h"):
         resp = await client.put("/v1/portals/demo/notify", json={"url": url},
                                 headers=bearer(ADMIN))
         assert resp.status == 200, url
