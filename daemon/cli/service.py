@@ -118,11 +118,29 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
                   file=sys.stderr)
         print(f"added to {path}; a running daemon takes it up at once (no restart)",
               file=sys.stderr)
+    elif _configured(args.config, args.name):
+        print(f"portal {args.name!r} is in your config already: add the new secret to its "
+              f"list (a rotation: both are accepted; remove the old one once the portal "
+              f"signs with the new one), and a running daemon takes it up at once:"
+              f"\n\n[portals.{args.name}]\nsecrets = [\"<the secrets it has>\", "
+              f"\"{secret}\"]\n", file=sys.stderr)
     else:
         print(f"add to your config (a running daemon takes it up at once, no restart):"
               f"\n\n[portals.{args.name}]\nsecrets = [\"{secret}\"]\n", file=sys.stderr)
     print(secret)
     return 0
+
+
+def _configured(config: str | None, name: str) -> bool:
+    """Whether the config (``config``, or FAIRGRID_CONFIG's) has portal ``name``; False
+    when it cannot be read (the daemon's start says why)."""
+    from fairgrid.daemon.settings import SettingsError, load_settings
+
+    try:
+        settings, _ = load_settings(config, generate=False)
+    except SettingsError:
+        return False
+    return name in settings.portals
 
 
 def _replace(path: Path, text: str) -> None:

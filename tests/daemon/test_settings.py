@@ -119,6 +119,15 @@ def test_portal_add_writes_the_embedded_secrets_file(tmp_path):
     bad = subprocess.run([*cmd, "no spaces"], capture_output=True, text=True, env=env,
                          timeout=60)
     assert bad.returncode == 2 and "portal name" in bad.stderr
+    # with a config of one's own, a portal it has already is a rotation: the advice adds
+    # to its list (a second [portals.acme] table would break the file)
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{tmp_path / "fg.duckdb"}"\n'
+                   f'[portals.acme]\nsecrets = ["{secret}"]\n')
+    again = subprocess.run([*cmd, "acme", "--config", str(cfg)], capture_output=True,
+                           text=True, env=env, timeout=60)
+    assert again.returncode == 0 and "in your config already" in again.stderr
+    assert '"<the secrets it has>", "whsec_' in again.stderr
 
 
 async def test_a_portal_added_while_the_daemon_runs_is_accepted_without_a_restart(
