@@ -1,7 +1,8 @@
 """The webhook's ``client`` block: the portal page's own signals of a solve.
 
 An unversioned block is what portals sent before the recorder (``paste_count`` and
-whatever else a portal chose): it is kept and read as before. A block with ``version``
+whatever else a portal chose): it is kept as sent, and the one field scoring reads of it,
+``paste_count``, must be a count of pastes (or null) as in ``Client``. A block with ``version``
 is checked against ``solve_log.schema.json``'s ``Client``, the file the recorder's tests
 read too, so a malformed signal is a 422 naming the field rather than a solve scored on
 half a block. The check reads the few JSON Schema keywords that file uses.
@@ -25,8 +26,16 @@ def schema() -> dict:
 
 
 def check_client(client: dict | None) -> None:
-    """ValidationError naming the field when a versioned block breaks the schema."""
-    if client is None or "version" not in client:
+    """ValidationError naming the field when a versioned block breaks the schema, or an
+    unversioned one holds a ``paste_count`` (the one field scoring reads of it) that is
+    no count of pastes."""
+    if client is None:
+        return
+    if "version" not in client:
+        if client.get("paste_count") is not None:   # a null says nothing, as before
+            check(client["paste_count"],
+                  schema()["$defs"]["Client"]["properties"]["paste_count"],
+                  "client.paste_count")
         return
     if client["version"] not in CLIENT_VERSIONS or isinstance(client["version"], bool):
         raise ValidationError("client.version",

@@ -17,6 +17,7 @@ import orjson
 from numba import njit
 
 from ..text import refused_char
+from .client_block import check_client
 from .solve import (DOT_IDS, MAX_DEPTH, MAX_GIVENS_LENGTH, MAX_ID_LENGTH, OUTCOMES,
                     PUZZLE_TYPES, SolveEvent, ValidationError, deeper_than, parse_time,
                     well_formed)
@@ -101,6 +102,10 @@ def parse_fast(body: bytes) -> SolveEvent | None:
     client = None if env.client is _NO_CLIENT else _client(env.client)
     if client is False or client and "version" in client:
         return None  # a versioned block is checked, and named when wrong, on the other path
+    try:
+        check_client(client)        # an old portal's block: its paste count
+    except ValidationError:
+        return None
     text = np.frombuffer(env.moves, dtype=np.uint8)
     cols = np.empty((3, text.size // 20 + 1), dtype=np.int64)  # a move takes >= 20 bytes
     note = np.empty(cols.shape[1], dtype=np.bool_)

@@ -57,6 +57,7 @@ def test_the_schema_file_is_json_schema_and_a_real_validator_agrees():
 
 def test_a_version_1_block_and_an_old_portals_block_are_taken_as_sent():
     for client in (V1, {"paste_count": 3, "device": {"kind": "tablet"}}, {},
+                   {"paste_count": None},
                    {"hidden": "not checked without a version"}):
         assert parse_body(_raw(client)).client == client
 
@@ -72,6 +73,11 @@ def test_a_version_1_block_and_an_old_portals_block_are_taken_as_sent():
     ({**V1, "input": {"mouse": 7}}, "client.input.mouse"),
     ({**V1, "paste_count": -1}, "client.paste_count"),
     ({**V1, "hidden": [{"t_ms": 1, "ms": 1}] * 10_001}, "client.hidden"),
+    # an old portal's block is kept as sent, but the count scoring reads must be one
+    ({"paste_count": -5}, "client.paste_count"),
+    ({"paste_count": 1e308}, "client.paste_count"),
+    ({"paste_count": "lots"}, "client.paste_count"),
+    ({"paste_count": True}, "client.paste_count"),
 ])
 def test_a_malformed_signal_is_refused_naming_the_field(client, field):
     raw = _raw(client)
