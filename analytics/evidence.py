@@ -391,8 +391,10 @@ def explain(name: str, value: float, centre: float, facts: PuzzleFacts, extra: d
     if name == "speed":
         actual = extra["duration_s"]
         expected = math.exp(facts.expected_log_s - extra["skill"])
-        ratio = expected / actual if actual > 0 else float("inf")
-        word = f"{ratio:.1f}x faster than" if ratio >= 1 else f"{1 / ratio:.1f}x slower than"
+        ratio = expected / actual if actual > 0 else None
+        word = ("in no time at all, not" if ratio is None  # every move at one instant
+                else f"{ratio:.1f}x faster than" if ratio >= 1
+                else f"{1 / ratio:.1f}x slower than")
         who = ("this player's usual pace" if extra["history"] else
                "an average player (no history for this player: players up to 10x faster "
                "than average are allowed for)")

@@ -89,3 +89,16 @@ def test_nothing_without_the_ladder_and_nothing_from_an_empty_block():
         times_ms = np.array([1000])
     assert client_signals(_v1(hidden=[(0, 9000)], pastes=2), Rep()) == {"paste": 2.0}
     assert client_signals(None, Rep()) == {}
+
+
+def test_a_solve_typed_at_one_instant_is_explained_in_words_not_infinity():
+    """Every move at t = 0 (a portal that stamps no times, or a paste of the grid): the
+    speed signal says so in words; no 'inf' reaches the evidence a person reads."""
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    facts = PuzzleFacts(givens, 3, solution, np.full(81, np.nan), 6.0, 0.4,
+                        hardest_rung=hardest_rung(givens, solution))
+    doc = score_solve(facts, complete({}), *_log(cells, solution, np.zeros(len(cells))))
+    speed = doc.signal("speed")
+    assert "in no time at all" in speed.explanation
+    assert "inf" not in str(doc.to_json()).lower().replace("information", "")
