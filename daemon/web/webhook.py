@@ -59,9 +59,9 @@ async def handle_solve(request: web.Request) -> web.Response:
     ctx = request.app[CTX]
     received = time.monotonic()
     received_at = datetime.now(timezone.utc)
-    body = await request.read()  # 413 past server.max_body_bytes
     portal = "unknown"
     try:
+        body = await request.read()  # 413 past server.max_body_bytes: counted as invalid
         portal, webhook_id = await _verify(ctx, request.headers, body)
         check_json_type(request)
         event = parse_body(body)

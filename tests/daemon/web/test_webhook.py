@@ -186,6 +186,9 @@ async def test_body_over_the_limit_is_413(aiohttp_client, tmp_path):
     resp = await client.post(URL, data=raw, headers=headers)
     assert resp.status == 413 and "too large" in (await resp.json())["error"]
     assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+    # counted once, as every request is (before any portal is known)
+    text = await (await client.get("/metrics")).text()
+    assert 'fairgrid_webhook_requests_total{outcome="invalid",portal="unknown"} 1.0' in text
 
 
 async def test_full_write_queue_is_503_with_retry_after(aiohttp_client, tmp_path):
