@@ -35,6 +35,11 @@ def query_state(request: web.Request, states: Iterable[str]) -> str | None:
 
 def query_number(request: web.Request, name: str, convert, default, lo, hi):
     text = request.query.get(name)
+    if name in QUERY_ALIASES and text is not None \
+            and QUERY_ALIASES[name] in request.query:
+        # which of the two would count is no one's guess to make, as for a repeated one
+        raise ValidationError(name, f"is the new name of {QUERY_ALIASES[name]}: give one "
+                              f"of the two", 400)
     if text is None and name in QUERY_ALIASES:
         name = QUERY_ALIASES[name]
         text = request.query.get(name)

@@ -289,6 +289,9 @@ GIVENS = ("003020600900305001001806400008102900700000008006708200002609500800203
      "must be a number"),
     ("GET", "/v1/flags?min_anomaly=inf", {"Authorization": f"Bearer {ADMIN}"}, None, 400,
      "must be a number"),
+    # a parameter under its new name and its old: which would count is no one's guess
+    ("GET", "/v1/flags?min_score=0.5&min_anomaly=0.2", {"Authorization": f"Bearer {ADMIN}"},
+     None, 400, "give one of the two"),
     # names the console shows: no character that turns the text around them
     ("POST", "/v1/flags/1/review", {"Authorization": f"Bearer {ADMIN}"},
      json.dumps({"state": "cleared", "actor": "bob\u202egnp.exe"}).encode(), 422,
