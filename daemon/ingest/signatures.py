@@ -49,6 +49,12 @@ class Verifier:
     def verify(self, headers: Mapping[str, str], body: bytes, now: float) -> tuple[str, str]:
         """The (portal, webhook-id) that signed ``body``; SignatureError, or
         ValidationError (400) for a malformed webhook-id."""
+        getall = getattr(headers, "getall", None)   # a request's headers may repeat
+        for name in ("webhook-id", "webhook-timestamp", "webhook-signature"):
+            if getall is not None and len(getall(name, ())) > 1:
+                # which one would count is no one's guess to make (several signatures
+                # go in one header, space-separated)
+                raise SignatureError("bad_header", f"{name} header given more than once")
         msg_id = headers.get("webhook-id")
         timestamp = headers.get("webhook-timestamp")
         signature = headers.get("webhook-signature")

@@ -467,3 +467,21 @@ async def test_a_malformed_client_block_is_a_422_naming_the_field_and_stores_not
     assert (await post(client, solve_body(client=good)))[0] == 202
     [(raw,)] = rows(client, "SELECT raw FROM submissions")
     assert json.loads(raw)["client"] == good
+
+
+async def test_a_signature_header_given_twice_is_refused(client):
+    """Two webhook-id (or timestamp, or signature) headers: which would count is no
+    one's guess to make, so neither does; one header with several signatures is fine."""
+    from multidict import CIMultiDict
+
+    raw, headers = signed(solve_body("s-twice"), msg_id="twice")
+    for name, other in (("webhook-id", "other"), ("webhook-timestamp", "1"),
+                        ("webhook-signature", "v1,AAAA")):
+        twice = CIMultiDict(headers)
+        twice.add(name, other)
+        resp = await client.post(URL, data=raw, headers=twice)
+        assert resp.status == 401 and f"{name} header given more than once" in \
+            (await resp.json())["error"]
+    one = CIMultiDict(headers)
+    one["webhook-signature"] = "v1,AAAA " + headers["webhook-signature"]
+    assert (await client.post(URL, data=raw, headers=one)).status == 202
