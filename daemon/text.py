@@ -76,10 +76,11 @@ FILE_STEM_BYTES = 150
 
 def file_stem(text: str) -> str:
     """``text`` (a tournament id, say) as the start of a file name: letters and digits
-    of any script, '-' and '_' kept, anything else '_'; past :data:`FILE_STEM_BYTES`, cut
-    short and told apart by a digest of the whole."""
+    of any script, '-' and '_' kept, anything else '_' and the name then ended by a
+    digest of the whole (so that "a/b" and "a b" do not write the same files); past
+    :data:`FILE_STEM_BYTES`, cut short and ended by that digest."""
     name = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in text)
-    if len(name.encode()) <= FILE_STEM_BYTES:
+    if name == text and len(name.encode()) <= FILE_STEM_BYTES:
         return name
     digest = hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()[:12]
     return f"{name.encode()[:FILE_STEM_BYTES - 13].decode('utf-8', 'ignore')}-{digest}"

@@ -136,6 +136,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from fairgrid.daemon.store.repository import lifecycle
 
+    if not args.tournament:
+        raise CliError("--tournament must name a tournament (it is empty)")
     out = folder(args.out)
     client, settings = connect(args, admin=True)
     name = file_stem(args.tournament)
