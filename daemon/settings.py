@@ -97,7 +97,10 @@ SETTINGS: tuple[Setting, ...] = (
             "Processes for analysis, scoring and the nightly fit; 0 means one per core."),
     Setting("analysis.queue_size", int, 1000,
             "Puzzles waiting for analysis, per lane (up to 9x9; 16x16 and up); past this, "
-            "registrations get 503."),
+            "POST /v1/puzzles gets 503. A webhook's solve is stored all the same: its new "
+            "puzzle is queued at once while the lane is less than half full, and otherwise "
+            "by the sweep (every 30 s), which takes the portals whose webhooks registered "
+            "puzzles in turn."),
     Setting("analysis.order_runs", int, 100, "SA runs per fill-order prediction (thesis: 100)."),
     Setting("analysis.order_budget_s", float, 60.0,
             "Time budget of one fill-order prediction on the reference machine "

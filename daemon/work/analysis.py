@@ -182,10 +182,15 @@ class PuzzleAnalysis:
         """Whether the lane of a puzzle of ``ncells`` cells can queue one more."""
         return not self._queues[lane_of(ncells)].full()
 
-    def schedule(self, puzzle_id: str, ncells: int) -> None:
-        """Queue a pending puzzle of ``ncells`` cells for analysis."""
+    def schedule(self, puzzle_id: str, ncells: int, up_to: float = 1.0) -> None:
+        """Queue a pending puzzle of ``ncells`` cells for analysis while its lane holds
+        less than ``up_to`` of ``analysis.queue_size``; past that (or when the lane is
+        full) the sweep queues it later, taking the portals whose webhooks registered
+        puzzles in turn (``sql.pending_ids``)."""
         self._queued_at.setdefault(puzzle_id, time.monotonic())
-        self._queues[lane_of(ncells)].schedule(puzzle_id)
+        queue = self._queues[lane_of(ncells)]
+        if queue.waiting() < up_to * self._settings.analysis_queue_size:
+            queue.schedule(puzzle_id)
 
     async def _worker(self, lane: Lane) -> None:
         queue = self._queues[lane]

@@ -6,6 +6,7 @@ import asyncio
 
 from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
+from fairgrid.daemon.work.analysis import lane_of
 
 from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SIXTEEN
 from ..helpers import (ADMIN, ORGANISER, bearer, make_settings, query, sign_in_as_admin, signed,
@@ -247,3 +248,69 @@ async def test_a_pool_process_dying_under_an_analysis_is_not_held_against_the_pu
     for pid in ("once", "thrice"):
         assert (await wait_ready(client, pid))["status"] == "ready", pid
     assert not any(deaths.values())
+
+
+def test_the_sweep_takes_each_portals_puzzles_in_turn(tmp_path):
+    """One portal's flood of new puzzles waits its turn: the sweep that refills the
+    analysis queue takes the portals that registered puzzles in turn, each one's oldest
+    first, so another portal's one new puzzle comes in the first round."""
+    from datetime import datetime, timedelta, timezone
+
+    from fairgrid.daemon.store import connect
+    from fairgrid.daemon.store.repository.puzzles import pending_ids
+
+    con = connect(str(tmp_path / "a.duckdb"))
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+    rows = [(f"flood-{k}", "flood", start + timedelta(seconds=k)) for k in range(50)]
+    rows += [("late", "other", start + timedelta(hours=1)),
+             ("shared", None, start + timedelta(hours=2))]
+    for pid, owner, at in rows:
+        con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                    "registered_at, owner) VALUES (?, ?, 3, ?, 'pending', ?, ?)",
+                    [pid, EASY, EASY_SOLUTION, at, owner])
+    assert pending_ids(con, 3, False, 256) == ["flood-0", "late", "shared"]
+    assert pending_ids(con, 5, False, 256)[3:] == ["flood-1", "flood-2"]
+    assert pending_ids(con, 5, True, 256) == []
+
+
+async def test_a_webhooks_new_puzzles_fill_half_the_lane_and_the_sweep_the_rest(tmp_path):
+    """A webhook's new puzzle is queued at once while its lane is less than half full;
+    one held back is queued by the sweep, the portals in turn. Registrations through the
+    API fill the whole lane, and find it full (503) only then."""
+    from datetime import datetime, timedelta, timezone
+
+    from prometheus_client import CollectorRegistry
+
+    from fairgrid.daemon.metrics import Metrics
+    from fairgrid.daemon.store import Store
+    from fairgrid.daemon.web.webhook import WEBHOOK_LANE_SHARE
+    from fairgrid.daemon.work.analysis import PuzzleAnalysis
+
+    store = Store(str(tmp_path / "a.duckdb"))
+    try:
+        start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+        rows = [(f"flood-{k}", "flood", start + timedelta(seconds=k)) for k in range(5)]
+        rows.append(("late", "other", start + timedelta(hours=1)))
+
+        def insert(con):
+            for pid, owner, at in rows:
+                con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                            "registered_at, owner) VALUES (?, ?, 3, ?, 'pending', ?, ?)",
+                            [pid, EASY, EASY_SOLUTION, at, owner])
+        store.write(insert).result(30)
+        analysis = PuzzleAnalysis(store, make_settings(tmp_path, analysis_queue_size=4),
+                                  Metrics(CollectorRegistry()), None)
+        lane = analysis._queues[lane_of(81)]
+        for pid, _, _ in rows:
+            analysis.schedule(pid, 81, WEBHOOK_LANE_SHARE)
+        assert lane.take([], 10) == ["flood-0", "flood-1"]   # half the lane, at once
+        lane.done("flood-0", "flood-1")
+        for pid in await analysis._pending(lane_of(81)):      # the sweep: in turn
+            lane.schedule(pid)
+        assert lane.take([], 10) == ["flood-0", "late", "flood-1", "flood-2"]
+        for pid in ("a", "b", "c", "d"):                     # the API's: the whole lane
+            assert analysis.has_room(81)
+            analysis.schedule(pid, 81)
+        assert not analysis.has_room(81)
+    finally:
+        store.close()
