@@ -938,7 +938,7 @@ def _rests_on(n: int, null: PlayerNull, alpha: float, kinds: float,
     if ratio_kinds is not None:
         by_ratio = math.floor(math.log(ratio_kinds / alpha) / STRONG_LLR) + 1
         need = by_ratio if need is None else min(need, by_ratio)
-    since = (f" since a person cleared the player on the {reviewed} before them"
+    since = (f", leaving out the {reviewed} a person cleared the player on"
              if reviewed else "")
     base = f"Rests on {n} scored solve{'s' if n != 1 else ''}{since} ({null.source})"
     if need is not None and n < need:

@@ -284,17 +284,18 @@ def nightly_stage(db: NightlyDB, alpha: float) -> dict:
         flagged += judge_players(db, players[start:start + NIGHTLY_CHUNK], alpha,
                                  again=again)
     for _ in range(AGAIN_TRIES):
-        if not again:
-            break
-        players_again, again = again, []
-        flagged += judge_players(db, players_again, alpha, again=again)
+        players_again, again = sorted(set(again)), []
+        for start in range(0, len(players_again), NIGHTLY_CHUNK):
+            flagged += judge_players(db, players_again[start:start + NIGHTLY_CHUNK], alpha,
+                                     again=again)
     return {"player_nulls": used, "players_judged": len(players),
             "players_flagged": len(flagged)}
 
 
 # times a judgement is made again at once for players whose row changed between its read
-# and its write (a decision, or another judgement); beyond, they are marked as after a
-# scoring batch
+# and its write (a decision, or another judgement). A row that keeps changing is being
+# judged or decided on elsewhere: the daemon marks the player as after a scoring batch,
+# and the nightly stage leaves them to whatever changes it
 AGAIN_TRIES = 3
 # after a chunk could not be judged, its players are marked again and judging waits this
 # long: a failing database is not hammered

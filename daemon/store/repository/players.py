@@ -236,9 +236,10 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     becomes the one that flagged it if that verdict flags). With ``judged_at``, the
     verdict the decision was made on: Conflict when it has been judged again since; with
     ``seen``, the state the reviewer read: Conflict when another decision changed it. The
-    state a player already has changes nothing, as a flag's (clearing again on solves the
-    reviewer had not cleared does: they are remembered too). The player's whole history,
-    or None when the player has no verdict."""
+    state a player already has changes nothing, as a flag's, unless it changes which
+    solves are set aside (clearing again remembers solves the reviewer had not cleared;
+    reopening or confirming a case raised after a clearing brings the cleared solves
+    back). The player's whole history, or None when the player has no verdict."""
     row = con.execute("SELECT flagged, judged_at, judged_solves, state, verdict, p_value, "
                       "reviewed_solves FROM player_verdicts WHERE portal = ? AND "
                       "player_id = ?", [portal, player]).fetchone()
@@ -257,12 +258,12 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
               if last and last[-1][3] and last[-1][1] == was else "")
         raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
     reviewed = json.loads(judged) if judged else scored_solves(con, portal, player, at)
-    if target == was and (state != "cleared" or json.loads(reviewed_before or "null")
-                          == reviewed):
+    keep = reviewed if state == "cleared" else None
+    if target == was and json.loads(reviewed_before or "null") == keep:
         return history(con, portal, player)   # the same decision again changes nothing
     con.execute("UPDATE player_verdicts SET state = ?, reviewed_solves = ? WHERE "
                 "portal = ? AND player_id = ?",
-                [target, json.dumps(reviewed) if state == "cleared" else None, portal, player])
+                [target, None if keep is None else json.dumps(keep), portal, player])
     if state == "open" and was != "flagged" and flagged:
         con.execute("UPDATE player_verdicts SET flagged_at = ?, flagging_verdict = ?, "
                     "flagging_p = ? WHERE portal = ? AND player_id = ?",

@@ -228,7 +228,7 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     await _scored(client, ["c-9"])
     doc = await _judged(client, "selective", 2)
     assert doc["verdict"]["state"] == "cleared"
-    assert "since a person cleared the player on the 8 before them" in \
+    assert "leaving out the 8 a person cleared the player on" in \
         doc["verdict"]["rests_on"]
     for k in (10, 11, 12):
         await _post(client, f"c-{k}", "selective", ROW_COPY, k)

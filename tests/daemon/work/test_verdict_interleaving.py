@@ -89,7 +89,7 @@ def test_a_judgement_that_gave_way_is_made_again_and_a_new_case_rests_on_new_sol
     assert seen == {f"cheat-{k}" for k in range(9)}
     case = json.loads(row["flagging_verdict"])
     assert not seen & {s for f in case["findings"] for s in f["solves"]}
-    assert "since a person cleared the player on the 9 before them" in case["rests_on"]
+    assert "leaving out the 9 a person cleared the player on" in case["rests_on"]
     events = con.execute("SELECT payload FROM outbox WHERE type = 'player.flagged' "
                          "ORDER BY created_at").fetchall()
     assert len(events) == 2
@@ -181,6 +181,18 @@ def test_the_same_decision_again_changes_nothing(tmp_path):
                    now + timedelta(seconds=7))
     assert len(db.read(sql.history, "demo", "p")) == 5
     assert "p-9" in json.loads(db.read(sql.verdict, "demo", "p")["reviewed_solves"])
+    # new solves flag the cleared player again; reopening that case brings the cleared
+    # solves back into the verdict (its next judgement counts them all)
+    _add(con, "p", _season("p", 6, start=10, every=2), first_day=10)
+    verdicts.judge_players(db, [("demo", "p")], 1e-3)
+    assert db.read(sql.verdict, "demo", "p")["state"] == "flagged"
+    assert db.read(sql.verdict, "demo", "p")["solves"] == 6
+    in_transaction(con, sql.review, "demo", "p", "open", None, "alice",
+                   now + timedelta(minutes=1))
+    assert db.read(sql.verdict, "demo", "p")["reviewed_solves"] is None
+    assert len(db.read(sql.history, "demo", "p")) == 7
+    verdicts.judge_players(db, [("demo", "p")], 1e-3)
+    assert db.read(sql.verdict, "demo", "p")["solves"] == 16
 
 
 def test_erasing_a_player_leaves_the_events_of_a_solve_named_like_them(tmp_path):
@@ -214,11 +226,14 @@ def test_a_flag_decision_that_changes_nothing_says_so(tmp_path):
     con.execute("INSERT INTO flags (id, portal, submission_id, created_at, state, reasons) "
                 "VALUES (1, 'demo', 'p-0', ?, 'open', '[]'), "
                 "(2, 'demo', 'p-1', ?, 'cleared', '[]')", [START, START])
-    now = datetime.now(timezone.utc)
+    now, changed = datetime.now(timezone.utc), []
     assert in_transaction(con, organiser.review_many, {1: None, 2: None}, "cleared", None,
-                          "alice", now) == (None, [1])
-    later = now + timedelta(seconds=1)
-    history = in_transaction(con, organiser.review, 2, "cleared", None, "alice", later)
-    assert not organiser.decided_now(history, later)
-    history = in_transaction(con, organiser.review, 2, "open", None, "alice", later)
-    assert organiser.decided_now(history, later)
+                          "alice", now, None, changed) is None
+    assert changed == [1]
+    later, changed = now + timedelta(seconds=1), []
+    in_transaction(con, organiser.review, 2, "cleared", None, "alice", later, None, None,
+                   changed)
+    assert changed == []
+    in_transaction(con, organiser.review, 2, "open", None, "alice", later, None, None,
+                   changed)
+    assert changed == [2]
