@@ -15,7 +15,8 @@ from fairgrid.daemon.app import create_app
 
 from ...fixtures import EASY, EASY_SOLUTION
 from ..helpers import (ADMIN, INSERT_SCORE, ORGANISER, OTHER_SECRET, SECRET_B, URL, bearer,
-                       make_settings, query, signed, solve_body, solve_moves, store, until)
+                       make_settings, query, signed, signed_bytes, solve_body, solve_moves, store,
+                       until)
 
 
 def rows(client, sql, params=None):
@@ -485,3 +486,19 @@ async def test_a_signature_header_given_twice_is_refused(client):
     one = CIMultiDict(headers)
     one["webhook-signature"] = "v1,AAAA " + headers["webhook-signature"]
     assert (await client.post(URL, data=raw, headers=one)).status == 202
+
+
+async def test_a_gzipped_body_signed_before_compression_is_taken(client):
+    """A portal that compresses its bodies signs the JSON before compressing it, as
+    docs/portals.md says: that is the body fairgrid reads and checks."""
+    import gzip
+
+    raw, headers = signed(solve_body("s-gz"), msg_id="gz")
+    resp = await client.post(URL, data=gzip.compress(raw),
+                             headers={**headers, "Content-Encoding": "gzip"})
+    assert resp.status == 202, await resp.text()
+    # signed over the compressed bytes instead, it is no signature of the body
+    packed = gzip.compress(json.dumps(solve_body("s-gz2")).encode())
+    resp = await client.post(URL, data=packed, headers={
+        **signed_bytes(packed, msg_id="gz2"), "Content-Encoding": "gzip"})
+    assert resp.status == 401
