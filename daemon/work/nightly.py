@@ -187,6 +187,7 @@ class Priors:
     prior: np.ndarray               # expected log seconds
     prior_sd: np.ndarray            # how sure that is (log seconds)
     completed: list[tuple[str, str]]  # (model JSON, id), as sql.save_puzzle_metrics takes
+    readable: np.ndarray            # per puzzle: its stored analysis gave a finite prior
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,6 +218,14 @@ def _load(db: NightlyDB) -> Loaded:
     priors = _priors(cal, puzzles)
     if priors.completed:
         db.write(sql.save_puzzle_metrics, priors.completed)
+    if not priors.readable.all():   # left out, with their solves: the others are fitted
+        keep = priors.readable
+        on = keep[np.asarray(solves["j"], dtype=np.int64)]
+        solves = {k: np.asarray(v)[on] for k, v in solves.items()}
+        solves["j"] = (np.cumsum(keep) - 1)[solves["j"]]
+        puzzles = [p for p, k in zip(puzzles, keep) if k]
+        priors = Priors([m for m, k in zip(priors.metrics, keep) if k], priors.prior[keep],
+                        priors.prior_sd[keep], priors.completed, keep[keep])
     return Loaded(
         calibration=cal, shipped=shipped, ids=[p.id for p in puzzles],
         types=np.array([p.puzzle_type for p in puzzles], dtype=object),
@@ -232,24 +241,42 @@ def _priors(cal: Calibration, puzzles: list[sql.RatedPuzzle]) -> Priors:
     """The metrics and prior of each of ``puzzles``: a Sudoku puzzle's from ``cal``, on
     its metrics completed with those ``cal`` reads and it lacks (a puzzle analysed
     before the calibration read a metric gets it rated now, and kept, so that it is
-    rated once); other types keep the prior their analysis stored."""
-    metrics, completed, prior, prior_sd = [], [], [], []
+    rated once); other types keep the prior their analysis stored. A puzzle whose stored
+    analysis cannot be read, or gives no finite prior, is logged and marked unreadable
+    (the fit leaves it out: one damaged row must not stop every portal's ratings)."""
+    metrics, completed, prior, prior_sd, readable = [], [], [], [], []
     for p in puzzles:
-        doc = json.loads(p.model)
-        have = doc["metrics"]
-        if not type_model(p.puzzle_type).calibrated:
-            metrics.append(have)
-            prior.append(doc["expected_log_s"])
-            prior_sd.append(doc["sd_log"])
+        try:
+            doc = json.loads(p.model)
+            have = doc["metrics"]
+            if not type_model(p.puzzle_type).calibrated:
+                got = have, float(doc["expected_log_s"]), float(doc["sd_log"]), None
+            else:
+                full = complete_metrics(p.givens, have, cal.metrics_needed)
+                got = (full, float(cal.expected_log_time(full)), float(cal.residual_sd),
+                       (json.dumps({**doc, "metrics": full}), p.id)
+                       if len(full) != len(have) else None)
+            if not (np.isfinite(got[1]) and np.isfinite(got[2]) and got[2] > 0):
+                raise ValueError(f"its prior is {got[1]!r} (sd {got[2]!r})")
+            odd = [k for k, v in got[0].items() if not np.isfinite(float(v))]
+            if odd:     # the recalibration fits on them: one NaN spoils every puzzle's fit
+                raise ValueError(f"metrics {', '.join(map(str, odd))} are no numbers")
+        except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError) as exc:
+            log.warning("puzzle %s: its stored analysis cannot be read (%s: %s); the fit "
+                        "leaves it and its solves out", p.id, type(exc).__name__, exc)
+            metrics.append({})
+            prior.append(np.nan)
+            prior_sd.append(np.nan)
+            readable.append(False)
             continue
-        full = complete_metrics(p.givens, have, cal.metrics_needed)
-        metrics.append(full)
-        prior.append(cal.expected_log_time(full))
-        prior_sd.append(cal.residual_sd)
-        if len(full) != len(have):
-            completed.append((json.dumps({**doc, "metrics": full}), p.id))
+        metrics.append(got[0])
+        prior.append(got[1])
+        prior_sd.append(got[2])
+        readable.append(True)
+        if got[3] is not None:
+            completed.append(got[3])
     return Priors(metrics, np.array(prior, dtype=float), np.array(prior_sd, dtype=float),
-                  completed)
+                  completed, np.array(readable, dtype=bool))
 
 
 # ----------------------------------------------------------------------------------- fit
@@ -580,7 +607,9 @@ def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
     if not len(moves["sub_key"]):
         return
     facts, centre = {}, {}
-    for p in db.read(sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist()))):
+    # only the puzzles fitted tonight (a puzzle whose stored analysis cannot be read is not)
+    for p in db.read(sql.puzzle_texts, sorted(set(moves["puzzle_id"].tolist())
+                                             & set(level_of))):
         if p.fill_rank_median is not None:
             centre[p.id] = order_centre_of(json.loads(p.ratings or "{}"))
             cells, shape = grid_facts(p.puzzle_type, p.givens)

@@ -491,3 +491,23 @@ def test_a_type_fitted_on_too_few_solves_or_players_stays_on_its_prior(tmp_path)
     again = run_nightly(direct_db(con), make_settings(tmp_path, nightly_min_solves=10_000))
     assert json.loads(con.execute("SELECT by_type FROM rating_runs WHERE run_id = ?",
                                   [again["run_id"]]).fetchone()[0]) == {}
+
+
+def test_a_puzzle_whose_stored_analysis_is_damaged_is_left_out_of_the_fit(tmp_path, caplog):
+    """One puzzle's stored analysis that is not JSON, lacks its metrics, or gives a prior
+    that is no number is logged and left out with its solves; the run succeeds and every
+    other puzzle is rated (one damaged row must not stop every portal's ratings)."""
+    con, truth = build(tmp_path / "n.duckdb", puzzles=12, players=30)
+    bad = {"p01": '{"metrics": {"serate": 1', "p02": '{"expected_log_s": 3}',
+           "p03": json.dumps({"metrics": {**METRICS, "serate": float("nan")},
+                              "expected_log_s": 5.0, "sd_log": 0.2})}
+    for pid, text in bad.items():
+        con.execute("UPDATE puzzles SET ratings = ? WHERE id = ?", [text, pid])
+    summary = run_nightly(direct_db(con), make_settings(tmp_path))
+    left_out = con.execute("SELECT count(*) FROM submissions WHERE list_contains(?, "
+                           "puzzle_id)", [list(bad)]).fetchone()[0]
+    assert summary["solves"] == truth["n"] - left_out
+    rated = {r[0] for r in con.execute("SELECT puzzle_id FROM puzzle_ratings").fetchall()}
+    assert rated == {f"p{j:02d}" for j in range(12)} - set(bad)
+    for pid in bad:
+        assert f"puzzle {pid}: its stored analysis cannot be read" in caplog.text
