@@ -254,6 +254,8 @@ INT_RANGES = {"server.port": (0, 65535),  # 0: a free port the system picks
               "server.max_body_bytes": (1, MAX_INT), "storage.write_queue_size": (1, MAX_INT),
               "storage.max_batch": (1, MAX_INT), "storage.memory_limit_mb": (1, MAX_INT),
               "analysis.queue_size": (1, MAX_INT), "analysis.order_runs": (1, MAX_INT),
+              # a puzzle nobody solved has no time to recalibrate on (its correlations NaN)
+              "nightly.min_solves": (1, MAX_INT),
               # durations a clock is moved by: past a century (or a year, a month)
               # Python's dates overflow, or nothing would ever happen
               "storage.dedupe_days": (0, 36_500), "storage.moves_retention_days": (0, 36_500),

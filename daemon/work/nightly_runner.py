@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import time
 from datetime import datetime, timezone
 
@@ -160,9 +161,14 @@ class NightlyRunner:
                                progress=self._progress, run_id=run_id, tasks=tasks)
 
     def _set_correlations(self, corr: dict) -> None:
+        """The last run's correlations, and only those: a run that measured none (too
+        few solves a puzzle) leaves no gauge of an earlier one standing."""
+        gauge = self._metrics.metric_correlation
+        gauge.clear()
         for metric, values in corr.items():
             for coefficient, value in values.items():
-                self._metrics.metric_correlation.labels(metric, coefficient).set(value)
+                if value is not None and math.isfinite(value):
+                    gauge.labels(metric, coefficient).set(value)
 
     def _publish_correlations(self) -> None:
         text = self._store.read(sql.current_correlations)

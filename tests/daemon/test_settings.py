@@ -66,6 +66,7 @@ def test_toml_and_environment(tmp_path):
     ("[analysis]\norder_budget_s = 0\n", {}, "analysis.order_budget_s must be from 0.001"),
     ("[storage]\nwrite_queue_size = 0\n", {}, "storage.write_queue_size must be from 1"),
     ("[server]\nmax_body_bytes = 0\n", {}, "server.max_body_bytes must be from 1"),
+    ("[nightly]\nmin_solves = 0\n", {}, "nightly.min_solves must be from 1"),
     ("[storage]\ngroup_commit_ms = 1e308\n", {}, "storage.group_commit_ms must be from 0 to"),
     # ... or that overflowed a clock (timedelta) at the first delivery, sign-in or webhook
     ("[notify]\ngive_up_hours = 1e308\n", {}, "notify.give_up_hours must be from 0 to"),

@@ -98,10 +98,21 @@ def finish_run(con, run_id: str, status: str, finished: datetime, rows: dict) ->
 
 
 def abandon_running(con, job: str) -> datetime | None:
-    """Mark runs a killed process left ``running`` as abandoned; the job's last success."""
-    con.execute("UPDATE job_runs SET status = 'abandoned' WHERE status = 'running'")
+    """Mark the runs of ``job`` a killed process left ``running`` as abandoned, saying
+    whether the run's own ratings are in force (it was killed after its write stage
+    committed, which stored its rating run: the solves that stage marked are re-scored by
+    the daemon's sweep) or not; the job's last success."""
+    con.execute(
+        "UPDATE job_runs j SET status = 'abandoned', finished_at = r.finished_at, rows = "
+        "json_object('error', CASE WHEN r.run_id IS NULL THEN 'killed before its write "
+        "stage: the ratings before it stay in force' ELSE 'killed after its write stage: "
+        "its ratings are in force, and its solves are re-scored by the daemon''s sweep' "
+        "END, 'in_force', r.run_id IS NOT NULL) FROM (SELECT id, run_id, rr.finished_at "
+        "FROM job_runs LEFT JOIN rating_runs rr ON rr.run_id = job_runs.id WHERE "
+        "status = 'running' AND job = ?) r WHERE j.id = r.id", [job])
     return con.execute("SELECT max(finished_at) FROM job_runs WHERE job = ? AND "
-                       "status = 'success'", [job]).fetchone()[0]
+                       "(status = 'success' OR (status = 'abandoned' AND "
+                       "json_extract(rows, '$.in_force')::BOOLEAN))", [job]).fetchone()[0]
 
 
 def current_correlations(cur) -> str | None:

@@ -511,3 +511,44 @@ def test_a_puzzle_whose_stored_analysis_is_damaged_is_left_out_of_the_fit(tmp_pa
     assert rated == {f"p{j:02d}" for j in range(12)} - set(bad)
     for pid in bad:
         assert f"puzzle {pid}: its stored analysis cannot be read" in caplog.text
+
+
+def test_a_run_killed_after_its_write_stage_is_said_to_be_in_force(tmp_path):
+    """A process killed after a run's write stage committed leaves that run's ratings in
+    force: the next start marks it abandoned *and in force* (rows, finished_at), counts it
+    as the job's last refresh, and one killed before its write stage as not in force."""
+    from fairgrid.daemon.store.repository import nightly as sql
+
+    con, _ = build(tmp_path / "n.duckdb", puzzles=12, players=30)
+    done = run_nightly(direct_db(con), make_settings(tmp_path))
+    # as a kill right after the write stage leaves it, and one before that stage
+    con.execute("UPDATE job_runs SET status = 'running', finished_at = NULL, rows = NULL "
+                "WHERE id = ?", [done["run_id"]])
+    con.execute("INSERT INTO job_runs VALUES ('early', 'nightly', now(), NULL, 'running', "
+                "NULL)")
+    last = sql.abandon_running(con, "nightly")
+    rows = {r[0]: (r[1], r[2], json.loads(r[3])) for r in con.execute(
+        "SELECT id, status, finished_at, rows FROM job_runs").fetchall()}
+    status, finished, said = rows[done["run_id"]]
+    assert status == "abandoned" and said["in_force"] is True and finished is not None
+    assert "its ratings are in force" in said["error"] and last == finished
+    status, finished, said = rows["early"]
+    assert status == "abandoned" and said["in_force"] is False and finished is None
+
+
+def test_the_correlation_gauges_are_the_last_runs_only():
+    """A run that measured no correlations (too few solves a puzzle) leaves no gauge of
+    an earlier run standing, and a coefficient that is no number is not shown."""
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    from fairgrid.daemon.metrics import Metrics
+    from fairgrid.daemon.work.nightly_runner import NightlyRunner
+
+    registry = CollectorRegistry()
+    runner = NightlyRunner(None, None, Metrics(registry), None, None)
+    runner._set_correlations({"serate": {"pearson": 0.97, "spearman": float("nan")}})
+    text = generate_latest(registry).decode()
+    assert 'coefficient="pearson",metric="serate"} 0.97' in text
+    assert 'coefficient="spearman"' not in text
+    runner._set_correlations({})
+    assert "fairgrid_metric_human_correlation{" not in generate_latest(registry).decode()
