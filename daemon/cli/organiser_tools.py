@@ -242,6 +242,11 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 # ---------------------------------------------------------------------------- recompute
 
+# how long a recompute waits for a daemon that stopped answering mid-run (a restart by
+# systemd answers again well within it, with the run abandoned)
+RECOMPUTE_SILENCE_S = 60.0
+
+
 def cmd_recompute(args: argparse.Namespace) -> int:
     """Run the nightly job now: through the running daemon, or on the file directly."""
     from fairgrid.daemon.work.nightly import STAGES
@@ -264,9 +269,21 @@ def cmd_recompute(args: argparse.Namespace) -> int:
             if status != 202:
                 raise CliError(f"the daemon answered {status}: {doc.get('error')}")
             run_id, via = doc["run_id"], "the running daemon"
+            silent_since = None
             while True:
                 time.sleep(0.5)
-                status, doc = client.request("GET", f"/v1/nightly-runs/{run_id}") or (0, {})
+                answer = client.request("GET", f"/v1/nightly-runs/{run_id}")
+                if answer is None:      # gone: a restart marks the run abandoned
+                    silent_since = silent_since or time.monotonic()
+                    if time.monotonic() - silent_since > RECOMPUTE_SILENCE_S:
+                        raise CliError(f"the daemon stopped answering while run {run_id} "
+                                       f"ran; its next start marks the run abandoned")
+                    continue
+                silent_since = None
+                status, doc = answer
+                if status >= 400:
+                    raise CliError(f"the daemon answered {status} about run {run_id}: "
+                                   f"{doc.get('error')}")
                 if doc.get("stage") in STAGES:
                     for stage in STAGES[:STAGES.index(doc["stage"]) + 1]:
                         progress(stage)

@@ -158,3 +158,55 @@ def test_simulate_a_nurikabe_tournament_from_the_command_line(daemon):  # noqa: 
               "800203009005010300", "--type", "nurikabe", "--url", base, "--secret", SECRET_A)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("then", ["500", "gone"])
+def test_recompute_through_a_daemon_that_fails_or_goes_away_ends_in_one_line(
+        then, monkeypatch, capsys):
+    """A daemon that answers the run's start and then a 500, or nothing at all (it was
+    killed), ends the command in one line, rather than polling for ever."""
+    import asyncio
+    import threading
+
+    from aiohttp import web
+
+    from fairgrid.daemon.cli import main
+    from fairgrid.daemon.cli import organiser_tools
+    from fairgrid.daemon.testing import free_port
+
+    port, started, stop = free_port(), threading.Event(), threading.Event()
+
+    async def post(request):
+        if then == "gone":
+            stop.set()
+        return web.json_response({"run_id": "r1"}, status=202)
+
+    async def get(request):
+        return web.json_response({"error": "internal error"}, status=500)
+
+    def serve():
+        async def run():
+            app = web.Application()
+            app.router.add_post("/v1/nightly-runs", post)
+            app.router.add_get("/v1/nightly-runs/r1", get)
+            runner = web.AppRunner(app)
+            await runner.setup()
+            await web.TCPSite(runner, "127.0.0.1", port).start()
+            started.set()
+            while not stop.is_set():
+                await asyncio.sleep(0.05)
+            await runner.cleanup()
+        asyncio.run(run())
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    assert started.wait(30)
+    monkeypatch.setattr(organiser_tools, "RECOMPUTE_SILENCE_S", 1.0)
+    try:
+        code = main(["recompute", "--url", f"http://127.0.0.1:{port}", "--token", "t"])
+    finally:
+        stop.set()
+        thread.join(30)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert ("answered 500 about run r1" if then == "500" else "stopped answering") in err
