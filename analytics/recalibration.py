@@ -5,7 +5,7 @@ from real solves."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -63,11 +63,18 @@ def recalibrate(cal: Calibration, metrics: Sequence[Mapping[str, float]],
     if enough.size < RECALIBRATION_MIN:
         return Recalibration(cal, False, 0, {})
     rows = [metrics[k] for k in enough]
+    base = prior if prior is not None and prior.features == cal.features else cal
     new_cal = fit(cal.features, rows, np.exp(difficulty[enough]),
                   source=f"{source}: {enough.size} puzzles",
-                  prior=(prior.coef if prior is not None and prior.features == cal.features
-                         else cal.coef),
-                  prior_weight=PRIOR_PUZZLES)
+                  prior=base.coef, prior_weight=PRIOR_PUZZLES)
+    # the levels keep their meaning (a fifth of the dailies the shipped calibration was
+    # fitted on): its cut points moved to the refit's scale by how far the refit's
+    # predictions of these puzzles sit from the base's. Cut points from this bank's own
+    # quintiles would make whatever it holds spread over every level
+    shift = float(np.mean([new_cal.expected_log_time(r) - base.expected_log_time(r)
+                           for r in rows]))
+    new_cal = replace(new_cal, level_bounds_s=tuple(
+        float(b * np.exp(shift)) for b in base.level_bounds_s))
     names = sorted(set().union(*(r.keys() for r in rows)))
     corr = correlations({n: np.array([r.get(n, np.nan) for r in rows]) for n in names},
                         medians[enough])

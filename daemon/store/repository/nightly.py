@@ -20,12 +20,14 @@ from . import needs_moves, outbox
 # page stayed open, not solving, and a few such would move every shared puzzle's rating
 MAX_FIT_DURATION_MS = 24 * 3600 * 1000
 
-# the solves the ratings learn from: complete, timed (up to a day), of analysed puzzles,
-# without an open or confirmed flag
+# the solves the ratings learn from: complete, timed (up to a day), scored (one scoring
+# has not judged yet could be a copy no flag keeps out), of analysed puzzles, without an
+# open or confirmed flag
 ELIGIBLE = f"""
     SELECT s.sub_key, s.puzzle_id, s.portal, s.player_id, s.duration_ms, p.puzzle_type
     FROM submissions s JOIN puzzles p ON p.id = s.puzzle_id
     WHERE s.complete AND s.duration_ms > 0 AND s.duration_ms <= {MAX_FIT_DURATION_MS}
+      AND s.status IN ('scored', 'rescore')
       AND p.status = 'ready' AND p.ratings IS NOT NULL
       AND NOT EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal
                       AND f.submission_id = s.submission_id

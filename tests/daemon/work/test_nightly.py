@@ -161,7 +161,7 @@ def test_a_level_learns_its_order_null_as_an_offset_from_each_puzzles_own(tmp_pa
     assert offsets[0] == pytest.approx([x + 0.3 for x in offsets[1]])
 
 
-def test_flagged_solves_are_left_out(tmp_path):
+def test_flagged_and_unscored_solves_are_left_out(tmp_path):
     con, truth = build(tmp_path / "n.duckdb", puzzles=12, players=30)
     # a flagged 1-second solve by u000 must not make u000 look fast
     con.execute(f"INSERT INTO submissions {COLUMNS} SELECT 99999, portal, 'cheat', 'wc', "
@@ -169,12 +169,17 @@ def test_flagged_solves_are_left_out(tmp_path):
                 "n_moves, 1000, true, 'scored', '{}' FROM submissions LIMIT 1")
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "VALUES ('demo', 'cheat', now(), 'open', '[]')")
+    # nor a 1-second solve scoring has not judged yet (no flag can keep it out)
+    con.execute(f"INSERT INTO submissions {COLUMNS} SELECT 99998, portal, 'unscored', "
+                "'wu', tournament_id, 'u000', puzzle_id, started_at, received_at, "
+                "committed_at, n_moves, 1000, true, 'pending', '{}' FROM submissions LIMIT 1")
     settings = make_settings(tmp_path)
     summary = run_nightly(direct_db(con), settings)
     assert summary["solves"] == truth["n"]
     solves = con.execute("SELECT solves FROM player_ratings WHERE player_id = 'u000'").fetchone()
     assert solves[0] == con.execute("SELECT count(*) FROM submissions WHERE player_id = 'u000' "
-                                    "AND submission_id <> 'cheat'").fetchone()[0]
+                                    "AND submission_id NOT IN ('cheat', 'unscored')"
+                                    ).fetchone()[0]
 
 
 def test_a_run_killed_mid_way_leaves_the_old_ratings_and_the_next_run_completes(tmp_path):
@@ -552,3 +557,25 @@ def test_the_correlation_gauges_are_the_last_runs_only():
     assert 'coefficient="spearman"' not in text
     runner._set_correlations({})
     assert "fairgrid_metric_human_correlation{" not in generate_latest(registry).decode()
+
+
+def test_levels_keep_their_meaning_night_after_night(tmp_path):
+    """A level is a fifth of the dailies the shipped calibration was fitted on: a refit
+    moves the shipped cut points to its own scale, so a bank of puzzles alike in every
+    metric keeps its levels however many nights refit the calibration on it (cut points
+    from its own predictions' quintiles spread it over every level)."""
+    con, _ = build(tmp_path / "n.duckdb", puzzles=24, players=60)
+    shipped = np.array(load_default().level_bounds_s)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    seen = []
+    for _ in range(3):
+        run = run_nightly(direct_db(con), settings)
+        bounds = np.array(json.loads(con.execute(
+            "SELECT calibration FROM rating_runs WHERE run_id = ?",
+            [run["run_id"]]).fetchone()[0])["level_bounds_s"])
+        ratio = bounds / shipped
+        assert ratio == pytest.approx(np.full(4, ratio[0]))
+        seen.append(dict(con.execute("SELECT puzzle_id, level FROM puzzle_ratings WHERE "
+                                     "run_id = ?", [run["run_id"]]).fetchall()))
+    assert seen[0] == seen[1] == seen[2]
+    assert len(set(seen[0].values())) <= 2, seen[0]
