@@ -40,6 +40,9 @@ from ..store.repository import scores as sql
 from .queue import WorkQueue
 
 log = logging.getLogger("fairgrid.scoring")
+# what a stored puzzle analysis or rating run that cannot be read raises on the way to its
+# scoring inputs (a damaged JSON document, a missing key, a number that is none)
+DAMAGED = (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError)
 BATCH = 128          # submissions scored (and written) together: a write of 128 holds the
                      # single writer ~15 ms; 256 held it ~30-50 ms, a stall every ingest
                      # commit behind it waited out
@@ -376,11 +379,21 @@ class Scorer:
         rows = await asyncio.to_thread(self._store.read, sql.submissions_to_score, sub_keys)
         # each puzzle's inputs are read and prepared once per rating run, then cached
         missing = {(r["puzzle_id"], r["run_id"]) for r in rows} - self._inputs.keys()
-        invalid = False
+        invalid, broken = False, {}
         for puzzle_id, run_id in sorted(missing, key=str):
-            invalid |= await self._load_inputs(puzzle_id, run_id) == "invalid"
+            try:
+                invalid |= await self._load_inputs(puzzle_id, run_id) == "invalid"
+            except DAMAGED as exc:  # its solves fail alone, not the batch they are in
+                broken[(puzzle_id, run_id)] = (
+                    f"the stored analysis of puzzle {puzzle_id!r} (or its rating run) "
+                    f"cannot be read: {type(exc).__name__}: {exc}")
+                log.error("puzzle %s: %s", puzzle_id, broken[(puzzle_id, run_id)])
         if invalid:  # a solve sent after its puzzle failed analysis ends now, not at a sweep
             await self.puzzle_invalid()
+        if broken:
+            await self._mark_unscorable(
+                [(row, broken[key]) for row in rows
+                 if (key := (row["puzzle_id"], row["run_id"])) in broken])
         ready = [(row, self._inputs[(row["puzzle_id"], row["run_id"])]) for row in rows
                  if self._inputs.get((row["puzzle_id"], row["run_id"])) is not None]
         if not ready:

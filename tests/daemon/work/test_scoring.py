@@ -402,3 +402,34 @@ async def test_a_repeat_mark_made_while_a_solve_is_scored_leaves_it_rescore(clie
     app.scorer.schedule(key)   # as the sweep would, sooner: a score that read the mark
     assert (await wait_scored(client, "solve", timeout=120))["status"] == "scored"
     assert after[-1] == "scored"
+
+
+async def test_a_puzzle_whose_stored_analysis_is_damaged_fails_only_its_own_solves(client):
+    """One puzzle's stored analysis that no longer reads (a damaged ratings document)
+    ends its own solves ``unscorable``, naming it; the other puzzles' solves in the same
+    batch are scored, and nothing is retried for ever."""
+    solves = [("demo", "a-1", SECRET_A), ("other", "b-1", OTHER_SECRET)]
+    for portal, sid, secret in solves:
+        raw, headers = signed(solve_body(submission_id=sid, portal=portal), secret=secret,
+                              msg_id=sid)
+        assert (await client.post("/v1/webhooks/solves", data=raw,
+                                  headers=headers)).status == 202
+    for portal, sid, _ in solves:
+        assert (await _status(client, portal, sid, until=("scored",)))["status"] == "scored"
+    ctx = client.app[CTX_KEY()]
+
+    def damage(con):
+        damaged, kept = [r[0] for r in con.execute(
+            "SELECT puzzle_id FROM submissions ORDER BY portal").fetchall()]
+        assert damaged != kept      # each portal's own puzzle
+        con.execute("UPDATE puzzles SET ratings = '{\"metrics\": {' WHERE id = ?", [damaged])
+        con.execute("UPDATE submissions SET status = 'rescore'")
+        return [k for (k,) in con.execute("SELECT sub_key FROM submissions").fetchall()]
+    keys = await asyncio.wrap_future(ctx.store.writer.call(damage))
+    ctx.scorer._inputs.clear()   # as after a restart, or a new rating run
+    done = await ctx.scorer.score_many(keys)
+    assert set(done) == {("other", "b-1")}
+    doc = await _status(client, "demo", "a-1", until=("unscorable",))
+    assert doc["status"] == "unscorable" and "cannot be read" in doc["score_error"]
+    from fairgrid.daemon.store.repository import scores as scores_sql
+    assert ctx.store.read(scores_sql.due) == []
