@@ -215,8 +215,18 @@ async def review(request: web.Request, who: Principal) -> web.Response:
     at its end)."""
     flag_id = _flag_id(request)
     form = request[FORM]
-    state, note = decision(form, who, "flags", note_to_confirm=True)
     q = _queue_of_form(form)
+    try:
+        state, note = decision(form, who, "flags", note_to_confirm=True)
+    except ValidationError as exc:
+        if exc.status == 403:
+            raise
+        # the form again, as the reviewer filled it: a note is not lost to a rule
+        return await _flag_page(
+            request, who, flag_id, q, state=str(form.get("state", "")) or None,
+            note=str(form.get("note", "")), status=400,
+            notice=f"Not recorded: {exc.field}: {exc}. Your decision and note are kept in "
+                   "the form.")
     _, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     try:
         history = await record_review(request, who, flag_id, state, note,

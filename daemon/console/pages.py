@@ -153,7 +153,8 @@ def decision(form, who: Principal, what: str, *,
     state = str(form.get("state", ""))
     if state not in REVIEW_STATES:
         raise ValidationError("decision", "choose clear, confirm or reopen", 400)
-    note = str(form.get("note", "")).strip()
+    # a browser sends a textarea's line breaks as CRLF, which its own maxlength counts once
+    note = str(form.get("note", "")).replace("\r\n", "\n").strip()
     note = note if visible(note) else None  # a note of zero-width spaces says nothing
     if note is not None and len(note) > MAX_NOTE:
         raise ValidationError("note", f"at most {MAX_NOTE:,} characters", 400)

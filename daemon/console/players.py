@@ -14,6 +14,7 @@ from fairgrid.analytics.player_verdict import PlayerVerdict
 
 from ..documents import iso, receded
 from ..errors import Conflict
+from ..ingest import ValidationError
 from ..store.repository import players as sql
 from ..text import shown
 from ..web.auth import Principal
@@ -45,8 +46,8 @@ async def player_queue(request: web.Request, who: Principal) -> web.Response:
 
     return render(request, "players.html", {
         "title": "Players", "rows": rows, "state": state, "states": STATES,
-        "page": page_no, "prev": link(page_no - 1) if page_no > 1 else None,
-        "next": link(page_no + 1) if more else None})
+        "page": page_no, "prev": link(page_no - 1) if page_no > 1 and rows else None,
+        "next": link(page_no + 1) if more else None, "first_page": link(1)})
 
 
 def _case(request) -> tuple[str, str]:
@@ -94,7 +95,17 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
 @page
 async def review_player(request: web.Request, who: Principal) -> web.Response:
     portal, player = _case(request)
-    state, note = decision(request[FORM], who, "players")
+    form = request[FORM]
+    try:
+        state, note = decision(form, who, "players", note_to_confirm=True)
+    except ValidationError as exc:
+        if exc.status == 403:
+            raise
+        return await _case_page(   # the form again, as the reviewer filled it
+            request, who, portal, player, state=str(form.get("state", "")) or None,
+            note=str(form.get("note", "")), status=400,
+            notice=f"Not recorded: {exc.field}: {exc}. Your decision and note are kept in "
+                   "the form.")
     try:
         history = (await record_review(request, who, portal, player, state, note,
                                        judged_at=str(request[FORM].get("judged_at", ""))

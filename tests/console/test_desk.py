@@ -359,3 +359,23 @@ async def test_a_decision_on_a_page_gone_stale_is_not_recorded(desk):
         assert resp.status == 303
     finally:
         await bob.close()
+
+
+async def test_a_form_refused_by_a_rule_comes_back_with_the_note(desk):
+    """A decision a rule refuses (confirming with no note, a note too long) shows the
+    form again holding what the reviewer typed; line breaks the browser sends as CRLF
+    count once, as the textarea's own limit counts them."""
+    client, flags = desk
+    csrf = await _csrf(client, f"/ui/flags/{flags[0]}")
+    typed = "\r\n".join(["x" * 199] * 20)            # 4,000 characters in the textarea
+    resp = await client.post(f"/ui/flags/{flags[0]}/review", data={
+        "csrf": csrf, "state": "confirmed", "note": typed + "y" * 30})
+    html = await resp.text()
+    assert resp.status == 400 and "at most 4,000 characters" in html
+    assert "y" * 30 + "</textarea>" in html and 'value="confirmed" required checked' in html
+    resp = await client.post(f"/ui/flags/{flags[0]}/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "confirmed", "note": typed})
+    assert resp.status == 303
+    stored = query(store(client), "SELECT note FROM flag_history WHERE flag_id = ? "
+                   "AND state = 'confirmed'", [flags[0]])
+    assert stored == [("\n".join(["x" * 199] * 20),)]

@@ -40,6 +40,7 @@ async def test_rows_stored_before_the_rules_are_shown_and_isolated(client, capsy
         con.execute("UPDATE submissions SET started_at = '0001-01-01 00:30:00+01', "
                     "player_id = ?, tournament_id = ?", [PLAYER, TOURNAMENT])
     await asyncio.wrap_future(client.app[CTX].store.writer.call(as_stored_before))
+    await client.app[CTX].scorer.verdicts.judge([("demo", PLAYER)])  # a case page to show
 
     player = urllib.parse.quote(PLAYER, safe="")
     for path in ("/v1/submissions/demo/s-1", f"/v1/players/demo/{player}",
@@ -52,6 +53,7 @@ async def test_rows_stored_before_the_rules_are_shown_and_isolated(client, capsy
     await sign_in_as_admin(client)
     pages = {path: await _page(client, path) for path in (
         "/ui/", "/ui/flags", f"/ui/flags/{flag_id}", f"/ui/players/demo/{player}",
+        f"/ui/players/demo/{player}/case", "/ui/players?state=any",
         "/ui/search?q=s-1", "/ui/flags?state=any&tournament="
         + urllib.parse.quote(TOURNAMENT, safe=""))}
     for path, html in pages.items():
@@ -60,6 +62,7 @@ async def test_rows_stored_before_the_rules_are_shown_and_isolated(client, capsy
         assert PLAYER not in bare and TOURNAMENT not in bare.replace(
             f'value="{TOURNAMENT}"', ""), path
     assert "BC" in pages[f"/ui/players/demo/{player}"]  # the start, as stored
+    assert "BC" in pages[f"/ui/players/demo/{player}/case"]
     # a page's title cannot hold markup: the override is shown escaped there
     assert "<title>Player p-\\u202e24 · fairgrid</title>" in pages[f"/ui/players/demo/{player}"]
     # the filter's options cannot either

@@ -255,12 +255,18 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     assert resp.status == 409 and "judged again while you read it" in page
     # the case is shown again, with the reviewer's decision and note kept
     assert "What the season shows" in page and "typed before a re-judge</textarea>" in page
-    assert re.search(r'value="confirmed" checked', page)
+    assert re.search(r'value="confirmed" required checked', page)
     assert (await _player(client, "selective"))["verdict"]["state"] == "flagged"
     case = await (await client.get("/ui/players/demo/selective/case")).text()
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
                              data={"csrf": csrf, "state": "guilty", "note": "admitted"})
     assert resp.status == 400 and "choose clear, confirm or reopen" in await resp.text()
+    # confirming cheating needs a note, as on a flag: the form comes back as it was
+    resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "confirmed", "note": " "})
+    page = await resp.text()
+    assert resp.status == 400 and "needs a note" in page
+    assert re.search(r'value="confirmed" required checked', page)
     resp = await client.post("/ui/players/demo/selective/review", allow_redirects=False,
                              data={"csrf": csrf, "state": "confirmed", "note": "admitted"})
     assert resp.status == 303 and resp.headers["Location"].endswith("/case#history")
