@@ -90,6 +90,18 @@ async def read_form(request: web.Request):
     return form
 
 
+def _back_to(request: web.Request) -> str:
+    """Where signing in returns to: the page asked for; for a form sent after the session
+    ended (its decision is not recorded), the console page the form was on (its Referer),
+    or the overview: a form's address is no page to land on."""
+    if request.method in ("GET", "HEAD"):
+        return request.path_qs
+    ref = urllib.parse.urlsplit(request.headers.get("Referer", ""))
+    if ref.path.startswith("/ui/") and ref.netloc in ("", request.host):
+        return ref.path + (f"?{ref.query}" if ref.query else "")
+    return "/ui/"
+
+
 def page(handler):
     """A page for signed-in people: the session, the CSRF check on POST, HTML errors."""
     @functools.wraps(handler)
@@ -100,7 +112,7 @@ def page(handler):
         if who is None:
             # the whole path and query as one value: an "&" in it must not end it
             raise web.HTTPSeeOther("/ui/login?" + urllib.parse.urlencode(
-                {"next": request.path_qs}))
+                {"next": _back_to(request)}))
         request[WHO], request[SESSION] = who, session
         if request.method == "POST":
             form = await read_form(request)

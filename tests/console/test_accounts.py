@@ -4,6 +4,7 @@ sign-in throttle, CSRF, cookies and the console's security headers."""
 
 from __future__ import annotations
 
+import urllib.parse
 
 import pytest
 
@@ -129,6 +130,17 @@ async def test_sign_in_cookies_headers_csrf_and_scope(client):
     await add_user(client, "alice", portals=["demo"])
     resp = await client.get("/ui/flags", allow_redirects=False)
     assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?next=")
+    # a form sent with no session (it ended): signing in returns to the page it was on,
+    # not to the form's address, which is no page
+    for referer, back in ((str(client.make_url("/ui/flags/7?sort=oldest")),
+                           "/ui/flags/7?sort=oldest"),
+                          ("https://elsewhere.example/ui/flags/7", "/ui/"), (None, "/ui/")):
+        resp = await client.post("/ui/flags/7/review", data={"state": "cleared"},
+                                 allow_redirects=False,
+                                 headers={"Referer": referer} if referer else {})
+        where = urllib.parse.urlsplit(resp.headers["Location"])
+        assert resp.status == 303 and where.path == "/ui/login"
+        assert urllib.parse.parse_qs(where.query) == {"next": [back]}, referer
     resp = await sign_in(client, "alice", "wrong password!")
     assert resp.status == 401 and "Wrong name or password" in await resp.text()
     # behind a TLS proxy the cookie is Secure (the test client then keeps it to itself)
