@@ -150,8 +150,9 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
 async def _decided(request: web.Request, who: Principal) -> str | None:
     """The notice after a decision: what was recorded (``?decided=ID`` or ``?bulk=N``)."""
     n = ascii_int(request.query.get("bulk"), 9)
-    if n is not None:
-        return f"{n} flag{'' if n == 1 else 's'} decided."
+    if n is not None:   # the flags the decision changed: one already so changes nothing
+        return (f"{n} flag{'' if n == 1 else 's'} decided." if n else
+                "Nothing changed: every flag ticked was in that state already.")
     decided = ascii_int(request.query.get("decided"))
     if decided is None:
         return None
@@ -271,8 +272,7 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     if missing is not None:
         raise NotFound(f"There is no flag {missing}.")
     verdicts = request.app[CTX].scorer.verdicts
-    if verdicts is not None:  # the players' verdicts, judged again at once
-        for flag_id in changed:
-            await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")
-    raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(ids))}")
+    if verdicts is not None and changed:  # the players' verdicts, judged again at once
+        await verdicts.after_flag_review(changed, dismissed=state == "cleared")
+    raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(changed))}")
 

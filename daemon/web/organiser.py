@@ -147,7 +147,7 @@ async def record_review(request: web.Request, who: Principal, flag_id: int, stat
                           datetime.now(timezone.utc), who.visible(), seen, changed)
     verdicts = request.app[CTX].scorer.verdicts
     if verdicts is not None and changed:  # the state the flag had changes nothing
-        await verdicts.after_flag_review(flag_id, dismissed=state == "cleared")
+        await verdicts.after_flag_review([flag_id], dismissed=state == "cleared")
     return history
 
 

@@ -385,12 +385,13 @@ class Verdicts:
             self._marked.update(chunk)
             return False
 
-    async def after_flag_review(self, flag_id: int, dismissed: bool) -> None:
-        """Judge the flag's player again; ``dismissed``: the decision cleared the flag
-        (which may end the player's case, see the module docstring)."""
-        player = await asyncio.to_thread(self._store.read, sql.player_of_flag, flag_id)
-        if player is not None:
-            await self.judge([player], after_review=dismissed)
+    async def after_flag_review(self, flag_ids: list[int], dismissed: bool) -> None:
+        """Judge the flags' players again, each once (a bulk decision on a player's many
+        flags is one judgement); ``dismissed``: the decision cleared the flags (which may
+        end the players' cases, see the module docstring)."""
+        players = await asyncio.to_thread(self._store.read, sql.players_of_flags, flag_ids)
+        if players:
+            await self.judge(players, after_review=dismissed)
 
     async def judge(self, players: list[tuple[str, str]], after_review: bool = False
                     ) -> list[tuple[str, str]]:

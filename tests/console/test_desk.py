@@ -158,6 +158,12 @@ async def test_bulk_decisions_take_one_note(desk):
         html = await _text(client, f"/ui/flags/{f}")
         assert "one ring of copiers" in html and 'class="tag confirmed"' in html
     assert _flag_links(await _text(client, "/ui/flags")) == [flags[2]]
+    # the same decision sent again (the Back button) changes nothing, and says so
+    resp = await client.post("/ui/flags/review", allow_redirects=False,
+                             data=data + [("note", "a second note")])
+    assert resp.status == 303 and resp.headers["Location"] == "/ui/flags?bulk=0"
+    assert "Nothing changed" in await _text(client, resp.headers["Location"])
+    assert "a second note" not in await _text(client, f"/ui/flags/{flags[0]}")
     # a flag that is not there decides none of them
     resp = await client.post("/ui/flags/review", data=[
         ("csrf", csrf), ("state", "cleared"), ("flag", str(flags[2])), ("flag", "999")])

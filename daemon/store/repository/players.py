@@ -130,11 +130,12 @@ def players_of(cur, sub_keys: list[int]) -> list[tuple[str, str]]:
         [list(sub_keys)]).fetchall()]
 
 
-def player_of_flag(cur, flag_id: int) -> tuple[str, str] | None:
-    row = cur.execute("SELECT s.portal, s.player_id FROM flags f JOIN submissions s ON "
-                      "s.portal = f.portal AND s.submission_id = f.submission_id "
-                      "WHERE f.id = ?", [flag_id]).fetchone()
-    return None if row is None else tuple(row)
+def players_of_flags(cur, flag_ids: list[int]) -> list[tuple[str, str]]:
+    """The (portal, player_id) of the flags' solves, each player once."""
+    return [tuple(r) for r in cur.execute(
+        "SELECT DISTINCT s.portal, s.player_id FROM flags f JOIN submissions s ON "
+        "s.portal = f.portal AND s.submission_id = f.submission_id "
+        "WHERE list_contains(?, f.id) ORDER BY 1, 2", [list(flag_ids)]).fetchall()]
 
 
 def judged_players(cur, portal: str | None = None) -> list[tuple[str, str]]:

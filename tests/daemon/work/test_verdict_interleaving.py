@@ -148,7 +148,7 @@ async def test_a_judgement_after_a_cleared_solve_flag_ends_the_case_though_anoth
         monkeypatch.setattr(verdicts, "judge_players", interleaved)
         store.write(organiser.review, 1, "cleared", None, "alice",
                     datetime.now(timezone.utc)).result(30)
-        await judge.after_flag_review(1, dismissed=True)
+        await judge.after_flag_review([1], dismissed=True)
         assert calls == [True, True]
         row = store.read(sql.verdict, "demo", "d")
         assert row["state"] == "clear"
@@ -237,3 +237,28 @@ def test_a_flag_decision_that_changes_nothing_says_so(tmp_path):
     in_transaction(con, organiser.review, 2, "open", None, "alice", later, None, None,
                    changed)
     assert changed == [2]
+
+
+async def test_a_decision_on_many_flags_judges_each_player_once(tmp_path, monkeypatch):
+    """A bulk decision on a player's many flags is one judgement of their season, not
+    one per flag (a hundred flags of one player took seconds)."""
+    store = Store(str(tmp_path / "v.duckdb"))
+    try:
+        store.write(_add, "p", _season("p", 9)).result(30)
+        store.write(_add, "q", _season("q", 3), 20).result(30)
+        store.write(lambda con: con.execute(
+            "INSERT INTO flags (id, portal, submission_id, created_at, state, reasons) "
+            "VALUES (1, 'demo', 'p-1', ?, 'open', '[]'), (2, 'demo', 'p-4', ?, 'open', "
+            "'[]'), (3, 'demo', 'p-7', ?, 'open', '[]'), (4, 'demo', 'q-1', ?, 'open', "
+            "'[]')", [START] * 4)).result(30)
+        judge = verdicts.Verdicts(store, make_settings(tmp_path), Metrics(CollectorRegistry()))
+        real, calls = verdicts.judge_players, []
+
+        def counted(db, players, *args):
+            calls.append(sorted(players))
+            return real(db, players, *args)
+        monkeypatch.setattr(verdicts, "judge_players", counted)
+        await judge.after_flag_review([1, 2, 3, 4], dismissed=False)
+        assert calls == [[("demo", "p"), ("demo", "q")]]
+    finally:
+        store.close()
