@@ -122,7 +122,9 @@ async def solve_view(request: web.Request, row: dict) -> dict:
     puzzle_row = await read(request, puzzle_sql.puzzle_document, row["puzzle_id"])
     puzzle = documents.puzzle(puzzle_row) if puzzle_row else None
     kind = (puzzle or {}).get("puzzle_type") or DEFAULT_TYPE
-    givens = list(ev.givens) if ev else []
+    # a solve not scored yet (or unscorable) has no evidence: the puzzle's own givens
+    givens = (list(ev.givens) if ev else
+              [int(v) for v in grid_facts(kind, puzzle["givens"])[0]] if puzzle else [])
     box_size, shape, rows, cols = grid_of(puzzle, len(givens))
     # one predicted order: the puzzle's own, with a rank per cell (the evidence's copy
     # ranks by median, so cells share ranks); the evidence's for a puzzle gone since

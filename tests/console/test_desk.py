@@ -13,6 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from fairgrid.daemon.testing import EASY
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.console.flags import age, standing_words
 from fairgrid.daemon.app import create_app
@@ -203,6 +204,15 @@ async def test_every_solve_has_a_page_linked_from_search_player_and_puzzle(desk)
     for page in ("/ui/search?q=copy-1", "/ui/players/demo/sim-player-00012",
                  "/ui/puzzles/" + urllib.parse.quote(await _puzzle_id(client), safe="")):
         assert f'href="{path}"' in await _text(client, page), page
+    # a solve with no score (not scored yet, or unscorable) replays on its puzzle's givens
+    await asyncio.wrap_future(store(client).writer.call(lambda con: (
+        con.execute("DELETE FROM flags WHERE submission_id = 'copy-2'"),
+        con.execute("DELETE FROM scores WHERE submission_id = 'copy-2'"),
+        con.execute("UPDATE submissions SET status = 'unscorable' "
+                    "WHERE submission_id = 'copy-2'"))))
+    html = await _text(client, "/ui/submissions/demo/copy-2")
+    data = json.loads(re.search(r'id="replay-data">(.*?)</script>', html, re.S).group(1))
+    assert data["givens"] == [int(c) for c in EASY]
 
 
 async def test_a_solve_page_reads_stored_evidence_of_any_version(desk):
