@@ -79,6 +79,14 @@ def _marks(ev: Evidence) -> list[list[str]]:
     return out
 
 
+def proved(proof: str) -> str:
+    """What proved a placement, as the replay says it: "proved by a single", but a phrase
+    that says it itself as it is (a Nurikabe cell "forced by a rule", a cell "not
+    searched")."""
+    return proof if proof.startswith(("forced by ", "proved by ", "not ")) \
+        else f"proved by {proof}"
+
+
 def replay_moves(moves, timeline: tuple[Placement, ...], marks: list[list[str]],
                  solution: list[int] | None) -> list[list]:
     """The replay's moves: [t_ms, cell, value, is_note, marks, what the evidence found
@@ -99,7 +107,7 @@ def replay_moves(moves, timeline: tuple[Placement, ...], marks: list[list[str]],
                 kinds += marks[i]
                 t = timeline[i]
                 if t.proof:
-                    found = f"proved by {t.proof}"
+                    found = proved(t.proof)
                 elif (phrase := needed_phrase(t.needed)):
                     found = f"needed {phrase}"
                 if t.stall_look:

@@ -395,3 +395,17 @@ async def test_a_form_refused_by_a_rule_comes_back_with_the_note(desk):
     stored = query(store(client), "SELECT note FROM flag_history WHERE flag_id = ? "
                    "AND state = 'confirmed'", [flags[0]])
     assert stored == [("\n".join(["x" * 199] * 20),)]
+
+
+def test_the_replay_says_what_proved_a_move_in_one_phrase():
+    """A Sudoku placement is "proved by" a technique; a Nurikabe cell's words already say
+    it ("forced by a rule"), as does a cell the chain search had no budget for."""
+    from fairgrid.daemon.console.solves import proved
+    from fairgrid.analytics.deduction import RUNG_WORDS
+    from fairgrid.solvers.puzzle_types import puzzle_type
+
+    assert proved(RUNG_WORDS[1]) == "proved by locked candidates"
+    assert proved("the player's own notes") == "proved by the player's own notes"
+    nurikabe = puzzle_type("nurikabe").words.techniques[0]
+    assert proved(nurikabe) == "forced by a rule"
+    assert proved("not searched (the chain budget was spent)").startswith("not searched")
