@@ -147,6 +147,17 @@ def test_a_reviewer_finds_reads_replays_and_decides(browser, daemon, tmp_path):
     _wait(lambda: status.text.startswith("Move 1 of"))
     after = [c.text for c in browser.find_elements(By.CSS_SELECTOR, "#replay-board div")]
     assert sum(a != b for a, b in zip(filled, after)) == 1
+    # for a screen reader: a group of named cells (no grid without rows), and playing
+    # does not read out every move
+    board = browser.find_element(By.ID, "replay-board")
+    assert board.get_attribute("role") == "group"
+    corner = board.find_elements(By.CSS_SELECTOR, "div")[0]
+    assert corner.get_attribute("aria-label") == "row 1, column 1"
+    assert corner.get_attribute("role") is None
+    browser.find_element(By.ID, "rp-play").click()
+    _wait(lambda: status.get_attribute("aria-live") == "off")
+    browser.find_element(By.ID, "rp-play").click()
+    _wait(lambda: status.get_attribute("aria-live") == "polite")
     # the picture in the README: the top of the flag page
     shots = os.environ.get("FAIRGRID_SCREENSHOT_DIR")
     set_width(browser, 1100, 1500)

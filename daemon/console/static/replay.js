@@ -30,7 +30,8 @@
   for (var c = 0; c < rows * cols; c++) {
     var el = document.createElement("div");
     var r = Math.floor(c / cols), k = c % cols;
-    el.setAttribute("role", "gridcell");
+    // named for a screen reader; the board is a group of cells, not an interactive grid
+    el.setAttribute("aria-label", "row " + (r + 1) + ", column " + (k + 1));
     if (box && k % box === 0 && k) { el.classList.add("bl"); }
     if (box && r % box === 0 && r) { el.classList.add("bt"); }
     if (d.givens[c]) {  // a Sudoku given, a Nurikabe clue: both as numbers
@@ -99,6 +100,7 @@
     if (timer) { clearTimeout(timer); timer = null; }
     playBtn.textContent = "Play";
     playBtn.setAttribute("aria-label", "Play");
+    status.setAttribute("aria-live", "polite");  // the move it stopped at is read out
   }
   function delay() {  // fixed step, or the solve's own time between moves
     if (speed.value === "step" || at === 0 || at >= moves.length) { return 250; }
@@ -127,6 +129,7 @@
     if (at >= moves.length) { show(0); }
     playBtn.textContent = "Pause";
     playBtn.setAttribute("aria-label", "Pause");
+    status.setAttribute("aria-live", "off");  // not four moves a second read out
     timer = setTimeout(tick, delay());
   });
   show(moves.length);
