@@ -97,6 +97,10 @@ def case_summary(row: dict) -> str:
 
 # what reading a document that is not evidence fairgrid wrote (hand-edited, cut short) raises
 NOT_EVIDENCE = (KeyError, TypeError, ValueError, AttributeError)
+# ... and what a stored row that cannot be read raises on its way to a fit, a score or a
+# verdict (its document, and the arithmetic on its numbers): one such row is logged and
+# left out, never a reason to stop the work on the others
+UNREADABLE = (*NOT_EVIDENCE, IndexError, ArithmeticError)
 
 
 def current_evidence(doc: dict) -> dict:

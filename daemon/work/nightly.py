@@ -57,6 +57,7 @@ from fairgrid.analytics.signals import PuzzleFacts
 from fairgrid.analytics.types import type_model
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
+from ..documents import UNREADABLE
 from ..store.repository import lifecycle
 from ..store.repository import nightly as sql
 from .nightly_db import NightlyDB
@@ -261,7 +262,7 @@ def _priors(cal: Calibration, puzzles: list[sql.RatedPuzzle]) -> Priors:
             odd = [k for k, v in got[0].items() if not np.isfinite(float(v))]
             if odd:     # the recalibration fits on them: one NaN spoils every puzzle's fit
                 raise ValueError(f"metrics {', '.join(map(str, odd))} are no numbers")
-        except (ValueError, KeyError, TypeError, AttributeError, ArithmeticError) as exc:
+        except UNREADABLE as exc:
             log.warning("puzzle %s: its stored analysis cannot be read (%s: %s); the fit "
                         "leaves it and its solves out", p.id, type(exc).__name__, exc)
             metrics.append({})

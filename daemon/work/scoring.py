@@ -31,6 +31,7 @@ from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRu
                                              ScoringInputs, scoring_inputs)
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
+from ..documents import UNREADABLE
 from ..ingest.solve import ValidationError, scoring_fields
 from ..metrics import Metrics
 from ..settings import Settings
@@ -40,9 +41,6 @@ from ..store.repository import scores as sql
 from .queue import WorkQueue
 
 log = logging.getLogger("fairgrid.scoring")
-# what a stored puzzle analysis or rating run that cannot be read raises on the way to its
-# scoring inputs (a damaged JSON document, a missing key, a number that is none)
-DAMAGED = (KeyError, TypeError, ValueError, AttributeError, IndexError, ArithmeticError)
 BATCH = 128          # submissions scored (and written) together: a write of 128 holds the
                      # single writer ~15 ms; 256 held it ~30-50 ms, a stall every ingest
                      # commit behind it waited out
@@ -383,7 +381,7 @@ class Scorer:
         for puzzle_id, run_id in sorted(missing, key=str):
             try:
                 invalid |= await self._load_inputs(puzzle_id, run_id) == "invalid"
-            except DAMAGED as exc:  # its solves fail alone, not the batch they are in
+            except UNREADABLE as exc:  # its solves fail alone, not the batch they are in
                 broken[(puzzle_id, run_id)] = (
                     f"the stored analysis of puzzle {puzzle_id!r} (or its rating run) "
                     f"cannot be read: {type(exc).__name__}: {exc}")

@@ -31,7 +31,7 @@ from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SolveF
 from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
-from ..documents import NOT_EVIDENCE
+from ..documents import UNREADABLE
 from ..store.repository import players as sql
 from .nightly_db import NightlyDB, store_db
 from .scoring import rating_run_of
@@ -40,12 +40,6 @@ log = logging.getLogger("fairgrid.verdicts")
 MIN_NULL_PLAYERS = 30   # a portal's own null needs this many players with 5+ solves...
 MIN_NULL_SOLVES = 5
 PORTAL_SOURCE = "this portal's players"
-
-
-# what a stored row that cannot be read raises: what a document that is not evidence
-# fairgrid wrote raises, and the arithmetic on its numbers; one such row is logged and
-# left out, never a reason to stop judging the other players or portals
-UNREADABLE = (*NOT_EVIDENCE, IndexError, ArithmeticError)
 
 
 def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun | None,
@@ -279,15 +273,15 @@ def nightly_stage(db: NightlyDB, alpha: float) -> dict:
     chunk of :data:`NIGHTLY_CHUNK` at a time."""
     used = learn_nulls(db)
     players = sorted(set(db.read(sql.judged_players)))
-    flagged, again = [], []
-    for start in range(0, len(players), NIGHTLY_CHUNK):
-        flagged += judge_players(db, players[start:start + NIGHTLY_CHUNK], alpha,
-                                 again=again)
-    for _ in range(AGAIN_TRIES):
-        players_again, again = sorted(set(again)), []
-        for start in range(0, len(players_again), NIGHTLY_CHUNK):
-            flagged += judge_players(db, players_again[start:start + NIGHTLY_CHUNK], alpha,
+    flagged, todo = [], players
+    for _ in range(1 + AGAIN_TRIES):    # then again, those whose row changed meanwhile
+        again: list[tuple[str, str]] = []
+        for start in range(0, len(todo), NIGHTLY_CHUNK):
+            flagged += judge_players(db, todo[start:start + NIGHTLY_CHUNK], alpha,
                                      again=again)
+        todo = sorted(set(again))
+        if not todo:
+            break
     return {"player_nulls": used, "players_judged": len(players),
             "players_flagged": len(flagged)}
 
