@@ -45,10 +45,12 @@ first try where nothing allowed proved the cell, against the candidates left the
 ``hint_run`` (whether such a cell was followed within seconds by another) and
 ``stall_look`` (how many looks at the board as it stood prove each cell placed at a
 stall: a stuck person finds the easiest move and places what one look proves, a hint is
-a random cell of the solution). Each ratio's mean over honest play is at most one; the
-player verdict adds a solve's three up (they read some placements twice, so the mean of
-their product is measured, not built) and a season's product is a test martingale
-(``player_verdict``).
+a random cell of the solution; where no number of looks proves it, how many candidates
+the cell had on the bare board beyond the fewest: a person who guesses picks a cell with
+the fewest).
+Each ratio's mean over honest play is at most one; the player verdict adds a solve's
+three up (they read some placements twice, so the mean of their product is measured,
+not built) and a season's product is a test martingale (``player_verdict``).
 
 Pencil marks follow the webhook's rules (``docs/openapi.yaml``): a note move ``(cell,
 d)`` toggles mark ``d``, ``(cell, 0)`` clears the cell's marks; a placed digit hides the
@@ -169,18 +171,29 @@ HINT_SLIP = 0.02    # a hinted cell typed wrong
 RUN_HINT = 8 / 30
 RUN_HONEST = 0.5 / 6
 # At a stall (and for a cell no bare single typed seconds after a stall placement one
-# look did not prove), how many looks at the bare board (every elimination up to the
-# rung allowed there, all at once) prove the cell placed: P(hinted) / P(honest) per
-# outcome, from bench/players.py (seeds 11 and 12, 16 dailies, 3 solves per model each;
-# never the seeds the benches report). Hints at the stall, right first time: 1 look 12 %, 2 looks
-# 8 %, more 15 %, no number of looks 65 %; wrong first: a slip, 2 %. Honest models, per
+# look did not prove, unless the eliminations carried to then prove it up to the
+# stall's rung), how many looks at the bare board (every elimination up to the
+# rung allowed there, all at once) prove the cell placed, and where none does, how many
+# candidates the cell had on the bare board beyond the fewest any empty cell had (a stuck
+# person who guesses picks a cell with the fewest; a hint is any cell): P(hinted) /
+# P(honest) per outcome, from bench/players.py (python experiments/stall_looks.py
+# --puzzles 16, seeds 11 and 12: 32 dailies, 3 solves per model each; never the seeds
+# the benches report). Hints at the stall, of the placements a trial did not prove,
+# right first time: 1 look 8 %, 2 looks 7 %, more 16 %, none at a cell with the fewest
+# 16 %, one more 25 %, two or more 26 %; wrong first: a slip, 2 %. Honest models, per
 # outcome the one that keeps the honest mean of the ratio at most one (the season's sum
 # test needs it): 1 look 51 % (auto-notes; others up to 72 %), 2 looks 14 % (up to
-# 25 %), more 9 %, none 10 % taken as 15 % for people nobody modelled (guesses that came
-# out right, techniques beyond the ladder), wrong first 13 % (auto-notes' guesses).
-# Index: looks 0..STALL_LOOKS, more, none.
-STALL_LOOK_LR = (0.0, math.log(0.12 / 0.51), math.log(0.08 / 0.14),
-                 math.log(0.15 / 0.09), math.log(0.65 / 0.15))
+# 18 %), more 9 % (auto-notes up to 13 %); none 10 % taken as 15 % for people nobody
+# modelled (guesses that came out right, techniques beyond the ladder), split as
+# measured: at the fewest 8 % (4-9.5 % per model and seed), one more 5 % (3-5 %), two or
+# more 2 % (none of the models' 1,093 weighed stall placements: the guard alone; a cell
+# typed seconds after a stall placement is measured on the board as it then stands,
+# where a naked single may be on offer, so it is never at the fewest); wrong first 13 %
+# (auto-notes' guesses).
+# Index: looks 0..STALL_LOOKS, more; then none by the candidates beyond the fewest, 0, 1, 2+.
+STALL_LOOK_LR = (0.0, math.log(0.08 / 0.51), math.log(0.07 / 0.14),
+                 math.log(0.16 / 0.09))
+STALL_NONE_LR = (math.log(0.16 / 0.08), math.log(0.25 / 0.05), math.log(0.26 / 0.02))
 STALL_WRONG_LR = math.log(0.02 / 0.13)
 
 
@@ -233,6 +246,9 @@ class Deduction:
                               # (engine.looks; -1 elsewhere, or where the player's
                               # notes or a trial proved it)
     look_rung: np.ndarray     # the rung those looks used (the stall's)
+    surplus: np.ndarray       # where no number of looks proves it: the cell's candidates
+                              # on the bare board less the fewest any empty cell had
+                              # (-1 elsewhere)
 
     @property
     def worked(self) -> bool:
@@ -284,8 +300,14 @@ class Deduction:
             return ("it was a single already", "one look at the board proves it",
                     "two rounds of eliminations prove it")[n]
         upto = RUNG_WORDS[min(int(self.look_rung[k]), engine.CHAIN)]
-        return ("more than two rounds of eliminations prove it" if n == STALL_LOOKS + 1
-                else f"no number of rounds of eliminations up to {upto} proves it")
+        if n == STALL_LOOKS + 1:
+            return "more than two rounds of eliminations prove it"
+        more = max(int(self.surplus[k]), 0)
+        return (f"no number of rounds of eliminations up to {upto} proves it; "
+                + ("it was among the cells with the fewest candidates (where a guess goes)"
+                   if more == 0 else
+                   f"it had {more} candidate{'s' if more > 1 else ''} more than the fewest "
+                   "any empty cell had (a guess goes to a cell with the fewest)"))
 
     def run_of(self, k: int) -> tuple[int, int]:
         """(first, last) placement of the hint run holding placement ``k``: unexplained
@@ -325,11 +347,15 @@ class Deduction:
     def stall_look_llr(self) -> float:
         """Σ ln LR over the placements made at a stall (or seconds after one that one
         look did not prove) and proved neither by the player's marks nor by a trial
-        (:attr:`looks`): how many looks at the board prove them, right first time
-        (:data:`STALL_LOOK_LR`), or wrong (:data:`STALL_WRONG_LR`)."""
+        (:attr:`looks`): how many looks at the board prove them (:data:`STALL_LOOK_LR`)
+        and, where none does, how far the cell was from the fewest candidates
+        (:data:`STALL_NONE_LR`), right first time; or wrong (:data:`STALL_WRONG_LR`)."""
         at = self.looks >= 0
-        seen = self.looks[at & self.right_first]
-        return float(sum(STALL_LOOK_LR[min(int(x), STALL_LOOKS + 2)] for x in seen)
+        none = STALL_LOOKS + 2
+        seen = zip(np.minimum(self.looks[at & self.right_first], none).tolist(),
+                   self.surplus[at & self.right_first].tolist())
+        return float(sum(STALL_LOOK_LR[x] if x < none else STALL_NONE_LR[min(max(s, 0), 2)]
+                         for x, s in seen)
                      + np.count_nonzero(at & ~self.right_first) * STALL_WRONG_LR)
 
     def llr(self) -> dict[str, float]:
@@ -377,6 +403,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     by_trial = np.zeros(fill.cells.size, dtype=bool)
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
+    surplus = np.full(fill.cells.size, -1, dtype=np.int64)
     look_rungs = [0] * fill.cells.size
     far = np.zeros(fill.cells.size, dtype=bool)  # a stall placement one look did not prove
     since_stall = 0                     # placements since the last stall placement
@@ -396,11 +423,13 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # a cell no bare single, typed seconds after a stall placement one look did not
         # prove (a trial's included: it proves its own cell only): the same look at the
         # same stall (the hints after the first; at most STALL_FOLLOW of them, which
-        # bounds the looks a copied stretch costs)
+        # bounds the looks a copied stretch costs) -- unless what the player knew by then
+        # proves it up to the stall's rung: one step of a technique can place two cells
         since_stall = since_stall + 1 if k else 0
         if not stall and k and far[k - 1] and intervals[k] <= RUN_GAP_MS \
                 and since_stall <= STALL_FOLLOW \
-                and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED:
+                and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED \
+                and proof[k] > look_rungs[k - 1]:
             stall, look_rung = True, look_rungs[k - 1]
         elif stall:
             since_stall = 0
@@ -425,7 +454,10 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         if stall and not mine_prove and not by_trial[k]:
             looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
                                     STALL_LOOKS)
+            if looks[k] >= STALL_LOOKS + 2:
+                bare = engine.bare_counts(grid)
+                surplus[k] = bare[c] - bare[grid == 0].min()
         far[k] = stall and (looks[k] > 1 or bool(by_trial[k]))
         grid[c] = solution[c]
     return Deduction(proof, by_notes, by_trial, trace.offer, cands, right, allowed, notes,
-                     intervals, looks, np.asarray(look_rungs, dtype=np.int64))
+                     intervals, looks, np.asarray(look_rungs, dtype=np.int64), surplus)

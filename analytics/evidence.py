@@ -134,7 +134,8 @@ class Placement:
     unproven: bool = False
     proof: str | None = None  # the easiest technique that proved it, in words
     # made at a stall: what proves it from the board as it stood ("one look at the board
-    # proves it", ..., "no number of rounds of eliminations up to ... proves it")
+    # proves it", ..., "no number of rounds of eliminations up to ... proves it; it had 2
+    # candidates more than the fewest any empty cell had (...)")
     stall_look: str | None = None
 
     def to_json(self) -> dict:

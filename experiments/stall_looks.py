@@ -1,19 +1,21 @@
 """What a placement made at a stall is worth: the rates behind the ``stall_look`` ratio.
 
-    python experiments/stall_looks.py --seed 11
-    python experiments/stall_looks.py --seed 12
+    python experiments/stall_looks.py --seed 11 --puzzles 16
+    python experiments/stall_looks.py --seed 12 --puzzles 16
 
 Plays the honest models and the hint-taker of ``bench/players.py`` on Tough and
 Diabolical sudoku.org.uk dailies (the levels that stall a singles solver), and, over the
 placements that ``analytics.deduction`` weighs by looks (made at a stall, or seconds
 after one, proved neither by the player's own marks nor by a trial), counts how many
-looks at the board proved each one, right at the first try, and how many were wrong at
-the first try; and how many stall placements a trial proved (a person's work, not
-weighed). Prints each model's share per outcome and the mean ratio per placement under
-``STALL_LOOK_LR`` and ``STALL_WRONG_LR``, a trial's being one. For an honest model a
-mean of at most one keeps each placement's factor a fair bet; the season's test needs
-the solve's product, which ``bench/player_seasons.py`` prints. Seeds 11 and 12 are those no
-reported benchmark run uses; their two tables together are the calibration's data.
+looks at the board proved each one, right at the first try (where none did, by how many
+candidates the cell had beyond the fewest: none at a cell with the fewest, +1, +2 or
+more), and how many were wrong at the first try; and how many stall placements a trial
+proved (a person's work, not weighed). Prints each model's share per outcome and the
+mean ratio per placement under ``STALL_LOOK_LR``, ``STALL_NONE_LR`` and
+``STALL_WRONG_LR``, a trial's being one. For an honest model a mean of at most one keeps
+each placement's factor a fair bet; the season's test needs the solve's product, which
+``bench/player_seasons.py`` prints. Seeds 11 and 12 are those no reported benchmark run
+uses; their two tables together are the calibration's data.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ from _common import ROOT, org_uk_rows
 
 sys.path.insert(0, str(ROOT / "bench"))
 
-OUTCOMES = ("one look", "two looks", "more than two", "none", "wrong first", "a trial")
+OUTCOMES = ("one look", "two looks", "more than two", "none, fewest", "none, +1",
+            "none, +2", "wrong first", "a trial")
 
 
 def _outcomes(text, sol, log) -> list[int]:
@@ -40,13 +43,15 @@ def _outcomes(text, sol, log) -> list[int]:
     fill = fill_order(*log, givens, sol)
     found = deduce(givens, sol, fill, *log)
     # a trial at a stall is a person's work, not weighed (a ratio of one)
-    out = [5] * int(np.count_nonzero(found.by_trial & (found.offer > engine.SINGLE)))
+    out = [7] * int(np.count_nonzero(found.by_trial & (found.offer > engine.SINGLE)))
     for k in np.flatnonzero(found.looks >= 0).tolist():
         if not found.right_first[k]:
-            out.append(4)
-        else:
+            out.append(6)
+        elif found.looks[k] <= STALL_LOOKS + 1:
             assert found.looks[k] >= 1      # a bare single is no stall placement
-            out.append(min(int(found.looks[k]), STALL_LOOKS + 2) - 1)
+            out.append(int(found.looks[k]) - 1)
+        else:                               # by the cell's surplus of candidates
+            out.append(3 + min(int(found.surplus[k]), 2))
     return out
 
 
@@ -57,7 +62,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
     import players as models
-    from fairgrid.analytics.deduction import STALL_LOOK_LR, STALL_WRONG_LR
+    from fairgrid.analytics.deduction import STALL_LOOK_LR, STALL_NONE_LR, STALL_WRONG_LR
     from tqdm import tqdm
 
     rng = np.random.default_rng(args.seed)
@@ -74,8 +79,8 @@ def main() -> int:
                 person = models.draw_person(kind, rng) if kind in models.PERSONS else {}
                 log = play(r["puzzle"], sol, rng, total_s, **person)
                 counts[kind].update(_outcomes(r["puzzle"], sol, log.arrays))
-    lr = list(STALL_LOOK_LR[1:]) + [STALL_WRONG_LR, 0.0]
-    print(f"{'model':16s} {'placed':>8s} " + " ".join(f"{o:>14s}" for o in OUTCOMES)
+    lr = list(STALL_LOOK_LR[1:]) + list(STALL_NONE_LR) + [STALL_WRONG_LR, 0.0]
+    print(f"{'model':16s} {'placed':>8s} " + " ".join(f"{o:>13s}" for o in OUTCOMES)
           + "   mean ratio")
     for kind in kinds:
         n = sum(counts[kind].values())
@@ -84,7 +89,7 @@ def main() -> int:
             continue
         share = [counts[kind][i] / n for i in range(len(OUTCOMES))]
         mean = sum(s * math.exp(x) for s, x in zip(share, lr))
-        print(f"{kind:16s} {n:8d} " + " ".join(f"{100 * s:13.1f}%" for s in share)
+        print(f"{kind:16s} {n:8d} " + " ".join(f"{100 * s:12.1f}%" for s in share)
               + f"   {mean:.2f}" + ("  (the hint-taker)" if kind not in models.HONEST else ""))
     return 0
 

@@ -1277,6 +1277,15 @@ def _cell_question(cand_masks, grid, cell: int, digit: int):
     return grid, cand
 
 
+def bare_counts(grid) -> np.ndarray:
+    """Per cell, how many digits no peer's digit excludes (0 for filled cells): the
+    candidates of the bare board, before any technique."""
+    grid = _grid_of(grid, "grid")
+    bare = np.empty(81, dtype=np.int64)
+    _bare(grid, bare)
+    return _POP[bare]
+
+
 @dataclass(frozen=True, eq=False)
 class Closure:
     """A closure's candidate masks (bit d for digit d, 0 for filled cells) and whether

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fairgrid.analytics.deduction import (AUTO_NOTES_MIN, TRIAL_WORDS, deduce, hardest_rung,
+from fairgrid.analytics.deduction import (AUTO_NOTES_MIN, STALL_LOOKS, STALL_NONE_LR,
+                                          TRIAL_WORDS, deduce, hardest_rung,
                                           read_notes, right_first_time)
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.solvers import deduction as engine
@@ -18,6 +19,9 @@ from ..daemon.helpers import bench_players
 from ..fixtures import DEDUCTION_HARD, EASY, EASY_SOLUTION, MEDIUM
 
 XWING = DEDUCTION_HARD[6]  # locked candidates, then stalls only a fish breaks
+# a sudoku.org.uk Diabolical daily whose xy-wing stall proves two cells
+TWO_CELL_WING = ("4000200080003000062605000700809040001200000940002070800500030293000010"
+                 "00600050003")
 
 
 def _fish_stall(givens, solution, cells) -> int:
@@ -363,6 +367,67 @@ def test_a_player_who_works_in_notes_proves_the_placements_and_is_not_flagged(mo
         ev = _evidence(givens, solution, log.arrays)
         assert not ev.flagged and not any(p.unproven for p in ev.timeline), ev.verdict
         assert ev.llr["right_first_time"] == 0 and ev.llr["hint_run"] == 0
+
+
+def test_a_hint_far_from_the_fewest_candidates_weighs_more_than_a_guess_there():
+    """A stuck person who guesses picks a cell with the fewest candidates; a hint is any
+    cell of the solution. Of two cells no number of looks proves at the same stall, the
+    one with more candidates than the board's fewest weighs more."""
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    times = 3000 * np.arange(1, len(cells) + 1)
+    times[x:] += 30_000
+    grid = givens.copy()
+    grid[cells[:x]] = solution[cells[:x]]
+    bare = engine.bare_counts(grid)
+    fewest = bare[grid == 0].min()
+    found = {}
+    for c in cells[x:]:
+        order = cells[:x] + [c] + [d for d in cells[x:] if d != c]
+        _, f = _deduce(givens, solution, _log(order, solution, times))
+        if f.looks[x] == STALL_LOOKS + 2:
+            assert f.surplus[x] == bare[c] - fewest       # the bare board's count
+            found.setdefault(min(int(f.surplus[x]), 2), f)
+        else:
+            assert f.surplus[x] == -1                     # counted only where nothing proves
+    near, far = found[0], found[2]
+    assert near.stall_look_llr() < far.stall_look_llr()
+    assert STALL_NONE_LR[0] < STALL_NONE_LR[1] < STALL_NONE_LR[2]
+    # the evidence says where the cell was
+    assert near.look_words(x).endswith("among the cells with the fewest candidates "
+                                       "(where a guess goes)")
+    more = int(far.surplus[x])
+    assert f"it had {more} candidates more than the fewest any empty cell had" \
+        in far.look_words(x)
+
+
+def test_the_bare_boards_candidates_are_counted_per_cell():
+    grid = np.zeros(81, dtype=np.int64)
+    assert (engine.bare_counts(grid) == 9).all()
+    grid[:8] = np.arange(1, 9)         # row 1 holds 1..8: its last cell can only be 9
+    grid[9 * 4] = 9                    # and a 9 in column 1 below
+    counts = engine.bare_counts(grid)
+    assert counts[8] == 1 and (counts[:8] == 0).all()
+    assert counts[9] == 9 - 3 - 1      # r2c1 sees 1, 2, 3 in its box and the 9 below
+    with pytest.raises(engine.PuzzleError):
+        engine.bare_counts(np.zeros(80, dtype=np.int64))
+
+
+def test_a_second_cell_the_same_step_proves_is_not_weighed_as_a_hint():
+    """One step of a technique can place two cells: typed seconds after the first, the
+    second is the same person's work when what they knew proves it up to the stall's
+    rung, however far from the bare board it is."""
+    givens, solution, placed = _model_order(TWO_CELL_WING)
+    cells = [c for c, _, _ in placed]
+    k = cells.index(34)                   # the xy-wing's cell, at a stall
+    order = cells[:k + 1] + [60] + [c for c in cells[k + 1:] if c != 60]
+    times = 3000 * np.arange(1, len(cells) + 1)
+    times[k:] += 60_000
+    _, found = _deduce(givens, solution, _log(order, solution, times))
+    assert found.looks[k] > 1                          # the stall placement is weighed
+    assert found.proof[k + 1] <= found.look_rung[k]    # the wing's eliminations prove 60
+    assert found.looks[k + 1] == -1 and found.surplus[k + 1] == -1
 
 
 def test_the_marks_replay_follows_the_webhooks_rules():

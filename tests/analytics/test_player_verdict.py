@@ -738,11 +738,16 @@ def test_likelihood_ratios_add_up_over_a_season_and_one_solve_does_not_dominate(
 def test_the_stall_look_ratio_has_an_honest_mean_of_at_most_one():
     """The sum test's bound holds for players whose outcomes at a stall are those the
     ratios were set against (and for any mix nearer the player's side)."""
-    from fairgrid.analytics.deduction import STALL_LOOK_LR, STALL_WRONG_LR
+    from fairgrid.analytics.deduction import STALL_LOOK_LR, STALL_NONE_LR, STALL_WRONG_LR
 
-    honest = {1: 0.51, 2: 0.14, 3: 0.09, 4: 0.13, "wrong": 0.13}  # never: 0.13 of 0.15
-    mean = sum(p * math.exp(STALL_WRONG_LR if b == "wrong" else STALL_LOOK_LR[b])
-               for b, p in honest.items())
+    # looks 1, 2, more; no number of looks, at +0, +1, +2 candidates beyond the fewest
+    # (0.13 of the 0.15 the ratios allow, the farthest the guard's); a wrong first digit
+    lr = {1: STALL_LOOK_LR[1], 2: STALL_LOOK_LR[2], 3: STALL_LOOK_LR[3],
+          "none+0": STALL_NONE_LR[0], "none+1": STALL_NONE_LR[1],
+          "none+2": STALL_NONE_LR[2], "wrong": STALL_WRONG_LR}
+    honest = {1: 0.51, 2: 0.14, 3: 0.09, "none+0": 0.08, "none+1": 0.04, "none+2": 0.01,
+              "wrong": 0.13}
+    mean = sum(p * math.exp(lr[b]) for b, p in honest.items())
     assert sum(honest.values()) == pytest.approx(1.0) and mean <= 1.0
     # honest seasons drawn from it reach the player threshold no more than alpha says
     rng = np.random.default_rng(9)
@@ -752,8 +757,7 @@ def test_the_stall_look_ratio_has_an_honest_mean_of_at_most_one():
         season = []
         for _ in range(20):
             picks = rng.choice(len(buckets), size=int(rng.integers(0, 5)), p=probs)
-            season.append(sum(STALL_WRONG_LR if buckets[i] == "wrong"
-                              else STALL_LOOK_LR[buckets[i]] for i in picks))
+            season.append(sum(lr[buckets[i]] for i in picks))
         flagged += judge(_llr_season(season), _null(), alpha=0.01).flagged
     assert flagged <= 3
 
