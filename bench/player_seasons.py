@@ -38,7 +38,7 @@ seconds, on a population simulated once, e.g. on a bigger machine).
 ``--seed`` + 1000, so the evaluation's people are not the null's), each model's null
 learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``;
 each model's tempo is kept); ``--tempo-only`` replaces only the file's tempo, ``--kinds``
-only the kinds named.
+only the kinds named (``hints``: the likelihood ratios' offsets).
 """
 
 from __future__ import annotations
@@ -180,7 +180,8 @@ def main() -> int:
     ap.add_argument("--tempo-only", action="store_true",
                     help="with --null-out: replace only the stall tempo of the file there")
     ap.add_argument("--kinds", help="with --null-out: replace only these kinds (comma-"
-                                    "separated) of the file there")
+                                    "separated) of the file there; hints: the ratio "
+                                    "offsets")
     ap.add_argument("--compare-logs", action="store_true",
                     help="after the cold phase, compare every log with the solves of its "
                          "puzzle before it as scoring does (analytics.log_match), report "
@@ -209,7 +210,8 @@ def main() -> int:
         from fairgrid.analytics import player_verdict as pv
         args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
         known = sorted(set(pv.FAMILY.values())
-                       | {"unproven", "unforced", pv.FLAGGED, pv.COMBINED, pv.OWN_PACE})
+                       | {"unproven", "unforced", pv.FLAGGED, pv.COMBINED, pv.OWN_PACE,
+                          pv.HINTS})
         wrong = [k for k in args.kinds if k not in known] or ([] if args.kinds else [""])
         if wrong:
             raise SystemExit(f"error: --kinds {wrong[0]!r} is no kind; kinds: "
@@ -376,14 +378,17 @@ def _write_null(people, seasons, args, started) -> int:
             doc = {**json.load(fh), "stall_tempo": doc["stall_tempo"]}
         doc.pop("slope", None)      # a slope on another measure of difficulty
     elif args.kinds:
-        names = args.kinds
+        names = [k for k in args.kinds if k != pv.HINTS]
         missing = [k for k in names if k not in doc["kinds"]]
         if missing:
             raise SystemExit(f"error: no honest season measured {missing[0]!r}; kinds "
                              f"measured: {', '.join(sorted(doc['kinds']))}")
         with open(args.null_out) as fh:
             old = json.load(fh)
-        doc = {**old, "kinds": {**old["kinds"], **{k: doc["kinds"][k] for k in names}}}
+        doc = {**old, "kinds": {**old["kinds"], **{k: doc["kinds"][k] for k in names}},
+               # the ratio kind's null is its offsets
+               "llr_offset": doc["llr_offset"] if pv.HINTS in args.kinds
+               else old.get("llr_offset", {})}
     with open(args.null_out, "w") as fh:
         json.dump(doc, fh, indent=1)
         fh.write("\n")
