@@ -171,16 +171,16 @@ HINT_SLIP = 0.02    # a hinted cell typed wrong
 RUN_HINT = 8 / 30
 RUN_HONEST = 0.5 / 6
 # At a stall (and for a cell no bare single typed seconds after a stall placement one
-# look did not prove, unless the eliminations carried to then prove it up to the
-# stall's rung), how many looks at the bare board (every elimination up to the
+# look did not prove, unless the eliminations carried to then prove it by the stall's
+# easiest move's rung), how many looks at the bare board (every elimination up to the
 # rung allowed there, all at once) prove the cell placed, and where none does, how many
 # candidates the cell had on the bare board beyond the fewest any empty cell had (a stuck
 # person who guesses picks a cell with the fewest; a hint is any cell): P(hinted) /
 # P(honest) per outcome, from bench/players.py (python experiments/stall_looks.py
 # --puzzles 16, seeds 11 and 12: 32 dailies, 3 solves per model each; never the seeds
 # the benches report). Hints at the stall, of the placements a trial did not prove,
-# right first time: 1 look 8 %, 2 looks 7 %, more 16 %, none at a cell with the fewest
-# 16 %, one more 25 %, two or more 26 %; wrong first: a slip, 2 %. Honest models, per
+# right first time: 1 look 8 %, 2 looks 8 %, more 17 %, none at a cell with the fewest
+# 15 %, one more 24 %, two or more 26 %; wrong first: a slip, 2 %. Honest models, per
 # outcome the one that keeps the honest mean of the ratio at most one (the season's sum
 # test needs it): 1 look 51 % (auto-notes; others up to 72 %), 2 looks 14 % (up to
 # 18 %), more 9 % (auto-notes up to 13 %); none 10 % taken as 15 % for people nobody
@@ -191,9 +191,9 @@ RUN_HONEST = 0.5 / 6
 # where a naked single may be on offer, so it is never at the fewest); wrong first 13 %
 # (auto-notes' guesses).
 # Index: looks 0..STALL_LOOKS, more; then none by the candidates beyond the fewest, 0, 1, 2+.
-STALL_LOOK_LR = (0.0, math.log(0.08 / 0.51), math.log(0.07 / 0.14),
-                 math.log(0.16 / 0.09))
-STALL_NONE_LR = (math.log(0.16 / 0.08), math.log(0.25 / 0.05), math.log(0.26 / 0.02))
+STALL_LOOK_LR = (0.0, math.log(0.08 / 0.51), math.log(0.08 / 0.14),
+                 math.log(0.17 / 0.09))
+STALL_NONE_LR = (math.log(0.15 / 0.08), math.log(0.24 / 0.05), math.log(0.26 / 0.02))
 STALL_WRONG_LR = math.log(0.02 / 0.13)
 
 
@@ -424,12 +424,13 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # prove (a trial's included: it proves its own cell only): the same look at the
         # same stall (the hints after the first; at most STALL_FOLLOW of them, which
         # bounds the looks a copied stretch costs) -- unless what the player knew by then
-        # proves it up to the stall's rung: one step of a technique can place two cells
+        # proves it by the stall's easiest move's rung: one step of a technique can place
+        # two cells
         since_stall = since_stall + 1 if k else 0
         if not stall and k and far[k - 1] and intervals[k] <= RUN_GAP_MS \
                 and since_stall <= STALL_FOLLOW \
                 and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED \
-                and proof[k] > look_rungs[k - 1]:
+                and proof[k] >= look_rungs[k - 1]:
             stall, look_rung = True, look_rungs[k - 1]
         elif stall:
             since_stall = 0
