@@ -23,7 +23,8 @@ from ..web.auth import Principal
 from ..web.context import CTX, read, write
 from ..web.organiser import actor_name, record_review
 from ..text import ascii_int
-from .pages import FORM, NotFound, choice, decision, error_page, mmss, page, page_number, render
+from .pages import (FORM, NotFound, choice, decision, error_page, form_kept, mmss, page,
+                    page_number, render)
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -220,14 +221,7 @@ async def review(request: web.Request, who: Principal) -> web.Response:
     try:
         state, note = decision(form, who, "flags", note_to_confirm=True)
     except ValidationError as exc:
-        if exc.status == 403:
-            raise
-        # the form again, as the reviewer filled it: a note is not lost to a rule
-        return await _flag_page(
-            request, who, flag_id, q, state=str(form.get("state", "")) or None,
-            note=str(form.get("note", "")), status=400,
-            notice=f"Not recorded: {exc.field}: {exc}. Your decision and note are kept in "
-                   "the form.")
+        return await _flag_page(request, who, flag_id, q, **form_kept(form, exc))
     _, after = await read(request, sql.neighbours, who.visible(), flag_id, **q.filters())
     try:
         history = await record_review(request, who, flag_id, state, note,

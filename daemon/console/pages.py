@@ -178,6 +178,17 @@ def decision(form, who: Principal, what: str, *,
     return state, note
 
 
+def form_kept(form, exc: ValidationError) -> dict:
+    """A review form a rule refused, shown again as the reviewer filled it (a note is not
+    lost to a rule): the keyword arguments of the page that holds the form. A reviewer
+    who may not review (403) is refused, not shown the form again."""
+    if exc.status == 403:
+        raise exc
+    return {"state": str(form.get("state", "")) or None, "note": str(form.get("note", "")),
+            "status": 400, "notice": f"Not recorded: {exc.field}: {exc}. Your decision and "
+                                     "note are kept in the form."}
+
+
 def mmss(ms) -> str:
     if ms is None:
         return "–"

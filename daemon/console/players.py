@@ -21,8 +21,8 @@ from ..web.auth import Principal
 from ..web.context import read
 from ..web.players import review as record_review
 from .flags import DECISIONS, seen_state
-from .pages import (FORM, NotFound, case_link, choice, decision, page, page_number, render,
-                    segment)
+from .pages import (FORM, NotFound, case_link, choice, decision, form_kept, page, page_number,
+                    render, segment)
 
 STATES = sql.STATES + ("any",)
 PAGE_SIZE = 50
@@ -99,13 +99,7 @@ async def review_player(request: web.Request, who: Principal) -> web.Response:
     try:
         state, note = decision(form, who, "players", note_to_confirm=True)
     except ValidationError as exc:
-        if exc.status == 403:
-            raise
-        return await _case_page(   # the form again, as the reviewer filled it
-            request, who, portal, player, state=str(form.get("state", "")) or None,
-            note=str(form.get("note", "")), status=400,
-            notice=f"Not recorded: {exc.field}: {exc}. Your decision and note are kept in "
-                   "the form.")
+        return await _case_page(request, who, portal, player, **form_kept(form, exc))
     try:
         history = (await record_review(request, who, portal, player, state, note,
                                        judged_at=str(request[FORM].get("judged_at", ""))
