@@ -40,6 +40,26 @@ def org_uk_dailies(rng: np.random.Generator, levels, per_level: int):
             yield level, rs[i]
 
 
+def stall_level_solves(one, models, per_level: int, plays: int, seed: int,
+                       jobs: int | None) -> list:
+    """``one((model, puzzle, solution, mean time in s, seed))`` for ``plays`` solves of
+    each of ``models`` on ``per_level`` Tough and Diabolical sudoku.org.uk dailies (the
+    levels that stall a singles solver) drawn with ``seed``, in ``jobs`` processes,
+    with progress on stderr: the results in task order."""
+    from concurrent.futures import ProcessPoolExecutor
+
+    from tqdm import tqdm
+
+    rng = np.random.default_rng(seed)
+    tasks = [(m, r["puzzle"], r["solution"], 60.0 * float(r["mean_time_min"]),
+              int(rng.integers(2**31)))
+             for _, r in org_uk_dailies(rng, ("Tough", "Diabolical"), per_level)
+             for m in models for _ in range(plays)]
+    with ProcessPoolExecutor(jobs) as pool:
+        return list(tqdm(pool.map(one, tasks, chunksize=4), total=len(tasks),
+                         desc="solves", file=sys.stderr))
+
+
 def org_uk_metrics(seed: int = 0, runs: float = 1.0, budget_s: float = 1.0,
                    workers: int | None = None) -> tuple[list[dict], np.ndarray, list[str]]:
     """Every metric of every sudoku.org.uk puzzle, cached in experiments/_build.

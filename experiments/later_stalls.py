@@ -19,11 +19,10 @@ from __future__ import annotations
 
 import argparse
 import sys
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 
-from _common import ROOT, org_uk_dailies
+from _common import ROOT, stall_level_solves
 
 sys.path.insert(0, str(ROOT / "bench"))
 
@@ -78,16 +77,7 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=5)
     ap.add_argument("--jobs", type=int, default=None)
     args = ap.parse_args()
-    from tqdm import tqdm
-
-    rng = np.random.default_rng(args.seed)
-    tasks = [(m, r["puzzle"], r["solution"], 60.0 * float(r["mean_time_min"]),
-              int(rng.integers(2**31)))
-             for _, r in org_uk_dailies(rng, ("Tough", "Diabolical"), args.per_level)
-             for m in MODELS for _ in range(args.plays)]
-    with ProcessPoolExecutor(args.jobs) as pool:
-        out = list(tqdm(pool.map(_one, tasks, chunksize=4), total=len(tasks),
-                        desc="solves", file=sys.stderr))
+    out = stall_level_solves(_one, MODELS, args.per_level, args.plays, args.seed, args.jobs)
     print("| model | solves | with a later stall | later stalls' slow-down (log, median) "
           "| below 0.5 | below 0 | first stall's slow-down (log, median) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
