@@ -249,6 +249,8 @@ class Deduction:
     surplus: np.ndarray       # where no number of looks proves it: the cell's candidates
                               # on the bare board less the fewest any empty cell had
                               # (-1 elsewhere)
+    by_marks: np.ndarray      # the player's own marks of that moment proved it (asked at
+                              # a stall, and where nothing allowed proved it)
 
     @property
     def worked(self) -> bool:
@@ -401,6 +403,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     allowed = person_rungs(trace.offer)
     by_notes = np.zeros(fill.cells.size, dtype=bool)
     by_trial = np.zeros(fill.cells.size, dtype=bool)
+    by_marks = np.zeros(fill.cells.size, dtype=bool)
     marks = notes is not None and not notes.auto
     looks = np.full(fill.cells.size, -1, dtype=np.int64)
     surplus = np.full(fill.cells.size, -1, dtype=np.int64)
@@ -442,6 +445,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                 masks = np.where((mine != 0) & notes.narrowed[k], mine, ALL_DIGITS)
                 mine_prove = engine.proves(masks, grid, c, int(solution[c]),
                                            NOTES_RUNG) <= NOTES_RUNG
+                by_marks[k] = mine_prove
                 if proof[k] > allowed[k]:
                     by_notes[k] = mine_prove
                     cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
@@ -461,4 +465,5 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         far[k] = stall and (looks[k] > 1 or bool(by_trial[k]))
         grid[c] = solution[c]
     return Deduction(proof, by_notes, by_trial, trace.offer, cands, right, allowed, notes,
-                     intervals, looks, np.asarray(look_rungs, dtype=np.int64), surplus)
+                     intervals, looks, np.asarray(look_rungs, dtype=np.int64), surplus,
+                     by_marks)

@@ -13,7 +13,9 @@ while a single was on offer elsewhere (the unforced ones). Where the technique l
 judges (9×9 Sudoku), every placement carries the easiest proof found for it
 (``timeline[].proof``, in words) and whether nothing allowed proved it although it was
 right first time (``timeline[].unproven``); ``llr`` holds, per kind of evidence, the solve's natural-log
-likelihood ratio of cheating against honest play, for a player's season to add up.
+likelihood ratio of cheating against honest play, for a player's season to add up: the
+deduction's (``right_first_time``, ``hint_run``, ``stall_look``) and ``stall_pace``
+(how soon each stall's first cell came).
 
 :meth:`Evidence.to_json` is the stored form (``scores.evidence``, the API's ``score``),
 versioned by :data:`EVIDENCE_VERSION`; :meth:`Evidence.from_json` reads every stored
@@ -42,7 +44,7 @@ from .log_match import HONEST_SD, Earlier, LogMatch, compare
 from .puzzle_model import SIMULATED
 from .signals import (FAMILY, LOG_MATCH_JUDGED, NOTES_SWITCH, PuzzleFacts, change_point,
                       compute, notes_carried, null_for, pace_allowance, replay_solve,
-                      solve_pace, techniques_needed, unforced_placements)
+                      solve_pace, stall_pace_llr, techniques_needed, unforced_placements)
 
 # 6: log_match (the earlier solve of the puzzle whose timing is most like this log's).
 # 5: pace and pace_basis (a finished solve's log time against the puzzle's expected time,
@@ -664,11 +666,26 @@ def score_solve(facts: PuzzleFacts, null: dict, t_ms, cell, digit, note, *,
                                  shape)),
         order_note=words.order_note,
         timeline=_timeline(rep, needed, words),
-        llr={} if rep.deduction is None else rep.deduction.llr(),
+        llr=_ratios(rep),
         pace=solve_pace(duration_ms, facts.expected_log_s)
         if fill.complete and facts.time_basis else None,
         pace_basis=facts.time_basis if fill.complete and facts.time_basis else None,
         log_match=match)
+
+
+def _ratios(rep) -> dict[str, float]:
+    """The solve's log-likelihood ratios for the player verdict, where the deduction
+    ladder judges (9×9 Sudoku: the stall pace's rates are measured on Sudoku players
+    only): the deduction's (hints) and the stall pace (``signals.stall_pace_llr``; a
+    stall start the player's own marks proved is not weighed)."""
+    found = rep.deduction
+    if found is None:
+        return {}
+    out = found.llr()
+    pace = stall_pace_llr(rep.times_ms, rep.options == 0, found.by_marks)
+    if pace is not None:
+        out["stall_pace"] = round(pace, 4)
+    return out
 
 
 def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:

@@ -16,7 +16,7 @@ with each finished solve's pace priced again against the expected time in force
   :data:`MIN_BITS`), odd when the signal's p is below :data:`STRONG_P`. A person's
   guard allows a bit in any solve, so one hint per solve never makes a solve odd by its
   family; how *often* a player's solves hold one is what adds up;
-* **hints** (:data:`HINTS`), the solve's likelihood ratios together (``Evidence.llr``:
+* **hints** (:data:`HINTS`), the solve's hint ratios together (``Evidence.llr``:
   right first time at unproven cells, hint runs, how far from one look at the board the
   cells placed at a stall were; one solve's sum is its ratio): their sum over the
   season, each solve capped at :data:`STRONG_LLR` (:func:`_llr_kind`: a ratio whose
@@ -24,6 +24,12 @@ with each finished solve's pace priced again against the expected time in force
   S with probability at most e^-S; the null's ``llr_offset`` takes off what an honest
   model's mean was measured above one). One kind, not three: the three read the same
   placements, and one test spends the ratios' share of ``alpha`` once;
+* **stall pace** (:data:`STALL_PACE`), the solve's likelihood ratio ``Evidence.llr``
+  ``stall_pace`` (``signals.stall_pace_llr``): whether each stall's first cell (no
+  single on offer, after a placement that had one) came within twice the solve's median
+  interval between placements, as a copy types it, or took longer, as a person who has
+  to find a technique does; added up over the season like the hints, with a share of
+  its own;
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;
@@ -45,9 +51,10 @@ odd level) from the null, over the whole season and over every window of :data:`
 solves (so many ordinary solves cannot hide a run of odd ones; the windows are
 Bonferroni-corrected). A count has no magnitude, so one extreme solve counts as one.
 A kind's p is its smallest test's times the tests; the player's p is the smallest kind's
-p over its share of ``alpha`` (a weighted Bonferroni, :func:`_shares`: the likelihood-ratio
-kind has :data:`RATIO_SHARE` and the tempo :data:`TEMPO_SHARE`, the count kinds the
-remainder); the player is flagged below ``alpha``.
+p over its share of ``alpha`` (a weighted Bonferroni, :func:`_shares`: the hints have
+:data:`RATIO_SHARE`, the stall pace :data:`STALL_PACE_SHARE` and the tempo
+:data:`TEMPO_SHARE`, the count kinds the remainder); the player is flagged below
+``alpha``.
 
 **The null** (:class:`PlayerNull`) holds each kind's honest rates and correlation and
 the population's tempo. The cold-start one ships in ``data/player_null.json``
@@ -83,7 +90,7 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
 from .calibration import POISSON_SIGNALS
 from .evidence import finite_or_none
-from .signals import FAMILY, solve_pace
+from .signals import FAMILY, placement_gaps, solve_pace
 
 WEAK_P, STRONG_P = 0.15, 0.01   # a family's p that makes a solve weakly odd, odd
 STRONG_LLR = math.log(30.0)     # the most one solve's log-ratio counts in a season
@@ -91,13 +98,13 @@ MIN_BITS = 0.5                  # a counted signal's value that makes a solve we
 WINDOW = 20                     # solves in a window (a run of odd solves)
 WINDOW_STEP = 10                # windows start every this many solves
 ALPHA = 1e-3                    # default player false-positive target per season
-RATIO_SHARE = 0.4               # of alpha, for the likelihood-ratio kind
-TEMPO_SHARE = 0.4               # of alpha, for the tempo
+RATIO_SHARE = 0.4               # of alpha, for the hints' likelihood-ratio kind
+TEMPO_SHARE = 0.2               # of alpha, for the tempo
+STALL_PACE_SHARE = 0.2          # of alpha, for the stall pace's likelihood-ratio kind
 # the most a ratio kind's offset may take off a solve: a model whose mean ratio is above
 # 1.1 means the ratio is wrong, not that the offset should hide it (nor a stored value
 # switch the kind off)
 OFFSET_CAP = math.log(1.1)
-MIN_SLOPE_PLACEMENTS = 12       # placements a solve needs to say anything of tempo
 # solves with a slope the tempo test needs: one solve's slope is heavy-tailed (a break
 # taken at an easy step), and the t tail of a spread estimated from fewer solves is too
 # unsure (simulated at 10^-4, against a null at its spread floor: up to 12x the nominal
@@ -115,7 +122,6 @@ MIN_NULL_TEMPO_SOLVES = 5
 # 10th and 25th percentile), which fewer players do not place
 MIN_TEMPO_PLAYERS = 30
 Z10, Z25 = 1.2815516, 0.6744898  # the standard normal's upper decile and quartile
-INTERVAL_FLOOR_MS = 50.0
 # floors of the null (the guard): the least a rate, the correlation between one
 # person's solves and the spread of people's tempo slopes may be
 RATE_FLOOR = {"weak": 0.05, "strong": 0.004}
@@ -140,6 +146,7 @@ FLAGGED = "flagged"
 COMBINED = "combined"
 TEMPO = "tempo"
 HINTS = "hints"                 # the solve's likelihood ratios (Evidence.llr) together
+STALL_PACE = "stall_pace"       # how quickly each stall's first cell came (Evidence.llr)
 OWN_PACE = "own_pace"           # a solve far quicker than the player's own others
 # kinds whose odd level is as dispersed as the weak one: no style of play is odd by them
 # far more often than the rest, and their odd solves are few enough that the handful of
@@ -192,12 +199,25 @@ WORDS = {"order": "filled cells in an order unlike how people solve the puzzle",
          FLAGGED: "were flagged for review",
          COMBINED: "were unusual on all the evidence together",
          HINTS: "weighed towards hints",
+         STALL_PACE: "had stalls whose first cell came as soon as an ordinary step "
+                     "(within twice the solve's median interval)",
          OWN_PACE: "were far quicker than the player's usual pace"}
 # what each of a solve's likelihood ratios says when it weighs towards a hint
 RATIO_WORDS = {"stall_look": "cells placed at a stall that one look at the board does not "
                              "prove",
                "right_first_time": "cells no technique proved, right at the first try",
                "hint_run": "cells nothing proved, typed in a run seconds apart"}
+
+
+# each likelihood-ratio kind and the solve's ratios (SolveFacts.llr) it adds up
+RATIO_KINDS = {HINTS: tuple(RATIO_WORDS), STALL_PACE: (STALL_PACE,)}
+# ... what its ratio weighs for, and what counts against it
+RATIO_FOR = {HINTS: "hints", STALL_PACE: "a copy"}
+RATIO_AGAINST = {HINTS: "the solves that looked honest count against it",
+                 STALL_PACE: "each stall whose first cell took longer counts against it; "
+                             "people slow down where a step needs a technique"}
+# each kind's fixed share of alpha (:func:`_shares`)
+FIXED_SHARES = {HINTS: RATIO_SHARE, STALL_PACE: STALL_PACE_SHARE, TEMPO: TEMPO_SHARE}
 
 
 def words(kind: str) -> str:
@@ -319,10 +339,10 @@ def _slope_sums(t_ms, stall) -> tuple[float, float] | None:
     single on offer, so a technique had to be found), both centred within the solve:
     the solve's share of the player's pooled slope. None for a solve without a stall
     (or nothing but): it says nothing of how the player slows down."""
-    if len(t_ms) < MIN_SLOPE_PLACEMENTS:
+    gaps = placement_gaps(t_ms)
+    if gaps is None:
         return None
-    t = np.asarray(t_ms, dtype=float)
-    y = np.log(np.maximum(np.diff(t), INTERVAL_FLOOR_MS))
+    y = np.log(gaps)
     x = np.asarray(stall, dtype=float)[1:]
     x, y = x - x.mean(), y - y.mean()
     sxx = float(x @ x)
@@ -542,8 +562,10 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
         for k, c in counts.items():
             per_kind.setdefault(k, []).append((len(all_levels) - 1, *c))
         for s in season:
-            if s.llr:
-                ratios.setdefault(HINTS, []).append(math.exp(min(hint_ratio(s), STRONG_LLR)))
+            for k in RATIO_KINDS:
+                v = kind_ratio(s, k)
+                if v is not None:
+                    ratios.setdefault(k, []).append(math.exp(min(v, STRONG_LLR)))
         b = pooled_slope(season)
         if b is not None and b[1] >= MIN_NULL_TEMPO_SOLVES:
             slopes.append(b[0])
@@ -747,17 +769,26 @@ def _spans(n: int) -> list[tuple[int, int]]:
     return spans
 
 
+def kind_ratio(s: SolveFacts, kind: str) -> float | None:
+    """A solve's log-likelihood ratio for a ratio kind (:data:`RATIO_KINDS`): its
+    members together; None where the solve has none of them."""
+    got = [s.llr[k] for k in RATIO_KINDS[kind] if k in s.llr]
+    return float(sum(got)) if got else None
+
+
 def hint_ratio(s: SolveFacts) -> float:
     """A solve's log-likelihood ratio of hints against honest play: its kinds together."""
-    return float(sum(s.llr.values()))
+    return kind_ratio(s, HINTS) or 0.0
 
 
 def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
               ) -> Finding | None:
-    """The sum test of the solves' likelihood ratios over the season and its windows.
+    """The sum test of a ratio kind's solve ratios (:func:`kind_ratio`) over the season
+    and its windows.
 
     Each of a solve's ratios is built so that its mean over honest play is at most one
-    (``analytics.deduction``); their sum reads some placements twice, so its mean is
+    (``analytics.deduction``, ``signals.stall_pace_llr``); the hints' sum reads some
+    placements twice, and one person's stalls are alike, so the mean is
     measured (the shipped null's offset, ``player_seasons.py`` prints it per honest
     model). With a mean at most one the product over solves is a test martingale, and
     an honest player's season reaches a sum of log-ratios S with probability at most
@@ -765,10 +796,11 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
     :data:`STRONG_LLR` (one odd solve does not dominate: capping a ratio only lowers its
     mean) and less the null's ``offset`` (the log of the honest mean where that exceeds
     one); the smallest p times the spans tested."""
-    idx = [i for i, s in enumerate(season) if s.llr]
+    ratio = [kind_ratio(s, kind) for s in season]
+    idx = [i for i, r in enumerate(ratio) if r is not None]
     if not idx:
         return None
-    v = np.minimum([hint_ratio(season[i]) for i in idx], STRONG_LLR) - offset
+    v = np.minimum([ratio[i] for i in idx], STRONG_LLR) - offset
     spans = _spans(len(idx))
     best = max(((float(v[a:b].sum()), a, b, no) for no, (a, b) in enumerate(spans)),
                key=lambda t: t[0])
@@ -780,14 +812,15 @@ def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
              f"In {b - a} consecutive solves (from {season[idx[a]].submission_id} to "
              f"{season[idx[b - 1]].submission_id})")
     parts = [(sum(season[i].llr.get(k, 0.0) > 0 for i in towards), w)
-             for k, w in RATIO_WORDS.items()]
+             for k, w in RATIO_WORDS.items()] if kind == HINTS else []
     held = "; ".join(f"{n} held {w}" for n, w in parts if n)
     what = f"{len(towards)} {words(kind)}" + (f" ({held})" if held else "")
     odds = ("over a million" if total > math.log(1e6) else
             f"{math.exp(total):,.0f}" if total > 0 else "")
-    sentence = (f"{where}, {what}; all the solves together weigh {odds} to 1 for hints "
-                f"over honest play (the likelihood ratio: the solves that looked honest "
-                f"count against it); by chance: {_chance(p)}.") if total > 0 else (
+    sentence = (f"{where}, {what}; all the solves together weigh {odds} to 1 for "
+                f"{RATIO_FOR[kind]} over honest play (the likelihood ratio: "
+                f"{RATIO_AGAINST[kind]}); "
+                f"by chance: {_chance(p)}.") if total > 0 else (
         f"{where}, {what}; all the solves together weigh for honest play.")
     return Finding(kind, p, len(towards), b - a, 0.0, names, sentence)
 
@@ -876,13 +909,14 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     levels = season_levels(season)
     kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS - SOLVE_KINDS)
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
-    ratio_kinds = [HINTS] if any(s.llr for s in season) else []
+    ratio_kinds = [k for k in RATIO_KINDS
+                   if any(kind_ratio(s, k) is not None for s in season)]
     found += [f for f in (_llr_kind(k, season, null.llr_offset.get(k, 0.0))
                           for k in ratio_kinds) if f]
     tempo = _tempo(season, null)
     if tempo is not None:
         found.append(tempo)
-    share = _shares(found, set(ratio_kinds))
+    share = _shares(found)
     found.sort(key=lambda f: (f.p / share[f.kind], f.kind))
     k = max(1, len(found))
     p = float(min(1.0, found[0].p / share[found[0].kind])) if found else 1.0
@@ -905,16 +939,15 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
                          null.source, k)
 
 
-def _shares(found: Sequence[Finding], ratio_kinds: set[str]) -> dict[str, float]:
+def _shares(found: Sequence[Finding]) -> dict[str, float]:
     """Each kind's share of ``alpha`` (a weighted Bonferroni: the shares sum to one, so
     an honest player is flagged with probability at most ``alpha``). The kinds that add
-    up evidence weak in every solve have fixed shares: the likelihood-ratio kind
-    :data:`RATIO_SHARE`, the tempo :data:`TEMPO_SHARE`; the count kinds, whose odd solves
-    are each strong evidence, share what is left. A sort absent from the season gives its
-    share to the others."""
-    fixed = {f.kind: RATIO_SHARE / sum(g.kind in ratio_kinds for g in found)
-             for f in found if f.kind in ratio_kinds}
-    fixed.update({f.kind: TEMPO_SHARE for f in found if f.kind == TEMPO})
+    up evidence weak in every solve have fixed shares (:data:`FIXED_SHARES`): the
+    hints' likelihood ratios :data:`RATIO_SHARE`, the stall pace's
+    :data:`STALL_PACE_SHARE`, the tempo :data:`TEMPO_SHARE`; the count kinds, whose odd
+    solves are each strong evidence, share what is left. A sort absent from the season
+    gives its share to the others."""
+    fixed = {f.kind: FIXED_SHARES[f.kind] for f in found if f.kind in FIXED_SHARES}
     others = [f.kind for f in found if f.kind not in fixed]
     if not others:
         total = sum(fixed.values())

@@ -109,6 +109,69 @@ PACE_ALLOWANCE = 0.12
 PACE_ALLOWANCE_UPTO = 10.0  # no further: beyond 10x the expected speed is the speed's case
 
 
+# A stall's first cell (no single on offer, after a placement that had one) is *quick*
+# when it came within STALL_QUICK times the solve's median interval between placements:
+# people slow down where a step needs a technique, a copy is typed at one pace. Of the
+# stall starts of 32 Tough and Diabolical dailies, 3 solves a model each
+# (experiments/stall_pace.py --per-level 16, seeds 11 and 12), quick: honest models 0-20 %
+# (the pencilmark model's the most), taken as QUICK_HONEST for people nobody modelled;
+# the human-order copier 82-85 %, the stuck copier 33-57 %, the hint-taker 17-18 %.
+# QUICK_COPY below the copier's own rate gives the season's sum its best odds of
+# reaching the line over some 17 stall starts (a larger ratio for a quick start, and a
+# larger cost for a slow one, spread the sum more than they move it)
+STALL_QUICK = 2.0
+QUICK_HONEST, QUICK_COPY = 0.25, 0.7
+# the log-likelihood ratio of a quick and of a slow stall start (+1.03, -0.92)
+STALL_START_LR = (math.log(QUICK_COPY / QUICK_HONEST),
+                  math.log((1.0 - QUICK_COPY) / (1.0 - QUICK_HONEST)))
+MIN_PACED_PLACEMENTS = 12   # placements a solve needs to say anything of its stalls' pace
+
+
+def placement_gaps(t_ms) -> np.ndarray | None:
+    """The intervals between a solve's placements (``t_ms``: each placement's time, in
+    fill order), floored at :data:`INTERVAL_FLOOR_MS`; None for fewer than
+    :data:`MIN_PACED_PLACEMENTS` placements or times that are not all numbers."""
+    t = np.asarray(t_ms, dtype=float)
+    if t.size < MIN_PACED_PLACEMENTS or not np.isfinite(t).all():
+        return None
+    return np.maximum(np.diff(t), INTERVAL_FLOOR_MS)
+
+
+def stall_starts(t_ms, stall, marked=None) -> tuple[int, int] | None:
+    """(quick, slow): the solve's stall starts (a placement with no single on offer,
+    ``stall``, after one that had one) typed within :data:`STALL_QUICK` times the solve's
+    median interval between placements, and those that took longer; a start the
+    player's own marks proved at that moment (``marked``) is neither: a note-taker who
+    found the step in the notes places it at once. None where :func:`placement_gaps`
+    is, for a log whose median interval is at the floor (times that do not resolve one
+    placement from the next: a portal stamping moves in batches), and for a solve
+    without a stall start."""
+    gaps = placement_gaps(t_ms)
+    if gaps is None:
+        return None
+    median = float(np.median(gaps))
+    at = np.asarray(stall, dtype=bool)
+    start = at[1:] & ~at[:-1]
+    if marked is not None:
+        start &= ~np.asarray(marked, dtype=bool)[1:]
+    if median <= INTERVAL_FLOOR_MS or not start.any():
+        return None
+    quick = int(np.count_nonzero(gaps[start] <= STALL_QUICK * median))
+    return quick, int(np.count_nonzero(start)) - quick
+
+
+def stall_pace_llr(t_ms, stall, marked=None) -> float | None:
+    """The solve's log-likelihood ratio of a copy against honest play by how quickly
+    each stall's first cell came (:func:`stall_starts`; :data:`STALL_START_LR` each),
+    which the player verdict adds up over a season. Its mean is at most one for anyone
+    quick at no more than :data:`QUICK_HONEST` of their stall starts. None where
+    :func:`stall_starts` is."""
+    got = stall_starts(t_ms, stall, marked)
+    if got is None:
+        return None
+    return float(sum(n * lr for n, lr in zip(got, STALL_START_LR)))
+
+
 def pace_variation(intervals_ms) -> float:
     """The ``pace_variation`` signal: the sd of the log intervals between placements."""
     return float(np.log(np.maximum(intervals_ms, INTERVAL_FLOOR_MS)).std())

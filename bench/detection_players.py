@@ -20,10 +20,10 @@ same pace (every person solves every puzzle when ``--season`` covers them all), 
 all its solves and over the solves where a hint was taken against honest solves of those
 puzzles at that pace (a puzzle with no stall offers no hint), the share flagged, and for
 the hint at the stall the share flagged among solves with two or more hints; per model
-the mean per-solve log-likelihood ratios (``Evidence.llr``) and the AUC of their sum
-(over the hinted solves: against honest solves of the same puzzles, every pace); scoring time per solve (the CPU time of one
-process, median and p99, so other work on the machine does not count). Progress goes to
-stderr.
+the mean per-solve log-likelihood ratios (``Evidence.llr``) and the AUC of the hints'
+sum (over the hinted solves: against honest solves of the same puzzles, every pace);
+scoring time per solve (the CPU time of one process, median and p99, so other work on
+the machine does not count). Progress goes to stderr.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ import players as models
 from _common import auc, machine, org_uk_rows
 from detection_eval import (SITE_LEVELS, SKILL_SD, _analyse, _puzzle_inputs, _score,
                             after_nightly)
+
+from fairgrid.analytics.player_verdict import HINTS, RATIO_KINDS
 
 CHEATS = ("hint_at_stall", "hint_at_hardest")
 PACES = (1.0, 3.0, 6.0)
@@ -190,7 +192,8 @@ def _report(puzzles, solves, cold, after, args, seconds):
                 print(f"{c:<16}{g:>6}{a:8.3f}{'-' if a1 is None else f'{a1:.3f}':>12}"
                       f"{row['flagged'][0]:>8}/{row['flagged'][1]:<5}"
                       f"{row['flagged_2plus'][0]:>8}/{row['flagged_2plus'][1]:<5}")
-        total = np.array([sum(x.values()) for x in llr])
+        # the hints' ratios (the stall pace is another kind of the player verdict)
+        total = np.array([sum(x.get(k, 0.0) for k in RATIO_KINDS[HINTS]) for x in llr])
         print("\nper-solve log-likelihood ratios (Evidence.llr), mean per model:")
         for m in tuple(models.HONEST) + CHEATS:
             sel = kind == m

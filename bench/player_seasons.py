@@ -38,7 +38,7 @@ seconds, on a population simulated once, e.g. on a bigger machine).
 ``--seed`` + 1000, so the evaluation's people are not the null's), each model's null
 learnt apart and the most lenient of them kept per kind (``player_verdict.lenient``;
 each model's tempo is kept); ``--tempo-only`` replaces only the file's tempo, ``--kinds``
-only the kinds named (``hints``: the likelihood ratios' offsets).
+only the kinds named (``hints``, ``stall_pace``: those likelihood ratios' offsets).
 """
 
 from __future__ import annotations
@@ -72,7 +72,8 @@ BASES = tuple(models_.BASES)   # how a cheater plays where it does not cheat
 PHASES = ("cold", "after nightly")
 CHUNK = 40          # solves a task
 SLOPE_ON = "stall"  # what a saved solve's tempo slope is of (``SolveFacts.slope``)
-FACTS_VERSION = 2   # 2: each solve's pace and pace group (``SolveFacts.pace_group``)
+# 2: each solve's pace and pace group (``SolveFacts.pace_group``); 3: its stall pace
+FACTS_VERSION = 3
 SD_LOG, SKILL_SD = 0.35, 0.5
 
 
@@ -180,8 +181,8 @@ def main() -> int:
     ap.add_argument("--tempo-only", action="store_true",
                     help="with --null-out: replace only the stall tempo of the file there")
     ap.add_argument("--kinds", help="with --null-out: replace only these kinds (comma-"
-                                    "separated) of the file there; hints: the ratio "
-                                    "offsets")
+                                    "separated) of the file there; hints, stall_pace: "
+                                    "those ratios' offsets")
     ap.add_argument("--compare-logs", action="store_true",
                     help="after the cold phase, compare every log with the solves of its "
                          "puzzle before it as scoring does (analytics.log_match), report "
@@ -210,8 +211,8 @@ def main() -> int:
         from fairgrid.analytics import player_verdict as pv
         args.kinds = [k.strip() for k in args.kinds.split(",") if k.strip()]
         known = sorted(set(pv.FAMILY.values())
-                       | {"unproven", "unforced", pv.FLAGGED, pv.COMBINED, pv.OWN_PACE,
-                          pv.HINTS})
+                       | {"unproven", "unforced", pv.FLAGGED, pv.COMBINED, pv.OWN_PACE}
+                       | set(pv.RATIO_KINDS))
         wrong = [k for k in args.kinds if k not in known] or ([] if args.kinds else [""])
         if wrong:
             raise SystemExit(f"error: --kinds {wrong[0]!r} is no kind; kinds: "
@@ -378,17 +379,22 @@ def _write_null(people, seasons, args, started) -> int:
             doc = {**json.load(fh), "stall_tempo": doc["stall_tempo"]}
         doc.pop("slope", None)      # a slope on another measure of difficulty
     elif args.kinds:
-        names = [k for k in args.kinds if k != pv.HINTS]
+        names = [k for k in args.kinds if k not in pv.RATIO_KINDS]
         missing = [k for k in names if k not in doc["kinds"]]
         if missing:
             raise SystemExit(f"error: no honest season measured {missing[0]!r}; kinds "
                              f"measured: {', '.join(sorted(doc['kinds']))}")
+        unmeasured = [k for k in args.kinds
+                      if k in pv.RATIO_KINDS and k not in doc["llr_offset"]]
+        if unmeasured:
+            raise SystemExit(f"error: no honest solve had a {unmeasured[0]!r} ratio")
         with open(args.null_out) as fh:
             old = json.load(fh)
         doc = {**old, "kinds": {**old["kinds"], **{k: doc["kinds"][k] for k in names}},
-               # the ratio kind's null is its offsets
-               "llr_offset": doc["llr_offset"] if pv.HINTS in args.kinds
-               else old.get("llr_offset", {})}
+               # a ratio kind's null is its offset
+               "llr_offset": {**old.get("llr_offset", {}),
+                              **{k: v for k, v in doc["llr_offset"].items()
+                                 if k in args.kinds}}}
     with open(args.null_out, "w") as fh:
         json.dump(doc, fh, indent=1)
         fh.write("\n")
@@ -420,9 +426,9 @@ def _load_facts(path) -> dict:
         raise SystemExit(f"error: {path} holds slopes on another measure than "
                          f"{SLOPE_ON!r}: simulate and save the facts again")
     if doc.get("facts_version") != FACTS_VERSION:
-        raise SystemExit(f"error: {path} holds facts without each solve's pace group "
-                         f"(saved before facts version {FACTS_VERSION}): simulate and save "
-                         f"them again")
+        raise SystemExit(f"error: {path} holds facts of another version "
+                         f"({doc.get('facts_version')}, where this reads {FACTS_VERSION}: "
+                         f"3 holds each solve's stall pace): simulate and save them again")
     stored = {"people": doc["people"], "kind": doc["kind"]}
     for phase in PHASES:
         facts = {sid: SolveFacts(**{**f, "slope": None if f["slope"] is None
@@ -451,19 +457,22 @@ def _judge_all(stored, pool) -> dict:
 
 
 def _ratio_means(people, seasons, null) -> dict:
-    """Per honest model, the mean of the solves' capped likelihood ratios less the
-    shipped offset: the sum test's bound holds where it is at most one."""
+    """Per ratio kind and honest model, the mean of the solves' capped likelihood ratios
+    less the shipped offset: the sum test's bound holds where it is at most one."""
     from fairgrid.analytics import player_verdict as pv
-    offset = null.llr_offset.get(pv.HINTS, 0.0)
     out = {}
-    for model in HONEST:
-        r = [math.exp(min(pv.hint_ratio(s), pv.STRONG_LLR) - offset)
-             for pl in people if pl["cheat"] is None and pl["model"] == model
-             for s in seasons[pl["id"]] if s.llr]
-        out[model] = float(np.mean(r)) if r else None
-    print("\nhonest mean of the capped ratio less the offset "
-          f"({offset:.4f}; the bound needs <= 1): "
-          + ", ".join(f"{m} {v:.4f}" for m, v in out.items() if v is not None))
+    for kind in pv.RATIO_KINDS:
+        offset = null.llr_offset.get(kind, 0.0)
+        means = out[kind] = {}
+        for model in HONEST:
+            r = [math.exp(min(v, pv.STRONG_LLR) - offset)
+                 for pl in people if pl["cheat"] is None and pl["model"] == model
+                 for v in (pv.kind_ratio(s, kind) for s in seasons[pl["id"]])
+                 if v is not None]
+            means[model] = float(np.mean(r)) if r else None
+        print(f"\nhonest mean of the capped {kind} ratio less the offset "
+              f"({offset:.4f}; the bound needs <= 1): "
+              + ", ".join(f"{m} {v:.4f}" for m, v in means.items() if v is not None))
     return out
 
 

@@ -534,3 +534,34 @@ def test_a_note_takers_change_of_pace_is_weighed_against_note_takers_only(model)
     # and the evidence says whom the steadier pace was compared with
     words = explain("switch", 1.0, 0.4, facts, {"switch_at": 12, "notes_carried": True})
     assert words.startswith("from placement 12 on") and "notes carried the thinking" in words
+
+
+def test_the_stall_pace_weighs_each_stalls_first_cell_unless_the_players_marks_proved_it():
+    """Scoring weighs how soon each stall's first cell came (``llr["stall_pace"]``): a
+    copy typed at one pace is quick at every stall, a person who thinks there is not;
+    a stall cell the player's own marks had narrowed to its digit is not weighed (the
+    step was found in the notes)."""
+    from fairgrid.analytics.signals import STALL_START_LR
+
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    times = 3000 * np.arange(1, len(cells) + 1)
+    copy = _evidence(givens, solution, _log(cells, solution, times))
+    starts = [k for k, p in enumerate(copy.timeline) if k and p.singles_on_offer == 0
+              and copy.timeline[k - 1].singles_on_offer > 0]
+    assert starts
+    quick, slow = STALL_START_LR
+    assert copy.llr["stall_pace"] == pytest.approx(len(starts) * quick, abs=1e-3)
+    thought = times.copy()
+    for k in starts:
+        thought[k:] += 120_000      # two minutes' think before each stall's first cell
+    person = _evidence(givens, solution, _log(cells, solution, thought))
+    assert person.llr["stall_pace"] == pytest.approx(len(starts) * slow, abs=1e-3)
+    # the same copy, but each stall cell marked with two digits, then narrowed to its
+    # own before the first placement: every start was proved by the player's marks
+    notes = [(10 + i, cells[k], d) for i, k in enumerate(starts)
+             for d in (int(solution[cells[k]]), int(solution[cells[k]]) % 9 + 1)]
+    notes += [(1000 + i, cells[k], int(solution[cells[k]]) % 9 + 1)
+              for i, k in enumerate(starts)]
+    marked = _evidence(givens, solution, _log(cells, solution, times, notes))
+    assert "stall_pace" not in marked.llr

@@ -11,12 +11,14 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, TEMPO_SHARE, KindNull,
-                                               PlayerNull, PlayerVerdict, SolveFacts,
-                                               _shares, _tempo, bb_tail, guard, judge,
-                                               learn_null, lenient, pooled_slope,
-                                               season_levels, shipped_null, solve_facts,
-                                               tempo_fit)
+from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, STALL_PACE_SHARE,
+                                               TEMPO_SHARE, KindNull, PlayerNull,
+                                               PlayerVerdict, SolveFacts, _shares, _tempo,
+                                               bb_tail, guard, judge, learn_null, lenient,
+                                               pooled_slope, season_levels, shipped_null,
+                                               solve_facts, tempo_fit)
+from fairgrid.analytics.signals import (QUICK_HONEST, STALL_START_LR, stall_pace_llr,
+                                        stall_starts)
 
 FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
 
@@ -175,6 +177,60 @@ def test_tempo_reads_how_much_longer_a_stall_took():
     assert took in tempo.sentence
 
 
+def _paced_facts(name: str, timeline: list[dict]) -> SolveFacts:
+    """A solve's facts with the stall pace scoring reads from its timeline."""
+    t = [p["t_ms"] for p in timeline]
+    llr = stall_pace_llr(t, [p["singles_on_offer"] == 0 for p in timeline])
+    return SolveFacts(name, {}, False, {} if llr is None else {"stall_pace": llr})
+
+
+def test_a_stall_whose_first_cell_comes_like_a_single_weighs_for_a_copy():
+    """Each stall's first cell is quick (within twice the solve's median interval) or
+    not; a copier's quick stalls add up over a season to a flag of their own, and a
+    person who slows down at them weighs for honest play."""
+    rng = np.random.default_rng(23)
+    person = [_paced_facts(f"p{i}", _timeline(rng, 60.0)) for i in range(10)]
+    copier = [_paced_facts(f"c{i}", _timeline(rng, 4.0)) for i in range(10)]
+    quick, slow = STALL_START_LR
+    assert quick > 0 > slow
+    assert all(s.llr == {"stall_pace": pytest.approx(2 * slow)} for s in person)
+    assert sum(s.llr["stall_pace"] for s in copier) > 15 * quick + 5 * slow
+    # the honest mean is one for a person quick at the share the ratio allows
+    assert (QUICK_HONEST * math.exp(quick) + (1 - QUICK_HONEST) * math.exp(slow)
+            == pytest.approx(1))
+    # no tempo in the null: the stall pace alone flags the copier, at its share of alpha
+    null = guard(PlayerNull({}, None, "a test population"))
+    found = judge(copier, null)
+    top = found.findings[0]
+    assert found.flagged and top.kind == "stall_pace"
+    assert found.p_value == pytest.approx(top.p / STALL_PACE_SHARE)
+    assert "first cell came as soon as an ordinary step" in top.sentence
+    assert "for a copy over honest play" in top.sentence
+    assert not judge(person, null).flagged
+    # the hints' kind does not read the stall pace
+    assert all(f.kind != "hints" for f in found.findings)
+    # a stall start needs a stall after a single: a solve that starts stuck and stays
+    # so has none, and one too short to place a median has none either
+    t = [1000 * k for k in range(1, 30)]
+    stalls = [k % 7 == 3 for k in range(29)]
+    assert stall_starts(t, [True] * 29) is None
+    assert stall_starts(t[:5], [False, True] * 2 + [False]) is None
+    assert stall_starts(t, stalls) == (4, 0)
+    t[10] += 1500       # the stall start at 10 takes 2.5x the median interval
+    assert stall_starts(t, stalls) == (3, 1)
+    # times that do not tell one placement from the next say nothing (a portal that
+    # stamps moves in batches), nor times that are not numbers
+    assert stall_starts([1000] * 29, stalls) is None
+    assert stall_starts([1000 * (k // 3) for k in range(29)], stalls) is None
+    assert stall_starts(t[:20] + [math.nan] + t[21:], stalls) is None
+    # a start the player's own marks proved then is not weighed: found in the notes
+    assert stall_starts(t, stalls, [k == 3 for k in range(29)]) == (2, 1)
+    assert stall_starts(t, stalls, stalls) is None
+    # the null learns the ratio's offset where an honest model's mean is above one
+    learnt = learn_null([copier], "copiers")
+    assert learnt.llr_offset["stall_pace"] > 0 and "hints" not in learnt.llr_offset
+
+
 def test_the_tempo_null_is_fitted_on_the_lower_tail_and_kept_per_model():
     """A population's tempo is the normal through its 10th and 25th percentile; at cold
     start each honest model's is kept, and a season is judged by the one it is least odd
@@ -295,7 +351,7 @@ def test_the_kinds_that_add_up_weak_evidence_have_fixed_shares_of_alpha():
     assert both.p_value == pytest.approx(min(math.exp(-8.0) / RATIO_SHARE,
                                              tempo.p / TEMPO_SHARE))
     # the count kinds share what the two leave; the shares sum to one
-    shares = _shares(both.findings, {"hints"})
+    shares = _shares(both.findings)
     assert shares["hints"] == RATIO_SHARE and shares["tempo"] == TEMPO_SHARE
     left = (1 - RATIO_SHARE - TEMPO_SHARE) / len(count)
     assert all(shares[f.kind] == pytest.approx(left) for f in count)

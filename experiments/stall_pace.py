@@ -1,0 +1,89 @@
+"""How quickly each stall's first cell comes: the rates behind the ``stall_pace`` ratio.
+
+    python experiments/stall_pace.py --seed 11 --per-level 16 [--plays 3] [--jobs 2]
+    python experiments/stall_pace.py --seed 12 --per-level 16
+
+A *stall start* is a placement made with no single on the bare board after one made
+from a single (a technique had to be found first), unless the player's own marks proved
+the cell then. ``analytics.signals`` calls it quick when it came within ``STALL_QUICK``
+times the solve's median interval between placements. Plays the honest models and the
+hiding cheats of ``bench/players.py`` on Tough and Diabolical sudoku.org.uk dailies (the
+levels that stall a singles solver) and prints per model the stall starts, the share
+quick, and the mean of the solve's ratio (``stall_pace_llr``) over solves that have one:
+for an honest model it must be at most one (the season's sum test needs it). The
+timeline is rebuilt here as scoring builds it (fill order, replay, the deduction's
+marks), without the puzzle analysis scoring needs. Seeds 11 and 12 are those no reported benchmark
+run uses; their two tables together are the calibration's data.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+
+import numpy as np
+
+from _common import ROOT, stall_level_solves
+
+sys.path.insert(0, str(ROOT / "bench"))
+
+MODELS = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark",
+          "hint_at_stall", "human_order_copier", "difficulty_copier",
+          "stuck_copier:pencil_marker", "stuck_copier:sweeper", "partial")
+
+
+def _one(task) -> tuple[str, tuple[int, int] | None, float | None]:
+    """(model, (quick, slow) stall starts or None, the solve's stall-pace ratio)."""
+    import players as models
+    from fairgrid.analytics.deduction import deduce
+    from fairgrid.analytics.fill_order import fill_order
+    from fairgrid.analytics.signals import stall_pace_llr, stall_starts
+    from fairgrid.solvers import parse
+    from fairgrid.solvers.puzzle_types import puzzle_type
+
+    model, text, solution, mean_s, seed = task
+    rng = np.random.default_rng(seed)
+    total_s = float(np.exp(np.log(mean_s) + rng.normal(0, 0.35)))
+    name, _, base = model.partition(":")
+    play = {**models.HONEST, **models.HIDING_CHEATS}[name]
+    person = models.draw_person(name, rng) if name in models.PERSONS else {}
+    log = (play(text, solution, rng, total_s, base=base, **person) if base else
+           play(text, solution, rng, total_s, **person))
+    sol = np.array([int(c) for c in solution])
+    givens = parse(text).givens.astype(np.int64)
+    fill = fill_order(*log.arrays, givens, sol)
+    cells = np.asarray(fill.cells)
+    # as scoring reads it: singles on offer from the replay, each cell's fill time, and
+    # where the player's own marks proved the cell
+    _, options, _ = puzzle_type("sudoku").replay(givens, (9, 9), cells, sol)
+    t = np.asarray(fill.fill_ms)[cells]
+    marked = deduce(givens, sol, fill, *log.arrays).by_marks
+    return (model, stall_starts(t, options == 0, marked),
+            stall_pace_llr(t, options == 0, marked))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--per-level", type=int, default=16, help="dailies per level")
+    ap.add_argument("--plays", type=int, default=3, help="solves per puzzle and model")
+    ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument("--jobs", type=int, default=None)
+    args = ap.parse_args()
+    out = stall_level_solves(_one, MODELS, args.per_level, args.plays, args.seed, args.jobs)
+    print("| model | solves | with a stall start | stall starts | quick | "
+          "mean ratio a solve |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for m in MODELS:
+        got = [(s, r) for mm, s, r in out if mm == m]
+        have = [(s, r) for s, r in got if s is not None]
+        quick = sum(s[0] for s, _ in have)
+        starts = sum(s[0] + s[1] for s, _ in have)
+        mean = float(np.mean([math.exp(r) for _, r in have])) if have else float("nan")
+        print(f"| {m} | {len(got)} | {len(have)} | {starts} | "
+              f"{100 * quick / max(starts, 1):.0f} % | {mean:.2f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
