@@ -112,10 +112,10 @@ OFFSET_CAP = math.log(1.1)
 MIN_TEMPO_SOLVES = 8
 # the tempo's p is multiplied by 1 + this / n² (n solves with a stall): honest players
 # drawn from a null at its guard, each solve's slow-down with an sd of 1.6 to 3 (the
-# honest models' own reach 2.1 at their 95th percentile), fall below p = 4e-4 up to 2.5x
-# as often as the t says at 8 solves, 1.8x at 10, 1.2x at 20; with this, at most about
-# as often (experiments/tempo_calibration.py)
-TEMPO_FEW_SOLVES = 200.0
+# honest models' own reach 2.1 at their 95th percentile), fall below the tempo's line
+# (p = 2e-4) up to 3.3x as often as the t says at 8 solves, 2.3x at 10, 1.5x at 20; with
+# this, at most as often (experiments/tempo_calibration.py, seeds 0 and 1)
+TEMPO_FEW_SOLVES = 400.0
 # ... that a player needs to count in a population's tempo (a pooled slope, not a test)
 MIN_NULL_TEMPO_SOLVES = 5
 # players a tempo null is learnt from: it is fitted on the slow-down's lower tail (the

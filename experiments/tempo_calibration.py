@@ -10,7 +10,7 @@ the player's own with an sd of 0.8 to 3 (the honest models of ``bench/players.py
 2.1 at their 95th percentile). Each season's p is the tempo's own arithmetic
 (``analytics.player_verdict``: Welch–Satterthwaite's t on the player's per-solve spread,
 floored), vectorised here and checked against ``_tempo`` on the first seasons. Prints,
-for each sd and n, the share of seasons below the tempo's line (4e-4: its share of
+for each sd and n, the share of seasons below the tempo's line (2e-4: its share of
 alpha at the default 1e-3) over the line, for the t alone and for the p the verdict uses
 (the t's times 1 + TEMPO_FEW_SOLVES / n²): one or less is calibrated.
 """
