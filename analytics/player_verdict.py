@@ -776,11 +776,6 @@ def kind_ratio(s: SolveFacts, kind: str) -> float | None:
     return float(sum(got)) if got else None
 
 
-def hint_ratio(s: SolveFacts) -> float:
-    """A solve's log-likelihood ratio of hints against honest play: its kinds together."""
-    return kind_ratio(s, HINTS) or 0.0
-
-
 def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0
               ) -> Finding | None:
     """The sum test of a ratio kind's solve ratios (:func:`kind_ratio`) over the season
