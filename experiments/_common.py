@@ -40,22 +40,31 @@ def org_uk_dailies(rng: np.random.Generator, levels, per_level: int):
             yield level, rs[i]
 
 
-def stall_level_solves(one, models, per_level: int, plays: int, seed: int,
-                       jobs: int | None) -> list:
-    """``one((model, puzzle, solution, mean time in s, seed))`` for ``plays`` solves of
-    each of ``models`` on ``per_level`` Tough and Diabolical sudoku.org.uk dailies (the
-    levels that stall a singles solver) drawn with ``seed``, in ``jobs`` processes,
-    with progress on stderr: the results in task order."""
+def stall_level_solves(doc: str, one, models, *, per_level: int, plays: int,
+                       seed: int) -> list:
+    """The command line of an experiment on stall-level dailies (``doc``: its module
+    doc; ``--per-level``, ``--plays``, ``--seed``, ``--jobs``, the first three defaulting
+    to the values given), then ``one((model, puzzle, solution, mean time in s, seed))``
+    for ``--plays`` solves of each of ``models`` on ``--per-level`` Tough and Diabolical
+    sudoku.org.uk dailies (the levels that stall a singles solver) drawn with ``--seed``,
+    in ``--jobs`` processes, with progress on stderr: the results in task order."""
+    import argparse
     from concurrent.futures import ProcessPoolExecutor
 
     from tqdm import tqdm
 
-    rng = np.random.default_rng(seed)
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--per-level", type=int, default=per_level, help="dailies per level")
+    ap.add_argument("--plays", type=int, default=plays, help="solves per puzzle and model")
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--jobs", type=int, default=None)
+    args = ap.parse_args()
+    rng = np.random.default_rng(args.seed)
     tasks = [(m, r["puzzle"], r["solution"], 60.0 * float(r["mean_time_min"]),
               int(rng.integers(2**31)))
-             for _, r in org_uk_dailies(rng, ("Tough", "Diabolical"), per_level)
-             for m in models for _ in range(plays)]
-    with ProcessPoolExecutor(jobs) as pool:
+             for _, r in org_uk_dailies(rng, ("Tough", "Diabolical"), args.per_level)
+             for m in models for _ in range(args.plays)]
+    with ProcessPoolExecutor(args.jobs) as pool:
         return list(tqdm(pool.map(one, tasks, chunksize=4), total=len(tasks),
                          desc="solves", file=sys.stderr))
 

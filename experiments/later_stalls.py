@@ -17,7 +17,6 @@ singles".
 
 from __future__ import annotations
 
-import argparse
 import sys
 
 import numpy as np
@@ -71,13 +70,8 @@ def _one(task) -> tuple[str, tuple[float, float] | None]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--per-level", type=int, default=40, help="dailies per level")
-    ap.add_argument("--plays", type=int, default=2, help="solves per puzzle and model")
-    ap.add_argument("--seed", type=int, default=5)
-    ap.add_argument("--jobs", type=int, default=None)
-    args = ap.parse_args()
-    out = stall_level_solves(_one, MODELS, args.per_level, args.plays, args.seed, args.jobs)
+    out = stall_level_solves(__doc__, _one, MODELS, per_level=40, plays=2,
+                             seed=5)
     print("| model | solves | with a later stall | later stalls' slow-down (log, median) "
           "| below 0.5 | below 0 | first stall's slow-down (log, median) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")

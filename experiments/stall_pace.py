@@ -18,7 +18,6 @@ run uses; their two tables together are the calibration's data.
 
 from __future__ import annotations
 
-import argparse
 import math
 import sys
 
@@ -64,13 +63,8 @@ def _one(task) -> tuple[str, tuple[int, int] | None, float | None]:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--per-level", type=int, default=16, help="dailies per level")
-    ap.add_argument("--plays", type=int, default=3, help="solves per puzzle and model")
-    ap.add_argument("--seed", type=int, default=11)
-    ap.add_argument("--jobs", type=int, default=None)
-    args = ap.parse_args()
-    out = stall_level_solves(_one, MODELS, args.per_level, args.plays, args.seed, args.jobs)
+    out = stall_level_solves(__doc__, _one, MODELS, per_level=16, plays=3,
+                             seed=11)
     print("| model | solves | with a stall start | stall starts | quick | "
           "mean ratio a solve |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
