@@ -46,8 +46,9 @@ first try where nothing allowed proved the cell, against the candidates left the
 ``stall_look`` (how many looks at the board as it stood prove each cell placed at a
 stall: a stuck person finds the easiest move and places what one look proves, a hint is
 a random cell of the solution; where no number of looks proves it, how many candidates
-the cell had on the bare board beyond the fewest: a person who guesses picks a cell with
-the fewest).
+the cell had beyond the fewest, counted as the player saw them (their own marks where
+they kept them, else the bare board): a person who guesses picks a cell with the
+fewest).
 Each ratio's mean over honest play is at most one; the player verdict adds a solve's
 three up (they read some placements twice, so the mean of their product is measured,
 not built) and a season's product is a test martingale (``player_verdict``).
@@ -123,6 +124,12 @@ class NoteLog:
         :data:`WORKED_STRIKES` portal marks at moments of their own."""
         return self.thinking or self.struck >= WORKED_STRIKES
 
+    def kept(self, k: int) -> np.ndarray:
+        """The candidates the player kept at fill ``k``, per cell: their marks where they
+        had narrowed the cell, every digit elsewhere (masks as for ``engine.closure``)."""
+        mine = self.masks[k]
+        return np.where((mine != 0) & self.narrowed[k], mine, ALL_DIGITS)
+
 
 def read_notes(t_ms, cell, digit, note, givens, seq) -> NoteLog | None:
     """The marks at each fill (``seq``: the move index of each fill of the fill order),
@@ -174,8 +181,9 @@ RUN_HONEST = 0.5 / 6
 # look did not prove, unless the eliminations carried to then prove it by the stall's
 # easiest move's rung), how many looks at the bare board (every elimination up to the
 # rung allowed there, all at once) prove the cell placed, and where none does, how many
-# candidates the cell had on the bare board beyond the fewest any empty cell had (a stuck
-# person who guesses picks a cell with the fewest; a hint is any cell): P(hinted) /
+# candidates the cell had beyond the fewest any empty cell had, as the player saw them
+# (their own marks where they kept them, else the bare board: a stuck person who guesses
+# picks a cell with the fewest; a hint is any cell): P(hinted) /
 # P(honest) per outcome, from bench/players.py (python experiments/stall_looks.py
 # --puzzles 16, seeds 11 and 12: 32 dailies, 3 solves per model each; never the seeds
 # the benches report). Hints at the stall, of the placements a trial did not prove,
@@ -247,7 +255,8 @@ class Deduction:
                               # notes or a trial proved it)
     look_rung: np.ndarray     # the rung those looks used (the stall's)
     surplus: np.ndarray       # where no number of looks proves it: the cell's candidates
-                              # on the bare board less the fewest any empty cell had
+                              # less the fewest any empty cell had, on the player's own
+                              # marks where they kept them, else on the bare board
                               # (-1 elsewhere)
     by_marks: np.ndarray      # the player's own marks of that moment proved it (asked at
                               # a stall, and where nothing allowed proved it)
@@ -305,11 +314,13 @@ class Deduction:
         if n == STALL_LOOKS + 1:
             return "more than two rounds of eliminations prove it"
         more = max(int(self.surplus[k]), 0)
+        marks = " in the player's marks" if self.notes is not None and \
+            not self.notes.auto else ""
         return (f"no number of rounds of eliminations up to {upto} proves it; "
-                + ("it was among the cells with the fewest candidates (where a guess goes)"
-                   if more == 0 else
+                + (f"it was among the cells with the fewest candidates{marks} (where a "
+                   "guess goes)" if more == 0 else
                    f"it had {more} candidate{'s' if more > 1 else ''} more than the fewest "
-                   "any empty cell had (a guess goes to a cell with the fewest)"))
+                   f"any empty cell had{marks} (a guess goes to a cell with the fewest)"))
 
     def run_of(self, k: int) -> tuple[int, int]:
         """(first, last) placement of the hint run holding placement ``k``: unexplained
@@ -442,8 +453,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         if marks:
             mine = notes.masks[k]
             if (proof[k] > allowed[k] or stall) and notes.narrowed[k, c] and mine[c]:
-                masks = np.where((mine != 0) & notes.narrowed[k], mine, ALL_DIGITS)
-                mine_prove = engine.proves(masks, grid, c, int(solution[c]),
+                mine_prove = engine.proves(notes.kept(k), grid, c, int(solution[c]),
                                            NOTES_RUNG) <= NOTES_RUNG
                 by_marks[k] = mine_prove
                 if proof[k] > allowed[k]:
@@ -460,8 +470,12 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
             looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
                                     STALL_LOOKS)
             if looks[k] >= STALL_LOOKS + 2:
-                bare = engine.bare_counts(grid)
-                surplus[k] = bare[c] - bare[grid == 0].min()
+                # a guess goes to a cell with the fewest candidates the player sees: on
+                # their own marks where they kept them (a cell their marks leave empty is
+                # no place for one)
+                seen = engine.bare_counts(grid, notes.kept(k) if marks else None)
+                open_ = (grid == 0) & (seen > 0)
+                surplus[k] = seen[c] - seen[open_].min() if open_.any() else 0
         far[k] = stall and (looks[k] > 1 or bool(by_trial[k]))
         grid[c] = solution[c]
     return Deduction(proof, by_notes, by_trial, trace.offer, cands, right, allowed, notes,

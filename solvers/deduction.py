@@ -1277,10 +1277,13 @@ def _cell_question(cand_masks, grid, cell: int, digit: int):
     return grid, cand
 
 
-def bare_counts(grid) -> np.ndarray:
+def bare_counts(grid, cand_masks=None) -> np.ndarray:
     """Per cell, how many digits no peer's digit excludes (0 for filled cells): the
-    candidates of the bare board, before any technique."""
+    candidates of the bare board, before any technique; with ``cand_masks`` (anyone's
+    pencil marks, as for :func:`closure`), those of them the bare board leaves."""
     grid = _grid_of(grid, "grid")
+    if cand_masks is not None:
+        return _POP[_masks_of(cand_masks, grid)]
     bare = np.empty(81, dtype=np.int64)
     _bare(grid, bare)
     return _POP[bare]

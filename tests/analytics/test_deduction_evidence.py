@@ -402,6 +402,40 @@ def test_a_hint_far_from_the_fewest_candidates_weighs_more_than_a_guess_there():
         in far.look_words(x)
 
 
+def test_a_guess_at_the_cell_with_the_fewest_marks_weighs_as_a_guess_there():
+    """A pencil marker who guesses picks the cell with the fewest of *their* marks, which
+    may hold more candidates on the bare board than its fewest: counted on the marks the
+    player kept, such a guess weighs as one at the fewest, not as a hint far from them."""
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    times = 10_000 + 3000 * np.arange(len(cells))
+    times[x:] += 30_000
+    grid = givens.copy()
+    grid[cells[:x]] = solution[cells[:x]]
+    bare = engine.bare_counts(grid)
+    board = Board(3, grid.tolist())
+    tried = 0
+    for c in cells[x:]:
+        order = cells[:x] + [c] + [d for d in cells[x:] if d != c]
+        _, plain = _deduce(givens, solution, _log(order, solution, times))
+        if plain.looks[x] != STALL_LOOKS + 2 or plain.surplus[x] < 2:
+            continue
+        for other in (d for d in range(1, 10) if d != solution[c] and board.cand[c] >> (d - 1) & 1):
+            # two marks in that cell, none elsewhere: the player narrowed it to a pair
+            notes = [(100, c, int(solution[c])), (200, c, other)]
+            _, marked = _deduce(givens, solution, _log(order, solution, times, notes))
+            if marked.looks[x] != STALL_LOOKS + 2:
+                continue                   # the marks proved it: no guess at all
+            tried += 1
+            assert plain.surplus[x] == bare[c] - bare[grid == 0].min()
+            assert marked.surplus[x] == max(0, 2 - bare[grid == 0].min())
+            assert marked.stall_look_llr() < plain.stall_look_llr()
+            assert "among the cells with the fewest candidates in the player's marks" \
+                in marked.look_words(x)
+    assert tried
+
+
 def test_the_bare_boards_candidates_are_counted_per_cell():
     grid = np.zeros(81, dtype=np.int64)
     assert (engine.bare_counts(grid) == 9).all()
@@ -410,6 +444,11 @@ def test_the_bare_boards_candidates_are_counted_per_cell():
     counts = engine.bare_counts(grid)
     assert counts[8] == 1 and (counts[:8] == 0).all()
     assert counts[9] == 9 - 3 - 1      # r2c1 sees 1, 2, 3 in its box and the 9 below
+    # with a player's marks: those of them the board leaves (a stale mark drops out)
+    marks = np.full(81, 0b1111111110, dtype=np.int64)
+    marks[9] = (1 << 1) | (1 << 4) | (1 << 5)    # 1 (its box holds one), 4 and 5
+    kept = engine.bare_counts(grid, marks)
+    assert kept[9] == 2 and kept[10] == counts[10] and kept[8] == 1
     with pytest.raises(engine.PuzzleError):
         engine.bare_counts(np.zeros(80, dtype=np.int64))
 
