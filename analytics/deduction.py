@@ -252,7 +252,7 @@ class Deduction:
     intervals_ms: np.ndarray  # per placement: time since the one before (first: the start)
     looks: np.ndarray         # at a stall, looks at the bare board that prove it
                               # (engine.looks; -1 elsewhere, or where the player's
-                              # notes or a trial proved it)
+                              # notes or a trial proved it and the first try was right)
     look_rung: np.ndarray     # the rung those looks used (the stall's)
     surplus: np.ndarray       # where no number of looks proves it: the cell's candidates
                               # less the fewest any empty cell had, on the player's own
@@ -281,6 +281,16 @@ class Deduction:
         never held against the player)."""
         return ((self.proof > self.allowed) & (self.proof != engine.NOT_ANALYSED)
                 & ~self.by_notes & ~self.by_trial)
+
+    @cached_property
+    def tried(self) -> np.ndarray:
+        """Placements nothing up to the rung allowed proved before the player's first
+        try at the cell: the unexplained ones, and those whose first try was wrong
+        whatever the player's marks proved by the time of the right digit (a note-taker
+        who guessed wrong strikes the digit, and the marks then prove the other: what a
+        wrong try taught explains nothing about the try)."""
+        return self.unexplained | ((self.proof > self.allowed)
+                                   & (self.proof != engine.NOT_ANALYSED) & ~self.right_first)
 
     @cached_property
     def unproven(self) -> np.ndarray:
@@ -345,9 +355,9 @@ class Deduction:
 
     def right_first_llr(self) -> float:
         """The log-likelihood ratio (natural log, hinted vs honest) of being right or
-        wrong first time at the unexplained placements (:func:`right_first_llr`)."""
-        return right_first_llr(self.right_first[self.unexplained],
-                               self.cands[self.unexplained])
+        wrong first time at the placements nothing allowed proved before the first try
+        (:attr:`tried`, :func:`right_first_llr`)."""
+        return right_first_llr(self.right_first[self.tried], self.cands[self.tried])
 
     @property
     def unforced(self) -> np.ndarray:
@@ -466,7 +476,9 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         if proof[k] > allowed[k] and proof[k] != engine.NOT_ANALYSED and not by_notes[k] \
                 and right[k]:
             by_trial[k] = engine.trial(grid, c, int(solution[c]))
-        if stall and not mine_prove and not by_trial[k]:
+        # a wrong first try at a stall is weighed as one, whatever the marks it taught
+        # the player prove by the right digit
+        if stall and not by_trial[k] and (not mine_prove or not right[k]):
             looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
                                     STALL_LOOKS)
             if looks[k] >= STALL_LOOKS + 2:

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from fairgrid.analytics.deduction import (AUTO_NOTES_MIN, STALL_LOOKS, STALL_NONE_LR,
-                                          TRIAL_WORDS, deduce, hardest_rung,
+                                          STALL_WRONG_LR, TRIAL_WORDS, deduce, hardest_rung,
                                           read_notes, right_first_time)
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.solvers import deduction as engine
@@ -122,6 +122,39 @@ def test_pencil_marks_the_player_narrowed_prove_what_they_place():
     fill, found = _deduce(givens, solution, _log(order, solution, times,
                                                  [(100, hint, int(solution[hint]))]))
     assert not found.by_notes[k] and found.unproven[k]
+
+
+def test_a_note_takers_wrong_try_counts_though_the_struck_mark_proves_the_other():
+    """A note taker who guesses wrong erases the digit and strikes its mark, and then the
+    marks prove the other one: the try was still a wrong guess, weighed as one (honest
+    guessers are wrong as often as the candidates say; a hint is right)."""
+    givens, solution, placed = _model_order(XWING)
+    cells = [c for c, _, _ in placed]
+    x = _fish_stall(givens, solution, cells)
+    hint = next(c for c in cells[x:] if engine.trace_placements(
+        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN)
+    other = next(d for d in range(1, 10) if d != solution[hint]
+                 and Board(3, givens.tolist()).cand[hint] >> (d - 1) & 1)
+    order = cells[:x] + [hint] + [c for c in cells[x:] if c != hint]
+    times = 10_000 + 3000 * np.arange(len(order))
+    times[x:] += 60_000
+    at = int(times[x])
+    marks = [(100, hint, int(solution[hint])), (200, hint, other)]
+
+    def solve(tries):
+        t, c, d, n = _log(order, solution, times, marks)
+        k = len(marks) + x              # the move placing the cell
+        extra = [(at - 4000 + i, hint, dig, note) for i, (dig, note) in enumerate(tries)]
+        cols = [np.insert(col, k, vals) for col, vals in zip((t, c, d, n), zip(*extra))]
+        return _deduce(givens, solution, tuple(cols))[1]
+
+    wrong = solve([(other, False), (0, False), (other, True)])   # tried, erased, struck
+    struck = solve([(other, True)])                              # struck, then placed
+    assert struck.by_notes[x] and struck.looks[x] == -1 and not struck.tried[x]
+    assert not wrong.right_first[x] and wrong.by_notes[x] and wrong.tried[x]
+    assert wrong.looks[x] >= 0          # weighed at the stall, as a wrong try
+    assert wrong.stall_look_llr() == pytest.approx(struck.stall_look_llr() + STALL_WRONG_LR)
+    assert wrong.right_first_llr() < struck.right_first_llr() - 2.0
 
 
 def test_portal_auto_notes_are_the_boards_candidates_not_the_players_thinking():
