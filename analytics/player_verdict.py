@@ -563,9 +563,9 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
             per_kind.setdefault(k, []).append((len(all_levels) - 1, *c))
         for s in season:
             for k in RATIO_KINDS:
-                v = kind_ratio(s, k)
+                v = capped_ratio(s, k)
                 if v is not None:
-                    ratios.setdefault(k, []).append(math.exp(min(v, STRONG_LLR)))
+                    ratios.setdefault(k, []).append(v)
         b = pooled_slope(season)
         if b is not None and b[1] >= MIN_NULL_TEMPO_SOLVES:
             slopes.append(b[0])
@@ -774,6 +774,13 @@ def kind_ratio(s: SolveFacts, kind: str) -> float | None:
     members together; None where the solve has none of them."""
     got = [s.llr[k] for k in RATIO_KINDS[kind] if k in s.llr]
     return float(sum(got)) if got else None
+
+
+def capped_ratio(s: SolveFacts, kind: str) -> float | None:
+    """A solve's likelihood ratio for a ratio kind as a season counts it (its log at
+    most :data:`STRONG_LLR`), not its log: what a null measures the honest mean of."""
+    v = kind_ratio(s, kind)
+    return None if v is None else math.exp(min(v, STRONG_LLR))
 
 
 def _llr_kind(kind: str, season: Sequence[SolveFacts], offset: float = 0.0

@@ -465,9 +465,9 @@ def _ratio_means(people, seasons, null) -> dict:
         offset = null.llr_offset.get(kind, 0.0)
         means = out[kind] = {}
         for model in HONEST:
-            r = [math.exp(min(v, pv.STRONG_LLR) - offset)
+            r = [v / math.exp(offset)
                  for pl in people if pl["cheat"] is None and pl["model"] == model
-                 for v in (pv.kind_ratio(s, kind) for s in seasons[pl["id"]])
+                 for v in (pv.capped_ratio(s, kind) for s in seasons[pl["id"]])
                  if v is not None]
             means[model] = float(np.mean(r)) if r else None
         print(f"\nhonest mean of the capped {kind} ratio less the offset "
