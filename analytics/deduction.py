@@ -241,7 +241,6 @@ class Deduction:
 
     proof: np.ndarray         # the easiest rung that proves it (engine codes; a proof
                               # after one layer of singles counts one rung harder)
-    by_notes: np.ndarray      # proved by the player's own marks of that moment
     by_trial: np.ndarray      # proved by a trial: a two-candidate cell whose other digit
                               # leads by singles to a contradiction (engine.trial)
     offer: np.ndarray         # the easiest rung at which any cell was a single
@@ -260,6 +259,12 @@ class Deduction:
                               # (-1 elsewhere)
     by_marks: np.ndarray      # the player's own marks of that moment proved it (asked at
                               # a stall, and where nothing allowed proved it)
+
+    @cached_property
+    def by_notes(self) -> np.ndarray:
+        """Placements nothing allowed proved that the player's own marks of that moment
+        did (:attr:`by_marks` where it is asked beyond a stall)."""
+        return self.by_marks & (self.proof > self.allowed)
 
     @property
     def worked(self) -> bool:
@@ -490,6 +495,6 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                 surplus[k] = seen[c] - seen[open_].min() if open_.any() else 0
         far[k] = stall and (looks[k] > 1 or bool(by_trial[k]))
         grid[c] = solution[c]
-    return Deduction(proof, by_notes, by_trial, trace.offer, cands, right, allowed, notes,
+    return Deduction(proof, by_trial, trace.offer, cands, right, allowed, notes,
                      intervals, looks, np.asarray(look_rungs, dtype=np.int64), surplus,
                      by_marks)
