@@ -103,7 +103,10 @@ def test_cells_of_the_solution_typed_at_a_stall_are_unproven():
     assert not found.right_first[k] and not found.unproven[k]
 
 
-def test_pencil_marks_the_player_narrowed_prove_what_they_place():
+def _cell_nothing_proves():
+    """(givens, solution, x, the cell, another of its candidates, the order): the
+    technique model's order of the x-wing puzzle with, at its fish stall (placement x),
+    a cell nothing up to a chain proves placed first."""
     givens, solution, placed = _model_order(XWING)
     cells = [c for c, _, _ in placed]
     x = _fish_stall(givens, solution, cells)
@@ -111,9 +114,14 @@ def test_pencil_marks_the_player_narrowed_prove_what_they_place():
         givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN)
     other = next(d for d in range(1, 10) if d != solution[hint]
                  and Board(3, givens.tolist()).cand[hint] >> (d - 1) & 1)
+    order = cells[:x] + [hint] + [c for c in cells[x:] if c != hint]
+    return givens, solution, x, hint, other, order
+
+
+def test_pencil_marks_the_player_narrowed_prove_what_they_place():
+    givens, solution, x, hint, other, order = _cell_nothing_proves()
     # two marks written early, the wrong one struck later: the marks force the digit
     notes = [(100, hint, int(solution[hint])), (200, hint, other), (5000, hint, other)]
-    order = cells[:x] + [hint] + [c for c in cells[x:] if c != hint]
     times = 10_000 + 3000 * np.arange(len(order))
     fill, found = _deduce(givens, solution, _log(order, solution, times, notes))
     k = x
@@ -128,14 +136,7 @@ def test_a_note_takers_wrong_try_counts_though_the_struck_mark_proves_the_other(
     """A note taker who guesses wrong erases the digit and strikes its mark, and then the
     marks prove the other one: the try was still a wrong guess, weighed as one (honest
     guessers are wrong as often as the candidates say; a hint is right)."""
-    givens, solution, placed = _model_order(XWING)
-    cells = [c for c, _, _ in placed]
-    x = _fish_stall(givens, solution, cells)
-    hint = next(c for c in cells[x:] if engine.trace_placements(
-        givens, solution, cells[:x] + [c]).rung[-1] == engine.UNPROVEN)
-    other = next(d for d in range(1, 10) if d != solution[hint]
-                 and Board(3, givens.tolist()).cand[hint] >> (d - 1) & 1)
-    order = cells[:x] + [hint] + [c for c in cells[x:] if c != hint]
+    givens, solution, x, hint, other, order = _cell_nothing_proves()
     times = 10_000 + 3000 * np.arange(len(order))
     times[x:] += 60_000
     at = int(times[x])
