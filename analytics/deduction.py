@@ -318,9 +318,12 @@ class Deduction:
 
     def look_words(self, k: int) -> str | None:
         """For a placement made at a stall, how many looks at the board prove it, in
-        words; None elsewhere."""
+        words (or that the first digit tried there was wrong, which is what is weighed
+        then); None elsewhere."""
         if self.looks[k] < 0:
             return None
+        if not self.right_first[k]:     # weighed as a wrong try, whatever the looks
+            return "the first digit tried there was wrong (a guess, as people make)"
         n = int(self.looks[k])
         if n <= STALL_LOOKS:
             return ("it was a single already", "one look at the board proves it",

@@ -154,6 +154,7 @@ def test_a_note_takers_wrong_try_counts_though_the_struck_mark_proves_the_other(
     assert struck.by_notes[x] and struck.looks[x] == -1 and not struck.tried[x]
     assert not wrong.right_first[x] and wrong.by_notes[x] and wrong.tried[x]
     assert wrong.looks[x] >= 0          # weighed at the stall, as a wrong try
+    assert wrong.look_words(x).startswith("the first digit tried there was wrong")
     assert wrong.stall_look_llr() == pytest.approx(struck.stall_look_llr() + STALL_WRONG_LR)
     assert wrong.right_first_llr() < struck.right_first_llr() - 2.0
 
