@@ -333,7 +333,7 @@ class Deduction:
             return "more than two rounds of eliminations prove it"
         more = max(int(self.surplus[k]), 0)
         marks = " in the player's marks" if self.notes is not None and \
-            not self.notes.auto else ""
+            not self.notes.auto and self.notes.narrowed[k].any() else ""
         return (f"no number of rounds of eliminations up to {upto} proves it; "
                 + (f"it was among the cells with the fewest candidates{marks} (where a "
                    "guess goes)" if more == 0 else
@@ -377,10 +377,11 @@ class Deduction:
 
     def stall_look_llr(self) -> float:
         """Σ ln LR over the placements made at a stall (or seconds after one that one
-        look did not prove) and proved neither by the player's marks nor by a trial
-        (:attr:`looks`): how many looks at the board prove them (:data:`STALL_LOOK_LR`)
-        and, where none does, how far the cell was from the fewest candidates
-        (:data:`STALL_NONE_LR`), right first time; or wrong (:data:`STALL_WRONG_LR`)."""
+        look did not prove) and proved neither by the player's marks nor by a trial, or
+        tried wrong first whatever proved them after (:attr:`looks`): how many looks at
+        the board prove them (:data:`STALL_LOOK_LR`) and, where none does, how far the
+        cell was from the fewest candidates (:data:`STALL_NONE_LR`), right first time;
+        or wrong (:data:`STALL_WRONG_LR`)."""
         at = self.looks >= 0
         none = STALL_LOOKS + 2
         seen = zip(np.minimum(self.looks[at & self.right_first], none).tolist(),
@@ -476,7 +477,8 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                 by_marks[k] = mine_prove
                 if proof[k] > allowed[k]:
                     by_notes[k] = mine_prove
-                    cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
+                    if right[k]:    # after a wrong try the marks hold one digit fewer
+                        cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
         # what nothing allowed proves, a trial on its two-candidate cell may: a person's
         # work, at a stall too (it is no look at the board, so it is not weighed as one),
         # however quickly it came (fast people try digits fast too); a first digit that
@@ -492,11 +494,17 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
             if looks[k] >= STALL_LOOKS + 2:
                 # a guess goes to a cell with the fewest candidates the player sees: on
                 # their own marks where they kept them (a cell their marks leave empty is
-                # no place for one)
-                seen = engine.bare_counts(grid, notes.kept(k) if marks else None)
+                # no place for one; the digit placed counts in its own cell)
+                kept = None
+                if marks:
+                    kept = notes.kept(k).copy()
+                    kept[c] |= np.int64(1) << int(solution[c])
+                seen = engine.bare_counts(grid, kept)
                 open_ = (grid == 0) & (seen > 0)
-                surplus[k] = seen[c] - seen[open_].min() if open_.any() else 0
-        far[k] = stall and (looks[k] > 1 or bool(by_trial[k]))
+                surplus[k] = max(0, int(seen[c] - seen[open_].min()))
+        # a cell the player's marks proved is their step, wrong try or not: what follows
+        # it is theirs too
+        far[k] = stall and not mine_prove and (looks[k] > 1 or bool(by_trial[k]))
         grid[c] = solution[c]
     return Deduction(proof, by_trial, trace.offer, cands, right, allowed, notes,
                      intervals, looks, np.asarray(look_rungs, dtype=np.int64), surplus,

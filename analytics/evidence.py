@@ -137,7 +137,8 @@ class Placement:
     proof: str | None = None  # the easiest technique that proved it, in words
     # made at a stall: what proves it from the board as it stood ("one look at the board
     # proves it", ..., "no number of rounds of eliminations up to ... proves it; it had 2
-    # candidates more than the fewest any empty cell had (...)")
+    # candidates more than the fewest any empty cell had (...)"), or that the first digit
+    # tried there was wrong
     stall_look: str | None = None
 
     def to_json(self) -> dict:

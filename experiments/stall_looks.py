@@ -6,7 +6,8 @@
 Plays the honest models and the hint-taker of ``bench/players.py`` on Tough and
 Diabolical sudoku.org.uk dailies (the levels that stall a singles solver), and, over the
 placements that ``analytics.deduction`` weighs by looks (made at a stall, or seconds
-after one, proved neither by the player's own marks nor by a trial), counts how many
+after one, proved neither by the player's own marks nor by a trial, or tried wrong
+first whatever proved them after), counts how many
 looks at the board proved each one, right at the first try (where none did, by how many
 candidates the cell had beyond the fewest: none at a cell with the fewest, +1, +2 or
 more), and how many were wrong at the first try; and how many stall placements a trial

@@ -154,6 +154,7 @@ def test_a_note_takers_wrong_try_counts_though_the_struck_mark_proves_the_other(
     assert struck.by_notes[x] and struck.looks[x] == -1 and not struck.tried[x]
     assert not wrong.right_first[x] and wrong.by_notes[x] and wrong.tried[x]
     assert wrong.looks[x] >= 0          # weighed at the stall, as a wrong try
+    assert wrong.cands[x] > 1           # priced on the candidates before the try
     assert wrong.look_words(x).startswith("the first digit tried there was wrong")
     assert wrong.stall_look_llr() == pytest.approx(struck.stall_look_llr() + STALL_WRONG_LR)
     assert wrong.right_first_llr() < struck.right_first_llr() - 2.0
@@ -468,6 +469,14 @@ def test_a_guess_at_the_cell_with_the_fewest_marks_weighs_as_a_guess_there():
             assert marked.stall_look_llr() < plain.stall_look_llr()
             assert "among the cells with the fewest candidates in the player's marks" \
                 in marked.look_words(x)
+            # marks that leave out the digit placed: it still counts in its cell
+            third = next(d for d in range(1, 10) if d not in (solution[c], other)
+                         and board.cand[c] >> (d - 1) & 1)
+            _, stale = _deduce(givens, solution, _log(order, solution, times, [
+                (100, c, other), (200, c, third)]))
+            if stale.looks[x] == STALL_LOOKS + 2:
+                rest = bare[(grid == 0) & (np.arange(81) != c)].min()
+                assert stale.surplus[x] == 3 - min(3, rest)
     assert tried
 
 
