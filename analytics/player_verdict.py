@@ -911,10 +911,8 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     levels = season_levels(season)
     kinds = sorted({k for lv in levels for k in lv} - STYLE_KINDS - SOLVE_KINDS)
     found = [f for f in (_count_kind(k, season, levels, null.kind(k)) for k in kinds) if f]
-    ratio_kinds = [k for k in RATIO_KINDS
-                   if any(kind_ratio(s, k) is not None for s in season)]
     found += [f for f in (_llr_kind(k, season, null.llr_offset.get(k, 0.0))
-                          for k in ratio_kinds) if f]
+                          for k in RATIO_KINDS) if f]   # None where no solve has one
     tempo = _tempo(season, null)
     if tempo is not None:
         found.append(tempo)
@@ -932,9 +930,9 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
                    f"{found[0].sentence}")
     else:
         summary = f"Not flagged: nothing unusual over {n} solve{'s' if n != 1 else ''}."
-    factor = max((1.0 / share[f.kind] for f in found if f.kind not in ratio_kinds),
+    factor = max((1.0 / share[f.kind] for f in found if f.kind not in RATIO_KINDS),
                  default=k)
-    ratio_factor = max((1.0 / share[f.kind] for f in found if f.kind in ratio_kinds),
+    ratio_factor = max((1.0 / share[f.kind] for f in found if f.kind in RATIO_KINDS),
                        default=None)
     return PlayerVerdict(flagged, p, n, alpha, tuple(found), summary,
                          _rests_on(n, null, alpha, factor, ratio_factor, reviewed),
