@@ -430,29 +430,31 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     right = right_first_time(t_ms, cell, digit, note, givens, solution)[fill.cells]
     notes = read_notes(t_ms, cell, digit, note, givens, fill.seq) if fill.seq is not None \
         else None
-    allowed = person_rungs(trace.offer)
-    by_notes = np.zeros(fill.cells.size, dtype=bool)
-    by_trial = np.zeros(fill.cells.size, dtype=bool)
-    by_marks = np.zeros(fill.cells.size, dtype=bool)
+    n = fill.cells.size
+    # Python lists in the loop: a numpy scalar read per test costs more than the test
+    allowed = person_rungs(trace.offer).tolist()
+    proof_, offer, rung = proof.tolist(), trace.offer.tolist(), trace.rung.tolist()
+    right_ = right.tolist()
+    by_notes, by_trial, by_marks, far = [False] * n, [False] * n, [False] * n, [False] * n
     marks = notes is not None and not notes.auto
-    looks = np.full(fill.cells.size, -1, dtype=np.int64)
-    surplus = np.full(fill.cells.size, -1, dtype=np.int64)
-    look_rungs = [0] * fill.cells.size
-    far = np.zeros(fill.cells.size, dtype=bool)  # a stall placement one look did not prove
+    looks = [-1] * n
+    surplus = [-1] * n
+    look_rungs = [0] * n
     since_stall = 0                     # placements since the last stall placement
     grid = givens.copy()
     intervals = np.diff(np.concatenate([[0], np.asarray(fill.times_ms, dtype=np.int64)]))
+    gaps = intervals.tolist()
     for k, c in enumerate(fill.cells.tolist()):
         # a cell typed seconds after one nothing proved, nothing between: the same look
         # at the same stall (a hint run), judged by that stall's rungs
-        if k and intervals[k] <= RUN_GAP_MS and proof[k - 1] > allowed[k - 1] \
-                and proof[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1] \
+        if k and gaps[k] <= RUN_GAP_MS and proof_[k - 1] > allowed[k - 1] \
+                and proof_[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1] \
                 and not by_trial[k - 1]:
             allowed[k] = min(allowed[k], allowed[k - 1])
         # at a stall the ladder may not search beyond a wing (chains are blind spots)
-        stall = trace.offer[k] > engine.SINGLE and allowed[k] <= engine.CHAIN \
-            and proof[k] != engine.NOT_ANALYSED
-        look_rung = int(allowed[k])
+        stall = offer[k] > engine.SINGLE and allowed[k] <= engine.CHAIN \
+            and proof_[k] != engine.NOT_ANALYSED
+        look_rung = allowed[k]
         # a cell no bare single, typed seconds after a stall placement one look did not
         # prove (a trial's included: it proves its own cell only): the same look at the
         # same stall (the hints after the first; at most STALL_FOLLOW of them, which
@@ -460,37 +462,38 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # proves it by the stall's easiest move's rung: one step of a technique can place
         # two cells
         since_stall = since_stall + 1 if k else 0
-        if not stall and k and far[k - 1] and intervals[k] <= RUN_GAP_MS \
+        if not stall and k and far[k - 1] and gaps[k] <= RUN_GAP_MS \
                 and since_stall <= STALL_FOLLOW \
-                and trace.rung[k] > engine.SINGLE and proof[k] != engine.NOT_ANALYSED \
-                and proof[k] >= look_rungs[k - 1]:
+                and rung[k] > engine.SINGLE and proof_[k] != engine.NOT_ANALYSED \
+                and proof_[k] >= look_rungs[k - 1]:
             stall, look_rung = True, look_rungs[k - 1]
         elif stall:
             since_stall = 0
         look_rungs[k] = look_rung
+        d = int(solution[c])
+        unexplained = proof_[k] > allowed[k]
         mine_prove = False
         if marks:
             mine = notes.masks[k]
-            if (proof[k] > allowed[k] or stall) and notes.narrowed[k, c] and mine[c]:
-                mine_prove = engine.proves(notes.kept(k), grid, c, int(solution[c]),
-                                           NOTES_RUNG) <= NOTES_RUNG
+            if (unexplained or stall) and notes.narrowed[k, c] and mine[c]:
+                mine_prove = engine.proves(notes.kept(k), grid, c, d, NOTES_RUNG) \
+                    <= NOTES_RUNG
                 by_marks[k] = mine_prove
-                if proof[k] > allowed[k]:
+                if unexplained:
                     by_notes[k] = mine_prove
-                    if right[k]:    # after a wrong try the marks hold one digit fewer
+                    if right_[k]:    # after a wrong try the marks hold one digit fewer
                         cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
         # what nothing allowed proves, a trial on its two-candidate cell may: a person's
         # work, at a stall too (it is no look at the board, so it is not weighed as one),
         # however quickly it came (fast people try digits fast too); a first digit that
         # was wrong is a guess, which the evidence weighs as one
-        if proof[k] > allowed[k] and proof[k] != engine.NOT_ANALYSED and not by_notes[k] \
-                and right[k]:
-            by_trial[k] = engine.trial(grid, c, int(solution[c]))
+        if unexplained and proof_[k] != engine.NOT_ANALYSED and not by_notes[k] \
+                and right_[k]:
+            by_trial[k] = engine.trial(grid, c, d)
         # a wrong first try at a stall is weighed as one, whatever the marks it taught
         # the player prove by the right digit
-        if stall and not by_trial[k] and (not mine_prove or not right[k]):
-            looks[k] = engine.looks(ALL_DIGITS_81, grid, c, int(solution[c]), look_rung,
-                                    STALL_LOOKS)
+        if stall and not by_trial[k] and (not mine_prove or not right_[k]):
+            looks[k] = engine.looks(ALL_DIGITS_81, grid, c, d, look_rung, STALL_LOOKS)
             if looks[k] >= STALL_LOOKS + 2:
                 # a guess goes to a cell with the fewest candidates the player sees: on
                 # their own marks where they kept them (a cell their marks leave empty is
@@ -498,14 +501,17 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                 kept = None
                 if marks:
                     kept = notes.kept(k).copy()
-                    kept[c] |= np.int64(1) << int(solution[c])
+                    kept[c] |= np.int64(1) << d
                 seen = engine.bare_counts(grid, kept)
                 open_ = (grid == 0) & (seen > 0)
                 surplus[k] = max(0, int(seen[c] - seen[open_].min()))
         # a cell the player's marks proved is their step, wrong try or not: what follows
         # it is theirs too
-        far[k] = stall and not mine_prove and (looks[k] > 1 or bool(by_trial[k]))
-        grid[c] = solution[c]
+        far[k] = stall and not mine_prove and (looks[k] > 1 or by_trial[k])
+        grid[c] = d
+    allowed = np.asarray(allowed, dtype=np.int64)
+    by_trial, by_marks = np.asarray(by_trial, dtype=bool), np.asarray(by_marks, dtype=bool)
+    looks, surplus = np.asarray(looks, dtype=np.int64), np.asarray(surplus, dtype=np.int64)
     return Deduction(proof, by_trial, trace.offer, cands, right, allowed, notes,
                      intervals, looks, np.asarray(look_rungs, dtype=np.int64), surplus,
                      by_marks)

@@ -583,11 +583,8 @@ def _ranks_1(values) -> list:
     """1-based ranks of the non-NaN values, ties sharing the lowest (None for NaN)."""
     v = np.asarray(values, dtype=float)
     ok = np.isfinite(v)
-    out = [None] * v.size
-    ordered = np.sort(v[ok])
-    for c in np.flatnonzero(ok):
-        out[c] = int(np.searchsorted(ordered, v[c], side="left")) + 1
-    return out
+    ranks = (np.searchsorted(np.sort(v[ok]), v, side="left") + 1).tolist()
+    return [r if good else None for r, good in zip(ranks, ok.tolist())]
 
 
 def _grid(values, shape):
@@ -693,19 +690,24 @@ def _timeline(rep, needed: dict, words) -> tuple[Placement, ...]:
     """Each placement with what proved it: the ladder's easiest rung or the player's
     notes where the ladder judges, else the replay's single (None: nothing did)."""
     found = rep.deduction
-    out = []
-    for i, (t, c, k, o, d) in enumerate(zip(rep.times_ms, rep.cells, rep.technique,
-                                            rep.options, rep.difficulty)):
-        technique = words.techniques[int(k)]
-        look = None
-        if found is not None:
-            unproven, proof = bool(found.unproven[i]), found.proof_words(i)
-            look = found.look_words(i)
-        else:
-            unproven, proof = False, None if int(k) == NOT_DEDUCIBLE else technique
-        out.append(Placement(int(t), int(c), technique, int(o), round(float(d), 3),
-                             needed[i][0] if i in needed else None, unproven, proof, look))
-    return tuple(out)
+    techniques = [words.techniques[k] for k in rep.technique.tolist()]
+    n = len(techniques)
+    if found is not None:
+        unproven = found.unproven.tolist()
+        proofs = [found.proof_words(i) for i in range(n)]
+        looks = [None] * n
+        for i in np.flatnonzero(found.looks >= 0).tolist():
+            looks[i] = found.look_words(i)
+    else:
+        unproven, looks = [False] * n, [None] * n
+        proofs = [None if k == NOT_DEDUCIBLE else t
+                  for k, t in zip(rep.technique.tolist(), techniques)]
+    return tuple(
+        Placement(t, c, technique, o, round(d, 3), needed[i][0] if i in needed else None,
+                  u, proof, look)
+        for i, (t, c, technique, o, d, u, proof, look) in enumerate(zip(
+            rep.times_ms.tolist(), rep.cells.tolist(), techniques, rep.options.tolist(),
+            np.asarray(rep.difficulty, dtype=float).tolist(), unproven, proofs, looks)))
 
 
 def _hardest_needed(needed: dict, rep) -> HardestNeeded | None:

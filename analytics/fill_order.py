@@ -49,16 +49,15 @@ def fill_order(t_ms, cell, digit, note, givens, solution, blank: int = 0) -> Fil
     givens = np.asarray(givens)
     solution = np.asarray(solution)
     n = givens.size
-    board = givens.astype(np.int64).copy()
-    fill_ms = np.full(n, -1, dtype=np.int64)
-    fill_seq = np.full(n, -1, dtype=np.int64)
+    # plain lists in the loop over moves (a pencil-marker's log holds hundreds)
+    board = givens.astype(np.int64).tolist()
+    fill_ms, fill_seq = [-1] * n, [-1] * n
     mistakes = erasures = overwrites = 0
     is_given = givens != 0
-    for i in range(t_ms.size):
-        if note[i]:
-            continue
-        c, d = int(cell[i]), int(digit[i])
-        if is_given[c]:
+    given, sol = is_given.tolist(), solution.tolist()
+    for i, (t, c, d, noted) in enumerate(zip(t_ms.tolist(), cell.tolist(), digit.tolist(),
+                                             note.tolist(), strict=True)):
+        if noted or given[c]:
             continue
         if d == 0:
             if board[c] != 0:
@@ -69,12 +68,15 @@ def fill_order(t_ms, cell, digit, note, givens, solution, blank: int = 0) -> Fil
         if board[c] != 0:
             overwrites += 1
         board[c] = d
-        if d == solution[c]:
-            fill_ms[c] = t_ms[i]
+        if d == sol[c]:
+            fill_ms[c] = t
             fill_seq[c] = i
         else:
             mistakes += 1
             fill_ms[c] = -1
+    board = np.asarray(board, dtype=np.int64)
+    fill_ms = np.asarray(fill_ms, dtype=np.int64)
+    fill_seq = np.asarray(fill_seq, dtype=np.int64)
     done = np.flatnonzero((fill_ms >= 0) & ~is_given)
     order = done[np.lexsort((fill_seq[done], fill_ms[done]))]
     rank = np.full(n, -1, dtype=np.int64)
