@@ -5,6 +5,7 @@ on one puzzle in three or on every puzzle; cold start and after the nightly job.
                                    [--cheaters 6] [--jobs N] [--seed 1] [--out FILE.json]
                                    [--facts-out FACTS.json.gz]
     python bench/player_seasons.py --facts-in FACTS.json.gz [--jobs N] [--plot]
+                                   [--plot-lengths]
     python bench/player_seasons.py --null-out analytics/data/player_null.json [--honest 40]
                                    [--tempo-only | --kinds K[,K...]]
 
@@ -28,7 +29,9 @@ flagged cold, as ``bench/detection_eval.py`` does), and each player's season is 
 by ``analytics.player_verdict`` after every solve: cold with the shipped null, after the
 nightly job with the null learnt from this population's players the cold verdict did
 not flag. Prints, per model and kind, the players flagged by the end of the season and
-the median number of solves until flagged, and the honest solves flagged.
+the median number of solves until flagged, and the honest solves flagged; for a season
+longer than 20, also those flagged within every 20 solves (``--plot-lengths`` draws the
+share flagged within n solves against n, cold).
 
 ``--facts-out`` saves every solve's facts as scored (both phases); ``--facts-in`` judges
 such a file again without simulating or scoring (a change to the verdict measured in
@@ -71,6 +74,7 @@ HABITS = ("selective", "every")
 BASES = tuple(models_.BASES)   # how a cheater plays where it does not cheat
 PHASES = ("cold", "after nightly")
 CHUNK = 40          # solves a task
+SEASON_SHOWN = 20   # a longer season also reports the players flagged every 20 solves
 SLOPE_ON = "stall"  # what a saved solve's tempo slope is of (``SolveFacts.slope``)
 # 2: each solve's pace and pace group (``SolveFacts.pace_group``); 3: its stall pace
 FACTS_VERSION = 3
@@ -187,6 +191,9 @@ def main() -> int:
                     help="after the cold phase, compare every log with the solves of its "
                          "puzzle before it as scoring does (analytics.log_match), report "
                          "by kind and stop")
+    ap.add_argument("--plot-lengths", action="store_true",
+                    help="draw, per group, the share flagged within n solves against n "
+                         "into docs/img/season_length.png")
     ap.add_argument("--out", help="write the figures as JSON to this file")
     ap.add_argument("--facts-out", help="save every solve's facts (gzip JSON), both phases")
     ap.add_argument("--facts-in", help="judge the seasons saved by --facts-out instead of "
@@ -223,6 +230,9 @@ def main() -> int:
     if args.compare_logs and (args.facts_in or args.null_out or args.facts_out):
         raise SystemExit("error: --compare-logs plays a population and stops after its "
                          "cold phase; it takes no --facts-in, --facts-out or --null-out")
+    if args.plot_lengths and (args.null_out or args.compare_logs):
+        raise SystemExit("error: --plot-lengths draws an evaluation's verdicts; it takes "
+                         "no --null-out or --compare-logs")
     if args.plot and (args.null_out or args.compare_logs):
         raise SystemExit("error: --plot draws an evaluation's verdicts; it takes no "
                          "--null-out or --compare-logs")
@@ -348,6 +358,8 @@ def _finish(report, args) -> int:
     print(f"\n{report['seconds']} s on {report['machine']}")
     if args.plot:
         _plot(report)
+    if args.plot_lengths:
+        _plot_lengths(report)
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(report, fh, indent=1)
@@ -479,7 +491,8 @@ def _ratio_means(people, seasons, null) -> dict:
 def _report(stored, verdicts) -> dict:
     from fairgrid.analytics import player_verdict as pv
     people = stored["people"]
-    report = {"phases": {}}
+    season = max(len(pl["puzzles"]) for pl in people)
+    report = {"phases": {}, "season": season}
     groups = ([(m, None, None) for m in HONEST]
               + [(None, c, h) for h in HABITS for c in CHEATS])
     for phase in PHASES:
@@ -503,7 +516,9 @@ def _report(stored, verdicts) -> dict:
             by = Counter(r[2] for r in res if r[2] is not None)
             out[name] = {"flagged": [len(hit), len(mine)], "median_until": med,
                          "lowest_p": lowest, "flagged_by": dict(by),
-                         "least_p": sorted(r[3] for r in res)}
+                         "least_p": sorted(r[3] for r in res),
+                         # how many were flagged within each number of solves
+                         "within": [sum(u <= n for u in hit) for n in range(1, season + 1)]}
             print(f"{name:34s} {len(hit):>4d}/{len(mine):<4d} "
                   f"{'-' if med is None else f'{med:.1f}':>20s} {lowest:>9.1e}  "
                   + ", ".join(f"{k} {n}" for k, n in by.most_common()))
@@ -512,8 +527,62 @@ def _report(stored, verdicts) -> dict:
         hf = sum(bool(flagged_solve[s]) for s in honest_solves)
         out["honest_solves_flagged"] = [int(hf), len(honest_solves)]
         print(f"honest solves flagged: {hf} of {len(honest_solves)}")
+        if season > SEASON_SHOWN:
+            _print_within(out, season)
         report["phases"][phase] = out
     return report
+
+
+def _print_within(out: dict, season: int) -> None:
+    """Per group, the players flagged within every SEASON_SHOWN solves of a long season:
+    how the share grows with the season's length."""
+    marks = list(range(SEASON_SHOWN, season + 1, SEASON_SHOWN))
+    print(f"flagged within {' / '.join(map(str, marks))} solves:")
+    for name, g in out.items():
+        if name != "honest_solves_flagged":
+            print(f"  {name:32s} " + " / ".join(f"{g['within'][n - 1]:>3d}" for n in marks)
+                  + f" of {g['flagged'][1]}")
+
+
+def _plot_lengths(report) -> None:
+    """The share of each group flagged within n solves, against n, cold: how long a
+    season each kind of cheater needs."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    cold = report["phases"]["cold"]
+    names = [k for k in cold if k != "honest_solves_flagged"]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.6), sharey=True)
+    for ax, habit in zip(axes, HABITS):
+        for name in names:
+            if name in HONEST and habit != HABITS[0]:
+                continue
+            if name not in HONEST and not name.endswith(f"({habit})"):
+                continue
+            g = cold[name]
+            share = 100.0 * np.asarray(g["within"]) / g["flagged"][1]
+            honest = name in HONEST
+            ax.plot(np.arange(1, share.size + 1), share, lw=1 if honest else 1.6,
+                    ls=":" if honest else "-", color="black" if honest else None,
+                    zorder=3 if honest else 2,
+                    label=None if honest else name.split(" (")[0].replace("_", " "))
+        ax.axhline(90, color="0.8", lw=0.8)
+        ax.set_title({"selective": "cheating on one puzzle in three (honest: dotted)",
+                      "every": "cheating on every puzzle"}[habit], fontsize=9)
+        ax.set_xlabel("solves in the season")
+        ax.grid(color="0.93")
+    axes[0].set_ylabel("players flagged by then, cold (%)")
+    lines, labels = axes[0].get_legend_handles_labels()
+    if labels:
+        fig.legend(lines, labels, loc="lower center", ncol=len(labels), fontsize=8,
+                   frameon=False)
+    fig.suptitle("How long a season each kind of cheater needs (grey line: 90 %)",
+                 fontsize=10)
+    DOCS_IMG.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout(rect=(0, 0.07, 1, 1))
+    fig.savefig(DOCS_IMG / "season_length.png", dpi=100)
+    print("wrote docs/img/season_length.png")
 
 
 def _plot(report) -> None:
@@ -546,7 +615,7 @@ def _plot(report) -> None:
         ax.grid(axis="y", color="0.92")
     axes[0].set_yticks(range(len(names)), names, fontsize=7)
     axes[0].invert_yaxis()
-    fig.suptitle("Player verdicts over 20-puzzle seasons: each dot a player "
+    fig.suptitle(f"Player verdicts over {report['season']}-puzzle seasons: each dot a player "
                  "(red: flagged at some point)", fontsize=10)
     fig.supxlabel(f"-log10 of the player's least p over the season (flagged beyond "
                   f"{-math.log10(pv.ALPHA):g}, the dotted line; drawn up to {top:g})",
