@@ -32,10 +32,12 @@ PAGE_SIZE = 50
 async def player_queue(request: web.Request, who: Principal) -> web.Response:
     state = choice(request.query, "state", STATES, "flagged")
     page_no = page_number(request.query)
+    # one row beyond the page says whether there is a next one
     rows = await read(request, sql.listing, state=None if state == "any" else state,
-                      portals=who.visible(), limit=page_no * PAGE_SIZE + 1)
-    more = len(rows) > page_no * PAGE_SIZE
-    rows = rows[(page_no - 1) * PAGE_SIZE:page_no * PAGE_SIZE]
+                      portals=who.visible(), limit=PAGE_SIZE + 1,
+                      offset=(page_no - 1) * PAGE_SIZE)
+    more = len(rows) > PAGE_SIZE
+    rows = rows[:PAGE_SIZE]
     for r in rows:
         r["summary"] = PlayerVerdict.from_json(json.loads(r["verdict"])).summary
         r["flagging"] = receded(r)

@@ -17,6 +17,8 @@ from fairgrid.daemon.testing import EASY
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.console.flags import age, standing_words
 from fairgrid.daemon.app import create_app
+from fairgrid.daemon.store.repository.players import listing
+from fairgrid.daemon.web.context import CTX
 
 from ..daemon.helpers import (ADMIN, SECRET_A, add_user, bearer, make_settings,
                               post_flagged, query, sign_in, store)
@@ -409,3 +411,26 @@ def test_the_replay_says_what_proved_a_move_in_one_phrase():
     nurikabe = puzzle_type("nurikabe").words.techniques[0]
     assert proved(nurikabe) == "forced by a rule"
     assert proved("not searched (the chain budget was spent)").startswith("not searched")
+
+
+async def test_the_player_queue_reads_one_page_of_rows(desk):
+    client, _ = desk
+    await client.app[CTX].scorer.verdicts.judge([("demo", p) for p in PLAYERS])
+
+    def pad(con):  # 60 more players, each a copy of a judged one's verdict
+        con.execute("INSERT INTO player_verdicts SELECT * EXCLUDE (i) REPLACE ("
+                    "'pad-' || lpad(CAST(i AS VARCHAR), 3, '0') AS player_id, "
+                    "0.5 + i / 1000.0 AS p_value) FROM player_verdicts, range(60) t(i) "
+                    "WHERE player_id = ?", [PLAYERS[0]])
+    await asyncio.wrap_future(store(client).writer.call(pad))
+    # the store hands out the rows asked for, not every row before them
+    ranked = [r["player_id"] for r in store(client).read(listing, state=None, limit=100)]
+    rows = store(client).read(listing, state=None, limit=10, offset=50)
+    assert [r["player_id"] for r in rows] == ranked[50:60] and len(ranked) == 63
+    shown = [re.findall(r'href="/ui/players/demo/([^"/]+)/case"', await _text(
+        client, f"/ui/players?state=any&page={n}")) for n in (1, 2)]
+    assert len(shown[0]) == 50 and len(shown[1]) == 13
+    assert sorted(shown[0] + shown[1]) == sorted(PLAYERS + [f"pad-{i:03d}" for i in range(60)])
+    assert 'rel="next"' in await _text(client, "/ui/players?state=any")
+    assert 'rel="next"' not in await _text(client, "/ui/players?state=any&page=2")
+    assert "past the end" in await _text(client, "/ui/players?state=any&page=3")

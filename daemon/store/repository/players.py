@@ -292,10 +292,11 @@ RANK_P = ("CASE WHEN state = 'flagged' THEN least(p_value, coalesce(flagging_p, 
           "ELSE p_value END")
 
 
-def listing(cur, *, state=None, portals=None, cursor=None, limit=50) -> list[dict]:
+def listing(cur, *, state=None, portals=None, cursor=None, limit=50, offset=0
+            ) -> list[dict]:
     """Verdicts, strongest evidence first (``rank_p``: :data:`RANK_P`, then portal and
-    player_id), filtered by ``state``; keyset pagination after ``cursor``; only of
-    ``portals`` when given."""
+    player_id), filtered by ``state``; keyset pagination after ``cursor``, or numbered
+    pages by skipping ``offset`` rows; only of ``portals`` when given."""
     clause, params = portal_clause("portal", portals)
     where = [clause]
     if state is not None:
@@ -308,7 +309,8 @@ def listing(cur, *, state=None, portals=None, cursor=None, limit=50) -> list[dic
     cur.execute(f"SELECT * FROM (SELECT portal, player_id, state, flagged, p_value, "
                 f"{RANK_P} AS rank_p, solves, verdict, judged_at, flagged_at, "
                 f"flagging_verdict FROM player_verdicts) WHERE " + " AND ".join(where)
-                + " ORDER BY rank_p, portal, player_id LIMIT ?", params + [limit])
+                + " ORDER BY rank_p, portal, player_id LIMIT ? OFFSET ?",
+                params + [limit, offset])
     return dicts(cur)
 
 
