@@ -118,17 +118,19 @@ async def _verdict(request: web.Request, portal: str, player: str) -> dict | Non
 
 
 async def review_flag(request: web.Request) -> web.Response:
-    """``POST /v1/flags/{id}/review``: ``{"state": "cleared"|"confirmed"|"open", "note"}``,
-    by a person (organiser or admin, within their portals) or an admin service token.
+    """``POST /v1/flags/{id}/review``: ``{"state": "cleared"|"confirmed"|"open", "note",
+    "seen"}``, by a person (organiser or admin, within their portals) or an admin service
+    token; with ``seen`` (the flag's state as the reviewer read it), a flag another
+    decision or a re-score changed since is a 409.
 
     The decision is a new ``flag_history`` row naming who decided; the flag keeps its
     whole history. A cleared solve rejoins the honest population; ``open`` reopens a
     decided flag (an appeal), which then waits for a new decision like any open flag."""
-    d = await decision(request)
+    d = await decision(request, FLAG_STATES)
     flag_id = ascii_int(request.match_info["id"])
     if flag_id is None:
         raise ValidationError("id", "must be a flag id (an integer)", 404)
-    history = await record_review(request, d.who, flag_id, d.state, d.note, d.actor)
+    history = await record_review(request, d.who, flag_id, d.state, d.note, d.actor, d.seen)
     if history is None:
         return error(404, f"no flag {flag_id}")
     return json_response({"id": flag_id, "state": d.state, "history": [

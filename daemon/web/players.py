@@ -50,14 +50,14 @@ async def get_players(request: web.Request) -> web.Response:
 
 
 async def review_player(request: web.Request) -> web.Response:
-    """``{"state": "cleared"|"confirmed"|"open", "note", "judged_at"}``: a person's
-    decision on a player's verdict, as on a flag (organiser or admin within their
-    portals, or an admin service token naming its ``actor``). Clearing remembers the
-    solves the verdict judged: only other solves can flag the player again."""
-    d = await decision(request)
+    """``{"state": "cleared"|"confirmed"|"open", "note", "judged_at", "seen"}``: a
+    person's decision on a player's verdict, as on a flag (organiser or admin within
+    their portals, or an admin service token naming its ``actor``). Clearing remembers
+    the solves the verdict judged: only other solves can flag the player again."""
+    d = await decision(request, sql.STATES)
     portal, player = request.match_info["portal"], request.match_info["player_id"]
     history = (await review(request, d.who, portal, player, d.state, d.note, d.actor,
-                            d.judged_at)
+                            d.judged_at, d.seen)
                if d.who.sees(portal) else None)
     if history is None:
         return error(404, f"no verdict on player {player!r} of portal {portal!r}")

@@ -109,13 +109,14 @@ class Decision:
     actor: Any               # as sent: ``organiser.actor_name`` checks it
     # a player's decision: the ``judged_at`` of the verdict it was made on (None: any)
     judged_at: str | None = None
+    # the state the reviewer read (None: any): another decision since is a conflict
+    seen: str | None = None
 
 
-async def decision(request: web.Request) -> Decision:
-    """``{"state": "cleared"|"confirmed"|"open", "note", "actor", "judged_at"}`` from a
-    caller who may
-    review (a person's token or an admin service token: 403 otherwise); a 422 names a
-    bad field."""
+async def decision(request: web.Request, seen_states: Iterable[str] = ()) -> Decision:
+    """``{"state": "cleared"|"confirmed"|"open", "note", "actor", "judged_at", "seen"}``
+    from a caller who may review (a person's token or an admin service token: 403
+    otherwise); ``seen`` must be one of ``seen_states``; a 422 names a bad field."""
     who = require_token(request, admin=False)
     if not who.can_review:
         raise AuthError("reviews need a person's token or an admin token; an organiser "
@@ -135,4 +136,8 @@ async def decision(request: web.Request) -> Decision:
     if judged_at is not None and (not isinstance(judged_at, str) or len(judged_at) > 64):
         raise ValidationError("judged_at", "must be the verdict's judged_at as the API "
                               "gave it", 422)
-    return Decision(who, state, note, body.get("actor"), judged_at)
+    seen = body.get("seen")
+    if seen is not None and (not isinstance(seen, str) or seen not in seen_states):
+        raise ValidationError("seen", f"must be one of {list(seen_states)}: the state the "
+                              "decision was made on", 422)
+    return Decision(who, state, note, body.get("actor"), judged_at, seen)

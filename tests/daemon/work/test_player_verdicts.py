@@ -214,6 +214,11 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
     doc = await resp.json()
     assert resp.status == 200 and doc["verdict"]["state"] == "cleared"
     assert doc["verdict"]["history"][-1]["actor"].endswith("for Alice")
+    # a decision made on the state before that one is refused, and writes nothing
+    stale = await client.post(review, json={"state": "confirmed", "seen": "flagged"},
+                              headers=bearer(ADMIN))
+    assert stale.status == 409 and (await stale.json())["field"] == "seen"
+    assert "is cleared now" in (await stale.json())["error"]
     # clearing remembers the solves the verdict judged
     seen = await asyncio.to_thread(query, store, "SELECT reviewed_solves FROM "
                                    "player_verdicts WHERE player_id = 'selective'")

@@ -96,14 +96,22 @@ async def test_copy_is_flagged_honest_is_not_and_reviews_keep_history(client, tm
     assert resp.status == 200 and doc["state"] == "cleared"
     assert [h["state"] for h in doc["history"]] == ["open", "cleared"]
     assert doc["history"][1]["note"] == "known fast solver"
+    # a decision made on a state the flag has left since is refused, and writes nothing
+    stale = await client.post(url, json={"state": "confirmed", "seen": "open"},
+                              headers=bearer(ADMIN))
+    err = await stale.json()
+    assert stale.status == 409 and err["field"] == "seen" and "is cleared now" in err["error"]
+    bad = await client.post(url, json={"state": "confirmed", "seen": "guilty"},
+                            headers=bearer(ADMIN))
+    assert bad.status == 422 and (await bad.json())["field"] == "seen"
 
     # re-scoring never overrides a human decision
     await client.app[CTX_KEY()].scorer.score("demo", "copy")
     again = await wait_scored(client, "copy")
     assert again["score"]["flag"]["state"] == "cleared"
     # an appeal: the flag can be reopened, and the history says who and why
-    resp = await client.post(url, json={"state": "open", "note": "appeal by the player"},
-                             headers=bearer(ADMIN))
+    resp = await client.post(url, json={"state": "open", "note": "appeal by the player",
+                                        "seen": "cleared"}, headers=bearer(ADMIN))
     doc = await resp.json()
     assert resp.status == 200 and doc["state"] == "open"
     assert [h["state"] for h in doc["history"]] == ["open", "cleared", "open"]
