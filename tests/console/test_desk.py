@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from fairgrid.daemon.testing import EASY
+from fairgrid.daemon.testing import EASY, EASY_SOLUTION
 from fairgrid.daemon.testing import EASY_ROW_COPY as ROW_COPY
 from fairgrid.daemon.console.flags import age, standing_words
 from fairgrid.daemon.app import create_app
@@ -434,3 +434,22 @@ async def test_the_player_queue_reads_one_page_of_rows(desk):
     assert 'rel="next"' in await _text(client, "/ui/players?state=any")
     assert 'rel="next"' not in await _text(client, "/ui/players?state=any&page=2")
     assert "past the end" in await _text(client, "/ui/players?state=any&page=3")
+
+
+def test_the_overview_counts_the_puzzles_the_organiser_may_see(tmp_path):
+    from fairgrid.daemon.store import Store
+    from fairgrid.daemon.store.repository.console import backlogs
+
+    store = Store(str(tmp_path / "o.duckdb"))
+    try:
+        def insert(con):  # waiting for analysis: one puzzle each portal's, one shared
+            for pid, owner in (("mine", "demo"), ("shared", None), ("theirs", "other")):
+                con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                            "registered_at, owner) VALUES (?, ?, 3, ?, 'pending', now(), ?)",
+                            [pid, EASY, EASY_SOLUTION, owner])
+        store.write(insert).result(30)
+        assert store.read(backlogs, ["demo"])["analysis"] == 2
+        assert store.read(backlogs, [])["analysis"] == 1
+        assert store.read(backlogs, None)["analysis"] == 3      # an admin sees them all
+    finally:
+        store.close()

@@ -42,7 +42,10 @@ def backlogs(cur, portals) -> dict:
         "SELECT count(*) FILTER (WHERE status IN ('pending', 'rescore')), "
         f"count(*) FILTER (WHERE status = 'unscorable') FROM submissions WHERE {clause}",
         params).fetchone()
-    pending = cur.execute("SELECT count(*) FROM puzzles WHERE status = 'pending'").fetchone()[0]
+    # the puzzles ``portals`` may see, as the puzzle list shows them
+    owner, owner_params = portal_clause("owner", portals)
+    pending = cur.execute("SELECT count(*) FROM puzzles WHERE status = 'pending' AND "
+                          f"(owner IS NULL OR {owner})", owner_params).fetchone()[0]
     run = cur.execute("SELECT id, started_at, finished_at, status FROM job_runs WHERE "
                       "job = 'nightly' ORDER BY started_at DESC LIMIT 1").fetchone()
     return {"scoring": waiting, "unscorable": unscorable, "analysis": pending,
