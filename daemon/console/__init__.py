@@ -89,4 +89,4 @@ def setup(app: web.Application) -> None:
     r.add_get("/ui/notifications", notifications.notifications)
     r.add_post("/ui/notifications/{id}/redeliver", notifications.redeliver)
     r.add_get("/ui/static/{name}", _static)
-    r.add_route("*", "/ui/{tail:.*}", pages.not_found)
+    r.add_route("*", "/ui/{tail:.*}", pages.unrouted)

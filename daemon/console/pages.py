@@ -102,13 +102,18 @@ def _back_to(request: web.Request) -> str:
     return "/ui/"
 
 
+def _signed_in(request: web.Request):
+    """(session, principal) of the request's console session; (None, None) without one."""
+    session = request.app[CONSOLE].sessions.get(request.cookies.get(COOKIE))
+    who = session and request.app[CTX].accounts.principal_of(session.user)
+    return (session, who) if who is not None else (None, None)
+
+
 def page(handler):
     """A page for signed-in people: the session, the CSRF check on POST, HTML errors."""
     @functools.wraps(handler)
     async def wrapped(request: web.Request) -> web.StreamResponse:
-        console = request.app[CONSOLE]
-        session = console.sessions.get(request.cookies.get(COOKIE))
-        who = session and request.app[CTX].accounts.principal_of(session.user)
+        session, who = _signed_in(request)
         if who is None:
             # the whole path and query as one value: an "&" in it must not end it
             raise web.HTTPSeeOther("/ui/login?" + urllib.parse.urlencode(
@@ -213,3 +218,19 @@ def when(value) -> Markup:
 @page
 async def not_found(request: web.Request, who: Principal) -> web.Response:
     raise NotFound("There is no such page.")
+
+
+async def unrouted(request: web.Request) -> web.StreamResponse:
+    """The console's catch-all: a page's path asked with a method it does not take is a
+    405 naming those it takes (once signed in: the sign-in comes first everywhere), any
+    other path :func:`not_found`."""
+    own = request.match_info.route.resource
+    allowed: set[str] = set()
+    for resource in request.app.router.resources():
+        if resource is not own:
+            match, methods = await resource.resolve(request)
+            if match is None:
+                allowed |= methods
+    if allowed and _signed_in(request)[1] is not None:
+        raise web.HTTPMethodNotAllowed(request.method, allowed)
+    return await not_found(request)

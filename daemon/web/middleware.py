@@ -79,7 +79,9 @@ async def errors_middleware(request: web.Request, handler):
         if exc.status < 400:
             raise
         reason = {413: "request body too large"}.get(exc.status, exc.reason)
-        return _answer(request, exc.status, reason)
+        # a 405 names the methods the path takes (RFC 9110 asks for it)
+        allow = {"Allow": exc.headers["Allow"]} if "Allow" in exc.headers else None
+        return _answer(request, exc.status, reason, headers=allow)
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the last line of defence

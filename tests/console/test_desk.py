@@ -453,3 +453,17 @@ def test_the_overview_counts_the_puzzles_the_organiser_may_see(tmp_path):
         assert store.read(backlogs, None)["analysis"] == 3      # an admin sees them all
     finally:
         store.close()
+
+
+async def test_a_path_asked_with_a_method_it_does_not_take_is_a_405(desk):
+    client, _ = desk
+    for method, path, allow in (("PUT", "/ui/flags", "GET,HEAD"),
+                                ("GET", "/ui/logout", "POST"),
+                                ("DELETE", "/v1/flags", "GET,HEAD")):
+        resp = await client.request(method, path, allow_redirects=False,
+                                    headers=bearer(ADMIN) if path.startswith("/v1") else None)
+        assert resp.status == 405 and resp.headers["Allow"] == allow, (method, path)
+    assert (await client.get("/ui/no-such-page")).status == 404
+    client.session.cookie_jar.clear()   # signed out: the sign-in comes first, as anywhere
+    resp = await client.put("/ui/flags", allow_redirects=False)
+    assert resp.status == 303 and resp.headers["Location"].startswith("/ui/login?")
