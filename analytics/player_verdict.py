@@ -319,6 +319,24 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
                       (evidence.get("counts") or {}).get("complete") is True, str(kind))
 
 
+def first_solves(season: Sequence[SolveFacts], puzzles: Sequence[str | None]
+                 ) -> list[SolveFacts]:
+    """The season without the solves of a puzzle the player had already finished in it
+    (``puzzles``: each solve's puzzle, in the same order; None where not known). A person
+    who solves a puzzle again remembers it: the second time is quicker and its hard
+    steps come at once, as a copy's would, and it is no new evidence either way. Solves
+    before the first finished one (attempts given up) stay."""
+    done: set[str] = set()
+    out = []
+    for s, puzzle in zip(season, puzzles, strict=True):
+        if puzzle is not None and puzzle in done:
+            continue
+        out.append(s)
+        if s.finished and puzzle is not None:
+            done.add(puzzle)
+    return out
+
+
 def priced(facts: SolveFacts, expected, duration_ms: float, **changes) -> SolveFacts:
     """``facts`` with a finished solve's pace measured against ``expected``
     (``puzzle_model.ExpectedTime``: its puzzle's expected time in force now) from the

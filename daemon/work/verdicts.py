@@ -25,9 +25,9 @@ import math
 from dataclasses import replace
 from datetime import datetime, timezone
 
-from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SolveFacts, judge,
-                                               learn_null, priced, shipped_null,
-                                               solve_facts)
+from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SolveFacts,
+                                               first_solves, judge, learn_null, priced,
+                                               shipped_null, solve_facts)
 from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
@@ -50,8 +50,9 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
     cannot be read). A solve whose season facts are not stored (a score written before
     them) is read from its evidence, and the facts go to ``backfill`` to be stored. A
     solve neither can be read from is logged and left out (the verdict says how many
-    solves it rests on)."""
-    out = []
+    solves it rests on), and so is a solve of a puzzle the player had already finished
+    (``first_solves``: a puzzle solved again is remembered)."""
+    out, puzzles = [], []
     for solve in season:
         try:
             if solve.facts is not None:
@@ -69,7 +70,8 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
             continue
         expected = _expected(solve, run, key) if reprice else None
         out.append(priced(facts, expected, solve.duration_ms, flagged=solve.standing))
-    return out
+        puzzles.append(solve.puzzle_id)
+    return first_solves(out, puzzles)
 
 
 def _expected(solve: sql.SeasonSolve, run: RatingRun | None,

@@ -14,8 +14,8 @@ import pytest
 from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, STALL_PACE_SHARE,
                                                TEMPO_SHARE, KindNull, PlayerNull,
                                                PlayerVerdict, SolveFacts, _shares, _tempo,
-                                               bb_tail, guard, judge, learn_null, lenient,
-                                               pooled_slope, season_levels, shipped_null,
+                                               bb_tail, first_solves, guard, judge, learn_null,
+                                               lenient, pooled_slope, season_levels, shipped_null,
                                                solve_facts, tempo_fit)
 from fairgrid.analytics.signals import (QUICK_HONEST, STALL_START_LR, stall_pace_llr,
                                         stall_starts)
@@ -894,3 +894,24 @@ def test_the_tempo_is_no_surer_than_it_says_for_a_few_noisy_solves():
                   for k, v in enumerate(rng.normal(mu, 2.0, 8))]
         below += _tempo(season, null).p < line
     assert below <= line * players
+
+
+def test_a_puzzle_solved_again_is_no_new_evidence():
+    """A person who replays puzzles they have finished is quicker the second time (they
+    remember it): such solves leave the season, and a season of them is no case. An
+    attempt given up before the finished solve stays."""
+    rng = np.random.default_rng(5)
+    honest = list(rng.normal(0, 0.35, 20))
+    replays = [honest[i] - math.log(3.5) for i in range(0, 18, 3)]   # 6, 3.5x quicker
+    season = _paced(honest + replays)
+    puzzles = [f"p{i}" for i in range(20)] + [f"p{i}" for i in range(0, 18, 3)]
+    season = [replace(f, finished=True) for f in season]
+    assert judge(season, _pace_null()).flagged        # each replay read as a new solve
+    kept = first_solves(season, puzzles)
+    assert [f.submission_id for f in kept] == [f"s{i:03d}" for i in range(20)]
+    assert not judge(kept, _pace_null()).flagged
+    # a solve before the puzzle's first finished one stays; unknown puzzles all stay
+    given_up = [replace(season[0], finished=False, submission_id="a"), season[0], season[20]]
+    assert [f.submission_id for f in first_solves(given_up, ["p0", "p0", "p0"])] == \
+        ["a", "s000"]
+    assert len(first_solves(season, [None] * len(season))) == len(season)

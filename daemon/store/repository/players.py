@@ -36,6 +36,7 @@ class SeasonSolve(NamedTuple):
     model_log_s: float | None  # the analysis's calibrated expected log-time, its sd
     model_sd: float | None
     difficulty: float | None   # the puzzle's fitted difficulty under the run in force
+    puzzle_id: str | None = None
 
 
 class Seasons(NamedTuple):
@@ -66,7 +67,8 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
         "SELECT s.portal, s.player_id, s.submission_id, sc.scored_at, sc.season_facts, "
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
         f"f.submission_id = s.submission_id AND f.state IN {sql_list(STANDING)}), "
-        "s.duration_ms, pz.puzzle_type, pz.log_s, pz.sd, pr.difficulty FROM mine s "
+        "s.duration_ms, pz.puzzle_type, pz.log_s, pz.sd, pr.difficulty, s.puzzle_id "
+        "FROM mine s "
         "JOIN scores sc ON sc.portal = s.portal AND sc.submission_id = s.submission_id "
         "LEFT JOIN pz ON pz.id = s.puzzle_id "
         "LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = s.puzzle_id "

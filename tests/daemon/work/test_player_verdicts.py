@@ -40,7 +40,10 @@ def _honest(seed: int) -> list[dict]:
 
 
 async def _post(client, sid: str, player: str, moves: list[dict], day: int) -> None:
+    """A solve of the day's puzzle (the same grid every day, a puzzle of its own: a
+    puzzle solved again is left out of a season)."""
     body = solve_body(submission_id=sid, moves=moves, player_id=player,
+                      puzzle_id=f"easy-{day}",
                       started_at=(START + timedelta(days=day)).isoformat())
     raw, headers = signed(body, msg_id=sid)
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
@@ -493,7 +496,8 @@ def test_a_portals_unflagged_copiers_do_not_teach_its_null_their_pace(tmp_path):
     con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
                 "tournament_id, player_id, puzzle_id, started_at, received_at, "
                 "committed_at, n_moves, duration_ms, complete, status, raw) SELECT k, "
-                "'demo', sid, w, 't', player, 'p', ts, ts, ts, 1, 600000, true, 'scored', "
+                "'demo', sid, w, 't', player, 'p' || split_part(sid, '-', 2), ts, ts, ts, 1, "
+                "600000, true, 'scored', "
                 "'{}' FROM (SELECT unnest(?) AS k, unnest(?) AS sid, unnest(?) AS w, "
                 "unnest(?) AS player, unnest(?) AS ts)", [list(c) for c in cols])
     con.execute("INSERT INTO scores (portal, submission_id, scored_at, anomaly, p_value, "
@@ -841,3 +845,22 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
     assert verdict["history"][-1]["state"] == "clear"
     assert "solve flag cleared by a person" in verdict["history"][-1]["note"]
     assert [e for (e,) in await _events(client)] == ["player:diluted"]
+
+
+async def test_a_puzzle_solved_again_counts_once_in_the_season(client):
+    """The same player's second finished solve of a puzzle (a replay, remembered) is
+    scored and flagged on its own but left out of the season."""
+    for sid, moves, day in (("r-0", _honest(300), 0), ("r-1", ROW_COPY, 0),
+                            ("r-2", _honest(301), 1)):
+        await _post(client, sid, "replayer", moves, day)
+    await _scored(client, ["r-0", "r-1", "r-2"])
+    # judged now, on all three (a judgement after an earlier batch may have seen fewer)
+    await client.app[CTX].scorer.verdicts.judge([("demo", "replayer")])
+    doc = await _player(client, "replayer")
+    assert doc["verdict"]["state"] == "clear" and doc["verdict"]["solves"] == 2
+    judged = await asyncio.to_thread(query, client.app[CTX].store, "SELECT judged_solves "
+                                     "FROM player_verdicts WHERE player_id = 'replayer'")
+    assert json.loads(judged[0][0]) == ["r-0", "r-2"]
+    replay = await (await client.get("/v1/submissions/demo/r-1", headers=bearer(ORGANISER))
+                    ).json()
+    assert replay["score"]["flagged"]
