@@ -82,6 +82,7 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
     for k, s in enumerate(solves, 1):
         s["number"] = k
         s["behind"] = behind.get(s["submission_id"], [])
+    _left_out(solves, row.get("judged_solves"))
     history = await read(request, sql.history, portal, player)
     return render(request, "player_case.html", {
         "title": f"Case: player {shown(player)}", "portal": portal, "player": player,
@@ -92,6 +93,25 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         "player_link": f"/ui/players/{segment(portal)}/{segment(player)}",
         "judged_at": iso(row["judged_at"]), "decisions": DECISIONS, "notice": notice,
         "chosen": state, "note": note}, status=status)
+
+
+def _left_out(solves: list[dict], judged_solves: str | None) -> None:
+    """Mark each solve the verdict did not judge with why, in words (``left_out``): a
+    puzzle the player had already finished (``player_verdict.first_solves``), or a solve
+    the verdict has not read (scored since, or one a person cleared the player on). A
+    verdict stored before it kept the solves it judged marks none."""
+    try:
+        judged = set(json.loads(judged_solves)) if judged_solves else None
+    except (ValueError, TypeError):
+        judged = None
+    done: set[str] = set()
+    for s in solves:
+        s["left_out"] = None
+        if judged is not None and s["submission_id"] not in judged:
+            s["left_out"] = ("left out: a puzzle the player had already finished"
+                             if s["puzzle_id"] in done else "not in this verdict")
+        if s["complete"]:
+            done.add(s["puzzle_id"])
 
 
 @page

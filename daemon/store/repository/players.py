@@ -317,11 +317,12 @@ def listing(cur, *, state=None, portals=None, cursor=None, limit=50, offset=0
 
 
 def case_solves(cur, portal: str, player: str) -> list[dict]:
-    """A player's scored solves for the case page, oldest first: the solve, its verdict
-    line, its combined p and its flag (id and state) when one was raised."""
+    """A player's scored solves for the case page, oldest first: the solve (finished or
+    not), its verdict line, its combined p and its flag (id and state) when one was
+    raised."""
     cur.execute(
         "SELECT s.submission_id, s.puzzle_id, s.tournament_id, s.started_at, s.duration_ms, "
-        "sc.p_value, json_extract_string(sc.evidence, '$.verdict') AS verdict, "
+        "s.complete, sc.p_value, json_extract_string(sc.evidence, '$.verdict') AS verdict, "
         "f.id AS flag_id, f.state AS flag_state FROM submissions s JOIN scores sc ON "
         "sc.portal = s.portal AND sc.submission_id = s.submission_id LEFT JOIN flags f ON "
         "f.portal = s.portal AND f.submission_id = s.submission_id WHERE s.portal = ? AND "

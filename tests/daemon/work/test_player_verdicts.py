@@ -864,3 +864,9 @@ async def test_a_puzzle_solved_again_counts_once_in_the_season(client):
     replay = await (await client.get("/v1/submissions/demo/r-1", headers=bearer(ORGANISER))
                     ).json()
     assert replay["score"]["flagged"]
+    # the case file lists every solve and says which the season leaves out, and why
+    await _sign_in(client, "rita")
+    html = await (await client.get("/ui/players/demo/replayer/case")).text()
+    rows = re.findall(r'<tr id="solve-(r-\d)">(.*?)</tr>', html, re.S)
+    assert [sid for sid, _ in rows] == ["r-0", "r-1", "r-2"]
+    assert ["already finished" in row for _, row in rows] == [False, True, False]
