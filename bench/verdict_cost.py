@@ -61,9 +61,12 @@ def _database(path: Path, players: int, lengths: list[int], docs) -> dict[int, l
 
     con = connect(str(path))
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, registered_at, "
-                "ratings, fill_rank_median) VALUES ('p', 'x', 3, 'y', 'ready', ?, ?, '[]')",
-                [start, json.dumps({"expected_log_s": 6.5, "sd_log": 0.16})])
+    # a puzzle a solve: a puzzle solved again is left out of a season
+    con.executemany("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                    "registered_at, ratings, fill_rank_median) VALUES (?, 'x', 3, 'y', "
+                    "'ready', ?, ?, '[]')",
+                    [(f"p{n}", start, json.dumps({"expected_log_s": 6.5, "sd_log": 0.16}))
+                     for n in range(max(lengths))])
     subs, scores, keys, key = [], [], {}, 0
     for length in lengths:
         keys[length] = []
@@ -73,8 +76,8 @@ def _database(path: Path, players: int, lengths: list[int], docs) -> dict[int, l
             for n in range(length):
                 evidence, facts, ms = docs[(i * 7 + n) % len(docs)]
                 sid, at = f"{player}-{n}", start + timedelta(hours=n)
-                subs.append((key, "demo", sid, f"w{key}", "t", player, "p", at, at, at, 81,
-                             ms, True, "scored", "{}"))
+                subs.append((key, "demo", sid, f"w{key}", "t", player, f"p{n}", at, at, at,
+                             81, ms, True, "scored", "{}"))
                 scores.append(("demo", sid, at, 0.1, 0.5, False, evidence, facts))
                 key += 1
     con.executemany("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
