@@ -312,8 +312,11 @@ class Verdicts:
     (``fairgrid_players_to_judge`` shows the backlog). The marks are kept in memory only:
     a start marks every player with a solve scored since their last judgement (or never
     judged), which finds again what a crash, a kill or a stop cut short left. A chunk
-    that fails is marked again and retried after :data:`RETRY_S`. A stop judges the
-    players still marked for at most :data:`STOP_SHARE` of the shutdown timeout."""
+    that fails is marked again and retried after :data:`RETRY_S`, and so are players
+    whose row kept changing under :data:`AGAIN_TRIES` judgements (or whose stored verdict
+    is dated after the clock, as when the clock was set back): they are not judged again
+    at once, over and over. A stop judges the players still marked for at most
+    :data:`STOP_SHARE` of the shutdown timeout."""
 
     def __init__(self, store, settings, metrics):
         self._db = store_db(store)
@@ -323,11 +326,13 @@ class Verdicts:
         # once could store the one that read fewer solves last
         self._one_at_a_time = asyncio.Lock()
         self._marked: set[tuple[str, str]] = set()
+        # players a judgement gave way on AGAIN_TRIES times: marked again after RETRY_S
+        self._deferred: set[tuple[str, str]] = set()
         self._wake = asyncio.Event()
         self._stop_by: float | None = None   # loop time a stop stops judging at
         self._task: asyncio.Task | None = None
         metrics.watch_players(lambda: store.read(sql.flagged_count))
-        metrics.watch_players_to_judge(lambda: len(self._marked))
+        metrics.watch_players_to_judge(lambda: len(self._marked | self._deferred))
 
     async def start(self) -> None:
         """Mark the players left to judge, and start judging in the background."""
@@ -414,6 +419,12 @@ class Verdicts:
                 if not again:
                     return flagged
                 players = again
-        self._marked.update(again)
-        self._wake.set()
+        self._deferred.update(again)
+        asyncio.get_running_loop().call_later(RETRY_S, self._undefer)
         return flagged
+
+    def _undefer(self) -> None:
+        """Mark the players judgements gave way on again, :data:`RETRY_S` after."""
+        self._marked.update(self._deferred)
+        self._deferred.clear()
+        self._wake.set()

@@ -6,6 +6,7 @@ others' notifications."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from datetime import datetime, timedelta, timezone
 
@@ -260,5 +261,38 @@ async def test_a_decision_on_many_flags_judges_each_player_once(tmp_path, monkey
         monkeypatch.setattr(verdicts, "judge_players", counted)
         await judge.after_flag_review([1, 2, 3, 4], dismissed=False)
         assert calls == [[("demo", "p"), ("demo", "q")]]
+    finally:
+        store.close()
+
+
+async def test_a_verdict_dated_after_the_clock_is_not_judged_over_and_over(
+        tmp_path, monkeypatch):
+    """A stored verdict dated after the clock (the clock was set back) makes every
+    judgement of the player give way to it, as to one that started later. After
+    AGAIN_TRIES of them the player waits RETRY_S before being judged again, rather than
+    being judged again at once, over and over, until the clock catches up."""
+    store = Store(str(tmp_path / "v.duckdb"))
+    try:
+        store.write(_add, "p", _season("p", 9)).result(30)
+        judge = verdicts.Verdicts(store, make_settings(tmp_path), Metrics(CollectorRegistry()))
+        await judge.judge([("demo", "p")])
+        store.write(lambda con: con.execute(
+            "UPDATE player_verdicts SET judged_at = judged_at + INTERVAL 1 HOUR")).result(30)
+        real, calls = verdicts.judge_players, []
+
+        def counted(db, players, *args):
+            calls.append(sorted(players))
+            return real(db, players, *args)
+        monkeypatch.setattr(verdicts, "judge_players", counted)
+        later = []
+        monkeypatch.setattr(asyncio.get_running_loop(), "call_later",
+                            lambda delay, fn: later.append((delay, fn)))
+        await judge._judge_now([("demo", "p")])
+        assert len(calls) == verdicts.AGAIN_TRIES
+        assert not judge._marked and judge._deferred == {("demo", "p")}
+        assert [delay for delay, _ in later] == [verdicts.RETRY_S]
+        later[0][1]()                          # RETRY_S later: marked again, and woken
+        assert judge._marked == {("demo", "p")} and not judge._deferred
+        assert judge._wake.is_set()
     finally:
         store.close()
