@@ -319,22 +319,27 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
                       (evidence.get("counts") or {}).get("complete") is True, str(kind))
 
 
-def first_solves(season: Sequence[SolveFacts], puzzles: Sequence[str | None]
-                 ) -> list[SolveFacts]:
-    """The season without the solves of a puzzle the player had already finished in it
-    (``puzzles``: each solve's puzzle, in the same order; None where not known). A person
-    who solves a puzzle again remembers it: the second time is quicker and its hard
-    steps come at once, as a copy's would, and it is no new evidence either way. Solves
-    before the first finished one (attempts given up) stay."""
+def solved_again(puzzles: Sequence[str | None], finished: Sequence[bool]) -> list[bool]:
+    """Per solve of a season (oldest first: each one's puzzle, None where not known, and
+    whether it was finished), whether it is of a puzzle the player had already finished.
+    A person who solves a puzzle again remembers it: the second time is quicker and its
+    hard steps come at once, as a copy's would, and it is no new evidence either way.
+    Solves before the first finished one (attempts given up) are not."""
     done: set[str] = set()
     out = []
-    for s, puzzle in zip(season, puzzles, strict=True):
-        if puzzle is not None and puzzle in done:
-            continue
-        out.append(s)
-        if s.finished and puzzle is not None:
+    for puzzle, ended in zip(puzzles, finished, strict=True):
+        out.append(puzzle is not None and puzzle in done)
+        if ended and puzzle is not None:
             done.add(puzzle)
     return out
+
+
+def first_solves(season: Sequence[SolveFacts], puzzles: Sequence[str | None]
+                 ) -> list[SolveFacts]:
+    """The season without the solves :func:`solved_again` marks (``puzzles``: each
+    solve's puzzle, in the same order)."""
+    again = solved_again(puzzles, [s.finished for s in season])
+    return [s for s, repeat in zip(season, again) if not repeat]
 
 
 def priced(facts: SolveFacts, expected, duration_ms: float, **changes) -> SolveFacts:

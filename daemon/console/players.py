@@ -10,7 +10,7 @@ import urllib.parse
 
 from aiohttp import web
 
-from fairgrid.analytics.player_verdict import PlayerVerdict
+from fairgrid.analytics.player_verdict import PlayerVerdict, solved_again
 
 from ..documents import iso, receded
 from ..errors import Conflict
@@ -97,21 +97,19 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
 
 def _left_out(solves: list[dict], judged_solves: str | None) -> None:
     """Mark each solve the verdict did not judge with why, in words (``left_out``): a
-    puzzle the player had already finished (``player_verdict.first_solves``), or a solve
+    puzzle the player had already finished (``player_verdict.solved_again``), or a solve
     the verdict has not read (scored since, or one a person cleared the player on). A
     verdict stored before it kept the solves it judged marks none."""
     try:
         judged = set(json.loads(judged_solves)) if judged_solves else None
     except (ValueError, TypeError):
         judged = None
-    done: set[str] = set()
-    for s in solves:
+    again = solved_again([s["puzzle_id"] for s in solves], [s["complete"] for s in solves])
+    for s, repeat in zip(solves, again):
         s["left_out"] = None
         if judged is not None and s["submission_id"] not in judged:
             s["left_out"] = ("left out: a puzzle the player had already finished"
-                             if s["puzzle_id"] in done else "not in this verdict")
-        if s["complete"]:
-            done.add(s["puzzle_id"])
+                             if repeat else "not in this verdict")
 
 
 @page
