@@ -435,7 +435,8 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
     allowed = person_rungs(trace.offer).tolist()
     proof_, offer, rung = proof.tolist(), trace.offer.tolist(), trace.rung.tolist()
     right_ = right.tolist()
-    by_notes, by_trial, by_marks, far = [False] * n, [False] * n, [False] * n, [False] * n
+    # by_marks where nothing allowed proved the cell is the Deduction's by_notes
+    by_trial, by_marks, far = [False] * n, [False] * n, [False] * n
     marks = notes is not None and not notes.auto
     looks = [-1] * n
     surplus = [-1] * n
@@ -448,7 +449,7 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
         # a cell typed seconds after one nothing proved, nothing between: the same look
         # at the same stall (a hint run), judged by that stall's rungs
         if k and gaps[k] <= RUN_GAP_MS and proof_[k - 1] > allowed[k - 1] \
-                and proof_[k - 1] != engine.NOT_ANALYSED and not by_notes[k - 1] \
+                and proof_[k - 1] != engine.NOT_ANALYSED and not by_marks[k - 1] \
                 and not by_trial[k - 1]:
             allowed[k] = min(allowed[k], allowed[k - 1])
         # at a stall the ladder may not search beyond a wing (chains are blind spots)
@@ -479,15 +480,13 @@ def deduce(givens, solution, fill, t_ms, cell, digit, note) -> Deduction:
                 mine_prove = engine.proves(notes.kept(k), grid, c, d, NOTES_RUNG) \
                     <= NOTES_RUNG
                 by_marks[k] = mine_prove
-                if unexplained:
-                    by_notes[k] = mine_prove
-                    if right_[k]:    # after a wrong try the marks hold one digit fewer
-                        cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
+                if unexplained and right_[k]:  # after a wrong try the marks hold one fewer
+                    cands[k] = min(int(cands[k]), bin(int(mine[c])).count("1"))
         # what nothing allowed proves, a trial on its two-candidate cell may: a person's
         # work, at a stall too (it is no look at the board, so it is not weighed as one),
         # however quickly it came (fast people try digits fast too); a first digit that
         # was wrong is a guess, which the evidence weighs as one
-        if unexplained and proof_[k] != engine.NOT_ANALYSED and not by_notes[k] \
+        if unexplained and proof_[k] != engine.NOT_ANALYSED and not by_marks[k] \
                 and right_[k]:
             by_trial[k] = engine.trial(grid, c, d)
         # a wrong first try at a stall is weighed as one, whatever the marks it taught
