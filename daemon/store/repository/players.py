@@ -169,54 +169,88 @@ def save(con, rows: list[dict], now: datetime
     (one transaction). A player whose row a person's decision changed meanwhile is left
     as the decision made it, and one judged by a judgement that started after this one
     (``now``; the nightly job judges beside the daemon) as that one stored it. Returns
-    the players newly flagged, and those left as they were (to be judged again)."""
-    flagged, skipped = [], []
-    for r in rows:
-        key = [r["portal"], r["player_id"]]
-        was = con.execute("SELECT state, flagged_at, reviewed_solves, flagging_verdict, "
-                          "flagging_p, judged_at FROM player_verdicts WHERE portal = ? AND "
-                          "player_id = ?", key).fetchone()
+    the players newly flagged, and those left as they were (to be judged again).
+
+    Each statement covers every row (a player once in ``rows``): the nightly job
+    stores verdicts for every player, and a statement a row costs DuckDB milliseconds."""
+    keys = [(r["portal"], r["player_id"]) for r in rows]
+    if len(set(keys)) != len(keys):
+        raise ValueError("a player is judged twice in one save")
+    if not rows:
+        return [], []
+    lists = [[p for p, _ in keys], [q for _, q in keys]]
+    stored = {(r[0], r[1]): r[2:] for r in con.execute(
+        "SELECT v.portal, v.player_id, v.state, v.flagged_at, v.reviewed_solves, "
+        "v.flagging_verdict, v.flagging_p, v.judged_at FROM player_verdicts v JOIN "
+        "(SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON w.portal = v.portal "
+        "AND w.player_id = v.player_id", lists).fetchall()}
+    new = [k for k in keys if k not in stored]
+    present = set()
+    if new:
+        present = {tuple(r) for r in con.execute(
+            "SELECT DISTINCT s.portal, s.player_id FROM submissions s JOIN (SELECT "
+            "unnest(?) AS portal, unnest(?) AS player_id) w ON w.portal = s.portal AND "
+            "w.player_id = s.player_id", [[p for p, _ in new], [q for _, q in new]]
+        ).fetchall()}
+    flagged, skipped, written, changed, became_rows = [], [], [], [], []
+    for r, key in zip(rows, keys):
+        was = stored.get(key)
         if _decided_meanwhile(r.get("read"), None if was is None else (was[0], was[2])):
-            skipped.append(tuple(key))
+            skipped.append(key)
             continue  # the row changed meanwhile: the next judgement starts from it
         if was is not None and was[5] is not None and was[5] > now:
-            skipped.append(tuple(key))
+            skipped.append(key)
             continue  # a judgement that started later, and read more, was stored first
-        if was is None and not con.execute(
-                "SELECT 1 FROM submissions WHERE portal = ? AND player_id = ? LIMIT 1",
-                key).fetchone():
+        if was is None and key not in present:
             continue  # erased meanwhile
         became = r["state"] == "flagged" and (was is None or was[0] != "flagged")
         flagged_at = now if became else (was[1] if was else None)
         flagging = ((r["verdict"], r["p_value"]) if became
                     else (was[3], was[4]) if was else (None, None))
-        con.execute("INSERT OR REPLACE INTO player_verdicts (portal, player_id, state, "
-                    "flagged, p_value, solves, verdict, judged_at, flagged_at, "
-                    "reviewed_solves, judged_solves, flagging_verdict, flagging_p) VALUES "
-                    "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    key + [r["state"], r["flagged"], r["p_value"], r["solves"], r["verdict"],
-                           now, flagged_at, r["reviewed_solves"], r.get("judged_solves"),
-                           *flagging])
+        written.append([*key, r["state"], r["flagged"], r["p_value"], r["solves"],
+                        r["verdict"], now, flagged_at, r["reviewed_solves"],
+                        r.get("judged_solves"), *flagging])
         if was is None and r["state"] == "clear":
             continue  # a first verdict that finds nothing is no news
         if was is None or was[0] != r["state"]:
-            con.execute("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
-                        key + [_after_history(con, key, now), r["state"], r.get("note"),
-                               MACHINE])
+            changed.append((key, r["state"], r.get("note")))
         if became:
-            flagged.append(tuple(key))
-            outbox.enqueue_player_flagged(con, r["portal"], r["player_id"], r["p_value"],
-                                          r["summary"], now)
+            flagged.append(key)
+            became_rows.append(r)
+    if written:
+        columns = list(zip(*written))
+        con.execute("INSERT OR REPLACE INTO player_verdicts (portal, player_id, state, "
+                    "flagged, p_value, solves, verdict, judged_at, flagged_at, "
+                    "reviewed_solves, judged_solves, flagging_verdict, flagging_p) SELECT "
+                    + ", ".join(f"unnest(${i + 1}::{t}[])" for i, t in enumerate(_COLUMNS)),
+                    [list(c) for c in columns])
+    if changed:
+        after = _after_history(con, [k for k, _, _ in changed], now)
+        con.executemany("INSERT INTO player_verdict_history VALUES (?, ?, ?, ?, ?, ?)",
+                        [[*k, at, state, note, MACHINE]
+                         for (k, state, note), at in zip(changed, after)])
+    for r in became_rows:
+        outbox.enqueue_player_flagged(con, r["portal"], r["player_id"], r["p_value"],
+                                      r["summary"], now)
     return flagged, skipped
 
 
-def _after_history(con, key: list, at: datetime) -> datetime:
-    """``at``, or just after the player's last history row when that is later: a
+# the types of player_verdicts' columns in the order save writes them
+_COLUMNS = ("VARCHAR", "VARCHAR", "VARCHAR", "BOOLEAN", "DOUBLE", "INTEGER", "VARCHAR",
+            "TIMESTAMPTZ", "TIMESTAMPTZ", "VARCHAR", "VARCHAR", "VARCHAR", "DOUBLE")
+
+
+def _after_history(con, keys: list[tuple[str, str]], at: datetime) -> list[datetime]:
+    """Per player, ``at``, or just after their last history row when that is later: a
     judgement's time is taken before it reads, and a decision it read may be dated
     between; the history reads in the order things happened."""
-    last = con.execute("SELECT max(changed_at) FROM player_verdict_history WHERE "
-                       "portal = ? AND player_id = ?", key).fetchone()[0]
-    return at if last is None or last < at else last + timedelta(microseconds=1)
+    last = dict(((p, q), t) for p, q, t in con.execute(
+        "SELECT h.portal, h.player_id, max(h.changed_at) FROM player_verdict_history h "
+        "JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON w.portal = "
+        "h.portal AND w.player_id = h.player_id GROUP BY 1, 2",
+        [[p for p, _ in keys], [q for _, q in keys]]).fetchall())
+    return [at if last.get(k) is None or last[k] < at else last[k] + timedelta(microseconds=1)
+            for k in keys]
 
 
 def _decided_meanwhile(read: tuple | None, now: tuple | None) -> bool:
