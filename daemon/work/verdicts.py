@@ -148,11 +148,13 @@ def next_state(stored: dict | None, verdict: PlayerVerdict, fresh: bool,
 
 def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                   now: datetime | None = None, after_review: bool = False,
-                  again: list | None = None) -> list[tuple[str, str]]:
-    """Judge ``players`` again and store their verdicts; the players newly flagged.
-    ``after_review``: because a person cleared one of their solve flags. The players
-    whose verdict was not stored (their row changed meanwhile: the next judgement starts
-    from it) are added to ``again``."""
+                  again: list | None = None, write_chunk: int | None = None
+                  ) -> list[tuple[str, str]]:
+    """Judge ``players`` again and store their verdicts (``write_chunk`` players per
+    transaction, all in one without it); the players newly flagged. ``after_review``:
+    because a person cleared one of their solve flags. The players whose verdict was not
+    stored (their row changed meanwhile: the next judgement starts from it) are added to
+    ``again``."""
     players = sorted(set(players))
     if not players:
         return []
@@ -185,9 +187,13 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "read": None if was is None else (was["state"], was["reviewed_solves"]),
                      "note": _note(was, state)})
     _store_facts(db, backfill)
-    flagged, skipped = db.write(sql.save, rows, now)
-    if again is not None:
-        again.extend(skipped)
+    flagged = []
+    step = write_chunk or max(len(rows), 1)
+    for start in range(0, len(rows), step):
+        got, skipped = db.write(sql.save, rows[start:start + step], now)
+        flagged += got
+        if again is not None:
+            again.extend(skipped)
     return flagged
 
 
@@ -265,22 +271,26 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     return used
 
 
-# players judged and stored per transaction at night: the writer serves the webhooks
-# between chunks (one transaction for 2,000 players would hold it for about a minute)
+# players whose seasons the nightly job reads at once: each read joins the whole
+# submissions table, so the job reads a few large blocks rather than many small ones
+NIGHTLY_READ = 2000
+# players whose verdicts are stored per transaction at night (the writer serves the
+# webhooks between chunks: 100 verdicts hold it for some 25 ms), and judged at once
+# after scoring batches
 NIGHTLY_CHUNK = 100
 
 
 def nightly_stage(db: NightlyDB, alpha: float) -> dict:
-    """The nightly job's ``verdicts`` stage: learn the nulls, judge every player, a
-    chunk of :data:`NIGHTLY_CHUNK` at a time."""
+    """The nightly job's ``verdicts`` stage: learn the nulls, judge every player,
+    :data:`NIGHTLY_READ` at a time, storing :data:`NIGHTLY_CHUNK` per transaction."""
     used = learn_nulls(db)
     players = sorted(set(db.read(sql.judged_players)))
     flagged, todo = [], players
     for _ in range(1 + AGAIN_TRIES):    # then again, those whose row changed meanwhile
         again: list[tuple[str, str]] = []
-        for start in range(0, len(todo), NIGHTLY_CHUNK):
-            flagged += judge_players(db, todo[start:start + NIGHTLY_CHUNK], alpha,
-                                     again=again)
+        for start in range(0, len(todo), NIGHTLY_READ):
+            flagged += judge_players(db, todo[start:start + NIGHTLY_READ], alpha,
+                                     again=again, write_chunk=NIGHTLY_CHUNK)
         todo = sorted(set(again))
         if not todo:
             break
