@@ -5,10 +5,11 @@
 Builds a DuckDB file with simulated data of known truth — puzzle difficulty
 ``d_j = μ + p_j + δ_j`` around a metric-based prior ``p_j``, player skill ``s_i``, times
 ``log t = d_j − s_i + N(0, 0.3)``, each solve's full move log (49 placements, in an order
-scattered around the puzzle's own order), 1 % of solves flagged (too fast) — then runs
-``fairgrid recompute`` on the file in a child process and prints its wall time, its
-peak memory (RSS of the child), and how well the fit recovered the truth. Targets:
-≤ 5 minutes, ≤ 4 GiB, correlation with the true difficulty ≥ 0.95.
+scattered around the puzzle's own order) and its score with the season facts the players'
+verdicts read, 1 % of solves flagged (too fast) — then runs ``fairgrid recompute`` on
+the file in a child process and prints its wall time, the peak memory of its largest
+process (RSS), the seconds of each stage, and how well the fit recovered the truth.
+Targets: ≤ 5 minutes, ≤ 4 GiB, correlation with the true difficulty ≥ 0.95.
 """
 
 from __future__ import annotations
@@ -111,6 +112,7 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
             "digit": digits[order].reshape(-1), "note": np.zeros(k.size * empty.size, bool)})
         con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM mv")
         con.unregister("mv")
+        _scores(con, k, prior[puzzle_of[lo:hi]], log_t[lo:hi], flagged[lo:hi], now, rng)
     fk = np.flatnonzero(flagged)
     con.register("fl", {"submission_id": np.array([f"s{x}" for x in fk], dtype=object)})
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
@@ -121,6 +123,50 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
     con.execute("CHECKPOINT")
     con.close()
     return {"true_d": true_d, "skill": skill, "ids": ids, "flagged": int(flagged.sum())}
+
+
+FAMILIES = ("deduction", "order", "pacing", "speed", "switch")
+
+
+def _facts(prior, log_t, flagged, rng) -> list[str]:
+    """Season facts (``SolveFacts.to_json``) as scoring would store them for honest-looking
+    solves: uniform family p, ratios and a stall's slope for a share of the solves, and
+    the pace against the expected time scoring priced them with."""
+    n = prior.size
+    fam = rng.random((n, len(FAMILIES)))
+    at_stall = rng.random(n) < 0.4
+    look = np.where(at_stall, -rng.gamma(2.0, 0.5, n), 0.0)
+    quick = np.where(at_stall, rng.choice([-0.92, 1.03], n, p=[0.85, 0.15]), 0.0)
+    xx = rng.uniform(0.3, 2.0, n)
+    pace = log_t - prior
+    out = []
+    for i in range(n):
+        llr = {"right_first_time": 0.0, "hint_run": 0.0, "stall_look": round(float(look[i]), 4)}
+        if at_stall[i]:
+            llr["stall_pace"] = float(quick[i])
+        out.append(json.dumps({
+            "facts": 1, "family_p": dict(zip(FAMILIES, fam[i].round(6).tolist())),
+            "flagged": bool(flagged[i]), "llr": llr,
+            "slope": [round(float(xx[i] * rng.normal(2.3, 1.0)), 4), round(float(xx[i]), 4)]
+            if at_stall[i] else None,
+            "counted": {"unforced": [0.0, 1.0], "unproven": [0.0, 1.0]},
+            "p_value": float(fam[i].min()), "pace": round(float(pace[i]), 4),
+            "pace_group": "sudoku/calibration", "finished": True, "puzzle_type": "sudoku"}))
+    return out
+
+
+def _scores(con, k, prior, log_t, flagged, now, rng) -> None:
+    """A score per solve, holding its season facts (the evidence itself is left out: the
+    nightly job reads the facts, which is what its verdicts stage costs at scale)."""
+    facts = _facts(prior, log_t, flagged, rng)
+    p = np.array([json.loads(f)["p_value"] for f in facts])
+    con.register("sc", {"submission_id": np.array([f"s{x}" for x in k], dtype=object),
+                        "p_value": p, "flagged": flagged,
+                        "facts": np.array(facts, dtype=object)})
+    con.execute("INSERT INTO scores (portal, submission_id, scored_at, anomaly, p_value, "
+                "flagged, evidence, season_facts) SELECT 'demo', submission_id, ?, "
+                "-ln(p_value + 1e-12), p_value, flagged, '{}', facts FROM sc", [now])
+    con.unregister("sc")
 
 
 def main() -> int:
