@@ -141,7 +141,7 @@ def _answer(ctx, event: SolveEvent, webhook_id: str, puzzle: ResolvedPuzzle,
             # the name is, and the next lookup reads it; a puzzle another solve
             # registered first may already be ready, so the solve is queued too
             ctx.analysis.schedule(result.puzzle_id, len(puzzle.info.solution),
-                                  WEBHOOK_LANE_SHARE)
+                                  WEBHOOK_LANE_SHARE, owner=event.portal)
         ctx.scorer.schedule(result.sub_key)
         return web.Response(body=_ACCEPTED, status=202, content_type="application/json",
                             charset="utf-8")
@@ -162,7 +162,8 @@ def _answer(ctx, event: SolveEvent, webhook_id: str, puzzle: ResolvedPuzzle,
 
 # the share of an analysis lane a webhook's new puzzle is queued into at once; past it the
 # sweep queues it, the portals in turn: one portal's flood of new puzzles keeps half the
-# lane at most, and another portal's puzzle waits a turn of the sweep, not the flood
+# lane at most, and the lane takes its puzzles by turns of the portals, so another
+# portal's puzzle waits a turn, not the flood
 WEBHOOK_LANE_SHARE = 0.5
 # the dashboard's outcomes: every kind of conflicting resubmission counts as one
 _OUTCOMES = {"hook_conflict": "conflict", "puzzle_conflict": "conflict"}

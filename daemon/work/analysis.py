@@ -140,9 +140,12 @@ class PuzzleAnalysis:
         self._settings = settings
         self._metrics = metrics
         self._pool = pool
+        # the portal whose webhook registered each puzzle waiting (None: POST /v1/puzzles);
+        # a lane takes its puzzles by turns of these
+        self._owners: dict[str, str | None] = {}
         self._queues: dict[Lane, WorkQueue[str]] = {
             lane: WorkQueue(settings.analysis_queue_size,
-                            lambda lane=lane: self._pending(lane))
+                            lambda lane=lane: self._pending(lane), turns=self._owners.get)
             for lane in (Lane.SMALL_PUZZLES, Lane.LARGE_PUZZLES)}
         self._tasks: list[asyncio.Task] = []
         self._cancel = threading.Event()
@@ -170,24 +173,29 @@ class PuzzleAnalysis:
         return bool(self._tasks) and not any(t.done() for t in self._tasks)
 
     async def _pending(self, lane: Lane) -> list[str]:
-        ids = await asyncio.to_thread(self._store.read, sql.pending_ids,
-                                      self._settings.analysis_queue_size,
-                                      lane == Lane.LARGE_PUZZLES, LARGE_CELLS)
+        rows = await asyncio.to_thread(self._store.read, sql.pending_ids,
+                                       self._settings.analysis_queue_size,
+                                       lane == Lane.LARGE_PUZZLES, LARGE_CELLS)
         now = time.monotonic()
-        for pid in ids:  # found by the sweep (after a restart, say): waiting from now
+        for pid, owner in rows:  # found by the sweep (after a restart, say): waiting from now
             self._queued_at.setdefault(pid, now)
-        return ids
+            self._owners[pid] = owner
+        return [pid for pid, _ in rows]
 
     def has_room(self, ncells: int) -> bool:
         """Whether the lane of a puzzle of ``ncells`` cells can queue one more."""
         return not self._queues[lane_of(ncells)].full()
 
-    def schedule(self, puzzle_id: str, ncells: int, up_to: float = 1.0) -> None:
-        """Queue a pending puzzle of ``ncells`` cells for analysis while its lane holds
-        less than ``up_to`` of ``analysis.queue_size``; past that (or when the lane is
-        full) the sweep queues it later, taking the portals whose webhooks registered
-        puzzles in turn (``sql.pending_ids``)."""
+    def schedule(self, puzzle_id: str, ncells: int, up_to: float = 1.0,
+                 owner: str | None = None) -> None:
+        """Queue a pending puzzle of ``ncells`` cells, registered by ``owner``'s webhook
+        (None: for every portal), for analysis while its lane holds less than ``up_to``
+        of ``analysis.queue_size``; past that (or when the lane is full) the sweep queues
+        it later, taking the portals whose webhooks registered puzzles in turn
+        (``sql.pending_ids``). A lane is worked through by turns of the owners too: a
+        portal's puzzle waits a turn of every other owner's, not their whole backlog."""
         self._queued_at.setdefault(puzzle_id, time.monotonic())
+        self._owners.setdefault(puzzle_id, owner)
         queue = self._queues[lane_of(ncells)]
         if queue.waiting() < up_to * self._settings.analysis_queue_size:
             queue.schedule(puzzle_id)
@@ -196,6 +204,7 @@ class PuzzleAnalysis:
         queue = self._queues[lane]
         while True:
             pid = await queue.get()
+            owner = self._owners.pop(pid, None)
             waited = time.monotonic() - self._queued_at.pop(pid, time.monotonic())
             self._metrics.analysis_queue_wait.observe(waited)
             unavailable = later = False
@@ -236,7 +245,8 @@ class PuzzleAnalysis:
                 if unavailable:
                     self._metrics.compute_up.set(0)
                 await asyncio.sleep(self._settings.compute_retry_s)
-                self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0)
+                self.schedule(pid, LARGE_CELLS if lane == Lane.LARGE_PUZZLES else 0,
+                              owner=owner)
 
     async def _mark_invalid(self, pid: str, exc: Exception) -> None:
         reason = f"the analysis failed: {type(exc).__name__}: {exc}".splitlines()[0]

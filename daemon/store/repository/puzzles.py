@@ -37,18 +37,19 @@ def register_many(con, rows: list[tuple[str, str, int, str, str]],
     return []
 
 
-def pending_ids(cur, limit: int, large: bool, large_cells: int) -> list[str]:
-    """Puzzles of one analysis lane waiting for analysis (of ``large_cells`` cells and
-    up, or fewer: the solution has one symbol a cell), the portals whose webhooks
-    registered them in turn (those ``POST /v1/puzzles`` registered, with no owner, take
-    one turn together), each one's oldest first: one portal's flood of new puzzles
-    delays another's by a turn, not by the whole flood."""
+def pending_ids(cur, limit: int, large: bool, large_cells: int
+                ) -> list[tuple[str, str | None]]:
+    """(id, owner) of the puzzles of one analysis lane waiting for analysis (of
+    ``large_cells`` cells and up, or fewer: the solution has one symbol a cell), the
+    portals whose webhooks registered them in turn (those ``POST /v1/puzzles``
+    registered, with no owner, take one turn together), each one's oldest first: one
+    portal's flood of new puzzles delays another's by a turn, not by the whole flood."""
     op = ">=" if large else "<"
-    return [pid for (pid,) in cur.execute(
-        "SELECT id FROM (SELECT id, registered_at, row_number() OVER (PARTITION BY owner "
-        "ORDER BY registered_at, id) AS turn FROM puzzles WHERE status = 'pending' AND "
-        f"length(solution) {op} ?) ORDER BY turn, registered_at, id LIMIT ?",
-        [large_cells, limit]).fetchall()]
+    return [(pid, owner) for pid, owner in cur.execute(
+        "SELECT id, owner FROM (SELECT id, owner, registered_at, row_number() OVER "
+        "(PARTITION BY owner ORDER BY registered_at, id) AS turn FROM puzzles WHERE "
+        f"status = 'pending' AND length(solution) {op} ?) ORDER BY turn, registered_at, "
+        "id LIMIT ?", [large_cells, limit]).fetchall()]
 
 
 def to_analyse(cur, puzzle_id: str) -> tuple[str, str, str, str] | None:

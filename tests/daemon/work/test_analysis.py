@@ -268,8 +268,9 @@ def test_the_sweep_takes_each_portals_puzzles_in_turn(tmp_path):
         con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
                     "registered_at, owner) VALUES (?, ?, 3, ?, 'pending', ?, ?)",
                     [pid, EASY, EASY_SOLUTION, at, owner])
-    assert pending_ids(con, 3, False, 256) == ["flood-0", "late", "shared"]
-    assert pending_ids(con, 5, False, 256)[3:] == ["flood-1", "flood-2"]
+    assert pending_ids(con, 3, False, 256) == [("flood-0", "flood"), ("late", "other"),
+                                               ("shared", None)]
+    assert [p for p, _ in pending_ids(con, 5, False, 256)[3:]] == ["flood-1", "flood-2"]
     assert pending_ids(con, 5, True, 256) == []
 
 
@@ -314,3 +315,76 @@ async def test_a_webhooks_new_puzzles_fill_half_the_lane_and_the_sweep_the_rest(
         assert not analysis.has_room(81)
     finally:
         store.close()
+
+
+async def test_a_lane_takes_its_puzzles_by_turns_of_the_portals(tmp_path):
+    """A portal's flood of new puzzles fills the lane while nothing else waits; a puzzle
+    another portal sends a moment later is analysed after the one in hand and one turn
+    of the flood, not after the lane's whole backlog of it."""
+    from datetime import datetime, timedelta, timezone
+
+    from prometheus_client import CollectorRegistry
+
+    from fairgrid.daemon.metrics import Metrics
+    from fairgrid.daemon.store import Store
+    from fairgrid.daemon.web.webhook import WEBHOOK_LANE_SHARE
+    from fairgrid.daemon.work.analysis import PuzzleAnalysis
+
+    store = Store(str(tmp_path / "a.duckdb"))
+    start = datetime(2026, 11, 1, tzinfo=timezone.utc)
+
+    def insert(pid, owner, at):
+        store.write(lambda con: con.execute(
+            "INSERT INTO puzzles (id, givens, box_size, solution, status, registered_at, "
+            "owner) VALUES (?, ?, 3, ?, 'pending', ?, ?)",
+            [pid, EASY, EASY_SOLUTION, at, owner])).result(30)
+
+    try:
+        analysis = PuzzleAnalysis(store, make_settings(tmp_path, analysis_queue_size=8),
+                                  Metrics(CollectorRegistry()), None)
+        lane = analysis._queues[lane_of(81)]
+
+        async def sweep():
+            for pid in await analysis._pending(lane_of(81)):
+                lane.schedule(pid)
+
+        for k in range(20):
+            insert(f"flood-{k}", "flood", start + timedelta(seconds=k))
+            analysis.schedule(f"flood-{k}", 81, WEBHOOK_LANE_SHARE, owner="flood")
+        await sweep()
+        assert lane.waiting() == 8                  # the flood fills the lane
+        order = lane.take([], 1)                    # one in hand
+        insert("late", "other", start + timedelta(minutes=1))
+        analysis.schedule("late", 81, WEBHOOK_LANE_SHARE, owner="other")
+        assert lane.waiting() == 7                  # over half: the sweep queues it
+        while "late" not in order and len(order) < 12:
+            store.write(lambda con: con.execute(
+                "UPDATE puzzles SET status = 'ready' WHERE id = ?", [order[-1]])).result(30)
+            lane.done(order[-1])
+            await sweep()
+            order += lane.take([], 1)
+        assert order == ["flood-0", "flood-1", "late"]
+    finally:
+        store.close()
+
+
+async def test_a_work_queue_takes_keys_by_turns_of_their_groups():
+    """Each group's oldest first, one group after another, a new group after the groups
+    already waiting; without groups, first come first taken."""
+    from fairgrid.daemon.work.queue import WorkQueue
+
+    async def nothing():
+        return []
+
+    fair = WorkQueue(10, nothing, turns=lambda key: key[0])
+    for key in ("a1", "a2", "a3", "b1", "a4", "c1", "b2"):
+        fair.schedule(key)
+    fair.schedule("a1")                             # queued already: once
+    assert fair.take([], 3) == ["a1", "b1", "c1"]
+    fair.schedule("d1")
+    assert [await fair.get() for _ in range(5)] == ["a2", "b2", "d1", "a3", "a4"]
+    assert fair.waiting() == 0 and fair.pending() == 8
+    plain = WorkQueue(3, nothing)
+    for key in ("a1", "a2", "b1", "c1"):            # the fourth finds it full
+        plain.schedule(key)
+    assert plain.full() and plain.take([], 5) == ["a1", "a2", "b1"]
