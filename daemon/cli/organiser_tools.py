@@ -43,13 +43,42 @@ def open_file(path: str):
     from fairgrid.daemon.store import StoreError
     from fairgrid.daemon.store.connection import read_only
 
+    import duckdb
+
     try:
         con = read_only(path, replacements=False)
     except StoreError as exc:
         raise CliError(f"no daemon answers and the database cannot be opened: {exc}") from None
     with con:
+        _fairgrid_database(con.cursor(), path)
         _no_erasure_undone(con.cursor(), path)
-        yield con
+        try:
+            yield con
+        except duckdb.Error as exc:
+            raise CliError(f"the database {path} cannot be read: "
+                           f"{str(exc).splitlines()[0]}") from None
+
+
+def _fairgrid_database(cur, path: str) -> None:
+    """CliError unless the file is a fairgrid database this fairgrid can read (a
+    config's ``storage.path`` may name another program's DuckDB file)."""
+    import duckdb
+
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.connection import refuse_newer
+    from fairgrid.daemon.store.repository import lifecycle
+
+    try:
+        version = lifecycle.schema_version(cur)
+    except duckdb.Error:
+        version = None
+    if version is None:
+        raise CliError(f"{path} is no fairgrid database (it has no schema version): check "
+                       "storage.path")
+    try:
+        refuse_newer(version, f"the database {path}", "read")
+    except StoreError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _no_erasure_undone(cur, db_path: str) -> None:

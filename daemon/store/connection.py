@@ -125,6 +125,13 @@ def refuse_newer(version: int | None, what: str, verb: str) -> None:
 def _migrate(con, path: str) -> None:
     """Apply the migrations the database has not had yet, each in its own transaction."""
     try:
+        tables = {t for (t,) in con.execute(
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = "
+            "current_database()").fetchall()}
+        if tables and "schema_version" not in tables:
+            raise StoreError(f"the database {path} holds tables but no fairgrid schema "
+                             f"version: another program's file, not fairgrid's (check "
+                             f"storage.path)")
         con.execute("CREATE TABLE IF NOT EXISTS schema_version "
                     "(version INTEGER PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)")
         done = {v for (v,) in con.execute("SELECT version FROM schema_version").fetchall()}

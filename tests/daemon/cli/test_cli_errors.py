@@ -396,3 +396,29 @@ def test_recompute_on_a_file_whose_erasure_key_is_missing_is_one_line(tmp_path, 
     err = capsys.readouterr().err
     assert err.strip().splitlines()[-1].startswith("fairgrid recompute: error: the erasure key")
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("argv", [["flags"], ["report", "demo", "s-1"],
+                                  ["export", "--tournament", "t-1"], ["recompute"],
+                                  ["backup", "BK"]])
+def test_another_programs_database_file_is_named_and_left_alone(tmp_path, capsys, argv,
+                                                                keep_umask):
+    """``storage.path`` naming another program's DuckDB file (a typo in the config), no
+    daemon running: each command that falls back to the file says so in one line and
+    exits 2, and writes nothing into that file (no fairgrid tables)."""
+    import duckdb
+
+    from fairgrid.daemon.testing import free_port
+
+    db = tmp_path / "other.duckdb"
+    with duckdb.connect(str(db)) as con:
+        con.execute("CREATE TABLE inventory (item VARCHAR)")
+    cfg = tmp_path / "f.toml"
+    cfg.write_text(f'[storage]\npath = "{db}"\n[server]\nport = {free_port()}\n')
+    argv = [str(tmp_path / "bk") if a == "BK" else a for a in argv]
+    assert main([*argv, "--config", str(cfg), "--token", "x"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "fairgrid" in err and "Traceback" not in err, err
+    with duckdb.connect(str(db), read_only=True) as con:
+        assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [
+            ("inventory",)]
