@@ -103,11 +103,11 @@ class PuzzleCatalog:
                                      f"as another type")
         if not all(room(len(row[3])) for row in new):
             raise QueueFull("the analysis queue is full")
-        if new:
-            clash = await asyncio.wrap_future(self._store.write(sql.register_many, new,
-                                                                utc_now()))
-            if clash:  # lost a race with another registration
-                raise Conflict("id", f"puzzle {clash[0]!r} is registered with other givens")
+        # the known ones too: one a portal's webhook registered becomes shared
+        clash = await asyncio.wrap_future(self._store.write(
+            sql.register_many, list(rows.values()), utc_now()))
+        if clash:  # lost a race with another registration
+            raise Conflict("id", f"puzzle {clash[0]!r} is registered with other givens")
         infos = [self._by_id.setdefault(pid, PuzzleInfo(pid, givens, box, solution, type_name))
                  for pid, givens, box, solution, type_name in new]
         fresh = {row[0] for row in new}

@@ -20,9 +20,11 @@ def puzzle_texts(cur, puzzle_id: str) -> tuple[str, int, str, str] | None:
 
 def register_many(con, rows: list[tuple[str, str, int, str, str]],
                   now: datetime) -> list[str]:
-    """Register puzzles (id, givens, box_size, solution, puzzle type) all or none: the ids
-    already registered with other givens or type (and nothing written), or [] once every
-    new id is in."""
+    """Register puzzles (id, givens, box_size, solution, puzzle type) for every portal, all
+    or none: the ids already registered with other givens or type (and nothing written),
+    or [] once every id is in. One a portal's webhook registered first under that id,
+    with the same givens, becomes shared: a portal's first solve cannot keep a puzzle the
+    organiser registers for everyone to itself."""
     ids = [r[0] for r in rows]
     known = {pid: (givens, type_name) for pid, givens, type_name in con.execute(
         "SELECT id, givens, puzzle_type FROM puzzles WHERE id IN "
@@ -34,6 +36,9 @@ def register_many(con, rows: list[tuple[str, str, int, str, str]],
     for pid, givens, box_size, solution, type_name in rows:
         if pid not in known:
             insert_puzzle(con, pid, givens, box_size, solution, now, type_name)
+    if known:
+        con.execute("UPDATE puzzles SET owner = NULL WHERE owner IS NOT NULL AND id IN "
+                    "(SELECT unnest(?::VARCHAR[]))", [list(known)])
     return []
 
 

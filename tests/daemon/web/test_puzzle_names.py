@@ -111,3 +111,29 @@ async def test_two_first_solves_of_one_name_with_other_givens_keep_the_first(cli
     assert (first.outcome, first.puzzle_id) == ("accepted", "race")
     assert second.outcome == "puzzle_conflict"
     assert query(store(client), "SELECT submission_id FROM submissions") == [("r-0",)]
+
+
+async def test_a_puzzle_the_organiser_registers_for_everyone_is_shared_whoever_sent_it_first(
+        client):
+    """A portal's first solve carried the givens of a round's puzzle before the organiser
+    registered it through the API: the registration shares that puzzle with every
+    portal (a portal's webhook cannot keep it to itself), and another portal's solves
+    naming it by id alone are taken. Registering other givens under that id stays a
+    conflict."""
+    status, _ = await post(client, other_body("o-1", EASY, puzzle_id="gp7-3"),
+                           secret=OTHER_SECRET, msg_id="o1")
+    assert status == 202
+    assert query(store(client), "SELECT owner FROM puzzles WHERE id = 'gp7-3'") == [
+        ("other",)]
+    resp = await client.post("/v1/puzzles", headers=bearer(ADMIN),
+                             json={"id": "gp7-3", "givens": EASY})
+    assert resp.status == 200, await resp.text()
+    assert query(store(client), "SELECT owner FROM puzzles WHERE id = 'gp7-3'") == [(None,)]
+    status, doc = await post(client, solve_body("d-1", puzzle_id="gp7-3", givens=None),
+                             msg_id="d1")
+    assert status == 202, doc
+    assert query(store(client), "SELECT portal, puzzle_id FROM submissions ORDER BY 1") == [
+        ("demo", "gp7-3"), ("other", "gp7-3")]
+    resp = await client.post("/v1/puzzles", headers=bearer(ADMIN),
+                             json={"id": "gp7-3", "givens": MEDIUM})
+    assert resp.status == 409
