@@ -13,7 +13,7 @@ from ..text import shown
 from ..store import QueueFull, StoreError
 from .auth import AuthError
 from .context import CTX
-from .responses import error
+from .responses import body_encoding, error
 
 log = logging.getLogger("fairgrid")
 RETRY_AFTER_S = "5"
@@ -25,7 +25,10 @@ MAX_HEADER_BYTES = 8190    # ... and a longer header value (431): aiohttp's own 
 # what aiohttp's parser reads before it answers by itself, in plain text: twice the limits
 # the middleware enforces, so that a request a little over them gets a JSON error, while
 # a request's headers stay bounded (128 of them: 2 MiB at most)
-PARSER_LIMITS = {"max_line_size": 2 * MAX_URL_BYTES, "max_field_size": 2 * MAX_HEADER_BYTES}
+PARSER_LIMITS = {"max_line_size": 2 * MAX_URL_BYTES, "max_field_size": 2 * MAX_HEADER_BYTES,
+                 # bodies are decoded by responses.read_body: aiohttp's parser answers an
+                 # encoding it cannot decode (br without Brotli) in plain text itself
+                 "auto_decompress": False}
 
 
 @web.middleware
@@ -53,6 +56,7 @@ async def errors_middleware(request: web.Request, handler):
     if too_long is not None:
         return _answer(request, *too_long)
     try:
+        body_encoding(request)  # 415 for an encoding no route decodes, before any reads
         return await handler(request)
     except Conflict as exc:  # its message names what it conflicts with
         return _answer(request, exc.status, str(exc), exc.field)

@@ -21,7 +21,7 @@ from ..ingest.signatures import SignatureError
 from ..ingest.solve import EARLIEST_START, SolveEvent
 from ..store import QueueFull, StoreError, SubmissionRecord, WriteResult
 from .context import CTX
-from .responses import check_json_type
+from .responses import check_json_type, read_body
 
 
 # the two everyday answers, encoded once (json.dumps per webhook cost ~2 % of its time)
@@ -61,7 +61,7 @@ async def handle_solve(request: web.Request) -> web.Response:
     received_at = datetime.now(timezone.utc)
     portal = "unknown"
     try:
-        body = await request.read()  # 413 past server.max_body_bytes: counted as invalid
+        body = await read_body(request)  # 413 past server.max_body_bytes: counted as invalid
         portal, webhook_id = await _verify(ctx, request.headers, body)
         check_json_type(request)
         event = parse_body(body)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+import zlib
 
 import pytest
 from aiohttp import web
@@ -271,6 +273,20 @@ GIVENS = ("003020600900305001001806400008102900700000008006708200002609500800203
      "cannot be read"),
     ("POST", "/v1/puzzles", {"Content-Encoding": "deflate", "Authorization": f"Bearer {ADMIN}"},
      b"notdeflate", 400, "cannot be read"),
+    # an encoding fairgrid does not decode: named, in JSON (not aiohttp's plain text)
+    ("POST", "/v1/webhooks/solves", {"Content-Encoding": "br"}, b"\x0b\x02\x80{}\x03", 415,
+     "Content-Encoding gzip or deflate"),
+    ("POST", "/v1/webhooks/solves", {"Content-Encoding": "zstd"}, b"(\xb5/\xfd", 415,
+     "Content-Encoding gzip or deflate"),
+    ("POST", "/v1/webhooks/solves", {"Content-Encoding": "gzip, gzip"}, b"{}", 415,
+     "not 'gzip, gzip'"),
+    ("POST", "/v1/puzzles", {"Content-Encoding": "compress", "Authorization": f"Bearer {ADMIN}"},
+     b"{}", 415, "not 'compress'"),
+    # a stream cut short, and one that decodes far past the body limit
+    ("POST", "/v1/webhooks/solves", {"Content-Encoding": "deflate"},
+     zlib.compress(b'{"portal": "demo"}' * 50)[:-6], 400, "ends early"),
+    ("POST", "/v1/webhooks/solves", {"Content-Encoding": "gzip"},
+     gzip.compress(b"{}" + b" " * 20_000_000), 413, "once decoded"),
     # cursors the API never returned: a position the store cannot hold
     ("GET", "/v1/flags?cursor=" + _cursor(["2026-01-01T00:00:00+00:00", 1e308]),
      {"Authorization": f"Bearer {ADMIN}"}, None, 400, "cursor"),

@@ -492,10 +492,25 @@ async def test_a_gzipped_body_signed_before_compression_is_taken(client):
     """A portal that compresses its bodies signs the JSON before compressing it, as
     docs/portals.md says: that is the body fairgrid reads and checks."""
     import gzip
+    import zlib
 
     raw, headers = signed(solve_body("s-gz"), msg_id="gz")
     resp = await client.post(URL, data=gzip.compress(raw),
                              headers={**headers, "Content-Encoding": "gzip"})
+    assert resp.status == 202, await resp.text()
+    # a gzip body may come in several members, and a deflate one as a zlib stream or bare
+    raw, headers = signed(solve_body("s-gz3"), msg_id="gz3")
+    resp = await client.post(URL, data=gzip.compress(raw[:100]) + gzip.compress(raw[100:]),
+                             headers={**headers, "Content-Encoding": "gzip"})
+    assert resp.status == 202, await resp.text()
+    raw, headers = signed(solve_body("s-gz4"), msg_id="gz4")
+    bare = zlib.compressobj(wbits=-zlib.MAX_WBITS)
+    resp = await client.post(URL, data=bare.compress(raw) + bare.flush(),
+                             headers={**headers, "Content-Encoding": "deflate"})
+    assert resp.status == 202, await resp.text()
+    raw, headers = signed(solve_body("s-gz5"), msg_id="gz5")
+    resp = await client.post(URL, data=zlib.compress(raw),
+                             headers={**headers, "Content-Encoding": "deflate"})
     assert resp.status == 202, await resp.text()
     # signed over the compressed bytes instead, it is no signature of the body
     packed = gzip.compress(json.dumps(solve_body("s-gz2")).encode())
