@@ -249,9 +249,7 @@ def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dic
     if rescore_since is not None:
         con.execute("UPDATE submissions SET status = 'rescore' WHERE status = 'scored' "
                     "AND committed_at >= ?", [rescore_since])
-    outbox.enqueue_ratings(con, run.run_id, {"puzzles": len(puzzle_rows["puzzle_id"]),
-                                             "players": len(player_rows["player_id"])},
-                           datetime.now(timezone.utc))
+    outbox.enqueue_ratings(con, run.run_id, datetime.now(timezone.utc))
 
 
 def to_rescore(cur) -> list[int]:

@@ -70,14 +70,19 @@ def enqueue_player_flagged(con, portal: str, player: str, p_value: float, summar
          portal])
 
 
-def enqueue_ratings(con, run_id: str, summary: dict, now: datetime) -> None:
-    """``ratings.updated`` to every portal with an endpoint."""
+def enqueue_ratings(con, run_id: str, now: datetime) -> None:
+    """``ratings.updated`` to every portal with an endpoint, counting what the run rated
+    of that portal's: the puzzles it may use (shared, or its own) and its players (one
+    portal learns nothing of another's numbers)."""
     con.execute(
         f"INSERT INTO outbox SELECT {EVENT_ID}, e.portal, 'ratings.updated', "
         "json_object('type', 'ratings.updated', 'created_at', ?, "
-        "'data', json_merge_patch(json_object('run_id', ?), json(?))), "
+        "'data', json_object('run_id', ?, 'puzzles', (SELECT count(*) FROM puzzle_ratings "
+        "r JOIN puzzles p ON p.id = r.puzzle_id WHERE r.run_id = ? AND (p.owner IS NULL "
+        "OR p.owner = e.portal)), 'players', (SELECT count(*) FROM player_ratings r WHERE "
+        "r.run_id = ? AND r.portal = e.portal))), "
         "NULL, ?, 'pending', 0, ?, ?, NULL, NULL, NULL FROM notify_endpoints e",
-        [now.isoformat(), run_id, json.dumps(summary), now, now, now])
+        [now.isoformat(), run_id, run_id, run_id, now, now, now])
 
 
 def due(cur, now: datetime, per_portal: int, skip: list[str] = ()) -> list[dict]:

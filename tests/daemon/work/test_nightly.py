@@ -579,3 +579,43 @@ def test_levels_keep_their_meaning_night_after_night(tmp_path):
                                      "run_id = ?", [run["run_id"]]).fetchall()))
     assert seen[0] == seen[1] == seen[2]
     assert len(set(seen[0].values())) <= 2, seen[0]
+
+
+def test_ratings_updated_tells_each_portal_its_own_numbers(tmp_path):
+    """The ``ratings.updated`` event a portal gets counts the run's puzzles that portal
+    may use (shared, or its own) and its own players: never the other portals'."""
+    from fairgrid.daemon.store.connection import in_transaction
+    from fairgrid.daemon.store.repository.nightly import RatingRunRow, write_rating_run
+
+    con = connect(str(tmp_path / "n.duckdb"))
+    now = datetime.now(timezone.utc)
+    for pid, owner in [("shared", None), ("mine", "a"), ("theirs", "b")]:
+        con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
+                    "registered_at, owner) VALUES (?, '', 3, '', 'ready', ?, ?)",
+                    [pid, now, owner])
+    players = [("a", "a1"), ("a", "a2"), ("b", "b1"), ("c", "c1")]
+    for key, (portal, player) in enumerate(players):
+        con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                    "tournament_id, player_id, puzzle_id, started_at, received_at, "
+                    "committed_at, n_moves, duration_ms, complete, status, raw) VALUES "
+                    "(?, ?, ?, ?, 't', ?, 'shared', ?, ?, ?, 1, 1, true, 'scored', '{}')",
+                    [key, portal, f"s{key}", f"w{key}", player, now, now, now])
+    for portal in ("a", "b"):
+        con.execute("INSERT INTO notify_endpoints VALUES (?, 'http://127.0.0.1:9/', 's', ?)",
+                    [portal, now])
+    row = RatingRunRow("r", now, 4, 3, 4, 0.0, 0.3, "{}", "{}", "{}", "{}")
+    puzzle_rows = {"run_id": np.array(["r"] * 3, dtype=object),
+                   "puzzle_id": np.array(["shared", "mine", "theirs"], dtype=object),
+                   "difficulty": np.zeros(3), "prior": np.zeros(3),
+                   "expected_time_s": np.ones(3), "level": np.ones(3, dtype=np.int64),
+                   "solves": np.ones(3, dtype=np.int64)}
+    player_rows = {"run_id": np.array(["r"] * 4, dtype=object),
+                   "portal": np.array([p for p, _ in players], dtype=object),
+                   "player_id": np.array([q for _, q in players], dtype=object),
+                   "skill": np.zeros(4), "solves": np.ones(4, dtype=np.int64),
+                   "puzzle_type": np.array(["sudoku"] * 4, dtype=object)}
+    in_transaction(con, write_rating_run, row, puzzle_rows, player_rows)
+    events = {portal: json.loads(payload)["data"] for portal, payload in con.execute(
+        "SELECT portal, payload FROM outbox WHERE type = 'ratings.updated'").fetchall()}
+    assert events == {"a": {"run_id": "r", "puzzles": 2, "players": 2},
+                      "b": {"run_id": "r", "puzzles": 2, "players": 1}}
