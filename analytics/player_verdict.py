@@ -592,7 +592,7 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
                 c[2] += lvl >= 2
         for k, c in counts.items():
             per_kind.setdefault(k, []).append((len(all_levels) - 1, *c))
-        for s in season:
+        for s in season if llr_offset is None else ():   # (a portal keeps the shipped)
             for k in RATIO_KINDS:
                 v = capped_ratio(s, k)
                 if v is not None:

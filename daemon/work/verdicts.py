@@ -24,6 +24,7 @@ import logging
 import math
 from dataclasses import replace
 from datetime import datetime, timezone
+from typing import Iterator
 
 from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SolveFacts,
                                                first_solves, judge, learn_null, priced,
@@ -251,24 +252,34 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     was learnt on."""
     learnt, used = {}, {}
     for portal in db.read(sql.portals_judged):
-        seasons = db.read(sql.seasons, db.read(sql.honest_players, portal))
-        run, reprice = _run_of(seasons)
-        backfill = []
-        facts = [_facts(s, k, run, reprice, backfill) for k, s in seasons.solves.items()]
-        _store_facts(db, backfill)
-        enough = [f for f in facts if len(f) >= MIN_NULL_SOLVES]
-        if len(enough) < MIN_NULL_PLAYERS:
-            continue
         # the ratios' offsets stay the shipped ones, and its players' own pace is
         # screened from the shipped null on: a portal's players include the cheaters
-        # nobody has flagged yet
-        null = learn_null(enough, PORTAL_SOURCE, shipped_null().llr_offset,
-                          screen=shipped_null())
+        # nobody has flagged yet. The seasons are read and learnt from a block at a
+        # time: a portal's million solves never sit in memory at once
+        null = learn_null(_honest_seasons(db, portal), PORTAL_SOURCE,
+                          shipped_null().llr_offset, screen=shipped_null())
+        if null.players < MIN_NULL_PLAYERS:
+            continue
         learnt[portal] = json.dumps(null.to_json())
         used[portal] = null.players
     if learnt:
         db.write(sql.save_nulls, learnt, now or datetime.now(timezone.utc))
     return used
+
+
+def _honest_seasons(db: NightlyDB, portal: str) -> Iterator[list[SolveFacts]]:
+    """The seasons of :data:`MIN_NULL_SOLVES` solves or more of the portal's players who
+    are neither flagged nor confirmed, :data:`NIGHTLY_READ` players read at a time."""
+    players = db.read(sql.honest_players, portal)
+    for start in range(0, len(players), NIGHTLY_READ):
+        seasons = db.read(sql.seasons, players[start:start + NIGHTLY_READ])
+        run, reprice = _run_of(seasons)
+        backfill = []
+        for key, season in seasons.solves.items():
+            facts = _facts(season, key, run, reprice, backfill)
+            if len(facts) >= MIN_NULL_SOLVES:
+                yield facts
+        _store_facts(db, backfill)
 
 
 # players whose seasons the nightly job reads at once: each read joins the whole
