@@ -81,7 +81,7 @@ import statistics
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, NamedTuple, Sequence
 
 import numpy as np
 from scipy.special import betaln, gammaln, stdtr
@@ -567,40 +567,75 @@ def learn_null(seasons: Iterable[Sequence[SolveFacts]], source: str,
     null learnt so, every player tested again each round; where no player is left, the
     kind keeps the null it was last judged against. The copies of unflagged copiers
     would otherwise teach the portal that copying is normal."""
+    return learn_null_from((season_part(season, llr_offset is None, screen is not None)
+                            for season in seasons), source, llr_offset, screen)
+
+
+class SeasonPart(NamedTuple):
+    """What :func:`learn_null` reads of one player's season (:func:`season_part`), so that
+    seasons can be read apart (in other processes) and the null learnt from their parts."""
+
+    solves: int
+    counts: dict[str, tuple[int, int, int]]      # per kind: solves, weakly odd, odd
+    screened: dict[str, list[int]] | None        # the SCREENED kinds' levels, per solve
+    ratios: dict[str, list[float]]               # per ratio kind, each solve's capped ratio
+    slope: tuple[float, float] | None            # pooled slope and its noise (enough solves)
+
+
+def season_part(season: Sequence[SolveFacts], ratios: bool = True,
+                screen: bool = False) -> SeasonPart | None:
+    """One season's part of a null (None for an empty season): its ``ratios`` only when
+    the null learns its offsets, its screened kinds' levels only for a ``screen``."""
+    if not season:
+        return None
+    levels = season_levels(season)
+    counts: dict[str, list[int]] = {}
+    for lv in levels:
+        for k, lvl in lv.items():
+            c = counts.setdefault(k, [0, 0, 0])
+            c[0] += 1
+            c[1] += lvl >= 1
+            c[2] += lvl >= 2
+    kept: dict[str, list[float]] = {}
+    for s in season if ratios else ():
+        for k in RATIO_KINDS:
+            v = capped_ratio(s, k)
+            if v is not None:
+                kept.setdefault(k, []).append(v)
+    b = pooled_slope(season)
+    slope = None
+    if b is not None and b[1] >= MIN_NULL_TEMPO_SOLVES:
+        slope = (b[0], float(np.std(_own_slopes(season), ddof=1)) / math.sqrt(b[1]))
+    # what the screen reads again: its kinds' levels alone (a dict a solve for every
+    # kind of a million solves would hold half a gigabyte until the null is learnt)
+    return SeasonPart(len(season), {k: tuple(c) for k, c in counts.items()},
+                      {k: [lv[k] for lv in levels if k in lv] for k in SCREENED}
+                      if screen else None, kept, slope)
+
+
+def learn_null_from(parts: Iterable[SeasonPart | None], source: str,
+                    llr_offset: Mapping[str, float] | None = None,
+                    screen: PlayerNull | None = None) -> PlayerNull:
+    """:func:`learn_null` from the seasons' parts (:func:`season_part`, each made with
+    ``ratios`` when ``llr_offset`` is None and ``screen`` when a screen is given)."""
     per_kind: dict[str, list[tuple[int, int, int, int]]] = {}
     ratios: dict[str, list[float]] = {}
     slopes, noise = [], []
     players = solves = 0
     all_levels = []
-    for season in seasons:
-        if not season:
+    for part in parts:
+        if part is None:
             continue
         players += 1
-        solves += len(season)
-        levels = season_levels(season)
-        # what the screen reads again: its kinds' levels alone (a dict a solve for
-        # every kind of a million solves would hold half a gigabyte until the null is
-        # learnt)
-        all_levels.append(None if screen is None else
-                          {k: [lv[k] for lv in levels if k in lv] for k in SCREENED})
-        counts: dict[str, list[int]] = {}
-        for lv in levels:
-            for k, lvl in lv.items():
-                c = counts.setdefault(k, [0, 0, 0])
-                c[0] += 1
-                c[1] += lvl >= 1
-                c[2] += lvl >= 2
-        for k, c in counts.items():
+        solves += part.solves
+        all_levels.append(part.screened)
+        for k, c in part.counts.items():
             per_kind.setdefault(k, []).append((len(all_levels) - 1, *c))
-        for s in season if llr_offset is None else ():   # (a portal keeps the shipped)
-            for k in RATIO_KINDS:
-                v = capped_ratio(s, k)
-                if v is not None:
-                    ratios.setdefault(k, []).append(v)
-        b = pooled_slope(season)
-        if b is not None and b[1] >= MIN_NULL_TEMPO_SOLVES:
-            slopes.append(b[0])
-            noise.append(float(np.std(_own_slopes(season), ddof=1)) / math.sqrt(b[1]))
+        for k, v in part.ratios.items():
+            ratios.setdefault(k, []).extend(v)
+        if part.slope is not None:
+            slopes.append(part.slope[0])
+            noise.append(part.slope[1])
     kinds = {k: _kind_null(k, rows) for k, rows in per_kind.items()}
     for k in sorted(SCREENED & kinds.keys()) if screen is not None else []:
         current = screen.kind(k)
