@@ -61,6 +61,7 @@ from ..documents import UNREADABLE
 from ..store.repository import lifecycle
 from ..store.repository import nightly as sql
 from .nightly_db import NightlyDB
+from .pool import in_tasks
 from .verdicts import nightly_stage
 
 log = logging.getLogger("fairgrid.nightly")
@@ -160,7 +161,7 @@ def _run(db: NightlyDB, s, executor, progress, run_id: str, tasks=None,
     progress("rescore")
     rescore = db.read(sql.to_rescore)
     progress("verdicts")
-    verdicts = nightly_stage(db, s.scoring_player_alpha)
+    verdicts = nightly_stage(db, s.scoring_player_alpha, tasks)
     return {**_summary(loaded, fits, recal, orders, written, retained, rescore), **verdicts}
 
 
@@ -422,7 +423,7 @@ def _level_nulls(db: NightlyDB, level_of: dict[str, str], tasks) -> dict:
     from a seeded sample of real solves, :data:`LEVEL_TASK` solves a task."""
     samples = list(_sample_solves(db, level_of))
     chunks = [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)]
-    parts = _in_tasks(tasks, recalibration.level_values, chunks)
+    parts = in_tasks(tasks, recalibration.level_values, chunks)
     return recalibration.fit_level_nulls(recalibration.join_level_values(parts))
 
 
@@ -578,27 +579,9 @@ def _consensus_orders(db: NightlyDB, min_solves: int, tasks=None) -> dict[str, C
             chunk, total = [], 0
     reads = (_compact(db.read(sql.fill_ranks, lo, hi, min_solves)) for lo, hi in ranges)
     out: dict[str, Consensus] = {}
-    for part in _in_tasks(tasks, _consensus_chunk, reads):
+    for part in in_tasks(tasks, _consensus_chunk, reads):
         out.update(part)
     return out
-
-
-def _in_tasks(tasks, fn, items):
-    """``fn(x)`` for each of ``items`` (an iterator, consumed only as tasks free up, for
-    the reads behind it are big), as tasks of ``tasks`` when given, a few per worker in
-    flight; yielded in input order."""
-    if tasks is None:
-        for x in items:
-            yield fn(x)
-        return
-    limit = 2 * max(1, getattr(tasks, "workers", 1) or 1)
-    window = []
-    for x in items:
-        window.append(tasks.submit(fn, x))
-        if len(window) >= limit:
-            yield window.pop(0).result()
-    for f in window:
-        yield f.result()
 
 
 def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:

@@ -234,3 +234,21 @@ class LaneExecutor(Executor):
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """The pool is the daemon's: a lane does not stop it."""
+
+
+def in_tasks(tasks, fn, items):
+    """``fn(x)`` for each of ``items`` (an iterator, consumed only as tasks free up, for
+    the reads behind it are big), as tasks of ``tasks`` when given, a few per worker in
+    flight; yielded in input order."""
+    if tasks is None:
+        for x in items:
+            yield fn(x)
+        return
+    limit = 2 * max(1, getattr(tasks, "workers", 1) or 1)
+    window = []
+    for x in items:
+        window.append(tasks.submit(fn, x))
+        if len(window) >= limit:
+            yield window.pop(0).result()
+    for f in window:
+        yield f.result()

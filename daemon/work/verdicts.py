@@ -24,10 +24,11 @@ import logging
 import math
 from dataclasses import replace
 from datetime import datetime, timezone
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
-from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SolveFacts,
-                                               first_solves, judge, learn_null, priced,
+from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SeasonPart,
+                                               SolveFacts, first_solves, judge,
+                                               learn_null_from, priced, season_part,
                                                shipped_null, solve_facts)
 from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
@@ -35,6 +36,7 @@ from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 from ..documents import UNREADABLE
 from ..store.repository import players as sql
 from .nightly_db import NightlyDB, store_db
+from .pool import in_tasks
 from .scoring import rating_run_of
 
 log = logging.getLogger("fairgrid.verdicts")
@@ -149,32 +151,67 @@ def next_state(stored: dict | None, verdict: PlayerVerdict, fresh: bool,
 
 def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                   now: datetime | None = None, after_review: bool = False,
-                  again: list | None = None, write_chunk: int | None = None
-                  ) -> list[tuple[str, str]]:
-    """Judge ``players`` again and store their verdicts (``write_chunk`` players per
-    transaction, all in one without it); the players newly flagged. ``after_review``:
-    because a person cleared one of their solve flags. The players whose verdict was not
-    stored (their row changed meanwhile: the next judgement starts from it) are added to
-    ``again``."""
+                  again: list | None = None) -> list[tuple[str, str]]:
+    """Judge ``players`` again and store their verdicts (one transaction); the players
+    newly flagged. ``after_review``: because a person cleared one of their solve flags.
+    The players whose verdict was not stored (their row changed meanwhile: the next
+    judgement starts from it) are added to ``again``."""
+    block = _read_block(db, players, alpha, now, after_review)
+    if block is None:
+        return []
+    return _store_block(db, _judge_block(block), again)
+
+
+class Block(NamedTuple):
+    """What judging a block of players reads (picklable: a task may judge it)."""
+
+    players: list[tuple[str, str]]
+    solves: dict[tuple[str, str], list[sql.SeasonSolve]]
+    stored: dict[tuple[str, str], dict]
+    nulls: dict[str, PlayerNull]    # the block's portals' own (others: the shipped null)
+    run: RatingRun | None
+    reprice: bool
+    alpha: float
+    now: datetime                   # taken before the read: what the save compares
+    after_review: bool
+
+
+class Judged(NamedTuple):
+    """A block judged: the verdict rows to store, the season facts to backfill."""
+
+    rows: list[dict]
+    backfill: list
+    now: datetime
+
+
+def _read_block(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
+                now: datetime | None = None, after_review: bool = False) -> Block | None:
     players = sorted(set(players))
     if not players:
-        return []
+        return None
     now = now or datetime.now(timezone.utc)
     seasons = db.read(sql.seasons, players)
     stored = db.read(sql.current, players)
-    nulls = _portal_nulls(db)
+    portals = {p for p, _ in players}
+    nulls = {p: n for p, n in _portal_nulls(db).items() if p in portals}
     run, reprice = _run_of(seasons)
+    return Block(players, seasons.solves, stored, nulls, run, reprice, alpha, now,
+                 after_review)
+
+
+def _judge_block(block: Block) -> Judged:
+    """Judge a block's players (pure: runs as a task of the nightly job)."""
     rows, backfill = [], []
-    for key in players:
-        facts = _facts(seasons.solves.get(key, []), key, run, reprice, backfill)
+    for key in block.players:
+        facts = _facts(block.solves.get(key, []), key, block.run, block.reprice, backfill)
         if not facts:
             continue
-        null = nulls.get(key[0]) or shipped_null()
-        was = stored.get(key)
+        null = block.nulls.get(key[0]) or shipped_null()
+        was = block.stored.get(key)
         judged, left_out, fresh = unreviewed(was, facts)
         try:
-            verdict = judge(judged, null, alpha=alpha, reviewed=left_out)
-            state = next_state(was, verdict, fresh, after_review)
+            verdict = judge(judged, null, alpha=block.alpha, reviewed=left_out)
+            state = next_state(was, verdict, fresh, block.after_review)
         except UNREADABLE as exc:
             log.warning("player %s: not judged (%s: %s); their last verdict stands",
                         "/".join(key), type(exc).__name__, exc, exc_info=True)
@@ -187,11 +224,18 @@ def judge_players(db: NightlyDB, players: list[tuple[str, str]], alpha: float,
                      "judged_solves": json.dumps([f.submission_id for f in facts]),
                      "read": None if was is None else (was["state"], was["reviewed_solves"]),
                      "note": _note(was, state)})
-    _store_facts(db, backfill)
-    flagged = []
+    return Judged(rows, backfill, block.now)
+
+
+def _store_block(db: NightlyDB, judged: Judged, again: list | None,
+                 write_chunk: int | None = None) -> list[tuple[str, str]]:
+    """Store a judged block's verdicts, ``write_chunk`` players per transaction (all in
+    one without it); the players newly flagged, those left as they were to ``again``."""
+    _store_facts(db, judged.backfill)
+    flagged, rows = [], judged.rows
     step = write_chunk or max(len(rows), 1)
     for start in range(0, len(rows), step):
-        got, skipped = db.write(sql.save, rows[start:start + step], now)
+        got, skipped = db.write(sql.save, rows[start:start + step], judged.now)
         flagged += got
         if again is not None:
             again.extend(skipped)
@@ -244,20 +288,20 @@ def _stored_null(text: str) -> PlayerNull:
                    tempo=null.tempo or shipped_null().tempo)
 
 
-def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
+def learn_nulls(db: NightlyDB, now: datetime | None = None, tasks=None) -> dict[str, int]:
     """Each portal's own null from its players who are neither flagged nor confirmed
     (when it has :data:`MIN_NULL_PLAYERS` with :data:`MIN_NULL_SOLVES` solves or more;
     otherwise the shipped null stays in force), the screened kinds from those of them it
-    does not already find odd (``learn_null``'s ``screen``). Returns the players each
-    was learnt on."""
+    does not already find odd (``learn_null``'s ``screen``), each block of seasons read
+    as a task of ``tasks`` when given. Returns the players each was learnt on."""
     learnt, used = {}, {}
     for portal in db.read(sql.portals_judged):
         # the ratios' offsets stay the shipped ones, and its players' own pace is
         # screened from the shipped null on: a portal's players include the cheaters
         # nobody has flagged yet. The seasons are read and learnt from a block at a
         # time: a portal's million solves never sit in memory at once
-        null = learn_null(_honest_seasons(db, portal), PORTAL_SOURCE,
-                          shipped_null().llr_offset, screen=shipped_null())
+        null = learn_null_from(_honest_parts(db, portal, tasks), PORTAL_SOURCE,
+                               shipped_null().llr_offset, screen=shipped_null())
         if null.players < MIN_NULL_PLAYERS:
             continue
         learnt[portal] = json.dumps(null.to_json())
@@ -267,19 +311,28 @@ def learn_nulls(db: NightlyDB, now: datetime | None = None) -> dict[str, int]:
     return used
 
 
-def _honest_seasons(db: NightlyDB, portal: str) -> Iterator[list[SolveFacts]]:
-    """The seasons of :data:`MIN_NULL_SOLVES` solves or more of the portal's players who
-    are neither flagged nor confirmed, :data:`NIGHTLY_READ` players read at a time."""
+def _honest_parts(db: NightlyDB, portal: str, tasks) -> Iterator[SeasonPart]:
+    """The null's parts (``season_part``) of the seasons of :data:`MIN_NULL_SOLVES` solves
+    or more of the portal's players who are neither flagged nor confirmed,
+    :data:`NIGHTLY_READ` players read at a time."""
     players = db.read(sql.honest_players, portal)
-    for start in range(0, len(players), NIGHTLY_READ):
-        seasons = db.read(sql.seasons, players[start:start + NIGHTLY_READ])
-        run, reprice = _run_of(seasons)
-        backfill = []
-        for key, season in seasons.solves.items():
-            facts = _facts(season, key, run, reprice, backfill)
-            if len(facts) >= MIN_NULL_SOLVES:
-                yield facts
+    reads = (db.read(sql.seasons, players[start:start + NIGHTLY_READ])
+             for start in range(0, len(players), NIGHTLY_READ))
+    for parts, backfill in in_tasks(tasks, _null_parts, reads):
         _store_facts(db, backfill)
+        yield from parts
+
+
+def _null_parts(seasons: sql.Seasons) -> tuple[list[SeasonPart], list]:
+    """A block of seasons' parts of a portal's null, and the facts to backfill (pure:
+    runs as a task of the nightly job)."""
+    run, reprice = _run_of(seasons)
+    parts, backfill = [], []
+    for key, season in seasons.solves.items():
+        facts = _facts(season, key, run, reprice, backfill)
+        if len(facts) >= MIN_NULL_SOLVES:
+            parts.append(season_part(facts, ratios=False, screen=True))
+    return parts, backfill
 
 
 # players whose seasons the nightly job reads at once: each read joins the whole
@@ -291,17 +344,19 @@ NIGHTLY_READ = 2000
 NIGHTLY_CHUNK = 100
 
 
-def nightly_stage(db: NightlyDB, alpha: float) -> dict:
+def nightly_stage(db: NightlyDB, alpha: float, tasks=None) -> dict:
     """The nightly job's ``verdicts`` stage: learn the nulls, judge every player,
-    :data:`NIGHTLY_READ` at a time, storing :data:`NIGHTLY_CHUNK` per transaction."""
-    used = learn_nulls(db)
+    :data:`NIGHTLY_READ` at a time (each block judged as a task of ``tasks`` when
+    given), storing :data:`NIGHTLY_CHUNK` per transaction."""
+    used = learn_nulls(db, tasks=tasks)
     players = sorted(set(db.read(sql.judged_players)))
     flagged, todo = [], players
     for _ in range(1 + AGAIN_TRIES):    # then again, those whose row changed meanwhile
         again: list[tuple[str, str]] = []
-        for start in range(0, len(todo), NIGHTLY_READ):
-            flagged += judge_players(db, todo[start:start + NIGHTLY_READ], alpha,
-                                     again=again, write_chunk=NIGHTLY_CHUNK)
+        reads = (_read_block(db, todo[start:start + NIGHTLY_READ], alpha)
+                 for start in range(0, len(todo), NIGHTLY_READ))
+        for judged in in_tasks(tasks, _judge_block, reads):
+            flagged += _store_block(db, judged, again, NIGHTLY_CHUNK)
         todo = sorted(set(again))
         if not todo:
             break
