@@ -350,6 +350,7 @@ def _recompute_file(settings, progress) -> dict:
     from fairgrid.daemon.store.repository import nightly as nightly_sql
     from fairgrid.daemon.work.nightly import JOB, run_nightly
     from fairgrid.daemon.work.nightly_db import direct_db
+    from fairgrid.daemon.work.pool import Lane, LanePool
 
     path = _database_file(settings)
     try:
@@ -366,7 +367,14 @@ def _recompute_file(settings, progress) -> dict:
             nightly_sql.abandon_running(con, JOB)
         except (StoreError, duckdb.Error) as exc:
             raise CliError(str(exc).splitlines()[0]) from None
-        summary = run_nightly(direct_db(con), settings, progress=progress)
+        # the daemon's pool as the daemon builds it: the fit, the per-puzzle work and the
+        # players' verdicts run on every core (analysis.workers)
+        pool = LanePool(settings.analysis_workers)
+        try:
+            summary = run_nightly(direct_db(con), settings, progress=progress,
+                                  executor=pool.lane(Lane.NIGHTLY))
+        finally:
+            pool.shutdown()
         # the write stage left them ``rescore``: the daemon's sweep re-scores them
         summary["rescore_pending"] = len(summary.pop("rescore"))
         return summary
