@@ -113,8 +113,18 @@ def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[s
     t0 = time.perf_counter()
     db.write(sql.start_run, run_id, JOB, datetime.now(timezone.utc))
     committed: dict = {}
+    stage_seconds: dict[str, float] = {}
+    began = [None, t0]   # the stage running, and when it began
+
+    def timed(stage: str) -> None:
+        now = time.perf_counter()
+        if began[0] is not None:
+            stage_seconds[began[0]] = round(now - began[1], 2)
+        began[:] = [stage, now]
+        progress(stage)
+
     try:
-        summary = _run(db, settings, executor, progress, run_id,
+        summary = _run(db, settings, executor, timed, run_id,
                        tasks if tasks is not None else executor, committed)
     except BaseException as exc:
         status = "abandoned" if isinstance(exc, NightlyCancelled) else "failed"
@@ -129,6 +139,9 @@ def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[s
             pass
         raise
     summary["seconds"] = time.perf_counter() - t0
+    if began[0] is not None:
+        stage_seconds[began[0]] = round(time.perf_counter() - began[1], 2)
+    summary["stage_seconds"] = stage_seconds   # where the run's time went
     summary["run_id"] = run_id
     rows = {k: v for k, v in summary.items() if k != "rescore"}
     db.write(sql.finish_run, run_id, "success", datetime.now(timezone.utc), rows)

@@ -12,7 +12,7 @@ import pytest
 
 from fairgrid.analytics.expected_time import load_default
 from fairgrid.analytics.puzzle_model import complete_metrics
-from fairgrid.daemon.work.nightly import run_nightly
+from fairgrid.daemon.work.nightly import STAGES, run_nightly
 from fairgrid.daemon.work.nightly_db import direct_db
 from fairgrid.daemon.store import connect
 
@@ -33,6 +33,10 @@ def test_fit_recovers_known_parameters_and_shrinks_sparse_puzzles(tmp_path):
     settings = make_settings(tmp_path, nightly_min_solves=20)
     summary = run_nightly(direct_db(con), settings)
     assert summary["solves"] == truth["n"] and summary["players"] == 60
+    # where the time went, stage by stage (retention only when move logs expire)
+    assert list(summary["stage_seconds"]) == [s for s in STAGES if s != "retention"]
+    assert all(v >= 0 for v in summary["stage_seconds"].values())
+    assert sum(summary["stage_seconds"].values()) <= summary["seconds"]
     d, s = _ratings(con, summary["run_id"])
     ids = sorted(d)
     fitted = np.array([d[k] for k in ids])
