@@ -19,7 +19,7 @@ from .client import DaemonClient, address, checked_url, quote
 from .common import CONFIG_HELP, CliError, png_file, progress_bar, settings_of
 from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
-from .render import print_case, print_report
+from .render import history_entry, print_case, print_report
 
 
 def _database_file(settings) -> str:
@@ -263,9 +263,8 @@ def cmd_player(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     doc = call(args, "POST", f"/v1/flags/{args.flag_id}/review",
                {"state": args.state, **({"note": args.note} if args.note else {})})
-    print(f"flag {doc['id']} is {doc['state']}; history: " + "; ".join(
-        f"{h['changed_at'][:19]} {h['state']} by {h['actor']}"
-        + (f" ({h['note']})" if h["note"] else "") for h in doc["history"]))
+    print(f"flag {doc['id']} is {doc['state']}; history: "
+          + "; ".join(history_entry(h) for h in doc["history"]))
     return 0
 
 

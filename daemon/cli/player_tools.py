@@ -9,6 +9,7 @@ from ..json_out import dumps
 from .client import quote
 from .common import positive
 from .organiser_tools import _daemon_options, _unreachable, all_pages, call, connect
+from .render import history_entry
 from ..text import shown
 
 STATES = ("clear", "flagged", "cleared", "confirmed")
@@ -42,9 +43,7 @@ def cmd_review_player(args: argparse.Namespace) -> int:
                            **({"judged_at": args.judged_at} if args.judged_at else {})})
     v = doc["verdict"]
     print(f"{shown(doc['portal'])}/{shown(doc['player_id'])} is {v['state']}; history: "
-          + "; ".join(f"{h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
-                      + (f" ({shown(h['note'])})" if h["note"] else "")
-                      for h in v["history"]))
+          + "; ".join(history_entry(h) for h in v["history"]))
     return 0
 
 

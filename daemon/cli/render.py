@@ -95,8 +95,15 @@ def print_case(verdict: dict) -> None:
           f"decision is refused if the verdict is judged again first).")
     _print_findings(verdict["findings"])
     for h in verdict["history"]:
-        print(f"  {h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
-              + (f" ({shown(h['note'])})" if h["note"] else ""))
+        print(f"  {history_entry(h)}")
+
+
+def history_entry(h: dict) -> str:
+    """One decision of a flag's or a player's history as a line: its note and actor are
+    free text other people wrote, shown escaped (no escape sequence or bidi control
+    reaches the reader's terminal)."""
+    return (f"{h['changed_at'][:19]} {h['state']} by {shown(h['actor'])}"
+            + (f" ({shown(h['note'])})" if h["note"] else ""))
 
 
 def _print_findings(findings: list[dict]) -> None:

@@ -422,3 +422,34 @@ def test_another_programs_database_file_is_named_and_left_alone(tmp_path, capsys
     with duckdb.connect(str(db), read_only=True) as con:
         assert con.execute("SELECT table_name FROM duckdb_tables()").fetchall() == [
             ("inventory",)]
+
+
+async def test_a_reviewers_note_reaches_the_next_reviewers_terminal_escaped(aiohttp_client,
+                                                                         tmp_path):
+    """``fairgrid review`` prints the flag's history: a note another reviewer stored
+    through the API (an escape sequence that clears the screen and sets the window
+    title, a right-to-left override) comes out escaped, as ``review-player`` and
+    ``player`` print theirs."""
+    import asyncio
+    import sys
+
+    from fairgrid.daemon.app import create_app
+
+    from ..helpers import ADMIN, SECRET_A, add_user, bearer, make_settings, post_flagged
+
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    flag = await post_flagged(client, "demo", "s-esc", SECRET_A, player_id="p-esc")
+    token = await add_user(client, "alice", portals=["demo"])
+    resp = await client.post(f"/v1/flags/{flag}/review", headers=bearer(token),
+                             json={"state": "confirmed",
+                                   "note": "\x1b[2J\x1b]0;owned\x07 \u202eevil"})
+    assert resp.status == 200
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "fairgrid.daemon.cli", "review", str(flag), "--state",
+        "cleared", "--url", str(client.make_url("")).rstrip("/"), "--token", ADMIN,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    text = out.decode()
+    assert "evil" in text and "by alice" in text, text
+    assert not any(ch in text for ch in "\x1b\x07\u202e"), repr(text)
