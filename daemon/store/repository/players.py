@@ -46,6 +46,18 @@ class Seasons(NamedTuple):
     run: tuple | None   # that run as ``scores.rating_run`` reads it; None before any
 
 
+def _of_players(alias: str) -> str:
+    """A join keeping the rows of table ``alias`` that are of the players whose portals
+    and player ids :func:`_player_lists` gives as the query's next two parameters."""
+    return (f"JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON "
+            f"w.portal = {alias}.portal AND w.player_id = {alias}.player_id")
+
+
+def _player_lists(players: list[tuple[str, str]]) -> list[list[str]]:
+    """The parameters of :func:`_of_players`: the players' portals, their ids."""
+    return [[p for p, _ in players], [q for _, q in players]]
+
+
 def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
     """Per (portal, player): their scored solves oldest first. A solve's evidence is read
     only where its season facts are not stored (a score written before them): the
@@ -55,10 +67,8 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
     run_id = None if row is None else row[0]
     if not players:
         return Seasons({}, None)
-    keys = {"portal": [p for p, _ in players], "player_id": [q for _, q in players]}
     rows = cur.execute(
-        "WITH mine AS (SELECT s.* FROM submissions s JOIN (SELECT unnest(?) AS portal, "
-        "unnest(?) AS player_id) w ON w.portal = s.portal AND w.player_id = s.player_id), "
+        f"WITH mine AS (SELECT s.* FROM submissions s {_of_players('s')}), "
         # once per puzzle, not per solve; only a valid document is read
         "pz AS (SELECT id, puzzle_type, CASE WHEN json_valid(ratings) THEN "
         "TRY_CAST(json_extract(ratings, '$.expected_log_s') AS DOUBLE) END AS log_s, "
@@ -73,7 +83,7 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
         "LEFT JOIN pz ON pz.id = s.puzzle_id "
         "LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = s.puzzle_id "
         "ORDER BY s.started_at, s.sub_key",
-        [keys["portal"], keys["player_id"], run_id]).fetchall()
+        [*_player_lists(players), run_id]).fetchall()
     missing = [(portal, sid) for portal, _, sid, _, facts, *_ in rows if facts is None]
     evidence = {}
     if missing:
@@ -153,10 +163,8 @@ def current(cur, players: list[tuple[str, str]]) -> dict[tuple[str, str], dict]:
     """The stored verdict rows of ``players`` (state, reviewed_solves, ...)."""
     if not players:
         return {}
-    cur.execute(
-        "SELECT v.* FROM player_verdicts v JOIN (SELECT unnest(?) AS portal, unnest(?) AS "
-        "player_id) w ON w.portal = v.portal AND w.player_id = v.player_id",
-        [[p for p, _ in players], [q for _, q in players]])
+    cur.execute(f"SELECT v.* FROM player_verdicts v {_of_players('v')}",
+                _player_lists(players))
     return {(r["portal"], r["player_id"]): r for r in dicts(cur)}
 
 
@@ -178,20 +186,16 @@ def save(con, rows: list[dict], now: datetime
         raise ValueError("a player is judged twice in one save")
     if not rows:
         return [], []
-    lists = [[p for p, _ in keys], [q for _, q in keys]]
     stored = {(r[0], r[1]): r[2:] for r in con.execute(
         "SELECT v.portal, v.player_id, v.state, v.flagged_at, v.reviewed_solves, "
-        "v.flagging_verdict, v.flagging_p, v.judged_at FROM player_verdicts v JOIN "
-        "(SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON w.portal = v.portal "
-        "AND w.player_id = v.player_id", lists).fetchall()}
+        "v.flagging_verdict, v.flagging_p, v.judged_at FROM player_verdicts v "
+        + _of_players("v"), _player_lists(keys)).fetchall()}
     new = [k for k in keys if k not in stored]
     present = set()
     if new:
         present = {tuple(r) for r in con.execute(
-            "SELECT DISTINCT s.portal, s.player_id FROM submissions s JOIN (SELECT "
-            "unnest(?) AS portal, unnest(?) AS player_id) w ON w.portal = s.portal AND "
-            "w.player_id = s.player_id", [[p for p, _ in new], [q for _, q in new]]
-        ).fetchall()}
+            "SELECT DISTINCT s.portal, s.player_id FROM submissions s " + _of_players("s"),
+            _player_lists(new)).fetchall()}
     flagged, skipped, written, changed, became_rows = [], [], [], [], []
     for r, key in zip(rows, keys):
         was = stored.get(key)
@@ -246,9 +250,7 @@ def _after_history(con, keys: list[tuple[str, str]], at: datetime) -> list[datet
     between; the history reads in the order things happened."""
     last = dict(((p, q), t) for p, q, t in con.execute(
         "SELECT h.portal, h.player_id, max(h.changed_at) FROM player_verdict_history h "
-        "JOIN (SELECT unnest(?) AS portal, unnest(?) AS player_id) w ON w.portal = "
-        "h.portal AND w.player_id = h.player_id GROUP BY 1, 2",
-        [[p for p, _ in keys], [q for _, q in keys]]).fetchall())
+        f"{_of_players('h')} GROUP BY 1, 2", _player_lists(keys)).fetchall())
     return [at if last.get(k) is None or last[k] < at else last[k] + timedelta(microseconds=1)
             for k in keys]
 
