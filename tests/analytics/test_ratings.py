@@ -219,3 +219,81 @@ def test_complete_metrics_rates_only_what_is_missing():
     fresh = rate(parse(MEDIUM), rng=5, only=("techniques",)).metrics
     assert done["tq_hardest"] == fresh["tq_hardest"] and done["tq_scan"] == fresh["tq_scan"]
     assert complete_metrics(MEDIUM, done, ("serate",)) == done
+
+
+# ------------------------------------------------------------------------- portals
+
+def _two_portals(seed=0, slow=math.log(3), hostile=200):
+    """Portal 0's players solve every puzzle at their skill; portal 1's (``hostile`` of
+    them) solve puzzles 0–4 ``exp(slow)`` times slower and ten others as usual."""
+    rng = np.random.default_rng(seed)
+    n_puzzles, honest = 60, 300
+    prior = rng.normal(6.5, 0.5, n_puzzles)
+    truth = prior - 1.0 + rng.normal(0, 0.25, n_puzzles)
+    rows = []
+    for i in range(honest):
+        s = rng.normal(0, 0.4)
+        rows += [(j, i, truth[j] - s + rng.normal(0, 0.2), 0)
+                 for j in rng.choice(n_puzzles, 15, replace=False)]
+    for b in range(hostile):
+        i = honest + b
+        rows += [(j, i, truth[j] + slow + rng.normal(0, 0.2), 1) for j in range(5)]
+        rows += [(j, i, truth[j] + rng.normal(0, 0.2), 1)
+                 for j in rng.choice(np.arange(5, n_puzzles), 10, replace=False)]
+    r = np.array(rows)
+    return (r[:, 2], r[:, 0].astype(int), r[:, 1].astype(int), prior, honest + hostile,
+            r[:, 3].astype(int), truth)
+
+
+def _own(fit, portal):
+    """Each puzzle's difficulty as ``portal`` prices it."""
+    own = fit.difficulty.copy()
+    mine = fit.pair_group == portal
+    own[fit.pair_puzzle[mine]] = fit.pair_difficulty[mine]
+    return own
+
+
+def test_one_portals_slow_players_do_not_move_the_difficulty_another_portal_prices_on():
+    log_t, puzzle, player, prior, n_players, group, truth = _two_portals()
+    pooled = fit_ratings(log_t, puzzle, player, prior, n_players)
+    fit = fit_ratings(log_t, puzzle, player, prior, n_players, group=group)
+
+    def moved(d):   # the five puzzles' mean shift against the others', from the truth
+        return np.mean(d[:5] - truth[:5]) - np.mean(d[5:] - truth[5:])
+
+    # one pooled fit makes them 1.6 times harder for everyone (their solves outnumber)
+    assert moved(pooled.difficulty) > math.log(1.5)
+    # portal 0 prices them on its own players' times
+    assert abs(moved(_own(fit, 0))) < math.log(1.05)
+    # portal 1 on its own: three times slower, less what its distance is shrunk by
+    assert moved(_own(fit, 1)) > math.log(2.8)
+    # the shared difficulty (a portal that never solved them) gives each portal a vote
+    assert math.log(1.3) < moved(fit.difficulty) < math.log(1.9)
+    # every puzzle both portals solved has a row for each, and only those
+    both = np.flatnonzero(np.bincount(puzzle[group == 0], minlength=prior.size)
+                          * np.bincount(puzzle[group == 1], minlength=prior.size))
+    assert sorted(fit.pair_puzzle[fit.pair_group == 0]) == list(both)
+    assert sorted(fit.pair_puzzle[fit.pair_group == 1]) == list(both)
+    assert fit.pair_solves.sum() == np.isin(puzzle, both).sum()
+
+
+def test_portals_that_agree_get_the_pooled_fit():
+    """Where the portals' players solve alike, each portal's own difficulty and the
+    shared one are the pooled fit's, and so are the skills."""
+    log_t, puzzle, player, prior, n_players, group, _ = _two_portals(slow=0.0)
+    pooled = fit_ratings(log_t, puzzle, player, prior, n_players)
+    fit = fit_ratings(log_t, puzzle, player, prior, n_players, group=group)
+    for portal in (0, 1):
+        np.testing.assert_allclose(_own(fit, portal), pooled.difficulty, atol=0.05)
+    np.testing.assert_allclose(fit.skill, pooled.skill, atol=0.02)
+    assert fit.mu == pytest.approx(pooled.mu, abs=0.02)
+
+
+def test_one_portal_is_the_fit_without_portals():
+    log_t, puzzle, player, prior, mu, delta, skill = _synthetic(seed=3)
+    plain = fit_ratings(log_t, puzzle, player, prior, skill.size)
+    one = fit_ratings(log_t, puzzle, player, prior, skill.size,
+                      group=np.full(log_t.size, 4))
+    np.testing.assert_allclose(one.difficulty, plain.difficulty, atol=1e-6)
+    np.testing.assert_allclose(one.skill, plain.skill, atol=1e-6)
+    assert one.pair_puzzle.size == 0
