@@ -7,7 +7,7 @@
 1. **load** the unflagged, complete solves (no ``open`` or ``confirmed`` flag) of ready
    puzzles, with each puzzle's metric-based prior (its calibrated expected log-time);
 2. **fit** ``log t = μ + p_j + δ_j − s_i`` (``analytics.ratings.fit_ratings``) in the
-   process pool;
+   process pool, with a ``δ_jq`` per portal of a puzzle several portals solved;
 3. **recalibrate** (``analytics.recalibration``): on puzzles with at least
    ``nightly.min_solves`` solves, refit the metrics → log-time model on the fitted
    difficulties, with every metric's correlation with the median human time;
@@ -304,6 +304,9 @@ class Fits:
     by_type: dict[str, Fit]         # Sudoku's first, always (if empty), then by name
     difficulty: np.ndarray          # per puzzle: log seconds of an average player
     skill: np.ndarray               # per player of a type
+    # (puzzle index, portal, its own difficulty, its solves) of each puzzle solved on
+    # more than one portal, as ``puzzle_portal_ratings`` rows hold them
+    portal_pairs: list[tuple[int, str, float, int]]
 
     @property
     def sudoku(self) -> Fit:
@@ -315,7 +318,7 @@ def _fit(loaded: Loaded, lambda_puzzle: float, lambda_player: float, executor) -
     """The fit stage: each puzzle type's fit (one task each on ``executor``), joined."""
     by_type = _fit_by_type(loaded, lambda_puzzle, lambda_player, executor)
     difficulty, skill = _join_fits(by_type, loaded)
-    return Fits(by_type, difficulty, skill)
+    return Fits(by_type, difficulty, skill, _portal_pairs(by_type, loaded))
 
 
 def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
@@ -323,9 +326,12 @@ def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
     """One fit per puzzle type (Sudoku's always, if empty), each on its own puzzles and
     players, so that a player's skill at one type says nothing of another. A type's
     puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
-    ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it."""
+    ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it. Each solve's portal
+    is its group: a portal's distance from a shared puzzle's difficulty is shrunk by
+    ``lambda_puzzle`` whatever the type (it has nothing to do with the prior)."""
     fits = {}
     types = loaded.types
+    portal_of_solve = _portal_codes(loaded)[loaded.i]
     for type_name in [CALIBRATED] + sorted(set(types.tolist()) - {CALIBRATED}):
         pz = np.flatnonzero(types == type_name)
         pl = np.flatnonzero(loaded.player_types == type_name)
@@ -335,7 +341,7 @@ def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
             lam *= (loaded.shipped.residual_sd / float(np.median(loaded.prior_sd[pz]))) ** 2
         task = FitTask(loaded.log_t[mine], np.searchsorted(pz, loaded.j[mine]),
                        np.searchsorted(pl, loaded.i[mine]), loaded.prior[pz], pl.size, lam,
-                       lambda_player)
+                       lambda_player, portal_of_solve[mine], lambda_puzzle)
         fits[type_name] = (executor.submit(_fit_one, task).result() if executor is not None
                            else _fit_one(task))
     return fits
@@ -351,11 +357,34 @@ class FitTask(NamedTuple):
     n_players: int
     lambda_puzzle: float
     lambda_player: float
+    portal: np.ndarray              # per solve: its portal's code (:func:`_portal_codes`)
+    lambda_portal: float
 
 
 def _fit_one(task: FitTask) -> Fit:
     return fit_ratings(task.log_t, task.puzzle, task.player, task.prior, task.n_players,
-                       lambda_puzzle=task.lambda_puzzle, lambda_player=task.lambda_player)
+                       lambda_puzzle=task.lambda_puzzle, lambda_player=task.lambda_player,
+                       group=task.portal, lambda_group=task.lambda_portal)
+
+
+def _portal_codes(loaded: Loaded) -> np.ndarray:
+    """Per player loaded: its portal's index among the portals' names, sorted."""
+    names = np.array([p.portal for p in loaded.players], dtype=object)
+    if names.size == 0:
+        return np.zeros(0, np.int64)
+    return np.unique(names, return_inverse=True)[1].ravel().astype(np.int64)
+
+
+def _portal_pairs(fits: dict[str, Fit], loaded: Loaded) -> list[tuple[int, str, float, int]]:
+    """Each (puzzle, portal) a fit priced on its own, as (the puzzle's index loaded,
+    the portal, its difficulty there, its solves there)."""
+    names = sorted({p.portal for p in loaded.players})
+    out = []
+    for type_name, fit in fits.items():
+        pz = np.flatnonzero(loaded.types == type_name)
+        out += [(int(pz[j]), names[int(q)], float(d), int(n)) for j, q, d, n in zip(
+            fit.pair_puzzle, fit.pair_group, fit.pair_difficulty, fit.pair_solves)]
+    return out
 
 
 def _join_fits(fits: dict[str, Fit], loaded: Loaded) -> tuple[np.ndarray, np.ndarray]:
@@ -461,7 +490,8 @@ def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recali
     db.write(sql.write_rating_run,
              _run_row(run_id, now, loaded, fits, recal, orders, by_type),
              _puzzle_rows(run_id, loaded, fits, recal, orders),
-             _player_rows(run_id, loaded, fits, by_type), now - timedelta(days=rescore_days))
+             _player_rows(run_id, loaded, fits, by_type), now - timedelta(days=rescore_days),
+             _portal_rows(run_id, loaded, fits))
     return Written(now, by_type)
 
 
@@ -514,6 +544,18 @@ def _puzzle_rows(run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
             [json.dumps({"spread": lists[p][1],
                          "null": list(consensus_of[p].null) if consensus_of[p].null
                          else None}) if p in lists else None for p in ids], dtype=object),
+    }
+
+
+def _portal_rows(run_id: str, loaded: Loaded, fits: Fits) -> dict[str, np.ndarray]:
+    """The run's ``puzzle_portal_ratings`` rows as columns."""
+    pairs = fits.portal_pairs
+    return {
+        "run_id": np.array([run_id] * len(pairs), dtype=object),
+        "puzzle_id": np.array([loaded.ids[j] for j, *_ in pairs], dtype=object),
+        "portal": np.array([q for _, q, *_ in pairs], dtype=object),
+        "difficulty": np.array([d for *_, d, _ in pairs], dtype=float),
+        "solves": np.array([n for *_, n in pairs], dtype=np.int64),
     }
 
 

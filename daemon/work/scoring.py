@@ -236,6 +236,13 @@ def rating_run_of(row: tuple) -> RatingRun:
                      json.loads(by_type) if by_type is not None else None)
 
 
+def _inputs_key(row: dict) -> tuple:
+    """What a solve's scoring inputs are cached under: its puzzle, the rating run it is
+    scored with, and its portal (whose own difficulty of a shared puzzle it is priced
+    on)."""
+    return row["puzzle_id"], row["run_id"], row["portal"]
+
+
 def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:
     """A ready puzzle's scoring inputs from its stored row (``sql.puzzle_for_scoring``)."""
     rating = None
@@ -376,24 +383,24 @@ class Scorer:
         started = time.perf_counter()
         rows = await asyncio.to_thread(self._store.read, sql.submissions_to_score, sub_keys)
         # each puzzle's inputs are read and prepared once per rating run, then cached
-        missing = {(r["puzzle_id"], r["run_id"]) for r in rows} - self._inputs.keys()
+        missing = {_inputs_key(r) for r in rows} - self._inputs.keys()
         invalid, broken = False, {}
-        for puzzle_id, run_id in sorted(missing, key=str):
+        for key in sorted(missing, key=str):
             try:
-                invalid |= await self._load_inputs(puzzle_id, run_id) == "invalid"
+                invalid |= await self._load_inputs(*key) == "invalid"
             except UNREADABLE as exc:  # its solves fail alone, not the batch they are in
-                broken[(puzzle_id, run_id)] = (
-                    f"the stored analysis of puzzle {puzzle_id!r} (or its rating run) "
+                broken[key] = (
+                    f"the stored analysis of puzzle {key[0]!r} (or its rating run) "
                     f"cannot be read: {type(exc).__name__}: {exc}")
-                log.error("puzzle %s: %s", puzzle_id, broken[(puzzle_id, run_id)])
+                log.error("puzzle %s: %s", key[0], broken[key])
         if invalid:  # a solve sent after its puzzle failed analysis ends now, not at a sweep
             await self.puzzle_invalid()
         if broken:
             await self._mark_unscorable(
                 [(row, broken[key]) for row in rows
-                 if (key := (row["puzzle_id"], row["run_id"])) in broken])
-        ready = [(row, self._inputs[(row["puzzle_id"], row["run_id"])]) for row in rows
-                 if self._inputs.get((row["puzzle_id"], row["run_id"])) is not None]
+                 if (key := _inputs_key(row)) in broken])
+        ready = [(row, self._inputs[_inputs_key(row)]) for row in rows
+                 if self._inputs.get(_inputs_key(row)) is not None]
         if not ready:
             return {}
         moves = await asyncio.to_thread(self._store.read, sql.moves_of,
@@ -496,10 +503,11 @@ class Scorer:
                         inputs.sources, rated, skill_sd, row["portal"],
                         row["submission_id"], row["player_id"], row["puzzle_key"] or "")
 
-    async def _load_inputs(self, puzzle_id: str, run_id: str | None) -> str | None:
-        """Cache a puzzle's scoring inputs under the rating run (None: not ready yet, and
-        not cached, so the next batch looks again); the puzzle's status (None: no such
-        puzzle)."""
+    async def _load_inputs(self, puzzle_id: str, run_id: str | None,
+                           portal: str) -> str | None:
+        """Cache a puzzle's scoring inputs for a portal's solves under the rating run
+        (None: not ready yet, and not cached, so the next batch looks again); the
+        puzzle's status (None: no such puzzle)."""
         run = None
         if run_id is not None:
             run = self._runs.get(run_id)
@@ -507,9 +515,9 @@ class Scorer:
                 run = self._runs[run_id] = rating_run_of(
                     await asyncio.to_thread(self._store.read, sql.rating_run, run_id))
         row = await asyncio.to_thread(self._store.read, sql.puzzle_for_scoring, puzzle_id,
-                                      run_id)
+                                      run_id, portal)
         if row is not None and row["status"] == "ready" and row["ratings"] is not None:
-            self._inputs[(puzzle_id, run_id)] = _inputs(row, run)
+            self._inputs[(puzzle_id, run_id, portal)] = _inputs(row, run)
         return None if row is None else row["status"]
 
     async def _write_all(self, results: dict, sub_keys: list[int], runs: list,

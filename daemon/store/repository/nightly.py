@@ -224,9 +224,11 @@ def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:
 
 
 def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dict,
-                     rescore_since: datetime | None = None) -> None:
-    """Store a rating run (its ``rating_runs`` row ``run``, its puzzles' and players'
-    rows as columns named as theirs) and put it in force: one transaction (the
+                     rescore_since: datetime | None = None,
+                     portal_rows: dict | None = None) -> None:
+    """Store a rating run (its ``rating_runs`` row ``run``, its puzzles', players' and
+    portals' own difficulties' rows as columns named as theirs) and put it in force: one
+    transaction (the
     writer's). The submissions scored since ``rescore_since`` are left to re-score
     (status ``rescore``) in it too: a run stopped or killed after this still has its
     solves re-scored, by the daemon's sweep."""
@@ -237,6 +239,11 @@ def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dic
         con.register("new_puzzle_ratings", puzzle_rows)
         con.execute("INSERT INTO puzzle_ratings BY NAME SELECT * FROM new_puzzle_ratings")
         con.unregister("new_puzzle_ratings")
+    if portal_rows is not None and len(portal_rows["puzzle_id"]):
+        con.register("new_portal_ratings", portal_rows)
+        con.execute("INSERT INTO puzzle_portal_ratings BY NAME "
+                    "SELECT * FROM new_portal_ratings")
+        con.unregister("new_portal_ratings")
     if len(player_rows["player_id"]):
         con.register("new_player_ratings", player_rows)
         # a player erased while the run was computed stays erased

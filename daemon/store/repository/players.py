@@ -77,11 +77,15 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
         "SELECT s.portal, s.player_id, s.submission_id, sc.scored_at, sc.season_facts, "
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
         f"f.submission_id = s.submission_id AND f.state IN {sql_list(STANDING)}), "
-        "s.duration_ms, pz.puzzle_type, pz.log_s, pz.sd, pr.difficulty, s.puzzle_id "
+        "s.duration_ms, pz.puzzle_type, pz.log_s, pz.sd, "
+        "coalesce(pp.difficulty, pr.difficulty), s.puzzle_id "
         "FROM mine s "
         "JOIN scores sc ON sc.portal = s.portal AND sc.submission_id = s.submission_id "
         "LEFT JOIN pz ON pz.id = s.puzzle_id "
         "LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = s.puzzle_id "
+        # a shared puzzle's own difficulty on the player's portal, where fitted
+        "LEFT JOIN puzzle_portal_ratings pp ON pp.run_id = pr.run_id "
+        "AND pp.puzzle_id = s.puzzle_id AND pp.portal = s.portal "
         "ORDER BY s.started_at, s.sub_key",
         [*_player_lists(players), run_id]).fetchall()
     missing = [(portal, sid) for portal, _, sid, _, facts, *_ in rows if facts is None]

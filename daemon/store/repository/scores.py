@@ -133,14 +133,17 @@ def moves_of(cur, sub_keys) -> dict[str, np.ndarray]:
         f"{these_keys('sub_key', sub_keys)} ORDER BY sub_key, seq").fetchnumpy()
 
 
-def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None) -> dict | None:
-    """A puzzle's stored analysis with its rating under ``run_id`` (None: none)."""
+def puzzle_for_scoring(cur, puzzle_id: str, run_id: str | None, portal: str) -> dict | None:
+    """A puzzle's stored analysis with its rating under ``run_id`` (None: none); its
+    difficulty is ``portal``'s own where the run fitted one."""
     cur.execute(
         "SELECT p.status, p.givens, p.box_size, p.solution, p.puzzle_type, "
-        "p.fill_rank_median, "
-        "p.ratings, pr.difficulty, pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
+        "p.fill_rank_median, p.ratings, coalesce(pp.difficulty, pr.difficulty) AS difficulty, "
+        "pr.level, pr.consensus_fill_rank, pr.consensus_fill_spread "
         "FROM puzzles p LEFT JOIN puzzle_ratings pr ON pr.run_id = ? AND pr.puzzle_id = p.id "
-        "WHERE p.id = ?", [run_id, puzzle_id])
+        "LEFT JOIN puzzle_portal_ratings pp ON pp.run_id = pr.run_id "
+        "AND pp.puzzle_id = p.id AND pp.portal = ? "
+        "WHERE p.id = ?", [run_id, portal, puzzle_id])
     rows = dicts(cur)
     return rows[0] if rows else None
 

@@ -623,3 +623,53 @@ def test_ratings_updated_tells_each_portal_its_own_numbers(tmp_path):
         "SELECT portal, payload FROM outbox WHERE type = 'ratings.updated'").fetchall()}
     assert events == {"a": {"run_id": "r", "puzzles": 2, "players": 2},
                       "b": {"run_id": "r", "puzzles": 2, "players": 1}}
+
+
+def test_each_portal_is_priced_on_its_own_players_times_of_a_shared_puzzle(tmp_path):
+    """A second portal whose players are three times slower on three shared puzzles
+    makes them harder for its own solves only: ``demo``'s solves of them (scoring's
+    and the verdicts' expected time) keep the difficulty its own players' times give."""
+    from fairgrid.daemon.store.repository.players import seasons
+    from fairgrid.daemon.store.repository.scores import puzzle_for_scoring
+    from ..helpers import INSERT_SCORE
+
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    before, _ = _ratings(con, run_nightly(direct_db(con), settings)["run_id"])
+    rng = np.random.default_rng(5)
+    now = datetime.now(timezone.utc)
+    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchone()[0]
+    subs = []
+    for b in range(120):               # outnumber demo's 60 solves of each puzzle
+        for j in [1, 2, 3] + list(rng.choice(np.arange(4, 24), 6, replace=False)):
+            slow = math.log(3) if j <= 3 else 0.0
+            dur = int(1000 * np.exp(truth["true_d"][j] + slow + rng.normal(0, 0.15)))
+            subs.append((key, "rogue", f"s{key}", f"w{key}", "t", f"r{b:03d}", f"p{j:02d}",
+                         now, now, now - timedelta(days=1), 1, dur, True, "scored", "{}"))
+            key += 1
+    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?, ?, ?, ?)", subs)
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+    shared, _ = _ratings(con, run_id)
+    own = {(p, q): d for p, q, d in con.execute(
+        "SELECT puzzle_id, portal, difficulty FROM puzzle_portal_ratings WHERE run_id = ?",
+        [run_id]).fetchall()}
+    # a row per portal for each puzzle both solved, none for demo's alone
+    assert {p for p, _ in own} == set(con.execute(
+        "SELECT puzzle_id FROM submissions WHERE portal = 'rogue'").fetchnumpy()["puzzle_id"])
+    targets = ["p01", "p02", "p03"]
+    lift = np.mean([shared[p] - before[p] for p in targets])
+    assert lift > math.log(1.3)        # the shared difficulty moved: the attack was real
+    assert np.mean([own[(p, "demo")] - before[p] for p in targets]) < math.log(1.08)
+    assert np.mean([own[(p, "rogue")] - before[p] for p in targets]) > math.log(2.5)
+    cur = con.cursor()
+    for portal, want in [("demo", own[("p01", "demo")]), ("rogue", own[("p01", "rogue")]),
+                         ("elsewhere", shared["p01"])]:
+        assert puzzle_for_scoring(cur, "p01", run_id, portal)["difficulty"] == \
+            pytest.approx(want)
+    # a player's season prices each solve on its portal's own difficulty too
+    sid, player = con.execute("SELECT submission_id, player_id FROM submissions WHERE "
+                              "portal = 'demo' AND puzzle_id = 'p01' LIMIT 1").fetchone()
+    con.execute(INSERT_SCORE + "(?, ?, ?, ?, ?, ?, ?)", ["demo", sid, now, 0.1, 0.9, False, "{}"])
+    solve, = seasons(cur, [("demo", player)]).solves[("demo", player)]
+    assert solve.difficulty == pytest.approx(own[("p01", "demo")])
