@@ -14,15 +14,11 @@ The fitted difficulty ``d_j = μ + p_j + δ_j`` is the expected log solve time o
 average player.
 
 **Portals.** Players belong to a portal; puzzles may be shared by several. Given each
-solve's portal (``group``), δ becomes one ``δ_jq`` per puzzle and portal that solved it,
-and the ridge acts on their mean ``δ_j = Σ_q w_jq δ_jq`` (``λ_d``) and on each portal's
-distance from it (``λ_g Σ_q (δ_jq − δ_j)²``). A portal weighs ``w ∝ n/(n + λ_g)`` for
-its ``n`` solves of the puzzle: at most one vote, however many players it has. Each
-portal then prices its own players' solves on its own ``d_jq = μ + p_j + δ_jq``: one
-portal whose players are slow on a few shared puzzles (by design or by chance) moves its
-own difficulties and only part of the shared one, never another portal's much. A puzzle
-solved on one portal only has one ``δ_jq = δ_j`` and the fit of the model without
-portals.
+solve's portal (``group``), a puzzle several portals solved also gets each portal's own
+difficulty (:func:`portal_difficulties`), which that portal's solves are priced on: one
+portal whose players are slow on a few shared puzzles (by design or by chance) moves the
+fitted difficulty, but not what another portal's players are judged against. The fit
+itself (μ, δ, s) is the same with or without portals.
 """
 
 from __future__ import annotations
@@ -55,10 +51,12 @@ class Fit:
 def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
                 prior: np.ndarray, n_players: int, *, lambda_puzzle: float = 5.0,
                 lambda_player: float = 3.0, group: np.ndarray | None = None,
-                lambda_group: float = 5.0, tol: float = 1e-8) -> Fit:
+                lambda_group: float = 5.0, prior_sd: np.ndarray | float = 0.0,
+                tol: float = 1e-8) -> Fit:
     """Fit μ, δ and s (see the module docstring). ``puzzle``/``player`` are 0-based
     indices per solve; ``prior`` holds p_j for every puzzle index; ``group`` (optional)
-    each solve's portal index."""
+    each solve's portal index, for each portal's own difficulty of a puzzle several
+    portals solved (:func:`portal_difficulties`, with ``prior_sd``: how sure p_j is)."""
     log_t = np.asarray(log_t, dtype=float)
     puzzle = np.asarray(puzzle, dtype=np.int64)
     player = np.asarray(player, dtype=np.int64)
@@ -67,65 +65,68 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
     if n == 0:
         return Fit(0.0, prior.copy(), np.zeros(n_puzzles), np.zeros(n_players), 0.0,
                    np.zeros(n_puzzles, int), np.zeros(n_players, int), 0)
-    group = (np.zeros(n, np.int64) if group is None
-             else np.asarray(group, dtype=np.int64))
     y = log_t - prior[puzzle]
     mu0 = float(np.mean(y))
     y = y - mu0
-    # one unknown δ_jq per (puzzle, portal) that solved it, sorted by puzzle
-    span = int(group.max()) + 1
-    keys, pair = np.unique(puzzle * span + group, return_inverse=True)
-    pair = pair.ravel()
-    n_pairs = keys.size
-    pair_puzzle, pair_group = keys // span, keys % span
-    pair_solves = np.bincount(pair, minlength=n_pairs)
-    portals = np.bincount(pair_puzzle, minlength=n_puzzles)
-    # each portal's vote in its puzzle's mean δ_j: n/(n + λ_g), normalised; 1 when alone
-    vote = pair_solves / (pair_solves + lambda_group)
-    weight = vote / np.bincount(pair_puzzle, weights=vote, minlength=n_puzzles)[pair_puzzle]
     rows = np.arange(n)
-    # unknowns: [μ' (1), δ per pair (n_pairs), s (n_players)]; observation: μ' + δ_jq − s_i
-    width = 1 + n_pairs + n_players
-    cols = np.concatenate([np.zeros(n, np.int64), 1 + pair, 1 + n_pairs + player])
+    # unknowns: [μ' (1), δ (n_puzzles), s (n_players)]; observation: μ' + δ_j − s_i
+    cols = np.concatenate([np.zeros(n, np.int64), 1 + puzzle, 1 + n_puzzles + player])
     data = np.concatenate([np.ones(n), np.ones(n), -np.ones(n)])
-    obs = sparse.csr_matrix((data, (np.tile(rows, 3), cols)), shape=(n, width))
-    solved = np.flatnonzero(portals)
-    row_of = np.full(n_puzzles, -1, np.int64)
-    row_of[solved] = np.arange(solved.size)
-    # √λ_d · δ_j, δ_j = Σ_q w_jq δ_jq, one row per puzzle solved
-    mean_rows = sparse.csr_matrix(
-        (np.sqrt(lambda_puzzle) * weight, (row_of[pair_puzzle], 1 + np.arange(n_pairs))),
-        shape=(solved.size, width))
-    # √λ_g · (δ_jq − δ_j), one row per pair of a puzzle several portals solved: its
-    # entries span the pairs of the puzzle (contiguous, as pairs are sorted by puzzle)
-    shared = np.flatnonzero(portals[pair_puzzle] > 1)
-    first = np.searchsorted(pair_puzzle, pair_puzzle[shared])
-    span_of = portals[pair_puzzle[shared]]
-    r_idx = np.repeat(np.arange(shared.size), span_of)
-    m = np.repeat(first, span_of) + (np.arange(span_of.sum())
-                                     - np.repeat(np.cumsum(span_of) - span_of, span_of))
-    vals = np.sqrt(lambda_group) * ((m == shared[r_idx]) - weight[m])
-    spread_rows = sparse.csr_matrix((vals, (r_idx, 1 + m)), shape=(shared.size, width))
-    skill_rows = sparse.csr_matrix(
-        (np.full(n_players, np.sqrt(lambda_player)),
-         (np.arange(n_players), 1 + n_pairs + np.arange(n_players))),
-        shape=(n_players, width))
-    A = sparse.vstack([obs, mean_rows, spread_rows, skill_rows]).tocsr()
-    b = np.concatenate([y, np.zeros(A.shape[0] - n)])
+    obs = sparse.csr_matrix((data, (np.tile(rows, 3), cols)),
+                            shape=(n, 1 + n_puzzles + n_players))
+    weights = np.concatenate([np.full(n_puzzles, np.sqrt(lambda_puzzle)),
+                              np.full(n_players, np.sqrt(lambda_player))])
+    reg = sparse.csr_matrix((weights, (np.arange(weights.size), 1 + np.arange(weights.size))),
+                            shape=(weights.size, 1 + n_puzzles + n_players))
+    A = sparse.vstack([obs, reg]).tocsr()
+    b = np.concatenate([y, np.zeros(n_puzzles + n_players)])
     sol = lsqr(A, b, atol=tol, btol=tol, iter_lim=5000)
     x, iterations = sol[0], int(sol[2])
     mu = mu0 + float(x[0])
-    pair_delta = x[1:1 + n_pairs]
-    delta = np.bincount(pair_puzzle, weights=weight * pair_delta, minlength=n_puzzles)
-    skill = x[1 + n_pairs:]
-    resid = y - (x[0] + pair_delta[pair] - skill[player])
-    several = portals[pair_puzzle] > 1
-    return Fit(mu, mu + prior + delta, delta, skill, float(np.sqrt(np.mean(resid ** 2))),
+    delta = x[1:1 + n_puzzles]
+    skill = x[1 + n_puzzles:]
+    resid = y - (x[0] + delta[puzzle] - skill[player])
+    difficulty = mu + prior + delta
+    pairs = (() if group is None else
+             portal_difficulties(resid, puzzle, np.asarray(group, dtype=np.int64),
+                                 difficulty, mu + prior - np.asarray(prior_sd, dtype=float),
+                                 lambda_group))
+    return Fit(mu, difficulty, delta, skill, float(np.sqrt(np.mean(resid ** 2))),
                np.bincount(puzzle, minlength=n_puzzles),
-               np.bincount(player, minlength=n_players), iterations,
-               pair_puzzle[several], pair_group[several],
-               mu + prior[pair_puzzle[several]] + pair_delta[several],
-               pair_solves[several])
+               np.bincount(player, minlength=n_players), iterations, *pairs)
+
+
+def portal_difficulties(resid: np.ndarray, puzzle: np.ndarray, group: np.ndarray,
+                        difficulty: np.ndarray, base: np.ndarray, lambda_group: float
+                        ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(puzzle, portal, difficulty, solves) of each portal's own difficulty of each
+    puzzle solved on more than one portal: the fitted difficulty moved by the portal's
+    mean residual on it (less the median of those over the portal's puzzles: a
+    portal-wide speed is its players'), shrunk by ``lambda_group`` solves' worth of the
+    fit, and held between the fitted difficulty and ``base`` (μ + p_j less its sd:
+    the quickest the puzzle's metrics make plausible): a portal's players quicker on a
+    puzzle than every portal and its metrics say (a solution leaked there) keep the
+    shared yardstick, and another portal's slow players move this one's by no more than
+    the metrics' error."""
+    span = int(group.max()) + 1
+    keys, pair = np.unique(puzzle * span + group, return_inverse=True)
+    pair = pair.ravel()
+    pair_puzzle, pair_group = keys // span, keys % span
+    several = np.bincount(pair_puzzle, minlength=difficulty.size)[pair_puzzle] > 1
+    solves = np.bincount(pair, minlength=keys.size)
+    mean = np.bincount(pair, weights=resid, minlength=keys.size) / solves
+    # what a portal's players share on every puzzle (the part of a portal-wide speed
+    # the skills' shrinkage left in the residuals) is theirs, not the puzzles': the
+    # median over the portal's puzzles, which a few odd ones do not move
+    centre = np.zeros(span)
+    for q in np.unique(pair_group).tolist():
+        centre[q] = np.median(mean[pair_group == q])
+    moved = (mean - centre[pair_group]) * solves / (solves + lambda_group)
+    shared = difficulty[pair_puzzle]
+    low = np.minimum(shared, base[pair_puzzle])
+    high = np.maximum(shared, base[pair_puzzle])
+    own = np.clip(shared + moved, low, high)
+    return (pair_puzzle[several], pair_group[several], own[several], solves[several])
 
 
 def correlations(metrics: dict[str, np.ndarray], median_log_t: np.ndarray

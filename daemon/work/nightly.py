@@ -7,7 +7,7 @@
 1. **load** the unflagged, complete solves (no ``open`` or ``confirmed`` flag) of ready
    puzzles, with each puzzle's metric-based prior (its calibrated expected log-time);
 2. **fit** ``log t = μ + p_j + δ_j − s_i`` (``analytics.ratings.fit_ratings``) in the
-   process pool, with a ``δ_jq`` per portal of a puzzle several portals solved;
+   process pool, and each portal's own difficulty of a puzzle several portals solved;
 3. **recalibrate** (``analytics.recalibration``): on puzzles with at least
    ``nightly.min_solves`` solves, refit the metrics → log-time model on the fitted
    difficulties, with every metric's correlation with the median human time;
@@ -327,8 +327,8 @@ def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
     players, so that a player's skill at one type says nothing of another. A type's
     puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
     ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it. Each solve's portal
-    is its group: a portal's distance from a shared puzzle's difficulty is shrunk by
-    ``lambda_puzzle`` whatever the type (it has nothing to do with the prior)."""
+    is its group: a portal's own difficulty of a shared puzzle is shrunk towards the
+    fit's by ``lambda_puzzle`` solves whatever the type (``fit_ratings``)."""
     fits = {}
     types = loaded.types
     portal_of_solve = _portal_codes(loaded)[loaded.i]
@@ -341,7 +341,8 @@ def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
             lam *= (loaded.shipped.residual_sd / float(np.median(loaded.prior_sd[pz]))) ** 2
         task = FitTask(loaded.log_t[mine], np.searchsorted(pz, loaded.j[mine]),
                        np.searchsorted(pl, loaded.i[mine]), loaded.prior[pz], pl.size, lam,
-                       lambda_player, portal_of_solve[mine], lambda_puzzle)
+                       lambda_player, portal_of_solve[mine], lambda_puzzle,
+                       loaded.prior_sd[pz])
         fits[type_name] = (executor.submit(_fit_one, task).result() if executor is not None
                            else _fit_one(task))
     return fits
@@ -359,12 +360,14 @@ class FitTask(NamedTuple):
     lambda_player: float
     portal: np.ndarray              # per solve: its portal's code (:func:`_portal_codes`)
     lambda_portal: float
+    prior_sd: np.ndarray            # per puzzle of the type: how sure its prior is
 
 
 def _fit_one(task: FitTask) -> Fit:
     return fit_ratings(task.log_t, task.puzzle, task.player, task.prior, task.n_players,
                        lambda_puzzle=task.lambda_puzzle, lambda_player=task.lambda_player,
-                       group=task.portal, lambda_group=task.lambda_portal)
+                       group=task.portal, lambda_group=task.lambda_portal,
+                       prior_sd=task.prior_sd)
 
 
 def _portal_codes(loaded: Loaded) -> np.ndarray:

@@ -1,0 +1,165 @@
+"""Each portal's own difficulty of a shared puzzle (puzzle_portal_ratings) against what
+other portals' players do: faster or slower portals, a handful of hostile players, a
+leaked solution. Real DuckDB file, real nightly job, scoring's own read."""
+
+from __future__ import annotations
+
+import math
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+
+from fairgrid.daemon.store.repository.scores import puzzle_for_scoring
+from fairgrid.daemon.work.nightly import run_nightly
+from fairgrid.daemon.work.nightly_db import direct_db
+
+from ..helpers import COLUMNS, build, make_settings
+
+
+def _add_solves(con, portal, rows, now=None):
+    """Insert scored, complete solves (player, puzzle index, log seconds) of ``portal``."""
+    now = now or datetime.now(timezone.utc)
+    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchone()[0]
+    subs = []
+    for player, j, log_s in rows:
+        subs.append((key, portal, f"{portal}-s{key}", f"{portal}-w{key}", "t", player,
+                     f"p{j:02d}", now, now, now - timedelta(days=1), 1,
+                     int(1000 * math.exp(log_s)), True, "scored", "{}"))
+        key += 1
+    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
+                    "?, ?, ?, ?, ?, ?)", subs)
+
+
+def _skills(con, run_id, portal):
+    return dict(con.execute("SELECT player_id, skill FROM player_ratings WHERE run_id = ? "
+                            "AND portal = ?", [run_id, portal]).fetchall())
+
+
+def test_a_faster_portals_speed_is_its_players_skill_not_its_own_difficulty(tmp_path):
+    """A second portal whose honest players are all about twice as fast (a club of strong
+    solvers) solves the same shared puzzles: the difference is skill, and stays there,
+    so a puzzle the club has no row of (a new round's) prices its players right."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    rng = np.random.default_rng(11)
+    club_skill = rng.normal(math.log(2.0), 0.3, 40)        # twice as fast on average
+    rows = []
+    for b, s in enumerate(club_skill):
+        for j in rng.choice(24, 12, replace=False):
+            rows.append((f"c{b:03d}", int(j), truth["true_d"][j] - s + rng.normal(0, 0.15)))
+    _add_solves(con, "club", rows)
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+
+    demo = _skills(con, run_id, "demo")
+    club = _skills(con, run_id, "club")
+    fitted_gap = (np.mean([club[f"c{b:03d}"] for b in range(40)])
+                  - np.mean([demo[f"u{i:03d}"] for i in range(60)]))
+    true_gap = club_skill.mean() - truth["skill"].mean()
+    own = {(p, q): d for p, q, d in con.execute(
+        "SELECT puzzle_id, portal, difficulty FROM puzzle_portal_ratings WHERE run_id = ?",
+        [run_id]).fetchall()}
+    shifted = np.mean([own[(p, "club")] - own[(p, "demo")]
+                       for p, q in own if q == "club"])
+    # the puzzles are no easier for the club: its own difficulties should agree with demo's
+    assert abs(shifted) < math.log(1.15), \
+        f"the club's own difficulties are {math.exp(-shifted):.2f}x lower than demo's"
+    # and the club's players should keep (most of) their skill, as one pooled fit does
+    assert fitted_gap > 0.75 * true_gap, \
+        f"club skill gap fitted {fitted_gap:.2f} of a true {true_gap:.2f}"
+
+
+def test_five_slow_players_barely_move_what_a_newcomer_portal_is_priced_on(tmp_path):
+    """``demo`` (60 honest players, every puzzle) and a hostile portal ``rogue`` of five
+    players ten times slower on p01-p03 (ordinary on six others). A third, honest portal
+    ``newbie`` has one player with one solve of p01, at demo's pace: priced on p01's
+    shared difficulty, in which five solves weigh as five of 65."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    rng = np.random.default_rng(3)
+    rows = []
+    for b in range(5):
+        for j in [1, 2, 3] + list(rng.choice(np.arange(4, 24), 6, replace=False)):
+            slow = math.log(10) if j <= 3 else 0.0
+            rows.append((f"r{b}", int(j), truth["true_d"][j] + slow + rng.normal(0, 0.15)))
+    _add_solves(con, "rogue", rows)
+    # the newcomer: one player, one solve of p01 and two of puzzles rogue never touched
+    _add_solves(con, "newbie", [("n0", 1, truth["true_d"][1]),
+                                ("n0", 4, truth["true_d"][4]),
+                                ("n0", 5, truth["true_d"][5])])
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+    cur = con.cursor()
+    demo = puzzle_for_scoring(cur, "p01", run_id, "demo")["difficulty"]
+    newbie = puzzle_for_scoring(cur, "p01", run_id, "newbie")["difficulty"]
+    elsewhere = puzzle_for_scoring(cur, "p01", run_id, "never-solved-it")["difficulty"]
+    assert newbie - demo < math.log(1.2), \
+        f"newbie's honest player is priced on {math.exp(newbie - demo):.2f}x demo's time"
+
+
+def test_a_solution_leaked_on_one_portal_does_not_lower_its_own_yardstick(tmp_path):
+    """An organiser's case: the solutions of p01-p03 leak in one portal's chat, and 30 of
+    its players (ordinary on the other puzzles) type them in five times faster than the
+    puzzle takes. Their portal's own difficulty would follow them down and price the
+    copies at their own pace; held no lower than the shared difficulty (and what the
+    metrics predict), the leaked solves keep the speed evidence the pooled fit gives."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    rng = np.random.default_rng(5)
+    rows = []
+    for b in range(30):
+        s = rng.normal(0, 0.4)
+        for j in [1, 2, 3] + list(rng.choice(np.arange(4, 24), 8, replace=False)):
+            fast = math.log(5) if j <= 3 else 0.0
+            rows.append((f"l{b:02d}", int(j),
+                         truth["true_d"][j] - s - fast + rng.normal(0, 0.15)))
+    _add_solves(con, "leaky", rows)
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+    cur = con.cursor()
+    gap = np.mean([puzzle_for_scoring(cur, p, run_id, "demo")["difficulty"]
+                   - puzzle_for_scoring(cur, p, run_id, "leaky")["difficulty"]
+                   for p in ("p01", "p02", "p03")])
+    # the leak portal's players are priced on the shared difficulty, where their 30
+    # solves weigh against demo's 60: near the honest time, as a pooled fit prices them
+    shared = dict(con.execute("SELECT puzzle_id, difficulty FROM puzzle_ratings WHERE "
+                              "run_id = ?", [run_id]).fetchall())
+    for p in ("p01", "p02", "p03"):
+        assert puzzle_for_scoring(cur, p, run_id, "leaky")["difficulty"] == shared[p]
+    assert gap < math.log(1.25), f"the leaked puzzles are {math.exp(gap):.2f}x easier on leaky"
+
+
+def _new_puzzle_expected(con, run_id, portal, players):
+    """What a run prices an average ``players`` of ``portal`` at on a puzzle it did not
+    fit (a new round's, until the next run): prior + μ − skill (time_in_force), less
+    the prior: μ − mean skill."""
+    mu = con.execute("SELECT mu FROM rating_runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    skills = _skills(con, run_id, portal)
+    return mu - np.mean([skills[p] for p in players])
+
+
+def test_a_slow_portal_does_not_make_another_portals_players_look_quick_on_new_puzzles(
+        tmp_path):
+    """``demo``'s 60 honest players are rated alone first. Then a second portal's 200
+    players, about twice as slow (a beginners' portal, or a hostile portal's sock
+    puppets), solve 12 of the same shared puzzles each: their slowness is their skill,
+    and the time demo's players are expected to take on a puzzle the run did not fit
+    (every puzzle of the next round, until the next nightly run) barely moves."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    # no puzzle reaches min_solves: no recalibration, so every run's mu is the offset
+    # from the shipped calibration and runs compare (the type's fit is still in force:
+    # it has more solves than that in all)
+    settings = make_settings(tmp_path, nightly_min_solves=1000)
+    demo_players = [f"u{i:03d}" for i in range(60)]
+    alone = _new_puzzle_expected(con, run_nightly(direct_db(con), settings)["run_id"],
+                                 "demo", demo_players)
+    rng = np.random.default_rng(7)
+    rows = []
+    for b in range(200):
+        s = rng.normal(-math.log(2.0), 0.3)
+        for j in rng.choice(24, 12, replace=False):
+            rows.append((f"b{b:03d}", int(j), truth["true_d"][j] - s + rng.normal(0, 0.15)))
+    _add_solves(con, "beginners", rows)
+    per_portal = _new_puzzle_expected(con, run_nightly(direct_db(con), settings)["run_id"],
+                                      "demo", demo_players)
+
+    shift = per_portal - alone
+    assert shift < math.log(1.10), \
+        f"demo's honest players are expected to take {math.exp(shift):.2f}x as long"
