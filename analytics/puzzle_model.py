@@ -214,19 +214,27 @@ class RatingRun:
     # level -> null key (a signal, signals.ORDER_OFFSET, signals.NOTES_SWITCH) -> null
     level_nulls: Mapping[str, Mapping[str, tuple[float, float]]]
     by_type: Mapping[str, Mapping[str, float]] | None = None
+    # what a puzzle the run did not fit adds to its analysis's expected log-time (None:
+    # ``mu``, as a run from before it was kept says)
+    offset: float | None = None
 
     def for_type(self, puzzle_type: str) -> RatingRun | None:
         """This run as a ``puzzle_type`` solve reads it; None when it fitted no solve of
         that type (a run from before types is all Sudoku's)."""
         if self.by_type is None:
             return self if _type(puzzle_type).is_default else None
-        if _type(puzzle_type).is_default:  # the run's own figures are Sudoku's
-            return self if puzzle_type in self.by_type else None
         fit = self.by_type.get(puzzle_type)
         if fit is None:
             return None
+        if _type(puzzle_type).is_default:  # the run's own figures are Sudoku's
+            return dataclasses.replace(self, offset=fit.get("offset"))
         return dataclasses.replace(self, mu=fit["mu"], residual_sd=fit["residual_sd"],
-                                   skill_sd=fit["skill_sd"])
+                                   skill_sd=fit["skill_sd"], offset=fit.get("offset"))
+
+    @property
+    def new_offset(self) -> float:
+        """What a puzzle this run did not fit adds to its analysis's expected log-time."""
+        return self.mu if self.offset is None else self.offset
 
 
 @dataclass(frozen=True)
@@ -275,7 +283,8 @@ def time_in_force(model_log_s: float, model_sd: float, run: RatingRun | None,
     if run is None:
         log_s, sd = float(model_log_s), float(model_sd)
     else:
-        log_s = float(difficulty) if difficulty is not None else model_log_s + run.mu
+        log_s = (float(difficulty) if difficulty is not None
+                 else model_log_s + run.new_offset)
         sd = float(run.residual_sd)
     basis = None if not sd <= PACE_MAX_SD else PORTAL_FIT if run is not None else CALIBRATION
     return ExpectedTime(log_s, sd, basis)

@@ -489,7 +489,7 @@ def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recali
     left to re-score (the rescore stage hands them to the caller), in one
     transaction. A type's fit is in force only on ``min_solves`` solves (:func:`_by_type`)."""
     now = datetime.now(timezone.utc)
-    by_type = _by_type(fits, min_solves)
+    by_type = _by_type(fits, min_solves, _offsets(loaded, fits))
     db.write(sql.write_rating_run,
              _run_row(run_id, now, loaded, fits, recal, orders, by_type),
              _puzzle_rows(run_id, loaded, fits, recal, orders),
@@ -501,13 +501,38 @@ def _write(db: NightlyDB, run_id: str, loaded: Loaded, fits: Fits, recal: Recali
 MIN_FIT_PLAYERS = 3  # players a type's fit needs (with nightly.min_solves solves)
 
 
-def _by_type(fits: Fits, min_solves: int) -> dict:
+def _offsets(loaded: Loaded, fits: Fits) -> dict[str, float]:
+    """Per type, what to add to the expected log-time a puzzle's analysis stored (the
+    shipped calibration's, for Sudoku) to price a puzzle this run did not fit: the
+    fit's offset ``mu`` is from the priors of the calibration in force, which from the
+    second run on is a refit that already holds the last run's offset, so the mean
+    distance of those priors from the shipped ones is added back."""
+    out = {}
+    for type_name, fit in fits.by_type.items():
+        offset = float(fit.mu)
+        pz = np.flatnonzero(loaded.types == type_name)
+        if type_name == CALIBRATED and pz.size:
+            try:
+                shipped = np.array([loaded.shipped.expected_log_time(loaded.metrics[k])
+                                    for k in pz.tolist()])
+            except (KeyError, TypeError, ValueError):  # a metric the shipped one reads
+                log.warning("the shipped calibration cannot price the puzzles fitted; "
+                            "a new puzzle is priced on the run's offset alone")
+            else:
+                offset += float(np.mean(loaded.prior[pz] - shipped))
+        out[type_name] = offset
+    return out
+
+
+def _by_type(fits: Fits, min_solves: int, offsets: dict[str, float]) -> dict:
     """Each type whose fit rests on enough data (``min_solves`` solves from
-    :data:`MIN_FIT_PLAYERS` players): its offset, residual and skill spreads, solves.
+    :data:`MIN_FIT_PLAYERS` players): its offset, the offset of a puzzle it did not fit
+    (:func:`_offsets`), residual and skill spreads, solves.
     A type without is scored on its prior, as before any run: a fit of a few solves,
     one portal's perhaps, would set the residual every portal's solves of the type are
     judged by."""
-    return {type_name: {"mu": float(f.mu), "residual_sd": float(f.residual_sd),
+    return {type_name: {"mu": float(f.mu), "offset": offsets[type_name],
+                        "residual_sd": float(f.residual_sd),
                    "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
                    "solves": int(f.puzzle_solves.sum())}
             for type_name, f in fits.by_type.items()

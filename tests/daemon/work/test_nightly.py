@@ -496,7 +496,11 @@ def test_a_type_fitted_on_too_few_solves_or_players_stays_on_its_prior(tmp_path)
                        [summary["run_id"]]).fetchall() == [("sudoku",)]
     run = RatingRun(mu=0.0, residual_sd=0.3, skill_sd=0.4, level_nulls={},
                     by_type=by_type)
-    assert run.for_type("nurikabe") is None and run.for_type("sudoku") is run
+    assert run.for_type("nurikabe") is None
+    # Sudoku's figures are the run's own; a puzzle it did not fit adds the stored offset
+    sudoku = run.for_type("sudoku")
+    assert (sudoku.mu, sudoku.residual_sd) == (run.mu, run.residual_sd)
+    assert sudoku.new_offset == by_type["sudoku"]["offset"]
     again = run_nightly(direct_db(con), make_settings(tmp_path, nightly_min_solves=10_000))
     assert json.loads(con.execute("SELECT by_type FROM rating_runs WHERE run_id = ?",
                                   [again["run_id"]]).fetchone()[0]) == {}
