@@ -23,6 +23,7 @@ import base64
 import ipaddress
 import math
 import os
+import re
 import secrets as _secrets
 import stat
 import tomllib
@@ -274,10 +275,21 @@ FLOAT_RANGES = {"storage.group_commit_ms": (0.0, 60_000.0),
                 "notify.give_up_hours": (0.0, 8_760.0), "notify.poll_s": (0.001, 3_600.0)}
 
 
+# what an environment variable may say for a bool setting (any letter case)
+BOOL_WORDS = {"true": True, "1": True, "yes": True, "on": True,
+              "false": False, "0": False, "no": False, "off": False}
+
+
 def _coerce(setting: Setting, value: Any, origin: str) -> Any:
+    if setting.type is bool:
+        if isinstance(value, str) and value.strip().lower() in BOOL_WORDS:
+            return BOOL_WORDS[value.strip().lower()]
+        if isinstance(value, bool):
+            return value
+        raise SettingsError(f"{origin}: {setting.key} must be true or false, got {value!r}")
+    if setting.type is str:
+        return _text(setting, value, origin)
     try:
-        if setting.type is bool:
-            raise TypeError
         if setting.type is int and isinstance(value, str):
             value = int(value)
         elif setting.type is float and isinstance(value, (str, int)) and not isinstance(value, bool):
@@ -300,6 +312,24 @@ def _coerce(setting: Setting, value: Any, origin: str) -> Any:
     if setting.key in PROBABILITIES and not 0 < value < 1:
         raise SettingsError(f"{origin}: {setting.key} must be between 0 and 1 (a rate), "
                             f"got {value!r}")
+    return value
+
+
+def _text(setting: Setting, value: Any, origin: str) -> str:
+    """A string setting: no NUL (it ends every file call in a traceback); a database
+    path that names a file, not DuckDB's in-memory database or a remote one (a daemon on
+    those would acknowledge solves a restart loses)."""
+    if not isinstance(value, str):
+        raise SettingsError(f"{origin}: {setting.key} must be str, got {value!r}")
+    if "\x00" in value:
+        raise SettingsError(f"{origin}: {setting.key} holds a NUL character")
+    if setting.key == "storage.path" and (
+            not value.strip() or value.startswith(":")
+            or re.match(r"(md|motherduck):|[A-Za-z][A-Za-z0-9+.-]*://", value,
+                        re.IGNORECASE)):
+        raise SettingsError(f"{origin}: storage.path must name a database file, got "
+                            f"{value!r} (an in-memory or remote database would lose what "
+                            "the daemon acknowledged)")
     return value
 
 
@@ -422,6 +452,13 @@ def portals_of(table: Mapping, origin: str) -> dict[str, tuple[str, ...]]:
         for s in portals[name]:
             if not s.startswith("whsec_"):
                 raise SettingsError(f"portals.{name}.secrets: secrets start with 'whsec_'")
+            try:
+                key = base64.b64decode(s.removeprefix("whsec_"), validate=True)
+            except ValueError:
+                key = b""
+            if not key:  # one cut short when pasted, say
+                raise SettingsError(f"portals.{name}.secrets: a secret is 'whsec_' and "
+                                    "base64 text (as `fairgrid portal add` makes them)")
     return portals
 
 
@@ -471,9 +508,11 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
 
 
 def _secret_tables(table: Mapping, env: Mapping[str, str], db_path: str, origin: str,
-             generate: bool) -> tuple[dict, tuple[str, ...], tuple[str, ...], bool]:
+                   generate: bool, portals: bool = True
+                   ) -> tuple[dict, tuple[str, ...], tuple[str, ...], bool]:
     """(portals, organiser tokens, admin tokens, embedded file just generated) from a
-    config's tables, the environment, else the embedded secrets file."""
+    config's tables, the environment, else the embedded secrets file (``portals``
+    False: the tokens alone, the portals neither read nor checked)."""
     table = {**table, **_secrets_from_env(env)}
     created = False
     if "portals" not in table and "auth" not in table:
@@ -485,7 +524,7 @@ def _secret_tables(table: Mapping, env: Mapping[str, str], db_path: str, origin:
     for section in ("portals", "auth"):
         if not isinstance(table.get(section, {}), dict):
             raise SettingsError(f"{origin}: [{section}] must be a table")
-    portals = portals_of(table, origin)
+    portals = portals_of(table, origin) if portals else {}
     auth = table.get("auth", {})
     organiser = _string_list(auth.get("organiser_tokens", []), "auth.organiser_tokens")
     admin = _string_list(auth.get("admin_tokens", []), "auth.admin_tokens")
@@ -512,6 +551,18 @@ def load_secrets(settings: Settings) -> tuple[dict, tuple[str, ...], tuple[str, 
     portals, organiser, admin, _ = _secret_tables(
         table, settings.secret_env, settings.storage_path, settings.source, False)
     return portals, organiser, admin
+
+
+def load_tokens(settings: Settings) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(organiser tokens, admin tokens) as their sources hold them now, whatever the
+    portals there hold: what a reload whose portals are in error still learns (a token
+    taken out must stop working, even when the same edit broke a secret)."""
+    config = settings.source != "defaults"
+    table = _read_toml(Path(settings.source)) if config else {}
+    _, organiser, admin, _ = _secret_tables(table, settings.secret_env,
+                                            settings.storage_path, settings.source, False,
+                                            portals=False)
+    return organiser, admin
 
 
 def setting_names() -> list[str]:

@@ -11,7 +11,7 @@ import threading
 from pathlib import Path
 
 from ..ingest.signatures import Verifier
-from ..settings import Settings, SettingsError, load_secrets, secret_files
+from ..settings import Settings, SettingsError, load_secrets, load_tokens, secret_files
 
 RELOAD_S = 1.0  # how often the portals' and tokens' files are looked at
 log = logging.getLogger("fairgrid.web")
@@ -50,7 +50,7 @@ class Secrets:
                 portals, organiser, admin = load_secrets(self.settings)
             except (SettingsError, OSError) as exc:
                 log.error("portals and tokens not reloaded: %s", exc)
-                return False
+                return self._withdraw()
             if not portals:  # most likely a file caught half-written: keep what works
                 log.error("portals and tokens not reloaded: no portal found")
                 return False
@@ -64,6 +64,23 @@ class Secrets:
             log.info("portals and tokens reloaded: portals %s; %d organiser and %d admin "
                      "tokens", ", ".join(sorted(portals)), len(organiser), len(admin))
             return True
+
+    def _withdraw(self) -> bool:
+        """After an edit in error: the tokens it took out stop working all the same
+        (nothing is added, no portal changes). True when some did."""
+        try:
+            organiser, admin = load_tokens(self.settings)
+        except (SettingsError, OSError):
+            return False
+        s = self.settings
+        kept_o = tuple(t for t in s.organiser_tokens if t in organiser)
+        kept_a = tuple(t for t in s.admin_tokens if t in admin)
+        if (kept_o, kept_a) == (s.organiser_tokens, s.admin_tokens):
+            return False
+        self.settings = dataclasses.replace(s, organiser_tokens=kept_o, admin_tokens=kept_a)
+        log.warning("tokens taken out of the edit withdrawn: %d organiser and %d admin "
+                    "tokens remain", len(kept_o), len(kept_a))
+        return True
 
     async def watch(self, every_s: float = RELOAD_S) -> None:
         """Look at the files every ``every_s``, so a removed secret or token stops working

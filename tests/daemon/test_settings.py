@@ -277,3 +277,33 @@ def test_a_damaged_embedded_secrets_file_is_named(tmp_path, monkeypatch, capsys,
     assert main(["portal", "add", "acme"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and words in err and "fairgrid.secrets.toml" in err, err
+
+
+@pytest.mark.parametrize("name", ["fairgrid.2024-05-01T03:00.duckdb", "t-1:x.duckdb",
+                                  "a.b:c.duckdb"])
+def test_a_storage_path_with_a_colon_that_names_a_file_is_taken(tmp_path, monkeypatch,
+                                                                 name):
+    """Only what DuckDB does not open as a file is refused: a colon in a file name is
+    fine (DuckDB opens these three as plain files)."""
+    from fairgrid.daemon.store import connect
+
+    monkeypatch.chdir(tmp_path)
+    connect(name).close()
+    assert (tmp_path / name).exists()
+    settings, _ = load_settings(None, {"FAIRGRID_STORAGE_PATH": name}, generate=False)
+    assert settings.storage_path == name
+
+
+@pytest.mark.parametrize("name", ["", " ", ":memory:", ":memory:x", "md:fairgrid",
+                                  "MotherDuck:x", "s3://bucket/fairgrid.duckdb"])
+def test_a_storage_path_that_names_no_file_is_refused(name):
+    with pytest.raises(SettingsError, match="storage.path must name a database file"):
+        load_settings(None, {"FAIRGRID_STORAGE_PATH": name}, generate=False)
+
+
+def test_a_tab_separated_cron_is_taken(tmp_path):
+    """crontab fields are split on white space, tabs included."""
+    settings, _ = load_settings(None, {"FAIRGRID_STORAGE_PATH": str(tmp_path / "f.duckdb"),
+                                       "FAIRGRID_NIGHTLY_CRON": "0\t3 * * *"},
+                                generate=False)
+    assert settings.nightly_cron.split() == ["0", "3", "*", "*", "*"]
