@@ -4,6 +4,7 @@ library only, so that no command needs aiohttp to run."""
 
 from __future__ import annotations
 
+import http.client
 import json
 import urllib.error
 import urllib.parse
@@ -73,17 +74,35 @@ class DaemonClient:
                                      headers=headers)
         try:
             with urllib.request.urlopen(req, timeout=self._timeout) as resp:
-                return resp.status, json.loads(resp.read() or b"{}")
+                return resp.status, self._document(resp.read())
         except urllib.error.HTTPError as exc:
             try:
                 doc = json.loads(exc.read() or b"{}")
-            except ValueError:
+            except (ValueError, http.client.HTTPException, OSError):  # cut short, say
+                doc = {}
+            if not isinstance(doc, dict):
                 doc = {}
             doc.setdefault("error", exc.reason)
             return exc.code, doc
         except (urllib.error.URLError, ConnectionError):
             # nothing listens there (a config's port 0 included): no daemon answers
             return None
+        except http.client.HTTPException as exc:
+            # something listens, but speaks no HTTP (or hung up): another service
+            raise CliError(f"what answers at {self.base_url} is no fairgrid daemon: "
+                           f"{type(exc).__name__}") from None
+
+    def _document(self, raw: bytes) -> dict:
+        """A success's JSON object; CliError naming the address for anything else (a
+        web page, another service's JSON: the port of something that is not fairgrid)."""
+        try:
+            doc = json.loads(raw or b"{}")
+        except ValueError:
+            doc = None
+        if not isinstance(doc, dict):
+            raise CliError(f"what answers at {self.base_url} is no fairgrid daemon: its "
+                           "answer is not a JSON object")
+        return doc
 
     def get(self, path: str) -> dict | None:
         """GET a route: its JSON, None when no daemon answers, CliError on an error."""
