@@ -249,9 +249,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
         from fairgrid.daemon.store import StoreError
         from fairgrid.daemon.store.backups import write_backup
         from fairgrid.daemon.store.connection import connect as open_db
-        from fairgrid.daemon.store.database import erase_again
-        from fairgrid.daemon.store.erasure import ErasedPlayers
-        from fairgrid.daemon.store.repository import lifecycle
+        from fairgrid.daemon.store.database import erase_again, open_erased
         from fairgrid.daemon.web.lifecycle import backup_dir
 
         _database_file(settings)    # a path nobody made is refused, not made empty
@@ -266,8 +264,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
             into.mkdir(parents=True, exist_ok=True)  # once the file opened
             # as the daemon's start does: a backup restored over the file may hold people
             # erased since, and this copy must not carry them on
-            erase_again(con, ErasedPlayers.open(settings.storage_path,
-                                                lifecycle.erased_digests(con)))
+            erase_again(con, open_erased(con, settings.storage_path))
             rows = write_backup(con.cursor(), target)
         except (StoreError, duckdb.Error) as exc:
             raise CliError(str(exc).splitlines()[0]) from None

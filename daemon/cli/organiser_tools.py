@@ -343,9 +343,7 @@ def _recompute_file(settings, progress) -> dict:
 
     from fairgrid.daemon.ingest import moves_of
     from fairgrid.daemon.store import StoreError, connect
-    from fairgrid.daemon.store.database import erase_again
-    from fairgrid.daemon.store.erasure import ErasedPlayers
-    from fairgrid.daemon.store.repository import lifecycle
+    from fairgrid.daemon.store.database import erase_again, open_erased
     from fairgrid.daemon.store.repository import nightly as nightly_sql
     from fairgrid.daemon.work.nightly import JOB, run_nightly
     from fairgrid.daemon.work.nightly_db import direct_db
@@ -361,7 +359,7 @@ def _recompute_file(settings, progress) -> dict:
         # as the daemon's start does: a backup restored over the file may hold people
         # erased since, whom the job must neither fit nor re-score
         try:
-            erase_again(con, ErasedPlayers.open(path, lifecycle.erased_digests(con)))
+            erase_again(con, open_erased(con, path))
             # the file is this process's alone: a run it shows running was killed
             nightly_sql.abandon_running(con, JOB)
         except (StoreError, duckdb.Error) as exc:

@@ -74,6 +74,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except StoreError as exc:
         raise CliError(str(exc)) from None
     except OSError as exc:
+        if exc.filename is not None:  # a file the start needed, not the socket
+            raise CliError(f"cannot use {exc.filename}: {exc.strerror or exc}") from None
         raise CliError(f"cannot listen on {settings.server_host}:{settings.server_port}: "
                        f"{exc.strerror}") from None
     return 0

@@ -62,6 +62,16 @@ class _Gate:
                 self._cond.notify_all()
 
 
+def open_erased(con, path: str) -> ErasedPlayers:
+    """The erased people of the database at ``path`` (``con`` on it), its erasure key
+    checked against the one its erasures were made with (``ErasedPlayers.open``), and
+    that key's fingerprint kept in it. Run where :func:`erase_again` may run."""
+    erased = ErasedPlayers.open(path, lifecycle_sql.erased_digests(con),
+                                lifecycle_sql.erasure_fingerprint(con))
+    lifecycle_sql.keep_fingerprint(con, erased.fingerprint)
+    return erased
+
+
 def erase_again(con, erased: ErasedPlayers) -> int:
     """Erase anyone the list file names and the database still holds (a backup from
     before their erasure was restored over it), and list in the database whom only the
@@ -106,16 +116,18 @@ class Store:
         self._threads = threads
         self._open_args = (checkpoint_mb, memory_limit_mb, threads, moves_of)
         self._gate = _Gate()
-        for suffix in (files.REWRITING, files.RESTORING):  # what a kill left half made
-            files.remove_leftovers(Path(path).resolve().parent, Path(path).name + suffix)
         self._con = self._open()
         try:
-            self.erased = ErasedPlayers.open(path, lifecycle_sql.erased_digests(self._con))
+            # what a kill left half made, once the file's lock is this process's: a
+            # second daemon refused by the lock must not take a running one's copy
+            for suffix in (files.REWRITING, files.RESTORING):
+                files.remove_leftovers(Path(path).resolve().parent, Path(path).name + suffix)
+            self.erased = open_erased(self._con, path)
             self._erase_again()
             if lifecycle_sql.needs_rewrite(self._con):
                 log.info("rewriting %s: an erasure's deleted rows may still lie in it", path)
                 self._swap_file()
-        except duckdb.Error as exc:
+        except (duckdb.Error, OSError) as exc:
             self._con.close()
             raise StoreError(f"cannot open the database {path}: {exc}") from exc
         except BaseException:
@@ -131,8 +143,12 @@ class Store:
 
     def _open(self) -> duckdb.DuckDBPyConnection:
         con = connect(self.path, *self._open_args)
-        for path in (self.path, files.wal_of(self.path)):
-            files.make_private(path)  # one an older fairgrid made 0644
+        try:
+            for path in (self.path, files.wal_of(self.path)):
+                files.make_private(path)  # one an older fairgrid made 0644
+        except OSError as exc:  # another user's file: named, not a failure to listen
+            con.close()
+            raise StoreError(f"cannot open the database {self.path}: {exc}") from exc
         return con
 
     def _erase_again(self) -> None:
@@ -144,7 +160,11 @@ class Store:
         copy, durably renamed over the file, and the file reopened. Writes and reads
         wait for its length, that of a backup; StoreError when it fails (the old file
         stays in use, and the rewrite is done again at the next start)."""
-        self.writer.exclusive(self._rewrite).result()
+        try:
+            self.writer.exclusive(self._rewrite).result()
+        except OSError as exc:  # the copy's file gone or the disk full: a store error
+            raise StoreError(f"the database {self.path} could not be rewritten: {exc}"
+                             ) from exc
 
     def _rewrite(self) -> None:  # on the writer thread
         with self._gate.exclusive():

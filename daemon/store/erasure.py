@@ -19,6 +19,7 @@ the set is not empty.
 
 from __future__ import annotations
 
+import errno
 import hmac
 import os
 import secrets
@@ -50,6 +51,7 @@ class ErasedPlayers:
 
     def __init__(self, key: bytes, digests: set[str], path: Path):
         self._key = key
+        self.fingerprint = fingerprint(key)
         self._digests = set(digests)
         self._path = path
         self._lock = threading.Lock()  # appends to the list file, one at a time
@@ -57,11 +59,23 @@ class ErasedPlayers:
         self.only_in_file: set[str] = set()
 
     @classmethod
-    def open(cls, db_path: str, in_database: set[str]) -> "ErasedPlayers":
+    def open(cls, db_path: str, in_database: set[str],
+             made_with: str | None = None) -> "ErasedPlayers":
         """The key (made on first use) and every digest of the list file and of
         ``in_database``; the file is brought up to the union. StoreError when digests
-        exist but the key does not: without it no one would match them, and an erased
-        person's solves would be accepted again."""
+        exist but the key does not, or when the database's digests were made with
+        another key (``made_with``: that key's :func:`fingerprint`, as the database
+        stores it): no one would match them, and an erased person's solves would be
+        accepted again."""
+        try:
+            return cls._open(db_path, in_database, made_with)
+        except OSError as exc:  # no room for a new key, a file root made unreadable
+            raise StoreError(f"the erasure key or list beside {db_path} cannot be used: "
+                             f"{exc.strerror or exc}: {exc.filename}") from None
+
+    @classmethod
+    def _open(cls, db_path: str, in_database: set[str],
+              made_with: str | None) -> "ErasedPlayers":
         kpath, lpath = key_path(db_path), list_path(db_path)
         in_file = read_list(lpath)
         if not kpath.exists():
@@ -74,6 +88,11 @@ class ErasedPlayers:
         make_private(kpath)
         make_private(lpath)
         key = _read_key(kpath)
+        if in_database and made_with is not None and made_with != fingerprint(key):
+            raise StoreError(
+                f"the erasure key {kpath} is not the key the database's {len(in_database)} "
+                "erasure(s) were made with: put back the key from where the database came "
+                "from (with this one their solves would be accepted again)")
         out = cls(key, in_file | in_database, lpath)
         missing = sorted(in_database - in_file)
         if missing:
@@ -122,6 +141,11 @@ class ErasedPlayers:
                 fsync_dir(self._path.parent)
 
 
+def fingerprint(key: bytes) -> str:
+    """What tells one erasure key from another, and nothing about the ids it digests."""
+    return hmac.digest(key, b"fairgrid erasure key", "sha256").hex()[:32]
+
+
 def _digest(key: bytes, portal: str, player_id: str) -> str:
     return hmac.digest(key, f"{portal}\x1f{player_id}".encode(), "sha256").hex()
 
@@ -147,14 +171,51 @@ def undone(db_path: str, in_database: set[str],
 
 
 def _create_key(path: Path) -> None:
+    """A new key, whole or not at all: written and fsynced under a name of its own, then
+    linked into place (never over a key another process made meanwhile). A disk with no
+    room leaves no key, not an empty one that would refuse every later start."""
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = (secrets.token_hex(32) + "\n").encode()
+    part = path.with_name(f"{path.name}.{os.getpid()}.new")
+    fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, stat.S_IRUSR | stat.S_IWUSR)
+    try:
+        try:
+            if os.write(fd, text) != len(text):
+                raise OSError(errno.ENOSPC, "the erasure key was written short", str(part))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        try:
+            os.link(part, path)
+        except FileExistsError:
+            pass    # another process made it first: that one is the key
+        except OSError as exc:
+            if exc.errno not in NO_LINKS:
+                raise
+            _create_in_place(path, text)
+    finally:
+        part.unlink(missing_ok=True)
+    fsync_dir(path.parent)
+
+
+# what link() answers on file systems without hard links (vfat, exFAT, some CIFS/FUSE)
+NO_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV,
+                      errno.ENOSYS})
+
+
+def _create_in_place(path: Path, text: bytes) -> None:
+    """The key written where it belongs (no hard links here), removed again when the
+    write falls short."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
     try:
-        os.write(fd, (secrets.token_hex(32) + "\n").encode())
+        if os.write(fd, text) != len(text):
+            raise OSError(errno.ENOSPC, "the erasure key was written short", str(path))
         os.fsync(fd)
-    finally:
+    except BaseException:
         os.close(fd)
-    fsync_dir(path.parent)
+        path.unlink(missing_ok=True)
+        raise
+    os.close(fd)
 
 
 def _read_key(path: Path) -> bytes:

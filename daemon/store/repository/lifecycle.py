@@ -128,6 +128,21 @@ def erased_digests(cur) -> set[str]:
     return {d for (d,) in cur.execute("SELECT digest FROM erased_players").fetchall()}
 
 
+def erasure_fingerprint(cur) -> str | None:
+    """The fingerprint of the erasure key the database's erasures were made with (None:
+    not known, a file from before it was kept)."""
+    if "erasure_key" not in _tables(cur):
+        return None
+    row = cur.execute("SELECT fingerprint FROM erasure_key WHERE id = 1").fetchone()
+    return None if row is None else row[0]
+
+
+def keep_fingerprint(con, fingerprint: str) -> None:
+    """Store the fingerprint of the erasure key in use (a write only when it changed)."""
+    if erasure_fingerprint(con) != fingerprint and "erasure_key" in _tables(con):
+        con.execute("INSERT OR REPLACE INTO erasure_key VALUES (1, ?)", [fingerprint])
+
+
 def players(cur) -> list[tuple[str, str]]:
     """Every (portal, player id) with a solve or a skill rating stored."""
     return cur.execute("SELECT portal, player_id FROM submissions UNION "
