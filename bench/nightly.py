@@ -1,12 +1,14 @@
 """The nightly job at scale: 10,000 puzzles, 50,000 players, 1,000,000 submissions.
 
     python bench/nightly.py [--puzzles 10000] [--players 50000] [--submissions 1000000]
+                            [--portals 1]
 
 Builds a DuckDB file with simulated data of known truth — puzzle difficulty
 ``d_j = μ + p_j + δ_j`` around a metric-based prior ``p_j``, player skill ``s_i``, times
 ``log t = d_j − s_i + N(0, 0.3)``, each solve's full move log (49 placements, in an order
 scattered around the puzzle's own order) and its score with the season facts the players'
-verdicts read, 1 % of solves flagged (too fast) — then runs ``fairgrid recompute`` on
+verdicts read, 1 % of solves flagged (too fast), the players spread over ``--portals``
+portals that share every puzzle (each then gets its own difficulty of each) — then runs ``fairgrid recompute`` on
 the file in a child process and prints its wall time, the peak memory of its largest
 process (RSS), the seconds of each stage, and how well the fit recovered the truth.
 Targets: ≤ 5 minutes, ≤ 4 GiB, correlation with the true difficulty ≥ 0.95.
@@ -31,7 +33,8 @@ EASY = "003020600900305001001806400008102900700000008006708200002609500800203009
 SOLUTION = "483921657967345821251876493548132976729564138136798245372689514814253769695417382"
 
 
-def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0) -> dict:
+def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0,
+          n_portals: int = 1) -> dict:
     from fairgrid.analytics.expected_time import load_default
     from fairgrid.daemon.store import connect
 
@@ -77,6 +80,9 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
     pop = rng.pareto(1.2, n_puzzles) + 1
     puzzle_of = rng.choice(n_puzzles, n_subs, p=pop / pop.sum())
     player_of = rng.integers(0, n_players, n_subs)
+    names = np.array(["demo"] if n_portals == 1 else [f"portal{q}" for q in range(n_portals)],
+                     dtype=object)
+    portal_of = names[player_of % n_portals]
     log_t = true_d[puzzle_of] - skill[player_of] + rng.normal(0, 0.3, n_subs)
     flagged = rng.random(n_subs) < 0.01
     log_t[flagged] -= 2.0  # copiers: far too fast
@@ -86,7 +92,7 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
         hi = min(lo + chunk, n_subs)
         k = np.arange(lo, hi)
         con.register("subs", {
-            "sub_key": k, "portal": np.full(k.size, "demo", dtype=object),
+            "sub_key": k, "portal": portal_of[lo:hi],
             "submission_id": np.array([f"s{x}" for x in k], dtype=object),
             "player_id": np.array([f"u{x:05d}" for x in player_of[lo:hi]], dtype=object),
             "puzzle_id": ids[puzzle_of[lo:hi]],
@@ -112,11 +118,13 @@ def build(path: Path, n_puzzles: int, n_players: int, n_subs: int, seed: int = 0
             "digit": digits[order].reshape(-1), "note": np.zeros(k.size * empty.size, bool)})
         con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM mv")
         con.unregister("mv")
-        _scores(con, k, prior[puzzle_of[lo:hi]], log_t[lo:hi], flagged[lo:hi], now, rng)
+        _scores(con, k, portal_of[lo:hi], prior[puzzle_of[lo:hi]], log_t[lo:hi],
+                flagged[lo:hi], now, rng)
     fk = np.flatnonzero(flagged)
-    con.register("fl", {"submission_id": np.array([f"s{x}" for x in fk], dtype=object)})
+    con.register("fl", {"submission_id": np.array([f"s{x}" for x in fk], dtype=object),
+                        "portal": portal_of[fk]})
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
-                "SELECT 'demo', submission_id, ?, 'open', '[]' FROM fl", [now])
+                "SELECT portal, submission_id, ?, 'open', '[]' FROM fl", [now])
     con.unregister("fl")
     # every solve's moves are stored (what the writer records as it stores them)
     con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
@@ -155,16 +163,16 @@ def _facts(prior, log_t, flagged, rng) -> list[str]:
     return out
 
 
-def _scores(con, k, prior, log_t, flagged, now, rng) -> None:
+def _scores(con, k, portal, prior, log_t, flagged, now, rng) -> None:
     """A score per solve, holding its season facts (the evidence itself is left out: the
     nightly job reads the facts, which is what its verdicts stage costs at scale)."""
     facts = _facts(prior, log_t, flagged, rng)
     p = np.array([json.loads(f)["p_value"] for f in facts])
     con.register("sc", {"submission_id": np.array([f"s{x}" for x in k], dtype=object),
-                        "p_value": p, "flagged": flagged,
+                        "portal": portal, "p_value": p, "flagged": flagged,
                         "facts": np.array(facts, dtype=object)})
     con.execute("INSERT INTO scores (portal, submission_id, scored_at, anomaly, p_value, "
-                "flagged, evidence, season_facts) SELECT 'demo', submission_id, ?, "
+                "flagged, evidence, season_facts) SELECT portal, submission_id, ?, "
                 "-ln(p_value + 1e-12), p_value, flagged, '{}', facts FROM sc", [now])
     con.unregister("sc")
 
@@ -174,6 +182,8 @@ def main() -> int:
     ap.add_argument("--puzzles", type=int, default=10_000)
     ap.add_argument("--players", type=int, default=50_000)
     ap.add_argument("--submissions", type=int, default=1_000_000)
+    ap.add_argument("--portals", type=int, default=1,
+                    help="portals the players are spread over (sharing every puzzle)")
     ap.add_argument("--dir", default=None, help="where to build the database (default: a temp dir)")
     args = ap.parse_args()
     import duckdb
@@ -184,9 +194,10 @@ def main() -> int:
     for f in (db, Path(str(db) + ".wal")):
         f.unlink(missing_ok=True)
     t0 = time.perf_counter()
-    truth = build(db, args.puzzles, args.players, args.submissions)
+    truth = build(db, args.puzzles, args.players, args.submissions, n_portals=args.portals)
     print(f"built {db} ({db.stat().st_size / 2**20:,.0f} MB) in {time.perf_counter() - t0:.0f} s:"
-          f" {args.puzzles:,} puzzles, {args.players:,} players, {args.submissions:,} solves "
+          f" {args.puzzles:,} puzzles, {args.players:,} players on {args.portals} portal(s), "
+          f"{args.submissions:,} solves "
           f"({truth['flagged']:,} flagged), {args.submissions * 49:,} moves")
     cfg = tmp / "bench.toml"
     cfg.write_text(f'[server]\nport = 1\n[storage]\npath = "{db}"\n'
@@ -206,6 +217,8 @@ def main() -> int:
                          [summary["run_id"]]).fetchall())
     s = dict(con.execute("SELECT player_id, skill FROM player_ratings WHERE run_id = ?",
                          [summary["run_id"]]).fetchall())
+    pairs = con.execute("SELECT count(*) FROM puzzle_portal_ratings WHERE run_id = ?",
+                        [summary["run_id"]]).fetchone()[0]
     solves = dict(con.execute("SELECT puzzle_id, solves FROM puzzle_ratings WHERE run_id = ?",
                               [summary["run_id"]]).fetchall())
     con.close()
@@ -219,6 +232,7 @@ def main() -> int:
     print(f"  difficulty: correlation with the truth {np.corrcoef(fitted_d, truth['true_d'])[0, 1]:.4f}"
           f" (target >= 0.95); puzzles with < 20 solves: "
           f"{np.corrcoef(fitted_d[n < 20], truth['true_d'][n < 20])[0, 1]:.4f} ({int((n < 20).sum())})")
+    print(f"  each portal's own difficulty of a shared puzzle: {pairs:,} rows")
     print(f"  skill: correlation with the truth {np.corrcoef(fitted_s[ok], truth['skill'][ok])[0, 1]:.4f}"
           f" ({int(ok.sum()):,} players)")
     print("  stages and rows: " + json.dumps({k: v for k, v in summary.items()
