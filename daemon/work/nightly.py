@@ -13,7 +13,8 @@
    difficulties, with every metric's correlation with the median human time;
 4. **consensus** (``analytics.consensus``): the median fill rank per cell and its spread
    over the unflagged solves of every puzzle with at least ``nightly.min_solves``
-   solves, and the null of each solve's correlation with it; per-level honest nulls
+   solves (a portal counting at most as many as all the others together), and the
+   null of each solve's correlation with it; per-level honest nulls
    from a seeded sample of real solves;
 5. **write** everything in **one transaction** that also points ``current_rating`` at the
    new run and marks the solves of the last ``nightly.rescore_days`` days ``rescore``: a

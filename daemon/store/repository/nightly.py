@@ -191,11 +191,21 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
     solve filled it. For a complete solve the last move on each cell places its final,
     correct digit, so the fill order is the order of each cell's last move (ties by
     sequence). Columns puzzle_id, sub_key, cell, r, ncells (the puzzle's cells: its
-    solution has one symbol a cell), sorted by puzzle."""
+    solution has one symbol a cell), sorted by puzzle.
+
+    Of a puzzle several portals solved, a portal counts at most as many solves (its
+    first) as every other portal together: one portal's many solves in an order of its
+    own do not make the order every portal's players are compared with."""
     return cur.execute(
         f"WITH e AS ({ELIGIBLE} AND s.puzzle_id BETWEEN ? AND ?), "
-        "big AS (SELECT puzzle_id FROM e GROUP BY puzzle_id HAVING count(*) >= ?), "
-        "es AS (SELECT e.sub_key, e.puzzle_id FROM e JOIN big USING (puzzle_id)), "
+        "counted AS (SELECT sub_key, puzzle_id, row_number() OVER (PARTITION BY "
+        "puzzle_id, portal ORDER BY sub_key) AS k, count(*) OVER (PARTITION BY "
+        "puzzle_id, portal) AS mine, count(*) OVER (PARTITION BY puzzle_id) AS every "
+        "FROM e), "
+        "capped AS (SELECT sub_key, puzzle_id FROM counted "
+        "WHERE mine = every OR k <= every - mine), "
+        "big AS (SELECT puzzle_id FROM capped GROUP BY puzzle_id HAVING count(*) >= ?), "
+        "es AS (SELECT c.sub_key, c.puzzle_id FROM capped c JOIN big USING (puzzle_id)), "
         "last AS (SELECT m.sub_key, m.cell, max(m.seq) AS seq, arg_max(m.t_ms, m.seq) AS t "
         "FROM moves m JOIN es USING (sub_key) WHERE NOT m.note GROUP BY m.sub_key, m.cell) "
         "SELECT es.puzzle_id, l.sub_key, l.cell, "

@@ -4,6 +4,7 @@ leaked solution. Real DuckDB file, real nightly job, scoring's own read."""
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timedelta, timezone
 
@@ -163,3 +164,35 @@ def test_a_slow_portal_does_not_make_another_portals_players_look_quick_on_new_p
     shift = per_portal - alone
     assert shift < math.log(1.10), \
         f"demo's honest players are expected to take {math.exp(shift):.2f}x as long"
+
+
+def test_one_portals_many_solves_do_not_set_the_order_everyone_is_compared_with(tmp_path):
+    """demo's 60 players fill p00 row by row; a second portal sends 150 solves of it in
+    the reverse order. A portal counts at most as many solves of a puzzle as every other
+    portal together, so the consensus order is not the second portal's."""
+    from scipy.stats import spearmanr
+
+    from ..helpers import EASY_SOLUTION, EMPTY
+
+    con, _ = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    _add_solves(con, "rogue", [(f"r{b:03d}", 0, 5.0) for b in range(150)])
+    keys = [k for (k,) in con.execute("SELECT sub_key FROM submissions WHERE portal = "
+                                      "'rogue' ORDER BY sub_key").fetchall()]
+    order = list(reversed(EMPTY))
+    con.executemany("INSERT INTO moves VALUES (?, ?, ?, ?, ?, false)",
+                    [(k, seq, 1000 * (seq + 1), c, int(EASY_SOLUTION[c]))
+                     for k in keys for seq, c in enumerate(order)])
+    con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+    ranks, spread = con.execute("SELECT consensus_fill_rank, consensus_fill_spread FROM "
+                                "puzzle_ratings WHERE run_id = ? AND puzzle_id = 'p00'",
+                                [run_id]).fetchone()
+    consensus = [json.loads(ranks)[c] for c in EMPTY]
+    # one pooled median would be rogue's reverse order exactly (rho -1 with row order),
+    # with a null scoring would judge demo's players by; capped, the two orders weigh
+    # alike and the consensus has no order to judge by (scoring leaves it out)
+    if len(set(consensus)) == 1:
+        assert json.loads(spread)["null"] is None
+    else:
+        assert spearmanr(consensus, range(len(EMPTY)))[0] > -0.5
