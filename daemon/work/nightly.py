@@ -317,22 +317,24 @@ class Fits:
 
 def _fit(loaded: Loaded, lambda_puzzle: float, lambda_player: float, executor) -> Fits:
     """The fit stage: each puzzle type's fit (one task each on ``executor``), joined."""
-    by_type = _fit_by_type(loaded, lambda_puzzle, lambda_player, executor)
+    names, portal = _portals(loaded)
+    by_type = _fit_by_type(loaded, lambda_puzzle, lambda_player, executor, portal)
     difficulty, skill = _join_fits(by_type, loaded)
-    return Fits(by_type, difficulty, skill, _portal_pairs(by_type, loaded))
+    return Fits(by_type, difficulty, skill, _portal_pairs(by_type, loaded, names))
 
 
 def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
-                 executor) -> dict[str, Fit]:
+                 executor, portal: np.ndarray) -> dict[str, Fit]:
     """One fit per puzzle type (Sudoku's always, if empty), each on its own puzzles and
     players, so that a player's skill at one type says nothing of another. A type's
     puzzle shrinkage scales with how sure its prior is: Sudoku's calibrated prior gets
     ``lambda_puzzle``, a prior ``k`` times as wide ``1/k²`` of it. Each solve's portal
-    is its group: a portal's own difficulty of a shared puzzle is shrunk towards the
-    fit's by ``lambda_puzzle`` solves whatever the type (``fit_ratings``)."""
+    (``portal``: each player's portal's code, :func:`_portals`) is its group: a portal's
+    own difficulty of a shared puzzle is shrunk towards the fit's by ``lambda_puzzle``
+    solves whatever the type (``fit_ratings``)."""
     fits = {}
     types = loaded.types
-    portal_of_solve = _portal_codes(loaded)[loaded.i]
+    portal_of_solve = portal[loaded.i]
     for type_name in [CALIBRATED] + sorted(set(types.tolist()) - {CALIBRATED}):
         pz = np.flatnonzero(types == type_name)
         pl = np.flatnonzero(loaded.player_types == type_name)
@@ -359,7 +361,7 @@ class FitTask(NamedTuple):
     n_players: int
     lambda_puzzle: float
     lambda_player: float
-    portal: np.ndarray              # per solve: its portal's code (:func:`_portal_codes`)
+    portal: np.ndarray              # per solve: its portal's code (:func:`_portals`)
     lambda_portal: float
     prior_sd: np.ndarray            # per puzzle of the type: how sure its prior is
 
@@ -371,18 +373,18 @@ def _fit_one(task: FitTask) -> Fit:
                        prior_sd=task.prior_sd)
 
 
-def _portal_codes(loaded: Loaded) -> np.ndarray:
-    """Per player loaded: its portal's index among the portals' names, sorted."""
-    names = np.array([p.portal for p in loaded.players], dtype=object)
-    if names.size == 0:
-        return np.zeros(0, np.int64)
-    return np.unique(names, return_inverse=True)[1].ravel().astype(np.int64)
+def _portals(loaded: Loaded) -> tuple[list[str], np.ndarray]:
+    """The portals' names, sorted, and per player loaded its portal's index among them."""
+    names, code = np.unique(np.array([p.portal for p in loaded.players], dtype=object),
+                            return_inverse=True)
+    return names.tolist(), code.ravel().astype(np.int64)
 
 
-def _portal_pairs(fits: dict[str, Fit], loaded: Loaded) -> list[tuple[int, str, float, int]]:
+def _portal_pairs(fits: dict[str, Fit], loaded: Loaded,
+                  names: list[str]) -> list[tuple[int, str, float, int]]:
     """Each (puzzle, portal) a fit priced on its own, as (the puzzle's index loaded,
-    the portal, its difficulty there, its solves there)."""
-    names = sorted({p.portal for p in loaded.players})
+    the portal, its difficulty there, its solves there); ``names``: the portals by code
+    (:func:`_portals`)."""
     out = []
     for type_name, fit in fits.items():
         pz = np.flatnonzero(loaded.types == type_name)

@@ -291,7 +291,7 @@ def test_load_indexes_each_solve_by_its_puzzle_and_player(tmp_path):
 def test_the_fit_stage_fits_each_type_on_its_own_puzzles_and_players(tmp_path):
     from dataclasses import replace
 
-    from fairgrid.daemon.work.nightly import _fit, _fit_by_type, _load
+    from fairgrid.daemon.work.nightly import _fit, _fit_by_type, _load, _portals
 
     con, _ = build(tmp_path / "n.duckdb", puzzles=8, players=20)
     _add_nurikabe(con, {f"u{i:03d}": 0.1 * i for i in range(10)}, np.random.default_rng(1),
@@ -309,7 +309,8 @@ def test_the_fit_stage_fits_each_type_on_its_own_puzzles_and_players(tmp_path):
     # Nurikabe's prior (sd 1.0) is far less sure than Sudoku's: its puzzles are shrunk
     # towards it far less than they would be were it as sure
     sure = replace(loaded, prior_sd=np.full(len(loaded.ids), loaded.shipped.residual_sd))
-    as_sure = _fit_by_type(sure, s.nightly_lambda_puzzle, s.nightly_lambda_player, None)
+    as_sure = _fit_by_type(sure, s.nightly_lambda_puzzle, s.nightly_lambda_player, None,
+                           _portals(sure)[1])
     wide = np.abs(fits.by_type["nurikabe"].delta).sum()
     assert wide > 1.2 * np.abs(as_sure["nurikabe"].delta).sum()
     assert as_sure["sudoku"].delta.tolist() == fits.sudoku.delta.tolist()
