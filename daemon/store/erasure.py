@@ -180,9 +180,7 @@ def _create_key(path: Path) -> None:
     fd = os.open(part, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, stat.S_IRUSR | stat.S_IWUSR)
     try:
         try:
-            if os.write(fd, text) != len(text):
-                raise OSError(errno.ENOSPC, "the erasure key was written short", str(part))
-            os.fsync(fd)
+            _write_whole(fd, text, part)
         finally:
             os.close(fd)
         try:
@@ -208,14 +206,20 @@ def _create_in_place(path: Path, text: bytes) -> None:
     write falls short."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
     try:
-        if os.write(fd, text) != len(text):
-            raise OSError(errno.ENOSPC, "the erasure key was written short", str(path))
-        os.fsync(fd)
+        _write_whole(fd, text, path)
     except BaseException:
         os.close(fd)
         path.unlink(missing_ok=True)
         raise
     os.close(fd)
+
+
+def _write_whole(fd: int, text: bytes, path: Path) -> None:
+    """``text`` written to ``fd`` (the key file ``path``) and fsynced; ENOSPC when the
+    write falls short (no room left)."""
+    if os.write(fd, text) != len(text):
+        raise OSError(errno.ENOSPC, "the erasure key was written short", str(path))
+    os.fsync(fd)
 
 
 def _read_key(path: Path) -> bytes:
