@@ -66,9 +66,9 @@ def open_erased(con, path: str) -> ErasedPlayers:
     """The erased people of the database at ``path`` (``con`` on it), its erasure key
     checked against the one its erasures were made with (``ErasedPlayers.open``), and
     that key's fingerprint kept in it. Run where :func:`erase_again` may run."""
-    erased = ErasedPlayers.open(path, lifecycle_sql.erased_digests(con),
-                                lifecycle_sql.erasure_fingerprint(con))
-    lifecycle_sql.keep_fingerprint(con, erased.fingerprint)
+    stored = lifecycle_sql.erasure_fingerprint(con)
+    erased = ErasedPlayers.open(path, lifecycle_sql.erased_digests(con), stored)
+    lifecycle_sql.keep_fingerprint(con, erased.fingerprint, stored)
     return erased
 
 

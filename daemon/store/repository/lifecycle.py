@@ -137,9 +137,10 @@ def erasure_fingerprint(cur) -> str | None:
     return None if row is None else row[0]
 
 
-def keep_fingerprint(con, fingerprint: str) -> None:
-    """Store the fingerprint of the erasure key in use (a write only when it changed)."""
-    if erasure_fingerprint(con) != fingerprint and "erasure_key" in _tables(con):
+def keep_fingerprint(con, fingerprint: str, stored: str | None) -> None:
+    """Store the fingerprint of the erasure key in use, where it is not ``stored`` (what
+    :func:`erasure_fingerprint` read) and the schema has the table."""
+    if stored != fingerprint and "erasure_key" in _tables(con):
         con.execute("INSERT OR REPLACE INTO erasure_key VALUES (1, ?)", [fingerprint])
 
 
