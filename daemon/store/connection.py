@@ -14,6 +14,7 @@ from .errors import StoreError, StoreLockedError, is_lock_error
 from .moves import move_columns
 from .records import utc_now
 from .repository import ingest as sql
+from .repository.lifecycle import table_names
 
 log = logging.getLogger("fairgrid.store")
 
@@ -125,9 +126,7 @@ def refuse_newer(version: int | None, what: str, verb: str) -> None:
 def _migrate(con, path: str) -> None:
     """Apply the migrations the database has not had yet, each in its own transaction."""
     try:
-        tables = {t for (t,) in con.execute(
-            "SELECT table_name FROM duckdb_tables() WHERE database_name = "
-            "current_database()").fetchall()}
+        tables = set(table_names(con, every_schema=True))
         if tables and "schema_version" not in tables:
             raise StoreError(f"the database {path} holds tables but no fairgrid schema "
                              f"version: another program's file, not fairgrid's (check "

@@ -123,7 +123,7 @@ def remember_erased(con, digests: list[str], now: datetime) -> None:
 def erased_digests(cur) -> set[str]:
     """The erased people the database remembers; none in a file of a schema older than
     the list (a backup restored, or read, before any start migrated it)."""
-    if "erased_players" not in _tables(cur):
+    if "erased_players" not in table_names(cur):
         return set()
     return {d for (d,) in cur.execute("SELECT digest FROM erased_players").fetchall()}
 
@@ -131,7 +131,7 @@ def erased_digests(cur) -> set[str]:
 def erasure_fingerprint(cur) -> str | None:
     """The fingerprint of the erasure key the database's erasures were made with (None:
     not known, a file from before it was kept)."""
-    if "erasure_key" not in _tables(cur):
+    if "erasure_key" not in table_names(cur):
         return None
     row = cur.execute("SELECT fingerprint FROM erasure_key WHERE id = 1").fetchone()
     return None if row is None else row[0]
@@ -140,7 +140,7 @@ def erasure_fingerprint(cur) -> str | None:
 def keep_fingerprint(con, fingerprint: str, stored: str | None) -> None:
     """Store the fingerprint of the erasure key in use, where it is not ``stored`` (what
     :func:`erasure_fingerprint` read) and the schema has the table."""
-    if stored != fingerprint and "erasure_key" in _tables(con):
+    if stored != fingerprint and "erasure_key" in table_names(con):
         con.execute("INSERT OR REPLACE INTO erasure_key VALUES (1, ?)", [fingerprint])
 
 
@@ -202,16 +202,19 @@ def copy_database(cur, target: str, now: datetime) -> dict:
     return counts
 
 
-def _tables(cur) -> list[str]:
+def table_names(cur, every_schema: bool = False) -> list[str]:
+    """The tables of the open database, sorted: those of its ``main`` schema (fairgrid's),
+    or, with ``every_schema``, of any (what tells another program's file)."""
+    where = "" if every_schema else " AND schema_name = 'main'"
     return [t for (t,) in cur.execute(
-        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
-        "AND schema_name = 'main' ORDER BY table_name").fetchall()]
+        "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database()"
+        + where + " ORDER BY table_name").fetchall()]
 
 
 def table_counts(cur) -> dict[str, int]:
     """Rows of every table of the database (from DuckDB's metadata: cheap, but it reads
     no row; :func:`table_digests` reads them)."""
-    return {t: _count(cur, f'SELECT count(*) FROM "{t}"', []) for t in _tables(cur)}
+    return {t: _count(cur, f'SELECT count(*) FROM "{t}"', []) for t in table_names(cur)}
 
 
 ROW = "fairgrid_row__"  # no table has a column of this name
@@ -223,7 +226,7 @@ def table_digests(cur) -> dict[str, tuple[int, int]]:
     cut short still counts every row; hashing every row reads every block of the data,
     and a missing or damaged one raises duckdb.Error."""
     out = {}
-    for t in _tables(cur):
+    for t in table_names(cur):
         # the alias names the whole row; a column of that name would win over it
         n, digest = cur.execute(
             f'SELECT count(*), bit_xor(hash("{ROW}")) FROM "{t}" AS "{ROW}"').fetchone()
