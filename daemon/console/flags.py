@@ -227,10 +227,11 @@ async def review(request: web.Request, who: Principal) -> web.Response:
         history = await record_review(request, who, flag_id, state, note,
                                       seen=seen_state(form, FLAG_STATES))
     except Conflict as exc:
+        why = f"{exc} while you read it" if exc.field == "seen" else str(exc)
         return await _flag_page(
             request, who, flag_id, q, state=state, note=note or "", status=409,
-            notice=f"Not recorded: {exc} while you read it. Read it below; your decision "
-                   "and note are kept in the form.")
+            notice=f"Not recorded: {why}. Read it below; your decision and note are kept "
+                   "in the form.")
     if history is None:
         raise NotFound(f"There is no flag {flag_id}.")
     target = f"/ui/flags/{after}" if after else "/ui/flags"
@@ -260,6 +261,8 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
                               actor_name(who), datetime.now(timezone.utc), who.visible(),
                               changed)
     except Conflict as exc:
+        if exc.field != "seen":
+            return error_page(request, 409, f"Not recorded, none of them: {exc}.")
         return error_page(request, 409, "Not recorded, none of them: another decision was "
                           f"made while you read the queue ({exc}). Go back, reload "
                           "the queue and decide again.")

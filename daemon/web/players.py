@@ -54,7 +54,8 @@ async def review_player(request: web.Request) -> web.Response:
     person's decision on a player's verdict, as on a flag (organiser or admin within
     their portals, or an admin service token naming its ``actor``). Clearing remembers
     the solves the verdict judged: only other solves can flag the player again."""
-    d = await decision(request, sql.STATES)
+    d = await decision(request, sql.STATES,
+                       frozenset({"state", "note", "actor", "judged_at", "seen"}))
     portal, player = request.match_info["portal"], request.match_info["player_id"]
     history = (await review(request, d.who, portal, player, d.state, d.note, d.actor,
                             d.judged_at, d.seen)

@@ -113,18 +113,19 @@ class Decision:
     seen: str | None = None
 
 
-async def decision(request: web.Request, seen_states: Iterable[str] = ()) -> Decision:
-    """``{"state": "cleared"|"confirmed"|"open", "note", "actor", "judged_at", "seen"}``
-    from a caller who may review (a person's token or an admin service token: 403
-    otherwise); ``seen`` must be one of ``seen_states``; a 422 names a bad field."""
+async def decision(request: web.Request, seen_states: Iterable[str] = (),
+                   fields: frozenset[str] = frozenset({"state", "note", "actor", "seen"})
+                   ) -> Decision:
+    """``{"state": "cleared"|"confirmed"|"open", "note", "actor", "seen"}`` (and what
+    else ``fields`` names: a player's ``judged_at``) from a caller who may review (a
+    person's token or an admin service token: 403 otherwise); ``seen`` must be one of
+    ``seen_states``; a 422 names a bad or unknown field."""
     who = require_token(request, admin=False)
     if not who.can_review:
         raise AuthError("reviews need a person's token or an admin token; an organiser "
                         "service token only reads", 403)
     known_query(request)
-    body = await json_body(request)
-    if not isinstance(body, dict):
-        raise ValidationError(None, "the body must be a JSON object", 422)
+    body = await json_body(request, fields=fields)
     state = body.get("state")
     if state not in REVIEW_STATES:
         raise ValidationError("state", f"must be one of {list(REVIEW_STATES)}", 422)

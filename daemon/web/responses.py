@@ -88,14 +88,35 @@ async def read_body(request: web.Request) -> bytes:
             return b"".join(out)
 
 
-async def json_body(request: web.Request, empty: dict | None = None) -> dict:
+async def json_body(request: web.Request, empty: dict | None = None,
+                    fields: frozenset[str] | None = None) -> dict:
     """The request's body, a JSON object labelled as such; an empty body is ``empty``
-    where the route allows none (``None``: a body is required)."""
+    where the route allows none (``None``: a body is required). A key given twice in
+    any object is a 400 (which one counts is no one's guess to make, as for a query
+    parameter); a top-level field not in ``fields`` (when given) a 422 naming it: a
+    misspelt optional field must not be dropped in silence."""
     body = await read_body(request)
     if not body and empty is not None:
         return empty
     check_json_type(request)
-    return parse_json(body)
+    data = parse_json(body)
+    json.loads(body, object_pairs_hook=_once)
+    if fields is not None:
+        unknown = sorted(set(data) - fields)
+        if unknown:
+            raise ValidationError(unknown[0], "unknown field (known: "
+                                  f"{', '.join(sorted(fields))})", 422)
+    return data
+
+
+def _once(pairs: list[tuple[str, object]]) -> None:
+    """``object_pairs_hook``: refuse an object that names a key twice."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            raise ValidationError(key, "is given twice in one object: which would count is "
+                                  "no one's guess to make", 400)
+        seen.add(key)
 
 
 def error(status: int, message: str, field: str | None = None,

@@ -106,6 +106,7 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
         by = (f", by {last[0]} at {last[1].isoformat(timespec='minutes')}"
               if last and last[0] and last[2] == was else "")
         raise Conflict("seen", stale + by)
+    _reopens_withdrawn(flag_id, was, state)
     if was != state:
         con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
         con.execute("INSERT INTO flag_history VALUES (?, ?, ?, ?, ?)",
@@ -136,6 +137,8 @@ def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
     if stale:
         raise Conflict("seen", "; ".join(stale[:5]) + ("; …" if len(stale) > 5 else ""))
     for flag_id in sorted(seen):
+        _reopens_withdrawn(flag_id, _flag_state(con, flag_id, portals), state)
+    for flag_id in sorted(seen):
         review(con, flag_id, state, note, actor, now, portals, changed=changed)
     return None
 
@@ -144,6 +147,16 @@ def _flag_state(con, flag_id: int, portals=None) -> str | None:
     """The flag's state; None for no such flag (of ``portals``, when given)."""
     row = con.execute("SELECT portal, state FROM flags WHERE id = ?", [flag_id]).fetchone()
     return None if row is None or (portals is not None and row[0] not in portals) else row[1]
+
+
+def _reopens_withdrawn(flag_id: int, was: str, state: str) -> None:
+    """Conflict for ``open`` on a withdrawn flag: the state machine reopens only a
+    decided flag (an appeal). A person's ``open`` is never withdrawn again by scoring, so
+    a solve scoring no longer flags would stand against the player undecided."""
+    if was == "withdrawn" and state == "open":
+        raise Conflict("state", f"flag {flag_id} is withdrawn (a re-score no longer flags "
+                                "its solve): only a cleared or confirmed flag is reopened; "
+                                "clear or confirm it instead")
 
 
 def _stale(flag_id: int, seen: str | None, was: str, state: str) -> str | None:
