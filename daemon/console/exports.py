@@ -30,7 +30,8 @@ def _blank(ch: str) -> bool:
 def _cell(value) -> str:
     """A CSV cell a spreadsheet will not run: text whose first character after any
     blanks could start a formula, or that starts with a tab or a line break, gets a
-    leading ' (numbers and times are left as they are)."""
+    leading ' (numbers and times are left as they are); no control character reaches a
+    terminal (:func:`_quiet`)."""
     if value is None:
         return ""
     if isinstance(value, datetime):
@@ -40,8 +41,19 @@ def _cell(value) -> str:
         return text
     first = next((ch for ch in text if not _blank(ch)), "")
     if first in FORMULA_START or text[:1] in ("\t", "\r", "\n"):
-        return "'" + text
-    return text
+        text = "'" + text
+    return _quiet(text)
+
+
+def _quiet(text: str) -> str:
+    """``text`` with its control characters but tab and line breaks (ESC, BEL, NUL,
+    backspace, C1's CSI) written as ``\\uXXXX``, as the command line shows them: the
+    file is read with ``cat`` and ``less`` as often as in a spreadsheet, and a terminal
+    acts on them."""
+    if text.isprintable():
+        return text
+    return "".join(f"\\u{ord(ch):04x}" if ch not in "\t\r\n"
+                   and unicodedata.category(ch) == "Cc" else ch for ch in text)
 
 
 @page

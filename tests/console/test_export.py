@@ -61,3 +61,42 @@ async def test_the_csv_export_neutralises_formulas_and_names_the_file(aiohttp_cl
         in resp.headers["Content-Disposition"]
     stored = [r["note"] for r in csv.DictReader(io.StringIO(await resp.text()))]
     assert " =1+1" in stored and "'" + " =1+1" not in stored
+
+
+# control characters a note can carry (a terminal acts on them; a NUL ends a C string):
+# ESC sequences clearing the screen, setting the window title and recolouring, a NUL, a
+# C1 CSI (U+009B, which terminals read as ESC [), a backspace overwriting what precedes
+TERMINAL = ["\x1b[2J\x1b[H", "\x1b]0;owned\x07", "ok\x00hidden", "\x9b31mred", "fine\x08\x08\x08\x08bad!"]
+
+
+async def test_the_csv_export_holds_no_terminal_control_characters(aiohttp_client, tmp_path):
+    """The reviewers' CSV is read in spreadsheets and, as often, with ``cat``, ``less -R``
+    or ``column`` in a terminal: a note another person wrote (through the API or the
+    console's form) must reach it without the control characters that drive a terminal
+    (the command line shows the same history escaped, text.shown). Line breaks and tabs
+    inside a quoted cell are text and may stay; a note refused at the door (4xx naming
+    it) is as good."""
+    import unicodedata
+
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    flag = await post_flagged(client, "demo", "esc", SECRET_A, tournament_id="T-esc")
+    for i, note in enumerate(TERMINAL):
+        resp = await client.post(f"/v1/flags/{flag}/review", headers=bearer(ADMIN),
+                                 json={"state": ("cleared", "open")[i % 2], "note": note})
+        assert resp.status == 200 or (resp.status == 422 and "note" in await resp.text()), \
+            (resp.status, await resp.text())
+    await add_user(client, "root", role="admin", portals=())
+    assert (await sign_in(client, "root", PASSWORD)).status == 303
+    # the console's own form
+    page = await (await client.get(f"/ui/flags/{flag}")).text()
+    csrf = re.search(r'name="csrf" value="([^"]+)"', page).group(1)
+    resp = await client.post(f"/ui/flags/{flag}/review", allow_redirects=False,
+                             data={"csrf": csrf, "state": "confirmed",
+                                   "note": "copied \x1b[8mconcealed"})
+    assert resp.status in (303, 400), resp.status
+    resp = await client.get("/ui/tournaments/T-esc/flags.csv")
+    assert resp.status == 200
+    text = await resp.text()
+    raw = sorted({f"U+{ord(ch):04X}" for ch in text
+                  if unicodedata.category(ch) == "Cc" and ch not in "\t\r\n"})
+    assert raw == [], f"raw control characters in the CSV: {raw}"
