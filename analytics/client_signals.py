@@ -17,6 +17,8 @@ recorder) has none either way, except ``paste_count``, read as portals always se
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 AWAY_MIN_MS = 5_000     # shorter absences are a glance at another window
@@ -24,10 +26,13 @@ WINDOW_MS = 30_000      # placements this soon after coming back count
 
 
 def version(client: dict | None) -> int | None:
-    """The block's version (None: no block, or an unversioned one)."""
-    if not client or not isinstance(client.get("version"), int):
+    """The block's version (None: no block, or an unversioned one). JSON has one number
+    type: ``1.0`` is version 1, as ingestion took it."""
+    v = client.get("version") if client else None
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) \
+            or v != int(v):
         return None
-    return client["version"]
+    return int(v)
 
 
 def absences(client: dict | None) -> np.ndarray:

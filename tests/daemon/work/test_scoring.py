@@ -441,3 +441,24 @@ async def test_a_puzzle_whose_stored_analysis_is_damaged_fails_only_its_own_solv
     assert doc["status"] == "unscorable" and "cannot be read" in doc["score_error"]
     from fairgrid.daemon.store.repository import scores as scores_sql
     assert ctx.store.read(scores_sql.due) == []
+
+
+async def test_a_recorder_block_whose_version_is_written_1_0_is_scored_as_version_1(client):
+    """``"version": 1.0`` is the number 1 (JSON has one number type, and the schema's
+    ``const: 1`` takes it): ingestion checks the block as a version 1 block and takes
+    it. Scoring must then read its recorded pastes, as it does for ``"version": 1``,
+    rather than drop them as an unversioned block's."""
+    pastes = [{"t_ms": m["t_ms"] - 10, "cell": m["cell"], "digits": 1}
+              for m in solve_moves()]
+    for sid, version in (("as-int", 1), ("as-float", 1.0)):
+        raw = json.dumps({**solve_body(submission_id=sid),
+                          "client": {"version": version, "pastes": pastes}})
+        raw, headers = signed(raw, msg_id=sid)
+        resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
+        assert resp.status == 202, await resp.text()
+    names = {}
+    for sid in ("as-int", "as-float"):
+        score = (await wait_scored(client, sid))["score"]
+        names[sid] = {s["name"]: s["value"] for s in score["signals"]}
+    assert names["as-int"].get("paste") == len(pastes)
+    assert names["as-float"].get("paste") == len(pastes), names["as-float"]
