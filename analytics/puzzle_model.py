@@ -217,19 +217,24 @@ class RatingRun:
     # what a puzzle the run did not fit adds to its analysis's expected log-time (None:
     # ``mu``, as a run from before it was kept says)
     offset: float | None = None
+    # what the solve's portal's players' common pace adds to every price (the fit's
+    # g_q, ``analytics.ratings``; 0: one portal, or one the fit did not see)
+    shift: float = 0.0
 
-    def for_type(self, puzzle_type: str) -> RatingRun | None:
-        """This run as a ``puzzle_type`` solve reads it; None when it fitted no solve of
-        that type (a run from before types is all Sudoku's)."""
+    def for_type(self, puzzle_type: str, portal: str | None = None) -> RatingRun | None:
+        """This run as a ``puzzle_type`` solve of ``portal`` reads it; None when it
+        fitted no solve of that type (a run from before types is all Sudoku's)."""
         if self.by_type is None:
             return self if _type(puzzle_type).is_default else None
         fit = self.by_type.get(puzzle_type)
         if fit is None:
             return None
+        shift = float((fit.get("portals") or {}).get(portal, 0.0))
         if _type(puzzle_type).is_default:  # the run's own figures are Sudoku's
-            return dataclasses.replace(self, offset=fit.get("offset"))
+            return dataclasses.replace(self, offset=fit.get("offset"), shift=shift)
         return dataclasses.replace(self, mu=fit["mu"], residual_sd=fit["residual_sd"],
-                                   skill_sd=fit["skill_sd"], offset=fit.get("offset"))
+                                   skill_sd=fit["skill_sd"], offset=fit.get("offset"),
+                                   shift=shift)
 
     @property
     def new_offset(self) -> float:
@@ -275,16 +280,17 @@ class ExpectedTime:
 def time_in_force(model_log_s: float, model_sd: float, run: RatingRun | None,
                   difficulty: float | None = None) -> ExpectedTime:
     """The expected time in force: the analysis's calibrated one before any rating run of
-    the puzzle's type (``run`` already :meth:`RatingRun.for_type`); with one, the
-    puzzle's fitted ``difficulty``, or the calibrated time shifted by the run's offset
-    where the run did not fit the puzzle, with the fit's residual sd. Scoring and the
+    the puzzle's type (``run`` already :meth:`RatingRun.for_type`, of the solve's
+    portal); with one, the puzzle's fitted ``difficulty``, or the calibrated time
+    shifted by the run's offset where the run did not fit the puzzle, plus the portal's
+    offset, with the fit's residual sd. Scoring and the
     player verdict's pace (which re-prices every solve of a season against the run in
     force, so that solves scored under different runs compare) both read it here."""
     if run is None:
         log_s, sd = float(model_log_s), float(model_sd)
     else:
         log_s = (float(difficulty) if difficulty is not None
-                 else model_log_s + run.new_offset)
+                 else model_log_s + run.new_offset) + run.shift
         sd = float(run.residual_sd)
     basis = None if not sd <= PACE_MAX_SD else PORTAL_FIT if run is not None else CALIBRATION
     return ExpectedTime(log_s, sd, basis)
@@ -293,9 +299,11 @@ def time_in_force(model_log_s: float, model_sd: float, run: RatingRun | None,
 def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: list,
                    model: PuzzleModel, run: RatingRun | None = None,
                    rating: PuzzleRating | None = None,
-                   puzzle_type: str = DEFAULT_TYPE) -> ScoringInputs:
+                   puzzle_type: str = DEFAULT_TYPE, portal: str | None = None
+                   ) -> ScoringInputs:
     """Before any rating run: the calibrated expected time and the simulated nulls. With
-    one: the fitted difficulty (or the prior shifted by the run's offset), the fit's
+    one: the fitted difficulty (or the prior shifted by the run's offset) on
+    ``portal``, the fit's
     residual sd, the consensus order with its null when the puzzle has one, and the
     nulls learnt from real solves of puzzles of its level (the order's as an offset
     that moves this puzzle's simulated centre). Every null is guarded
@@ -304,7 +312,7 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
     from .calibration import SKILL_PRIOR_SD, complete
 
     if run is not None:  # the run's fit of this type (None: no solves of it were fitted)
-        run = run.for_type(puzzle_type)
+        run = run.for_type(puzzle_type, portal)
     null = dict(model.null)
     sources = {name: SIMULATED for name in null}
     consensus = None

@@ -14,11 +14,18 @@ The fitted difficulty ``d_j = μ + p_j + δ_j`` is the expected log solve time o
 average player.
 
 **Portals.** Players belong to a portal; puzzles may be shared by several. Given each
-solve's portal (``group``), a puzzle several portals solved also gets each portal's own
-difficulty (:func:`portal_difficulties`), which that portal's solves are priced on: one
-portal whose players are slow on a few shared puzzles (by design or by chance) moves the
-fitted difficulty, but not what another portal's players are judged against. The fit
-itself (μ, δ, s) is the same with or without portals.
+solve's portal ``q`` (``group``), the model gains an offset per portal,
+``log t_ij = μ + g_q + p_j + δ_j − s_i + ε``, unpenalised: a portal's players' common
+pace is ``g_q`` (its players' skills are shrunk towards it, not towards every portal's
+centre), so a portal of many slow or quick players (a beginners' portal, or a hostile
+portal's sock puppets) cannot move, through the skills' shrinkage, ``μ`` and the
+difficulties another portal's players are priced on. ``μ`` is the solves' weighted mean
+of ``μ + g_q`` (``g`` weighs zero over the solves), so one portal's fit is the fit
+without portals. A puzzle several portals solved also gets each portal's own difficulty
+(:func:`portal_difficulties`), which that portal's solves are priced on: one portal
+whose players are slow on a few shared puzzles moves the fitted difficulty, but not what
+another portal's players are judged against. A portal's price of a puzzle is its
+difficulty (its own, or the fitted one) plus ``g_q``.
 """
 
 from __future__ import annotations
@@ -46,6 +53,9 @@ class Fit:
     pair_group: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     pair_difficulty: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pair_solves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    # per portal code: g_q, its players' common pace over the fit's μ (log seconds;
+    # empty without portals)
+    group_offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
@@ -69,31 +79,53 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
     mu0 = float(np.mean(y))
     y = y - mu0
     rows = np.arange(n)
-    # unknowns: [μ' (1), δ (n_puzzles), s (n_players)]; observation: μ' + δ_j − s_i
-    cols = np.concatenate([np.zeros(n, np.int64), 1 + puzzle, 1 + n_puzzles + player])
-    data = np.concatenate([np.ones(n), np.ones(n), -np.ones(n)])
-    obs = sparse.csr_matrix((data, (np.tile(rows, 3), cols)),
-                            shape=(n, 1 + n_puzzles + n_players))
+    # the portals' codes, 0..n_groups-1 (none with one portal: g is 0)
+    codes, g_code = (np.unique(np.asarray(group, dtype=np.int64), return_inverse=True)
+                     if group is not None else (np.zeros(1, np.int64), None))
+    n_groups = codes.size if codes.size > 1 else 0
+    # unknowns: [μ' (1), δ (n_puzzles), s (n_players), g (n_groups)];
+    # observation: μ' + δ_j − s_i + g_q
+    width = 1 + n_puzzles + n_players + n_groups
+    cols = [np.zeros(n, np.int64), 1 + puzzle, 1 + n_puzzles + player]
+    data = [np.ones(n), np.ones(n), -np.ones(n)]
+    if n_groups:
+        cols.append(1 + n_puzzles + n_players + g_code.ravel())
+        data.append(np.ones(n))
+    obs = sparse.csr_matrix((np.concatenate(data), (np.tile(rows, len(cols)),
+                                                    np.concatenate(cols))), shape=(n, width))
     weights = np.concatenate([np.full(n_puzzles, np.sqrt(lambda_puzzle)),
                               np.full(n_players, np.sqrt(lambda_player))])
     reg = sparse.csr_matrix((weights, (np.arange(weights.size), 1 + np.arange(weights.size))),
-                            shape=(weights.size, 1 + n_puzzles + n_players))
+                            shape=(weights.size, width))
     A = sparse.vstack([obs, reg]).tocsr()
     b = np.concatenate([y, np.zeros(n_puzzles + n_players)])
     sol = lsqr(A, b, atol=tol, btol=tol, iter_lim=5000)
     x, iterations = sol[0], int(sol[2])
-    mu = mu0 + float(x[0])
     delta = x[1:1 + n_puzzles]
-    skill = x[1 + n_puzzles:]
-    resid = y - (x[0] + delta[puzzle] - skill[player])
+    skill = x[1 + n_puzzles:1 + n_puzzles + n_players]
+    g = x[1 + n_puzzles + n_players:]
+    fitted = x[0] + delta[puzzle] - skill[player]
+    offset = np.zeros(0)
+    if n_groups:
+        fitted = fitted + g[g_code.ravel()]
+        # μ' + g_q is all the solves pin down: μ' takes their weighted mean
+        centre = float(np.bincount(g_code.ravel(), minlength=n_groups) @ g) / n
+        x[0] += centre
+        offset = np.zeros(int(codes.max()) + 1)
+        offset[codes] = g - centre
+    mu = mu0 + float(x[0])
+    resid = y - fitted
     difficulty = mu + prior + delta
     pairs = (() if group is None else
              portal_difficulties(resid, puzzle, np.asarray(group, dtype=np.int64),
                                  difficulty, mu + prior - np.asarray(prior_sd, dtype=float),
                                  lambda_group))
+    if not pairs:
+        pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
+                 np.zeros(0, np.int64))
     return Fit(mu, difficulty, delta, skill, float(np.sqrt(np.mean(resid ** 2))),
                np.bincount(puzzle, minlength=n_puzzles),
-               np.bincount(player, minlength=n_players), iterations, *pairs)
+               np.bincount(player, minlength=n_players), iterations, *pairs, offset)
 
 
 def portal_difficulties(resid: np.ndarray, puzzle: np.ndarray, group: np.ndarray,

@@ -308,6 +308,7 @@ class Fits:
     # (puzzle index, portal, its own difficulty, its solves) of each puzzle solved on
     # more than one portal, as ``puzzle_portal_ratings`` rows hold them
     portal_pairs: list[tuple[int, str, float, int]]
+    portals: list[str]              # the portals' names by code (each fit's groups)
 
     @property
     def sudoku(self) -> Fit:
@@ -320,7 +321,7 @@ def _fit(loaded: Loaded, lambda_puzzle: float, lambda_player: float, executor) -
     names, portal = _portals(loaded)
     by_type = _fit_by_type(loaded, lambda_puzzle, lambda_player, executor, portal)
     difficulty, skill = _join_fits(by_type, loaded)
-    return Fits(by_type, difficulty, skill, _portal_pairs(by_type, loaded, names))
+    return Fits(by_type, difficulty, skill, _portal_pairs(by_type, loaded, names), names)
 
 
 def _fit_by_type(loaded: Loaded, lambda_puzzle: float, lambda_player: float,
@@ -530,14 +531,20 @@ def _offsets(loaded: Loaded, fits: Fits) -> dict[str, float]:
 def _by_type(fits: Fits, min_solves: int, offsets: dict[str, float]) -> dict:
     """Each type whose fit rests on enough data (``min_solves`` solves from
     :data:`MIN_FIT_PLAYERS` players): its offset, the offset of a puzzle it did not fit
-    (:func:`_offsets`), residual and skill spreads, solves.
+    (:func:`_offsets`), residual and skill spreads, solves, and each portal's offset
+    from the fit's (``portals``, where the fit had several).
     A type without is scored on its prior, as before any run: a fit of a few solves,
     one portal's perhaps, would set the residual every portal's solves of the type are
     judged by."""
     return {type_name: {"mu": float(f.mu), "offset": offsets[type_name],
                         "residual_sd": float(f.residual_sd),
                    "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
-                   "solves": int(f.puzzle_solves.sum())}
+                   "solves": int(f.puzzle_solves.sum()),
+                   # each portal's g_q (analytics.ratings): its price is the difficulty
+                   # plus it; a portal the fit did not see has none (0)
+                   **({"portals": {fits.portals[q]: float(g)
+                                   for q, g in enumerate(f.group_offset.tolist()) if g}}
+                      if f.group_offset.size else {})}
             for type_name, f in fits.by_type.items()
             if f.puzzle_solves.sum() >= max(min_solves, 1)
             and np.count_nonzero(f.player_solves) >= MIN_FIT_PLAYERS}

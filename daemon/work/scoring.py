@@ -243,8 +243,9 @@ def _inputs_key(row: dict) -> tuple:
     return row["puzzle_id"], row["run_id"], row["portal"]
 
 
-def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:
-    """A ready puzzle's scoring inputs from its stored row (``sql.puzzle_for_scoring``)."""
+def _inputs(row: dict, run: RatingRun | None, portal: str | None = None) -> ScoringInputs:
+    """A ready puzzle's scoring inputs from its stored row (``sql.puzzle_for_scoring``),
+    for ``portal``'s solves."""
     rating = None
     if run is not None:
         extra = json.loads(row["consensus_fill_spread"] or "null") or {}
@@ -254,7 +255,7 @@ def _inputs(row: dict, run: RatingRun | None) -> ScoringInputs:
     return scoring_inputs(row["givens"], row["box_size"], row["solution"],
                           json.loads(row["fill_rank_median"]),
                           PuzzleModel.from_json(json.loads(row["ratings"])), run, rating,
-                          row["puzzle_type"])
+                          row["puzzle_type"], portal)
 
 
 class Scorer:
@@ -517,7 +518,7 @@ class Scorer:
         row = await asyncio.to_thread(self._store.read, sql.puzzle_for_scoring, puzzle_id,
                                       run_id, portal)
         if row is not None and row["status"] == "ready" and row["ratings"] is not None:
-            self._inputs[(puzzle_id, run_id, portal)] = _inputs(row, run)
+            self._inputs[(puzzle_id, run_id, portal)] = _inputs(row, run, portal)
         return None if row is None else row["status"]
 
     async def _write_all(self, results: dict, sub_keys: list[int], runs: list,

@@ -91,7 +91,8 @@ def _expected(solve: sql.SeasonSolve, run: RatingRun | None,
         return None
     try:
         return time_in_force(solve.model_log_s, solve.model_sd,
-                             None if run is None else run.for_type(solve.puzzle_type),
+                             None if run is None else run.for_type(solve.puzzle_type,
+                                                                   key[0]),
                              solve.difficulty)
     except UNREADABLE as exc:
         log.warning("player %s: the expected time of solve %s's puzzle cannot be read "

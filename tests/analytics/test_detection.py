@@ -227,6 +227,31 @@ def test_a_pace_is_kept_only_against_an_expected_time_sure_enough():
                           rating).facts.time_basis is None
 
 
+def test_a_portals_solves_are_priced_with_its_offset():
+    """A run fitted on several portals prices each portal's solves with that portal's
+    offset (``by_type[type].portals``), on a fitted puzzle and on one the run did not
+    fit; a portal the fit did not see is priced on the run's centre."""
+    from fairgrid.analytics.puzzle_model import (PuzzleModel, PuzzleRating, RatingRun,
+                                                 time_in_force)
+    run = RatingRun(-1.0, 0.2, 0.4, {}, {"sudoku": {
+        "mu": -1.0, "offset": -0.9, "residual_sd": 0.2, "skill_sd": 0.4, "solves": 500,
+        "portals": {"club": -0.5, "school": 0.3}}})
+    for portal, g in (("club", -0.5), ("school", 0.3), ("new", 0.0), (None, 0.0)):
+        fit = run.for_type("sudoku", portal)
+        assert fit.shift == g
+        assert time_in_force(6.0, 0.16, fit, 5.0).log_s == pytest.approx(5.0 + g)
+        assert time_in_force(6.0, 0.16, fit).log_s == pytest.approx(6.0 - 0.9 + g)
+    text, puzzle, solution, _ = _medium_inputs()
+    sol = "".join(str(d) for d in solution)
+    median = [None if g else 1.0 for g in puzzle.givens]
+    model = PuzzleModel({"cells": 1.0}, 600.0, float(np.log(600)), 0.161, 3, "Medium",
+                        {"speed": (0.0, 1.0)})
+    rating = PuzzleRating(5.0, 3, None, None)
+    priced = {p: scoring_inputs(text, 3, sol, median, model, run, rating,
+                                portal=p).facts.expected_log_s for p in ("club", "new")}
+    assert priced == pytest.approx({"club": 4.5, "new": 5.0})
+
+
 def _medium_inputs():
     return (MEDIUM, *analysed_puzzle(MEDIUM, 1, runs=10))
 

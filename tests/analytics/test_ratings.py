@@ -266,9 +266,6 @@ def test_one_portals_slow_players_do_not_move_the_difficulty_another_portal_pric
     # portal 0 prices them on its own players' times, held no lower than the metrics'
     # prediction less its sd allows
     assert abs(moved(_own(fit, 0))) < math.log(1.15)
-    # the fit itself (the shared difficulty, skills, offset) is the pooled one
-    np.testing.assert_array_equal(fit.difficulty, pooled.difficulty)
-    np.testing.assert_array_equal(fit.skill, pooled.skill)
     # portal 1 prices them no lower than the shared difficulty
     assert np.all(_own(fit, 1)[:5] >= fit.difficulty[:5] - 1e-12)
     # every puzzle both portals solved has a row for each, and only those
@@ -281,15 +278,39 @@ def test_one_portals_slow_players_do_not_move_the_difficulty_another_portal_pric
 
 def test_a_portal_wide_speed_is_its_players_skill_not_its_own_difficulty():
     """A portal whose players are all twice as quick keeps the shared difficulties:
-    its speed is their skill, so a puzzle it has not solved yet prices them right."""
+    its speed is its players' (the portal's offset, over which their skills spread), so
+    a puzzle it has not solved yet prices them right."""
     log_t, puzzle, player, prior, n_players, group, _ = _two_portals(slow=0.0)
     log_t = np.where(group == 1, log_t - math.log(2), log_t)
     fit = fit_ratings(log_t, puzzle, player, prior, n_players, group=group, prior_sd=0.25)
     for portal in (0, 1):   # no more than the noise of a few dozen solves a puzzle
         assert np.mean(np.abs(_own(fit, portal) - fit.difficulty)) < 0.03, portal
-    gap = (fit.skill[np.unique(player[group == 1])].mean()
-           - fit.skill[np.unique(player[group == 0])].mean())
-    assert gap > math.log(2) * 0.8
+
+    def pace(q):   # a portal's players' mean log-speed over the fit's centre
+        return fit.skill[np.unique(player[group == q])].mean() - fit.group_offset[q]
+    assert pace(1) - pace(0) > math.log(2) * 0.8
+
+
+def test_a_portal_of_many_slow_players_does_not_move_another_portals_prices():
+    """Portal 1's 200 players are ten times slower on every puzzle they solve: their
+    common pace is their portal's offset (unshrunk), not a shift of the centre every
+    skill is shrunk towards, so what portal 0's players are priced at (difficulty plus
+    the portal's offset, less their skill) is what it was without portal 1."""
+    log_t, puzzle, player, prior, n_players, group, _ = _two_portals(slow=0.0)
+    log_t = np.where(group == 1, log_t + math.log(10), log_t)
+    alone = group == 0
+    honest = np.unique(player[alone])
+    solo = fit_ratings(log_t[alone], puzzle[alone], player[alone], prior, n_players,
+                       group=group[alone], prior_sd=0.25)
+    fit = fit_ratings(log_t, puzzle, player, prior, n_players, group=group, prior_sd=0.25)
+    before = solo.difficulty.mean() - solo.skill[honest].mean()
+    after = (_own(fit, 0).mean() + fit.group_offset[0] - fit.skill[honest].mean())
+    assert abs(after - before) < math.log(1.02)
+    # without the offsets the same solves price portal 0's players 1.16 times slower
+    pooled = fit_ratings(log_t, puzzle, player, prior, n_players)
+    assert pooled.difficulty.mean() - pooled.skill[honest].mean() - before > math.log(1.1)
+    # the offsets weigh zero over the solves: μ is their weighted mean
+    np.testing.assert_allclose(np.bincount(group) @ fit.group_offset, 0.0, atol=1e-9)
 
 
 def test_a_solution_leaked_on_one_portal_does_not_lower_its_yardstick():
@@ -298,9 +319,8 @@ def test_a_solution_leaked_on_one_portal_does_not_lower_its_yardstick():
     leak does not hide itself by making the puzzle easy for that portal."""
     log_t, puzzle, player, prior, n_players, group, _ = _two_portals(slow=-math.log(5),
                                                                      hostile=100)
-    pooled = fit_ratings(log_t, puzzle, player, prior, n_players)
     fit = fit_ratings(log_t, puzzle, player, prior, n_players, group=group, prior_sd=0.25)
-    np.testing.assert_allclose(_own(fit, 1)[:5], pooled.difficulty[:5])
+    np.testing.assert_allclose(_own(fit, 1)[:5], fit.difficulty[:5])
 
 
 def test_portals_that_agree_get_the_pooled_fit():

@@ -25,7 +25,8 @@ def _priced(con, run_id, puzzle_id, portal="demo"):
     (``Scorer._load_inputs``: puzzle_for_scoring, then _inputs)."""
     cur = con.cursor()
     run = rating_run_of(rating_run(cur, run_id))
-    return _inputs(puzzle_for_scoring(cur, puzzle_id, run_id, portal), run).facts.expected_log_s
+    return _inputs(puzzle_for_scoring(cur, puzzle_id, run_id, portal), run,
+                   portal).facts.expected_log_s
 
 
 def _new_puzzle(con, pid):

@@ -9,8 +9,11 @@ import math
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
+import pytest
 
-from fairgrid.daemon.store.repository.scores import puzzle_for_scoring
+from fairgrid.analytics.puzzle_model import time_in_force
+from fairgrid.daemon.store.repository.scores import puzzle_for_scoring, rating_run
+from fairgrid.daemon.work.scoring import rating_run_of
 from fairgrid.daemon.work.nightly import run_nightly
 from fairgrid.daemon.work.nightly_db import direct_db
 
@@ -53,8 +56,11 @@ def test_a_faster_portals_speed_is_its_players_skill_not_its_own_difficulty(tmp_
 
     demo = _skills(con, run_id, "demo")
     club = _skills(con, run_id, "club")
+    # a player's pace over the fit's centre: their skill over their portal's offset
     fitted_gap = (np.mean([club[f"c{b:03d}"] for b in range(40)])
-                  - np.mean([demo[f"u{i:03d}"] for i in range(60)]))
+                  - _run_for(con, run_id, "club").shift
+                  - np.mean([demo[f"u{i:03d}"] for i in range(60)])
+                  + _run_for(con, run_id, "demo").shift)
     true_gap = club_skill.mean() - truth["skill"].mean()
     own = {(p, q): d for p, q, d in con.execute(
         "SELECT puzzle_id, portal, difficulty FROM puzzle_portal_ratings WHERE run_id = ?",
@@ -64,7 +70,7 @@ def test_a_faster_portals_speed_is_its_players_skill_not_its_own_difficulty(tmp_
     # the puzzles are no easier for the club: its own difficulties should agree with demo's
     assert abs(shifted) < math.log(1.15), \
         f"the club's own difficulties are {math.exp(-shifted):.2f}x lower than demo's"
-    # and the club's players should keep (most of) their skill, as one pooled fit does
+    # and the club's players should keep (most of) their pace, as one pooled fit does
     assert fitted_gap > 0.75 * true_gap, \
         f"club skill gap fitted {fitted_gap:.2f} of a true {true_gap:.2f}"
 
@@ -127,13 +133,30 @@ def test_a_solution_leaked_on_one_portal_does_not_lower_its_own_yardstick(tmp_pa
     assert gap < math.log(1.25), f"the leaked puzzles are {math.exp(gap):.2f}x easier on leaky"
 
 
+def _run_for(con, run_id, portal):
+    """The run as scoring reads it for a Sudoku solve of ``portal``."""
+    return rating_run_of(rating_run(con.cursor(), run_id)).for_type("sudoku", portal)
+
+
 def _new_puzzle_expected(con, run_id, portal, players):
     """What a run prices an average ``players`` of ``portal`` at on a puzzle it did not
-    fit (a new round's, until the next run): prior + μ − skill (time_in_force), less
-    the prior: μ − mean skill."""
-    mu = con.execute("SELECT mu FROM rating_runs WHERE run_id = ?", [run_id]).fetchone()[0]
+    fit (a new round's, until the next run), less the puzzle's prior: the expected
+    log-time scoring reads (time_in_force) less the mean skill."""
     skills = _skills(con, run_id, portal)
-    return mu - np.mean([skills[p] for p in players])
+    return (time_in_force(0.0, 1.0, _run_for(con, run_id, portal)).log_s
+            - np.mean([skills[p] for p in players]))
+
+
+def _demo_price(con, run_id, players):
+    """What scoring prices ``demo``'s rated players at on the shared puzzles p00-p23, on
+    average: the expected log-time of each on demo (``puzzle_for_scoring``'s difficulty
+    through time_in_force, as the scorer reads it) less the player's fitted skill."""
+    cur = con.cursor()
+    skills = _skills(con, run_id, "demo")
+    run = _run_for(con, run_id, "demo")
+    price = np.mean([time_in_force(0.0, 1.0, run, puzzle_for_scoring(
+        cur, f"p{j:02d}", run_id, "demo")["difficulty"]).log_s for j in range(24)])
+    return price - np.mean([skills[p] for p in players])
 
 
 def test_a_slow_portal_does_not_make_another_portals_players_look_quick_on_new_puzzles(
@@ -196,3 +219,36 @@ def test_one_portals_many_solves_do_not_set_the_order_everyone_is_compared_with(
         assert json.loads(spread)["null"] is None
     else:
         assert spearmanr(consensus, range(len(EMPTY)))[0] > -0.5
+
+
+@pytest.mark.parametrize("pace", [10.0, 0.2], ids=["ten-times-slower", "five-times-faster"])
+def test_a_hostile_portals_sock_puppets_do_not_move_what_demos_players_are_priced_on(
+        tmp_path, pace):
+    """The case of the test above, with the hostile portal's 200 sock puppets (12 solves
+    each of the shared puzzles) ten times slower, or five times faster, than the
+    puzzles take: every solve legal, signed by that portal. Their common pace is their
+    portal's offset, not a shift of every skill's centre: what demo's honest players are
+    expected to take, on the puzzles they share (their portal's own difficulty less
+    their skill) and on a puzzle the run did not fit, barely moves."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=1000)
+    demo_players = [f"u{i:03d}" for i in range(60)]
+    first = run_nightly(direct_db(con), settings)["run_id"]
+    shared_alone = _demo_price(con, first, demo_players)
+    new_alone = _new_puzzle_expected(con, first, "demo", demo_players)
+    rng = np.random.default_rng(7)
+    rows = []
+    for b in range(200):
+        s = rng.normal(-math.log(pace), 0.3)
+        for j in rng.choice(24, 12, replace=False):
+            rows.append((f"h{b:03d}", int(j), truth["true_d"][j] - s + rng.normal(0, 0.15)))
+    _add_solves(con, "hostile", rows)
+    second = run_nightly(direct_db(con), settings)["run_id"]
+    shared_shift = _demo_price(con, second, demo_players) - shared_alone
+    new_shift = _new_puzzle_expected(con, second, "demo", demo_players) - new_alone
+    assert abs(shared_shift) < math.log(1.10), \
+        f"demo's honest players are priced at {math.exp(shared_shift):.2f}x their time " \
+        f"on the shared puzzles"
+    assert abs(new_shift) < math.log(1.10), \
+        f"demo's honest players are expected to take {math.exp(new_shift):.2f}x as long " \
+        f"on a new puzzle"
