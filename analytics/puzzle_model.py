@@ -220,21 +220,38 @@ class RatingRun:
     # what the solve's portal's players' common pace adds to every price (the fit's
     # g_q, ``analytics.ratings``; 0: one portal, or one the fit did not see)
     shift: float = 0.0
+    # portal -> level -> null key -> null: each portal's own level nulls, learnt from its
+    # solves alone where the run saw several portals
+    portal_level_nulls: Mapping[str, Mapping[str, Mapping[str, tuple[float, float]]]] = \
+        dataclasses.field(default_factory=dict)
+    portal: str | None = None   # the solve's portal, once :meth:`for_type` is told it
+
+    def nulls_of(self, key: str) -> dict[str, tuple[tuple[float, float], bool]]:
+        """The learnt nulls of level ``key`` for this run's portal: null key -> (null,
+        whether it is the portal's own), the portal's own where it has one of that
+        signal, else every portal's."""
+        ours = self.portal_level_nulls.get(self.portal) if self.portal is not None else None
+        mine = (ours or {}).get(key) or {}
+        out = {name: (tuple(v), False) for name, v in (self.level_nulls.get(key) or {}).items()}
+        out.update({name: (tuple(v), True) for name, v in mine.items()})
+        return out
 
     def for_type(self, puzzle_type: str, portal: str | None = None) -> RatingRun | None:
         """This run as a ``puzzle_type`` solve of ``portal`` reads it; None when it
         fitted no solve of that type (a run from before types is all Sudoku's)."""
         if self.by_type is None:
-            return self if _type(puzzle_type).is_default else None
+            return (dataclasses.replace(self, portal=portal)
+                    if _type(puzzle_type).is_default else None)
         fit = self.by_type.get(puzzle_type)
         if fit is None:
             return None
         shift = float((fit.get("portals") or {}).get(portal, 0.0))
         if _type(puzzle_type).is_default:  # the run's own figures are Sudoku's
-            return dataclasses.replace(self, offset=fit.get("offset"), shift=shift)
+            return dataclasses.replace(self, offset=fit.get("offset"), shift=shift,
+                                       portal=portal)
         return dataclasses.replace(self, mu=fit["mu"], residual_sd=fit["residual_sd"],
                                    skill_sd=fit["skill_sd"], offset=fit.get("offset"),
-                                   shift=shift)
+                                   shift=shift, portal=portal)
 
     @property
     def new_offset(self) -> float:
@@ -324,7 +341,8 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
         # a rated player's skill adds its own uncertainty
         unrated_sd = float(np.hypot(run.residual_sd, max(run.skill_sd, SKILL_PRIOR_SD)))
         key = level_key(puzzle_type, rating.level)
-        for name, value in (run.level_nulls.get(key) or {}).items():
+        for name, (value, own) in run.nulls_of(key).items():
+            whose = "this portal's" if own else "every portal's"
             if name == "order_sa":
                 continue  # a run's one centre for a whole level (signals.ORDER_OFFSET)
             if name == ORDER_OFFSET:
@@ -332,10 +350,10 @@ def scoring_inputs(givens: str, box_size: int, solution: str, fill_rank_median: 
                     continue
                 name, value = "order_sa", (null["order_sa"][0] + value[0], value[1])
                 sources[name] = (f"this puzzle's simulated solves, shifted by how far "
-                                 f"every portal's level-{rating.level} solves differ from "
+                                 f"{whose} level-{rating.level} solves differ from "
                                  f"their puzzles' simulations")
             else:
-                sources[name] = (f"every portal's solves of level-{rating.level} puzzles"
+                sources[name] = (f"{whose} solves of level-{rating.level} puzzles"
                                  + (" whose notes carried the thinking"
                                     if name == NOTES_SWITCH else ""))
             null[name] = tuple(value)

@@ -139,6 +139,29 @@ def join_level_values(parts) -> dict:
     return samples
 
 
+def pool_level_values(by_portal: Mapping[str, dict]) -> dict:
+    """:func:`level_values` of every portal (``by_portal``: portal -> {level: {signal:
+    values}}) as one population, a portal's values of a level's signal counting at most
+    as many as every other portal's together (its first: the sample's order is random),
+    as the consensus orders count solves: one portal's many solves in a style of their
+    own do not make the null every portal's players are judged by. What one portal alone
+    has counts whole."""
+    out: dict = {}
+    for portal in sorted(by_portal):
+        for level, band in by_portal[portal].items():
+            for name in band:
+                out.setdefault(level, {}).setdefault(name, [])
+    for level, band in out.items():
+        for name in band:
+            lists = [by_portal[q][level][name] for q in sorted(by_portal)
+                     if name in by_portal[q].get(level, {})]
+            total = sum(len(v) for v in lists)
+            for values in lists:
+                others = total - len(values)
+                band[name].extend(values if others == 0 else values[:others])
+    return out
+
+
 def fit_level_nulls(samples: dict) -> dict:
     """{level: {signal: [centre, scale]}} from :func:`level_values`."""
     out = {}

@@ -74,7 +74,7 @@ JOB = "nightly"
 # type, Sudoku): the job refits that calibration, and its fit's figures are a run's
 # top-level ones (what runs from before puzzle types held)
 CALIBRATED = DEFAULT_TYPE
-LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level honest nulls
+LEVEL_SAMPLE = 4000        # unflagged solves of each portal whose signals make the level nulls
 LEVEL_SAMPLE_SEED = 7
 CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
 LEVEL_TASK = 250           # sampled solves per level-null task
@@ -188,6 +188,7 @@ def _summary(loaded: Loaded, fits: Fits, recal: Recalibrated, orders: Orders,
             "players": len(loaded.players), "move_logs_dropped": retained,
             "recalibrated_on": r.puzzles, "consensus_puzzles": len(orders.consensus),
             "mu": fits.sudoku.mu, "null_levels": sorted(orders.level_nulls),
+            "portal_null_levels": {q: sorted(n) for q, n in orders.portal_level_nulls.items()},
             "by_type": written.by_type, "residual_sd": fits.sudoku.residual_sd,
             "correlations": r.correlations, "rescore": rescore}
 
@@ -440,6 +441,8 @@ class Orders:
     consensus: dict[str, Consensus]  # by puzzle id, of puzzles with enough solves
     levels: np.ndarray              # per puzzle (int64)
     level_nulls: dict               # level key -> signal -> [centre, scale]
+    # portal -> its own level nulls, learnt from its solves alone (with several portals)
+    portal_level_nulls: dict
 
 
 def _consensus(db: NightlyDB, loaded: Loaded, fits: Fits, min_solves: int, tasks) -> Orders:
@@ -450,7 +453,7 @@ def _consensus(db: NightlyDB, loaded: Loaded, fits: Fits, min_solves: int, tasks
     levels = _levels(loaded.calibration, fits.by_type, loaded.types, fits.difficulty)
     level_of = {pid: level_key(type_name, lvl)
                 for pid, type_name, lvl in zip(loaded.ids, loaded.types, levels.tolist())}
-    return Orders(consensus_of, levels, _level_nulls(db, level_of, tasks))
+    return Orders(consensus_of, levels, *_level_nulls(db, level_of, tasks))
 
 
 def _levels(cal: Calibration, fits: dict[str, Fit], types, difficulty) -> np.ndarray:
@@ -467,13 +470,24 @@ def _levels(cal: Calibration, fits: dict[str, Fit], types, difficulty) -> np.nda
     return levels
 
 
-def _level_nulls(db: NightlyDB, level_of: dict[str, str], tasks) -> dict:
+def _level_nulls(db: NightlyDB, level_of: dict[str, str], tasks) -> tuple[dict, dict]:
     """The honest nulls of each level (``level_of``: each puzzle's level key) learnt
-    from a seeded sample of real solves, :data:`LEVEL_TASK` solves a task."""
+    from a seeded sample of real solves of each portal, :data:`LEVEL_TASK` solves a
+    task: every portal's together (a portal counting no more than all the others,
+    ``recalibration.pool_level_values``), and, with several portals, each portal's own,
+    which its solves are judged by where it has enough of a level (portal -> nulls)."""
     samples = list(_sample_solves(db, level_of))
     chunks = [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)]
     parts = in_tasks(tasks, recalibration.level_values, chunks)
-    return recalibration.fit_level_nulls(recalibration.join_level_values(parts))
+    by_portal: dict[str, dict] = {}
+    for (portal, level), band in recalibration.join_level_values(parts).items():
+        by_portal.setdefault(portal, {})[level] = band
+    pooled = recalibration.fit_level_nulls(recalibration.pool_level_values(by_portal))
+    own = {}
+    if len(by_portal) > 1:
+        own = {q: nulls for q in sorted(by_portal)
+               if (nulls := recalibration.fit_level_nulls(by_portal[q]))}
+    return pooled, own
 
 
 # --------------------------------------------------------------------------------- write
@@ -559,7 +573,8 @@ def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Reca
         puzzles=len(loaded.ids), players=len(loaded.players), mu=fits.sudoku.mu,
         residual_sd=fits.sudoku.residual_sd, calibration=r.calibration.to_json(),
         correlations=json.dumps(r.correlations), level_nulls=json.dumps(orders.level_nulls),
-        by_type=json.dumps(by_type))
+        by_type=json.dumps(by_type),
+        portal_level_nulls=json.dumps(orders.portal_level_nulls))
 
 
 def _puzzle_rows(run_id: str, loaded: Loaded, fits: Fits, recal: Recalibrated,
@@ -678,8 +693,9 @@ def _consensus_orders(db: NightlyDB, min_solves: int, tasks=None) -> dict[str, C
 
 
 def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
-    """A seeded sample of real unflagged solves as (level, facts, order centre, t_ms,
-    cell, digit, note), for the per-level nulls (``recalibration.level_nulls``)."""
+    """A seeded sample of each portal's real unflagged solves as ((portal, level),
+    facts, order centre, t_ms, cell, digit, note), for the per-level nulls
+    (``recalibration.level_values``)."""
     moves = db.read(sql.sample_moves, LEVEL_SAMPLE, LEVEL_SAMPLE_SEED)
     if not len(moves["sub_key"]):
         return
@@ -699,5 +715,6 @@ def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
     for a, b in _runs(moves["sub_key"]):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:
-            yield (level_of[pid], facts[pid], centre[pid], moves["t_ms"][a:b],
+            yield ((moves["portal"][a], level_of[pid]), facts[pid], centre[pid],
+                   moves["t_ms"][a:b],
                    moves["cell"][a:b], moves["digit"][a:b], moves["note"][a:b])

@@ -231,9 +231,10 @@ def unscorable_reason(exc: Exception) -> str:
 
 def rating_run_of(row: tuple) -> RatingRun:
     """A stored rating run (``sql.rating_run``'s row) as scoring reads it."""
-    mu, residual_sd, skill_sd, level_nulls, by_type = row
+    mu, residual_sd, skill_sd, level_nulls, by_type, portal_nulls = row
     return RatingRun(mu, residual_sd, skill_sd, json.loads(level_nulls) if level_nulls else {},
-                     json.loads(by_type) if by_type is not None else None)
+                     json.loads(by_type) if by_type is not None else None,
+                     portal_level_nulls=json.loads(portal_nulls) if portal_nulls else {})
 
 
 def _inputs_key(row: dict) -> tuple:

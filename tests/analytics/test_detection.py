@@ -200,6 +200,15 @@ def test_a_level_learns_how_far_orders_stray_from_each_puzzle_not_one_centre():
     assert got.null[NOTES_SWITCH] == (1.0, 0.3)
     assert got.sources[NOTES_SWITCH].endswith("whose notes carried the thinking")
     assert NOTES_SWITCH not in scoring_inputs(text, 3, sol, median, model).null
+    # a portal with its own order offset for the level reads it; another, everyone's
+    run = RatingRun(0.0, 0.35, 0.5, {"3": {ORDER_OFFSET: [0.02, 0.25]}},
+                    portal_level_nulls={"club": {"3": {ORDER_OFFSET: [0.3, 0.25]}}})
+    club = scoring_inputs(text, 3, sol, median, model, run, rating, portal="club")
+    demo = scoring_inputs(text, 3, sol, median, model, run, rating, portal="demo")
+    assert club.null["order_sa"] == pytest.approx((0.35, 0.25))
+    assert demo.null["order_sa"] == pytest.approx((0.07, 0.25))
+    assert "this portal's level-3 solves" in club.sources["order_sa"]
+    assert "every portal's level-3 solves" in demo.sources["order_sa"]
 
 
 def test_a_pace_is_kept_only_against_an_expected_time_sure_enough():

@@ -85,6 +85,7 @@ class RatingRunRow(NamedTuple):
     correlations: str               # JSON: metric -> {pearson, spearman} vs humans
     level_nulls: str                 # JSON: level key -> signal -> [centre, scale]
     by_type: str                    # JSON: type -> {mu, residual_sd, skill_sd, solves}
+    portal_level_nulls: str = "{}"  # JSON: portal -> level key -> signal -> [centre, scale]
 
 
 def start_run(con, run_id: str, job: str, started: datetime) -> None:
@@ -217,13 +218,18 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
 
 @needs_moves
 def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
-    """The moves of a seeded sample of ``sample`` eligible solves, as columns sub_key,
-    puzzle_id, t_ms, cell, digit, note sorted by sub_key, then seq."""
+    """The moves of a seeded sample of up to ``sample`` eligible solves of each portal
+    (the same solves whatever else the portal stores: each solve's place is a hash of
+    its key and ``seed``), as columns sub_key, puzzle_id, portal, t_ms, cell, digit,
+    note sorted by sub_key, then seq."""
     return cur.execute(
-        f"WITH smp AS (SELECT sub_key, puzzle_id FROM ({ELIGIBLE}) "
-        f"USING SAMPLE reservoir({int(sample)} ROWS) REPEATABLE ({int(seed)})) "
-        "SELECT m.sub_key, smp.puzzle_id, m.t_ms, m.cell, m.digit, m.note FROM moves m "
-        "JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq").fetchnumpy()
+        f"WITH e AS ({ELIGIBLE}), "
+        "ranked AS (SELECT sub_key, puzzle_id, portal, row_number() OVER (PARTITION BY "
+        "portal ORDER BY hash(sub_key, ?::BIGINT), sub_key) AS k FROM e), "
+        "smp AS (SELECT sub_key, puzzle_id, portal FROM ranked WHERE k <= ?) "
+        "SELECT m.sub_key, smp.puzzle_id, smp.portal, m.t_ms, m.cell, m.digit, m.note "
+        "FROM moves m JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq",
+        [int(seed), int(sample)]).fetchnumpy()
 
 
 def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:

@@ -156,12 +156,13 @@ def stored_evidence(cur, portal: str, submission_id: str) -> str | None:
 
 
 def rating_run(cur, run_id: str) -> tuple:
-    """(mu, residual_sd, sd of Sudoku player skills, level_nulls JSON, by_type JSON) of a
-    rating run."""
+    """(mu, residual_sd, sd of Sudoku player skills, level_nulls JSON, by_type JSON,
+    portal_level_nulls JSON) of a rating run."""
     return cur.execute(
         "SELECT r.mu, r.residual_sd, (SELECT coalesce(stddev(skill), 0) "
         "FROM player_ratings WHERE run_id = r.run_id AND puzzle_type = 'sudoku'), "
-        "r.level_nulls, r.by_type FROM rating_runs r WHERE r.run_id = ?",
+        "r.level_nulls, r.by_type, r.portal_level_nulls FROM rating_runs r "
+        "WHERE r.run_id = ?",
         [run_id]).fetchone()
 
 
