@@ -218,7 +218,8 @@ class RatingRun:
     # ``mu``, as a run from before it was kept says)
     offset: float | None = None
     # what the solve's portal's players' common pace adds to every price (the fit's
-    # g_q, ``analytics.ratings``; 0: one portal, or one the fit did not see)
+    # g_q, ``analytics.ratings``; 0 with one portal; a portal the fit did not see: the
+    # median portal's)
     shift: float = 0.0
     # portal -> level -> null key -> null: each portal's own level nulls, learnt from its
     # solves alone where the run saw several portals
@@ -245,7 +246,7 @@ class RatingRun:
         fit = self.by_type.get(puzzle_type)
         if fit is None:
             return None
-        shift = float((fit.get("portals") or {}).get(portal, 0.0))
+        shift = float((fit.get("portals") or {}).get(portal, fit.get("unseen", 0.0)))
         if _type(puzzle_type).is_default:  # the run's own figures are Sudoku's
             return dataclasses.replace(self, offset=fit.get("offset"), shift=shift,
                                        portal=portal)

@@ -15,17 +15,20 @@ average player.
 
 **Portals.** Players belong to a portal; puzzles may be shared by several. Given each
 solve's portal ``q`` (``group``), the model gains an offset per portal,
-``log t_ij = μ + g_q + p_j + δ_j − s_i + ε``, unpenalised: a portal's players' common
-pace is ``g_q`` (its players' skills are shrunk towards it, not towards every portal's
-centre), so a portal of many slow or quick players (a beginners' portal, or a hostile
-portal's sock puppets) cannot move, through the skills' shrinkage, ``μ`` and the
-difficulties another portal's players are priced on. ``μ`` is the solves' weighted mean
-of ``μ + g_q`` (``g`` weighs zero over the solves), so one portal's fit is the fit
-without portals. A puzzle several portals solved also gets each portal's own difficulty
-(:func:`portal_difficulties`), which that portal's solves are priced on: one portal
-whose players are slow on a few shared puzzles moves the fitted difficulty, but not what
-another portal's players are judged against. A portal's price of a puzzle is its
-difficulty (its own, or the fitted one) plus ``g_q``.
+``log t_ij = μ + g_q + p_j + δ_j − s_i + ε``, with a ridge ``λ_g Σ g_q²`` of
+:data:`OFFSET_PLAYERS` players' worth (``λ_g = OFFSET_PLAYERS · λ_s``): a portal of many
+players' common pace is ``g_q`` (their skills are shrunk towards it, not towards every
+portal's centre), so a portal of hundreds of slow or quick players (a beginners'
+portal, or a hostile portal's sock puppets) cannot move, through the skills' shrinkage,
+``μ`` and the difficulties another portal's players are priced on; a portal of a
+handful of players (one, or a few who all copy) keeps their pace in their skills, as
+one fit for all does. ``μ`` is the centre the offsets are shrunk towards (with a
+single portal there is no ``g``: the fit without portals). A puzzle several portals
+solved also gets each portal's own difficulty (:func:`portal_difficulties`), which that
+portal's solves are priced on: one portal whose players are slow on a few shared
+puzzles moves the fitted difficulty, but not what another portal's players are judged
+against. A portal's price of a puzzle is its difficulty (its own, or the fitted one)
+plus ``g_q``.
 """
 
 from __future__ import annotations
@@ -54,8 +57,16 @@ class Fit:
     pair_difficulty: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pair_solves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # per portal code: g_q, its players' common pace over the fit's μ (log seconds;
-    # empty without portals)
+    # empty without portals), and its solves in the fit
     group_offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    group_solves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+
+# a portal's common pace is shrunk towards every portal's as this many players' skills
+# are: with a handful of players (a one-player portal, a small portal whose players all
+# copy) it is their skills, which are theirs, not their portal's; with hundreds it is
+# the portal's own
+OFFSET_PLAYERS = 50
 
 
 def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
@@ -94,25 +105,25 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
     obs = sparse.csr_matrix((np.concatenate(data), (np.tile(rows, len(cols)),
                                                     np.concatenate(cols))), shape=(n, width))
     weights = np.concatenate([np.full(n_puzzles, np.sqrt(lambda_puzzle)),
-                              np.full(n_players, np.sqrt(lambda_player))])
+                              np.full(n_players, np.sqrt(lambda_player)),
+                              np.full(n_groups, np.sqrt(OFFSET_PLAYERS * lambda_player))])
     reg = sparse.csr_matrix((weights, (np.arange(weights.size), 1 + np.arange(weights.size))),
                             shape=(weights.size, width))
     A = sparse.vstack([obs, reg]).tocsr()
-    b = np.concatenate([y, np.zeros(n_puzzles + n_players)])
+    b = np.concatenate([y, np.zeros(weights.size)])
     sol = lsqr(A, b, atol=tol, btol=tol, iter_lim=5000)
     x, iterations = sol[0], int(sol[2])
     delta = x[1:1 + n_puzzles]
     skill = x[1 + n_puzzles:1 + n_puzzles + n_players]
     g = x[1 + n_puzzles + n_players:]
     fitted = x[0] + delta[puzzle] - skill[player]
-    offset = np.zeros(0)
+    offset, group_solves = np.zeros(0), np.zeros(0, np.int64)
     if n_groups:
         fitted = fitted + g[g_code.ravel()]
-        # μ' + g_q is all the solves pin down: μ' takes their weighted mean
-        centre = float(np.bincount(g_code.ravel(), minlength=n_groups) @ g) / n
-        x[0] += centre
         offset = np.zeros(int(codes.max()) + 1)
-        offset[codes] = g - centre
+        offset[codes] = g
+        group_solves = np.bincount(np.asarray(group, dtype=np.int64),
+                                   minlength=offset.size)
     mu = mu0 + float(x[0])
     resid = y - fitted
     difficulty = mu + prior + delta
@@ -125,7 +136,8 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
                  np.zeros(0, np.int64))
     return Fit(mu, difficulty, delta, skill, float(np.sqrt(np.mean(resid ** 2))),
                np.bincount(puzzle, minlength=n_puzzles),
-               np.bincount(player, minlength=n_players), iterations, *pairs, offset)
+               np.bincount(player, minlength=n_players), iterations, *pairs, offset,
+               group_solves)
 
 
 def portal_difficulties(resid: np.ndarray, puzzle: np.ndarray, group: np.ndarray,

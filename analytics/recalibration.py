@@ -20,6 +20,9 @@ from .signals import (NOTES_SWITCH, ORDER_OFFSET, PuzzleFacts, compute, notes_ca
 LEVEL_NULL_SIGNALS = ("order_sa", "unforced", "unproven", "pace_variation",
                       "pacing_difficulty", "switch", NOTES_SWITCH)
 LEVEL_NULL_MIN = 100  # solves a level needs before its learnt null is used
+# values of a level's signal one portal always adds to every portal's null, whatever the
+# others have: its share is at most half beyond it
+POOL_FLOOR = 5 * LEVEL_NULL_MIN
 # the calibration in force counts as this many puzzles' worth of evidence in a refit:
 # a portal with a few dozen rated puzzles moves its coefficients a little (the offset
 # mu carries what differs most between populations), one with thousands decides them
@@ -139,13 +142,13 @@ def join_level_values(parts) -> dict:
     return samples
 
 
-def pool_level_values(by_portal: Mapping[str, dict]) -> dict:
+def pool_level_values(by_portal: Mapping[str, dict], floor: int = POOL_FLOOR) -> dict:
     """:func:`level_values` of every portal (``by_portal``: portal -> {level: {signal:
-    values}}) as one population, a portal's values of a level's signal counting at most
-    as many as every other portal's together (its first: the sample's order is random),
-    as the consensus orders count solves: one portal's many solves in a style of their
-    own do not make the null every portal's players are judged by. What one portal alone
-    has counts whole."""
+    values}}, each portal's in its sample's random order) as one population, a portal's
+    values of a level's signal counting at most as many as every other portal's
+    together, or ``floor`` (its first): one portal's many solves in a style of their own
+    do not make the null every portal's players are judged by, and a portal with a few
+    solves does not take half of it, nor cut a level below what a null needs."""
     out: dict = {}
     for portal in sorted(by_portal):
         for level, band in by_portal[portal].items():
@@ -158,7 +161,7 @@ def pool_level_values(by_portal: Mapping[str, dict]) -> dict:
             total = sum(len(v) for v in lists)
             for values in lists:
                 others = total - len(values)
-                band[name].extend(values if others == 0 else values[:others])
+                band[name].extend(values if not others else values[:max(others, floor)])
     return out
 
 

@@ -74,7 +74,8 @@ JOB = "nightly"
 # type, Sudoku): the job refits that calibration, and its fit's figures are a run's
 # top-level ones (what runs from before puzzle types held)
 CALIBRATED = DEFAULT_TYPE
-LEVEL_SAMPLE = 4000        # unflagged solves of each portal whose signals make the level nulls
+LEVEL_SAMPLE = 4000        # unflagged solves whose signals make the per-level nulls, shared
+LEVEL_PORTAL_SAMPLE = 1000  # by the portals (what one leaves, the others take), >= this each
 LEVEL_SAMPLE_SEED = 7
 CONSENSUS_CHUNK = 50_000   # solves per fill-rank read: bounds its memory
 LEVEL_TASK = 250           # sampled solves per level-null task
@@ -473,9 +474,10 @@ def _levels(cal: Calibration, fits: dict[str, Fit], types, difficulty) -> np.nda
 def _level_nulls(db: NightlyDB, level_of: dict[str, str], tasks) -> tuple[dict, dict]:
     """The honest nulls of each level (``level_of``: each puzzle's level key) learnt
     from a seeded sample of real solves of each portal, :data:`LEVEL_TASK` solves a
-    task: every portal's together (a portal counting no more than all the others,
-    ``recalibration.pool_level_values``), and, with several portals, each portal's own,
-    which its solves are judged by where it has enough of a level (portal -> nulls)."""
+    task: every portal's together (a portal counting no more than all the others
+    beyond a floor, ``recalibration.pool_level_values``), and, with several portals,
+    each portal's own, which its solves are judged by where it has enough of a level
+    (portal -> nulls)."""
     samples = list(_sample_solves(db, level_of))
     chunks = [samples[k:k + LEVEL_TASK] for k in range(0, len(samples), LEVEL_TASK)]
     parts = in_tasks(tasks, recalibration.level_values, chunks)
@@ -554,14 +556,22 @@ def _by_type(fits: Fits, min_solves: int, offsets: dict[str, float]) -> dict:
                         "residual_sd": float(f.residual_sd),
                    "skill_sd": float(np.std(f.skill, ddof=1)) if f.skill.size > 1 else 0.0,
                    "solves": int(f.puzzle_solves.sum()),
-                   # each portal's g_q (analytics.ratings): its price is the difficulty
-                   # plus it; a portal the fit did not see has none (0)
-                   **({"portals": {fits.portals[q]: float(g)
-                                   for q, g in enumerate(f.group_offset.tolist()) if g}}
-                      if f.group_offset.size else {})}
+                   **_portal_offsets(f, fits.portals)}
             for type_name, f in fits.by_type.items()
             if f.puzzle_solves.sum() >= max(min_solves, 1)
             and np.count_nonzero(f.player_solves) >= MIN_FIT_PLAYERS}
+
+
+def _portal_offsets(fit: Fit, names: list[str]) -> dict:
+    """A fit's portal offsets as ``by_type`` keeps them (none with one portal): each
+    portal's g_q (``analytics.ratings``), which its prices add, and ``unseen``, what a
+    portal the fit did not see (a new one) adds: the median portal's, which one portal
+    of many odd players moves less than it moves the fit's centre."""
+    if not fit.group_offset.size:
+        return {}
+    in_fit = np.flatnonzero(fit.group_solves > 0)
+    return {"portals": {names[q]: float(fit.group_offset[q]) for q in in_fit.tolist()},
+            "unseen": float(np.median(fit.group_offset[in_fit]))}
 
 
 def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Recalibrated,
@@ -685,7 +695,8 @@ def _consensus_orders(db: NightlyDB, min_solves: int, tasks=None) -> dict[str, C
         if total >= CONSENSUS_CHUNK or k == len(big) - 1:
             ranges.append((chunk[0], chunk[-1]))
             chunk, total = [], 0
-    reads = (_compact(db.read(sql.fill_ranks, lo, hi, min_solves)) for lo, hi in ranges)
+    reads = (_compact(db.read(sql.fill_ranks, lo, hi, min_solves, min_solves))
+             for lo, hi in ranges)
     out: dict[str, Consensus] = {}
     for part in in_tasks(tasks, _consensus_chunk, reads):
         out.update(part)
@@ -696,7 +707,7 @@ def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
     """A seeded sample of each portal's real unflagged solves as ((portal, level),
     facts, order centre, t_ms, cell, digit, note), for the per-level nulls
     (``recalibration.level_values``)."""
-    moves = db.read(sql.sample_moves, LEVEL_SAMPLE, LEVEL_SAMPLE_SEED)
+    moves = db.read(sql.sample_moves, LEVEL_SAMPLE, LEVEL_SAMPLE_SEED, LEVEL_PORTAL_SAMPLE)
     if not len(moves["sub_key"]):
         return
     facts, centre = {}, {}
@@ -712,7 +723,9 @@ def _sample_solves(db: NightlyDB, level_of: dict[str, str]) -> Iterator[tuple]:
                                       None, p.puzzle_type, shape,
                                       hardest_rung_for(cells, solution, p.box_size,
                                                        p.puzzle_type))
-    for a, b in _runs(moves["sub_key"]):
+    # each portal's in its sample's order (random), so that a portal capped in every
+    # portal's nulls keeps a random part of its sample, not its oldest solves
+    for a, b in sorted(_runs(moves["sub_key"]), key=lambda run: int(moves["place"][run[0]])):
         pid = moves["puzzle_id"][a]
         if pid in facts and pid in level_of:
             yield ((moves["portal"][a], level_of[pid]), facts[pid], centre[pid],

@@ -293,9 +293,9 @@ def test_a_portal_wide_speed_is_its_players_skill_not_its_own_difficulty():
 
 def test_a_portal_of_many_slow_players_does_not_move_another_portals_prices():
     """Portal 1's 200 players are ten times slower on every puzzle they solve: their
-    common pace is their portal's offset (unshrunk), not a shift of the centre every
-    skill is shrunk towards, so what portal 0's players are priced at (difficulty plus
-    the portal's offset, less their skill) is what it was without portal 1."""
+    common pace is mostly their portal's offset, not a shift of the centre every skill
+    is shrunk towards, so what portal 0's players are priced at (difficulty plus the
+    portal's offset, less their skill) is about what it was without portal 1."""
     log_t, puzzle, player, prior, n_players, group, _ = _two_portals(slow=0.0)
     log_t = np.where(group == 1, log_t + math.log(10), log_t)
     alone = group == 0
@@ -305,12 +305,17 @@ def test_a_portal_of_many_slow_players_does_not_move_another_portals_prices():
     fit = fit_ratings(log_t, puzzle, player, prior, n_players, group=group, prior_sd=0.25)
     before = solo.difficulty.mean() - solo.skill[honest].mean()
     after = (_own(fit, 0).mean() + fit.group_offset[0] - fit.skill[honest].mean())
-    assert abs(after - before) < math.log(1.02)
+    assert abs(after - before) < math.log(1.05)
     # without the offsets the same solves price portal 0's players 1.16 times slower
     pooled = fit_ratings(log_t, puzzle, player, prior, n_players)
     assert pooled.difficulty.mean() - pooled.skill[honest].mean() - before > math.log(1.1)
-    # the offsets weigh zero over the solves: μ is their weighted mean
-    np.testing.assert_allclose(np.bincount(group) @ fit.group_offset, 0.0, atol=1e-9)
+    # a portal of a handful of players keeps their pace in their skills (one fit for
+    # all's pricing, about): its offset is shrunk towards the others'
+    few = np.unique(player[group == 1])[:3]
+    keep = (group == 0) | np.isin(player, few)
+    small = fit_ratings(log_t[keep], puzzle[keep], player[keep], prior, n_players,
+                        group=group[keep], prior_sd=0.25)
+    assert abs(small.group_offset[1] - small.group_offset[0]) < 0.1 * math.log(10)
 
 
 def test_a_solution_leaked_on_one_portal_does_not_lower_its_yardstick():

@@ -66,7 +66,8 @@ async def test_the_csv_export_neutralises_formulas_and_names_the_file(aiohttp_cl
 # control characters a note can carry (a terminal acts on them; a NUL ends a C string):
 # ESC sequences clearing the screen, setting the window title and recolouring, a NUL, a
 # C1 CSI (U+009B, which terminals read as ESC [), a backspace overwriting what precedes
-TERMINAL = ["\x1b[2J\x1b[H", "\x1b]0;owned\x07", "ok\x00hidden", "\x9b31mred", "fine\x08\x08\x08\x08bad!"]
+TERMINAL = ["\x1b[2J\x1b[H", "\x1b]0;owned\x07", "ok\x00hidden", "\x9b31mred",
+            "fine\x08\x08\x08\x08bad!"]
 
 
 async def test_the_csv_export_holds_no_terminal_control_characters(aiohttp_client, tmp_path):

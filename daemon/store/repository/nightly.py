@@ -186,7 +186,8 @@ def consensus_candidates(cur, min_solves: int) -> list[ConsensusCandidate]:
 
 
 @needs_moves
-def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndarray]:
+def fill_ranks(cur, first: str, last: str, min_solves: int,
+               floor: int = 0) -> dict[str, np.ndarray]:
     """For the eligible solves of puzzles ``first``..``last`` (ids) with at least
     ``min_solves`` of them: one row per filled cell per solve, with the rank at which the
     solve filled it. For a complete solve the last move on each cell places its final,
@@ -195,8 +196,9 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
     solution has one symbol a cell), sorted by puzzle.
 
     Of a puzzle several portals solved, a portal counts at most as many solves (its
-    first) as every other portal together: one portal's many solves in an order of its
-    own do not make the order every portal's players are compared with."""
+    first) as every other portal together, or ``floor``: one portal's many solves in an
+    order of its own do not make the order every portal's players are compared with,
+    and another portal's few solves of the puzzle do not take it away."""
     return cur.execute(
         f"WITH e AS ({ELIGIBLE} AND s.puzzle_id BETWEEN ? AND ?), "
         "counted AS (SELECT sub_key, puzzle_id, row_number() OVER (PARTITION BY "
@@ -204,7 +206,7 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
         "puzzle_id, portal) AS mine, count(*) OVER (PARTITION BY puzzle_id) AS every "
         "FROM e), "
         "capped AS (SELECT sub_key, puzzle_id FROM counted "
-        "WHERE mine = every OR k <= every - mine), "
+        "WHERE mine = every OR k <= greatest(every - mine, ?)), "
         "big AS (SELECT puzzle_id FROM capped GROUP BY puzzle_id HAVING count(*) >= ?), "
         "es AS (SELECT c.sub_key, c.puzzle_id FROM capped c JOIN big USING (puzzle_id)), "
         "last AS (SELECT m.sub_key, m.cell, max(m.seq) AS seq, arg_max(m.t_ms, m.seq) AS t "
@@ -213,23 +215,42 @@ def fill_ranks(cur, first: str, last: str, min_solves: int) -> dict[str, np.ndar
         "rank() OVER (PARTITION BY l.sub_key ORDER BY l.t, l.seq) AS r, "
         "length(p.solution) AS ncells "
         "FROM last l JOIN es USING (sub_key) JOIN puzzles p ON p.id = es.puzzle_id "
-        "ORDER BY es.puzzle_id, l.sub_key, l.cell", [first, last, min_solves]).fetchnumpy()
+        "ORDER BY es.puzzle_id, l.sub_key, l.cell",
+        [first, last, int(floor), min_solves]).fetchnumpy()
 
 
 @needs_moves
-def sample_moves(cur, sample: int, seed: int) -> dict[str, np.ndarray]:
-    """The moves of a seeded sample of up to ``sample`` eligible solves of each portal
-    (the same solves whatever else the portal stores: each solve's place is a hash of
-    its key and ``seed``), as columns sub_key, puzzle_id, portal, t_ms, cell, digit,
-    note sorted by sub_key, then seq."""
+def sample_moves(cur, sample: int, seed: int, least: int = 0) -> dict[str, np.ndarray]:
+    """The moves of a seeded sample of eligible solves: ``sample`` of them shared by the
+    portals, as many of each as the portals holding fewer leave (:func:`share`), but at
+    least ``least`` of each; a portal's are its first in an order hashed from each
+    solve's key and ``seed`` (so other portals change how many, never which). Columns
+    sub_key, puzzle_id, portal, place (the solve's place in its portal's order), t_ms,
+    cell, digit, note, sorted by sub_key, then seq."""
+    counts = [n for (n,) in cur.execute(
+        f"SELECT count(*) FROM ({ELIGIBLE}) GROUP BY portal").fetchall()]
+    quota = max(share(counts, sample), least)
     return cur.execute(
         f"WITH e AS ({ELIGIBLE}), "
         "ranked AS (SELECT sub_key, puzzle_id, portal, row_number() OVER (PARTITION BY "
         "portal ORDER BY hash(sub_key, ?::BIGINT), sub_key) AS k FROM e), "
-        "smp AS (SELECT sub_key, puzzle_id, portal FROM ranked WHERE k <= ?) "
-        "SELECT m.sub_key, smp.puzzle_id, smp.portal, m.t_ms, m.cell, m.digit, m.note "
+        "smp AS (SELECT sub_key, puzzle_id, portal, k FROM ranked WHERE k <= ?) "
+        "SELECT m.sub_key, smp.puzzle_id, smp.portal, smp.k AS place, m.t_ms, m.cell, "
+        "m.digit, m.note "
         "FROM moves m JOIN smp USING (sub_key) ORDER BY m.sub_key, m.seq",
-        [int(seed), int(sample)]).fetchnumpy()
+        [int(seed), int(quota)]).fetchnumpy()
+
+
+def share(counts: list[int], sample: int) -> int:
+    """The fewest solves ``n`` of each portal (holding ``counts``) such that the portals
+    together give ``sample``, each min(its count, n): a portal with fewer leaves the rest
+    to the others (every solve where they hold fewer in all)."""
+    rest, left = sample, len(counts)
+    for c in sorted(counts):
+        if c * left >= rest:
+            return -(-rest // left)
+        rest, left = rest - c, left - 1
+    return max(counts, default=0)
 
 
 def puzzle_texts(cur, ids: list[str]) -> list[PuzzleText]:

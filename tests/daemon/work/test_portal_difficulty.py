@@ -252,3 +252,66 @@ def test_a_hostile_portals_sock_puppets_do_not_move_what_demos_players_are_price
     assert abs(new_shift) < math.log(1.10), \
         f"demo's honest players are expected to take {math.exp(new_shift):.2f}x as long " \
         f"on a new puzzle"
+
+
+def _speed_z(con, run_id, portal, rows, lambda_player=3.0):
+    """The mean ``speed`` signal scoring gives ``rows`` (player, puzzle index, log
+    seconds) of ``portal`` under the run: (log t - expected + skill) / sd, the expected
+    time and its sd as ``scoring_inputs`` takes them (``time_in_force`` of the run for
+    the portal, on the portal's difficulty), the player's fitted skill and its
+    uncertainty as ``Scorer._job`` and ``signals.compute`` read them."""
+    from fairgrid.analytics.calibration import skill_uncertainty
+
+    cur = con.cursor()
+    run = _run_for(con, run_id, portal)
+    skills = _skills(con, run_id, portal)
+    solves = dict(con.execute("SELECT player_id, count(*) FROM submissions WHERE portal = ? "
+                              "GROUP BY 1", [portal]).fetchall())
+    out = []
+    for player, j, log_s in rows:
+        expected = time_in_force(0.0, 1.0, run, puzzle_for_scoring(
+            cur, f"p{j:02d}", run_id, portal)["difficulty"])
+        sd = math.hypot(expected.sd, skill_uncertainty(solves[player], lambda_player))
+        out.append((log_s - expected.log_s + skills[player]) / sd)
+    return float(np.mean(out))
+
+
+@pytest.mark.parametrize("players, most", [(1, -0.8), (20, -0.35)],
+                         ids=["one-player-portal", "all-cheaters-portal"])
+def test_a_small_portals_own_offset_does_not_price_its_cheaters_at_their_own_pace(
+        tmp_path, players, most):
+    """A portal of one player (or of 20, every one of them), who solves every puzzle
+    five times quicker than it takes (a solver's output typed in). Unshrunk, the
+    portal's offset took its whole pace and the cheaters were priced at the pace they
+    cheat at (mean speed z 0.0). Shrunk as 50 players' skills are, a handful of players
+    keep their pace in their skills, as one fit for all does (mean z -1.0 with one
+    player, -0.6 with 20; with the ridge about -0.95 and -0.4: a portal of 20 players
+    who all solve alike is a third of the way to a portal of its own)."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    rng = np.random.default_rng(1)
+    rows = []
+    for b in range(players):
+        s = rng.normal(0, 0.4)
+        for j in rng.choice(24, 12, replace=False):
+            rows.append((f"x{b:02d}", int(j),
+                         truth["true_d"][j] - s - math.log(5) + rng.normal(0, 0.15)))
+    _add_solves(con, "tiny", rows)
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+    z = _speed_z(con, run_id, "tiny", rows)
+    assert z < most, f"five-times-quicker solves read as speed z {z:.2f} on their portal"
+
+
+def test_another_portals_one_solve_does_not_take_a_puzzles_consensus_order_away(tmp_path):
+    """demo's 60 players solve p01; a second portal sends one solve of it. A portal
+    counts at most as many solves as all the others together, but never fewer than a
+    consensus needs (``nightly.min_solves``): p01 keeps its consensus order."""
+    con, _ = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    key, = con.execute("SELECT min(sub_key) FROM submissions WHERE puzzle_id = 'p01'"
+                       ).fetchone()
+    con.execute("UPDATE submissions SET portal = 'rogue' WHERE sub_key = ?", [key])
+    run_id = run_nightly(direct_db(con), settings)["run_id"]
+    ranks, = con.execute("SELECT consensus_fill_rank FROM puzzle_ratings WHERE run_id = ? "
+                         "AND puzzle_id = 'p01'", [run_id]).fetchone()
+    assert ranks is not None

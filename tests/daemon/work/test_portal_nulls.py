@@ -67,3 +67,112 @@ def test_a_portals_own_level_nulls_are_what_its_solves_say_whatever_another_send
         assert not any(own for _, own in other.values())
         assert {k: v for k, (v, _) in other.items()} == \
             {k: tuple(v) for k, v in pooled_2.get(level, {}).items()}
+
+
+def test_one_solve_of_another_portal_does_not_take_away_every_portals_level_nulls(tmp_path):
+    """demo's ~1,400 solves make the learnt nulls of their levels. A second portal sends
+    one solve of a puzzle of demo's commonest level (here: one of demo's solves moved to
+    it). Every portal's nulls, which a portal without its own (a new or a small one)
+    is judged by, should still be learnt from demo's solves: capping demo at as many
+    values as every other portal together leaves two values of the level, fewer than
+    LEVEL_NULL_MIN, and the level's learnt nulls are gone."""
+    con, _ = build(tmp_path / "n.duckdb")
+    settings = make_settings(tmp_path, nightly_min_solves=20)
+    first = run_nightly(direct_db(con), settings)
+    pooled_1, _ = _nulls(con, first["run_id"])
+    level, = con.execute("SELECT level FROM puzzle_ratings WHERE run_id = ? GROUP BY level "
+                         "ORDER BY count(*) DESC, level LIMIT 1",
+                         [first["run_id"]]).fetchone()
+    assert pooled_1[str(level)]
+    key, = con.execute("SELECT min(s.sub_key) FROM submissions s JOIN puzzle_ratings r ON "
+                       "r.puzzle_id = s.puzzle_id AND r.run_id = ? WHERE r.level = ?",
+                       [first["run_id"], level]).fetchone()
+    con.execute("UPDATE submissions SET portal = 'rogue' WHERE sub_key = ?", [key])
+    second = run_nightly(direct_db(con), settings)
+    pooled_2, _ = _nulls(con, second["run_id"])
+    assert sorted(pooled_2.get(str(level), {})) == sorted(pooled_1[str(level)]), \
+        f"level {level}'s learnt nulls of every portal: {pooled_2.get(str(level))}"
+    run = rating_run_of(rating_run(con.cursor(), second["run_id"]))
+    assert run.for_type("sudoku", "new").nulls_of(str(level)), \
+        "a portal the run did not see is judged on simulated nulls"
+
+
+def test_a_portal_with_fewer_solves_than_its_share_leaves_the_rest_of_the_sample_to_others(
+        tmp_path):
+    """The level sample is ``sample`` solves shared by the portals, at least ``least`` of
+    each. A second portal with a single eligible solve cannot use its half: demo, which
+    has far more than the whole sample, should get the rest of it, not half of it (one
+    solve of another portal must not halve what demo's own and everyone's nulls are
+    learnt from). Here at a quarter of the nightly job's scale (1,000 shared, 250 each)
+    since the database holds ~1,400 solves."""
+    from fairgrid.daemon.store.repository.nightly import sample_moves
+
+    con, _ = build(tmp_path / "n.duckdb")
+    key, = con.execute("SELECT min(sub_key) FROM submissions").fetchone()
+    con.execute("UPDATE submissions SET portal = 'rogue' WHERE sub_key = ?", [key])
+    drawn = sample_moves(con.cursor(), 1000, 7, 250)
+    solves = dict(zip(drawn["sub_key"].tolist(), drawn["portal"].tolist()))
+    by_portal = {q: sum(1 for p in solves.values() if p == q) for q in set(solves.values())}
+    assert by_portal.get("rogue") == 1
+    assert by_portal["demo"] == 999, f"demo's part of a 1,000-solve sample: {by_portal}"
+
+
+def test_a_capped_portal_counts_the_first_of_its_random_sample_not_its_oldest_solves(
+        tmp_path, monkeypatch):
+    """Every portal's nulls count a portal no more than all the others (beyond a floor):
+    "its first" values, which detection.md and ``pool_level_values`` say are taken in its
+    sample's random (seeded hash) order, ``sample_moves``' ``place``. Each portal's values
+    should reach ``pool_level_values`` in that order; they come in ``sub_key`` order
+    (the moves' read's), so a capped portal's part of everyone's null is its oldest
+    sampled solves."""
+    from fairgrid.daemon.store.repository import nightly as sql
+    from fairgrid.daemon.work import nightly
+
+    con, _ = build(tmp_path / "n.duckdb")
+    club = [f"u{i:03d}" for i in range(50, 60)]
+    con.execute("UPDATE submissions SET portal = 'club' WHERE list_contains(?, player_id)",
+                [club])
+    db = direct_db(con)
+    drawn = db.read(sql.sample_moves, nightly.LEVEL_SAMPLE, nightly.LEVEL_SAMPLE_SEED,
+                    nightly.LEVEL_PORTAL_SAMPLE)
+    # each sampled solve, known by (portal, its cells in order, its last move's time),
+    # -> its place in its portal's sample
+    place_of = {}
+    keys = drawn["sub_key"]
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]]).tolist() + [len(keys)]
+    for a, b in zip(starts, starts[1:]):
+        place_of[(drawn["portal"][a], tuple(drawn["cell"][a:b].tolist()),
+                  int(drawn["t_ms"][b - 1]))] = int(drawn["place"][a])
+    assert len(place_of) == len(starts) - 1         # every solve told apart
+
+    def one_value_per_solve(solves):                # a solve's value: its place
+        out = {}
+        for (q, level), _, _, t_ms, cell, *_ in solves:
+            out.setdefault((q, level), {}).setdefault("unforced", []).append(
+                place_of[(q, tuple(cell.tolist()), int(t_ms[-1]))])
+        return out
+
+    seen = {}
+
+    def pool(by_portal, *args, **kwargs):
+        seen.update(by_portal)
+        return {}
+    monkeypatch.setattr(nightly.recalibration, "level_values", one_value_per_solve)
+    monkeypatch.setattr(nightly.recalibration, "pool_level_values", pool)
+    level_of = {f"p{j:02d}": "3" for j in range(24)}
+    nightly._level_nulls(db, level_of, None)
+    assert sorted(seen) == ["club", "demo"]
+    for q, levels in seen.items():
+        places = levels["3"]["unforced"]
+        assert places == sorted(places), \
+            f"{q}'s values reach the pool in place order {places[:12]}..."
+
+
+def test_the_sample_is_shared_as_the_portals_can_fill_it():
+    from fairgrid.daemon.store.repository.nightly import share
+
+    assert share([1, 1400], 1000) == 999          # the rest goes to the portal with more
+    assert share([3000, 3000], 4000) == 2000      # evenly where both have enough
+    assert share([100, 700, 5000], 4000) == 3200  # the small ones give all theirs
+    assert share([10, 20], 4000) == 20            # fewer in all than the sample: all
+    assert share([], 4000) == 0
