@@ -57,9 +57,11 @@ class Fit:
     pair_difficulty: np.ndarray = field(default_factory=lambda: np.zeros(0))
     pair_solves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
     # per portal code: g_q, its players' common pace over the fit's μ (log seconds;
-    # empty without portals), and its solves in the fit
+    # empty without portals), its solves in the fit, and its solves' own pace over μ
+    # unshrunk (g_q less the mean skill and plus the mean residual of its solves)
     group_offset: np.ndarray = field(default_factory=lambda: np.zeros(0))
     group_solves: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    group_pace: np.ndarray = field(default_factory=lambda: np.zeros(0))
 
 
 # a portal's common pace is shrunk towards every portal's as this many players' skills
@@ -117,15 +119,18 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
     skill = x[1 + n_puzzles:1 + n_puzzles + n_players]
     g = x[1 + n_puzzles + n_players:]
     fitted = x[0] + delta[puzzle] - skill[player]
-    offset, group_solves = np.zeros(0), np.zeros(0, np.int64)
+    offset, group_solves, pace = np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
+    resid = y - fitted
     if n_groups:
-        fitted = fitted + g[g_code.ravel()]
-        offset = np.zeros(int(codes.max()) + 1)
-        offset[codes] = g
+        code = g_code.ravel()
+        resid = resid - g[code]
+        own = np.bincount(code, weights=resid - skill[player], minlength=n_groups) \
+            / np.bincount(code, minlength=n_groups)
+        offset, pace = np.zeros(int(codes.max()) + 1), np.zeros(int(codes.max()) + 1)
+        offset[codes], pace[codes] = g, g + own
         group_solves = np.bincount(np.asarray(group, dtype=np.int64),
                                    minlength=offset.size)
     mu = mu0 + float(x[0])
-    resid = y - fitted
     difficulty = mu + prior + delta
     pairs = (() if group is None else
              portal_difficulties(resid, puzzle, np.asarray(group, dtype=np.int64),
@@ -137,7 +142,7 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
     return Fit(mu, difficulty, delta, skill, float(np.sqrt(np.mean(resid ** 2))),
                np.bincount(puzzle, minlength=n_puzzles),
                np.bincount(player, minlength=n_players), iterations, *pairs, offset,
-               group_solves)
+               group_solves, pace)
 
 
 def portal_difficulties(resid: np.ndarray, puzzle: np.ndarray, group: np.ndarray,

@@ -565,13 +565,14 @@ def _by_type(fits: Fits, min_solves: int, offsets: dict[str, float]) -> dict:
 def _portal_offsets(fit: Fit, names: list[str]) -> dict:
     """A fit's portal offsets as ``by_type`` keeps them (none with one portal): each
     portal's g_q (``analytics.ratings``), which its prices add, and ``unseen``, what a
-    portal the fit did not see (a new one) adds: the median portal's, which one portal
-    of many odd players moves less than it moves the fit's centre."""
+    portal the fit did not see (a new one) adds: the median of the portals' own paces
+    (each portal one vote, its solves' pace unshrunk), which a portal of many odd
+    players does not set while the portals like it are fewer than the others."""
     if not fit.group_offset.size:
         return {}
     in_fit = np.flatnonzero(fit.group_solves > 0)
     return {"portals": {names[q]: float(fit.group_offset[q]) for q in in_fit.tolist()},
-            "unseen": float(np.median(fit.group_offset[in_fit]))}
+            "unseen": float(np.median(fit.group_pace[in_fit]))}
 
 
 def _run_row(run_id: str, now: datetime, loaded: Loaded, fits: Fits, recal: Recalibrated,

@@ -34,6 +34,19 @@ def _add_solves(con, portal, rows, now=None):
                     "?, ?, ?, ?, ?, ?)", subs)
 
 
+def _add_slow_portal(con, truth, portal, pace, prefix):
+    """``portal``'s 200 players, each about ``pace`` times slower than the puzzles take
+    (their skill drawn around -log pace), 12 solves each of the 24 shared puzzles."""
+    rng = np.random.default_rng(7)
+    rows = []
+    for b in range(200):
+        s = rng.normal(-math.log(pace), 0.3)
+        for j in rng.choice(24, 12, replace=False):
+            rows.append((f"{prefix}{b:03d}", int(j),
+                         truth["true_d"][j] - s + rng.normal(0, 0.15)))
+    _add_solves(con, portal, rows)
+
+
 def _skills(con, run_id, portal):
     return dict(con.execute("SELECT player_id, skill FROM player_ratings WHERE run_id = ? "
                             "AND portal = ?", [run_id, portal]).fetchall())
@@ -174,13 +187,7 @@ def test_a_slow_portal_does_not_make_another_portals_players_look_quick_on_new_p
     demo_players = [f"u{i:03d}" for i in range(60)]
     alone = _new_puzzle_expected(con, run_nightly(direct_db(con), settings)["run_id"],
                                  "demo", demo_players)
-    rng = np.random.default_rng(7)
-    rows = []
-    for b in range(200):
-        s = rng.normal(-math.log(2.0), 0.3)
-        for j in rng.choice(24, 12, replace=False):
-            rows.append((f"b{b:03d}", int(j), truth["true_d"][j] - s + rng.normal(0, 0.15)))
-    _add_solves(con, "beginners", rows)
+    _add_slow_portal(con, truth, "beginners", 2.0, "b")
     per_portal = _new_puzzle_expected(con, run_nightly(direct_db(con), settings)["run_id"],
                                       "demo", demo_players)
 
@@ -236,13 +243,7 @@ def test_a_hostile_portals_sock_puppets_do_not_move_what_demos_players_are_price
     first = run_nightly(direct_db(con), settings)["run_id"]
     shared_alone = _demo_price(con, first, demo_players)
     new_alone = _new_puzzle_expected(con, first, "demo", demo_players)
-    rng = np.random.default_rng(7)
-    rows = []
-    for b in range(200):
-        s = rng.normal(-math.log(pace), 0.3)
-        for j in rng.choice(24, 12, replace=False):
-            rows.append((f"h{b:03d}", int(j), truth["true_d"][j] - s + rng.normal(0, 0.15)))
-    _add_solves(con, "hostile", rows)
+    _add_slow_portal(con, truth, "hostile", pace, "h")
     second = run_nightly(direct_db(con), settings)["run_id"]
     shared_shift = _demo_price(con, second, demo_players) - shared_alone
     new_shift = _new_puzzle_expected(con, second, "demo", demo_players) - new_alone
@@ -315,3 +316,30 @@ def test_another_portals_one_solve_does_not_take_a_puzzles_consensus_order_away(
     ranks, = con.execute("SELECT consensus_fill_rank FROM puzzle_ratings WHERE run_id = ? "
                          "AND puzzle_id = 'p01'", [run_id]).fetchone()
     assert ranks is not None
+
+
+def test_a_hostile_portals_many_solves_do_not_set_what_a_new_portal_is_priced_on(tmp_path):
+    """demo's 60 honest players are split over three honest portals (a, b, c), and a
+    hostile portal's 200 sock puppets solve 12 shared puzzles each ten times slower than
+    they take. A portal the run has not seen (a new one, or one renamed) is priced on
+    the median portal's own pace, one vote a portal: not on ``mu``, whose weighted
+    centre 2,400 hostile solves against 1,440 honest ones would set (a new portal's
+    honest players then read 4.5 times quicker than expected; 6.0 with one fit for
+    all)."""
+    con, truth = build(tmp_path / "n.duckdb", few_solves_puzzle=False)
+    for q, players in (("a", range(0, 20)), ("b", range(20, 40)), ("c", range(40, 60))):
+        con.execute("UPDATE submissions SET portal = ? WHERE list_contains(?, player_id)",
+                    [q, [f"u{i:03d}" for i in players]])
+    settings = make_settings(tmp_path, nightly_min_solves=1000)
+
+    def fresh_price(run_id):
+        cur = con.cursor()
+        run = _run_for(con, run_id, "fresh")
+        return np.mean([time_in_force(0.0, 1.0, run, puzzle_for_scoring(
+            cur, f"p{j:02d}", run_id, "fresh")["difficulty"]).log_s for j in range(24)])
+
+    alone = fresh_price(run_nightly(direct_db(con), settings)["run_id"])
+    _add_slow_portal(con, truth, "hostile", 10.0, "h")
+    shift = fresh_price(run_nightly(direct_db(con), settings)["run_id"]) - alone
+    assert abs(shift) < math.log(1.25), \
+        f"a new portal's honest players are expected to take {math.exp(shift):.2f}x as long"
