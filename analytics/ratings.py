@@ -118,31 +118,26 @@ def fit_ratings(log_t: np.ndarray, puzzle: np.ndarray, player: np.ndarray,
     delta = x[1:1 + n_puzzles]
     skill = x[1 + n_puzzles:1 + n_puzzles + n_players]
     g = x[1 + n_puzzles + n_players:]
-    fitted = x[0] + delta[puzzle] - skill[player]
-    offset, group_solves, pace = np.zeros(0), np.zeros(0, np.int64), np.zeros(0)
-    resid = y - fitted
+    resid = y - (x[0] + delta[puzzle] - skill[player])
+    groups = {}   # the Fit's group_* fields, indexed by portal code (none: one portal)
     if n_groups:
         code = g_code.ravel()
         resid = resid - g[code]
-        own = np.bincount(code, weights=resid - skill[player], minlength=n_groups) \
-            / np.bincount(code, minlength=n_groups)
-        offset, pace = np.zeros(int(codes.max()) + 1), np.zeros(int(codes.max()) + 1)
-        offset[codes], pace[codes] = g, g + own
-        group_solves = np.bincount(np.asarray(group, dtype=np.int64),
-                                   minlength=offset.size)
+        solves = np.bincount(code, minlength=n_groups)
+        own = np.bincount(code, weights=resid - skill[player], minlength=n_groups) / solves
+        for name, value in (("group_offset", g), ("group_solves", solves),
+                            ("group_pace", g + own)):
+            groups[name] = np.zeros(int(codes.max()) + 1, dtype=value.dtype)
+            groups[name][codes] = value
     mu = mu0 + float(x[0])
     difficulty = mu + prior + delta
     pairs = (() if group is None else
              portal_difficulties(resid, puzzle, np.asarray(group, dtype=np.int64),
                                  difficulty, mu + prior - np.asarray(prior_sd, dtype=float),
                                  lambda_group))
-    if not pairs:
-        pairs = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0),
-                 np.zeros(0, np.int64))
     return Fit(mu, difficulty, delta, skill, float(np.sqrt(np.mean(resid ** 2))),
                np.bincount(puzzle, minlength=n_puzzles),
-               np.bincount(player, minlength=n_players), iterations, *pairs, offset,
-               group_solves, pace)
+               np.bincount(player, minlength=n_players), iterations, *pairs, **groups)
 
 
 def portal_difficulties(resid: np.ndarray, puzzle: np.ndarray, group: np.ndarray,

@@ -149,19 +149,17 @@ def pool_level_values(by_portal: Mapping[str, dict], floor: int = POOL_FLOOR) ->
     together, or ``floor`` (its first): one portal's many solves in a style of their own
     do not make the null every portal's players are judged by, and a portal with a few
     solves does not take half of it, nor cut a level below what a null needs."""
-    out: dict = {}
+    parts: dict[tuple, list] = {}
     for portal in sorted(by_portal):
         for level, band in by_portal[portal].items():
-            for name in band:
-                out.setdefault(level, {}).setdefault(name, [])
-    for level, band in out.items():
-        for name in band:
-            lists = [by_portal[q][level][name] for q in sorted(by_portal)
-                     if name in by_portal[q].get(level, {})]
-            total = sum(len(v) for v in lists)
-            for values in lists:
-                others = total - len(values)
-                band[name].extend(values if not others else values[:max(others, floor)])
+            for name, values in band.items():
+                parts.setdefault((level, name), []).append(values)
+    out: dict = {}
+    for (level, name), lists in parts.items():
+        total = sum(len(v) for v in lists)
+        out.setdefault(level, {})[name] = [
+            x for v in lists
+            for x in (v if len(v) == total else v[:max(total - len(v), floor)])]
     return out
 
 

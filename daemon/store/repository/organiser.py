@@ -127,18 +127,18 @@ def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
     to ``changed``); Conflict naming those another decision changed since, with nothing
     recorded. Checked where it is written, so that no decision made while the others are
     written is overturned unseen."""
-    stale = []
+    was = {}
     for flag_id in sorted(seen):
-        was = _flag_state(con, flag_id, portals)
-        if was is None:
+        was[flag_id] = _flag_state(con, flag_id, portals)
+        if was[flag_id] is None:
             return flag_id
-        stale.append(_stale(flag_id, seen[flag_id], was, state))
-    stale = [s for s in stale if s is not None]
+    stale = [s for s in (_stale(f, seen[f], w, state) for f, w in was.items())
+             if s is not None]
     if stale:
         raise Conflict("seen", "; ".join(stale[:5]) + ("; …" if len(stale) > 5 else ""))
-    for flag_id in sorted(seen):
-        _reopens_withdrawn(flag_id, _flag_state(con, flag_id, portals), state)
-    for flag_id in sorted(seen):
+    for flag_id, state_was in was.items():
+        _reopens_withdrawn(flag_id, state_was, state)
+    for flag_id in was:
         review(con, flag_id, state, note, actor, now, portals, changed=changed)
     return None
 
