@@ -17,14 +17,19 @@ import numpy as np
 
 from .fast_path import _scan_moves, parse_fast
 from .replay import _replay, check_and_replay
-from .solve import (SolveEvent, ValidationError, deeper_than, parse_json, parse_solve,
-                    parse_time, well_formed)
+from .solve import (SolveEvent, ValidationError, check_keys_once, deeper_than, parse_json,
+                    parse_solve, parse_time, well_formed)
 
 
 def parse_body(body: bytes) -> SolveEvent:
     """The solve in a webhook body (not yet checked against its puzzle); ValidationError
     (400 or 422) naming the field otherwise."""
-    return parse_fast(body) or parse_solve(parse_json(body))
+    event = parse_fast(body)
+    if event is None:
+        data = parse_json(body)
+        check_keys_once(body)
+        event = parse_solve(data)
+    return event
 
 
 def moves_of(body: bytes) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:

@@ -28,6 +28,7 @@ the puzzle (cell and digit ranges, moves on givens) are in :mod:`.replay`.
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -111,6 +112,87 @@ def deeper_than(text, levels):
             depth -= 1
         i += 1
     return False
+
+
+KEYS_ONCE, KEYS_UNSURE = -1, -2
+_MAX_KEYS_COMPARED = 64  # keys of one object compared pairwise; more: the stdlib decides
+
+
+@njit(cache=True, nogil=True)
+def repeated_key(text):
+    """The offset of the first key a JSON object of ``text`` (valid JSON) names twice;
+    ``KEYS_ONCE`` when none does, ``KEYS_UNSURE`` when this scan cannot tell (an escape
+    in a key, nesting past 64 levels, an object with many keys)."""
+    first = np.empty(64, dtype=np.int64)       # per open container: its first key's slot
+    starts = np.empty(text.size // 3 + 1, dtype=np.int64)  # a key takes >= 3 bytes
+    stops = np.empty_like(starts)
+    depth, nkeys, i = 0, 0, 0
+    while i < text.size:
+        ch = text[i]
+        if ch == 34:
+            start, escaped = i + 1, False
+            i += 1
+            while i < text.size and text[i] != 34:
+                if text[i] == 92:
+                    escaped = True
+                    i += 1
+                i += 1
+            stop = i
+            j = i + 1
+            while j < text.size and (text[j] == 32 or text[j] == 9 or text[j] == 10
+                                     or text[j] == 13):
+                j += 1
+            if j < text.size and text[j] == 58:  # a string before a colon is a key
+                if escaped or nkeys - first[depth - 1] >= _MAX_KEYS_COMPARED:
+                    return KEYS_UNSURE
+                for k in range(first[depth - 1], nkeys):
+                    if stops[k] - starts[k] == stop - start:
+                        same = True
+                        for m in range(stop - start):
+                            if text[starts[k] + m] != text[start + m]:
+                                same = False
+                                break
+                        if same:
+                            return start
+                starts[nkeys], stops[nkeys] = start, stop
+                nkeys += 1
+        elif ch == 91 or ch == 123:
+            if depth == first.size:
+                return KEYS_UNSURE
+            first[depth] = nkeys
+            depth += 1
+        elif ch == 93 or ch == 125:
+            depth -= 1
+            nkeys = first[depth]  # the closed object's keys are no one's now
+        i += 1
+    return KEYS_ONCE
+
+
+def check_keys_once(body: bytes) -> None:
+    """ValidationError (400) naming a key some object of ``body`` (valid JSON) gives
+    twice: which value counts differs between readers (orjson and msgspec keep the last,
+    others the first), so a body that names one twice means nothing certain."""
+    at = repeated_key(np.frombuffer(body, dtype=np.uint8))
+    if at == KEYS_ONCE:
+        return
+    if at == KEYS_UNSURE:
+        json.loads(body, object_pairs_hook=_once)
+        return
+    _twice(body[at:body.index(b'"', at)].decode("utf-8"))
+
+
+def _once(pairs: list[tuple[str, object]]) -> None:
+    """``object_pairs_hook``: refuse an object that names a key twice."""
+    seen = set()
+    for key, _ in pairs:
+        if key in seen:
+            _twice(key)
+        seen.add(key)
+
+
+def _twice(key: str):
+    raise ValidationError(key, "is given twice in one object: which would count is no "
+                          "one's guess to make", 400)
 
 
 def _nests(value, levels: int) -> bool:

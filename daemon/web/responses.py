@@ -14,7 +14,7 @@ from aiohttp import web
 
 from ..errors import ValidationError
 from ..json_out import dumps
-from ..ingest.solve import parse_json
+from ..ingest.solve import check_keys_once, parse_json
 from ..text import file_stem
 from .context import CTX
 
@@ -100,23 +100,13 @@ async def json_body(request: web.Request, empty: dict | None = None,
         return empty
     check_json_type(request)
     data = parse_json(body)
-    json.loads(body, object_pairs_hook=_once)
+    check_keys_once(body)
     if fields is not None:
         unknown = sorted(set(data) - fields)
         if unknown:
             raise ValidationError(unknown[0], "unknown field (known: "
                                   f"{', '.join(sorted(fields))})", 422)
     return data
-
-
-def _once(pairs: list[tuple[str, object]]) -> None:
-    """``object_pairs_hook``: refuse an object that names a key twice."""
-    seen = set()
-    for key, _ in pairs:
-        if key in seen:
-            raise ValidationError(key, "is given twice in one object: which would count is "
-                                  "no one's guess to make", 400)
-        seen.add(key)
 
 
 def error(status: int, message: str, field: str | None = None,

@@ -231,6 +231,34 @@ def test_the_fast_path_reads_json_text_as_the_checked_path_does(text):
         assert _as_tuple(fast) == _as_tuple(slow)
 
 
+def _named_twice(text: bytes) -> set[str]:
+    """The keys some object of ``text`` gives twice, as the standard library reads it."""
+    found = set()
+
+    def hook(pairs):
+        keys = [k for k, _ in pairs]
+        found.update(k for i, k in enumerate(keys) if k in keys[:i])
+        return dict(pairs)
+
+    json.loads(text, object_pairs_hook=hook)
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(json_texts())
+def test_a_key_given_twice_is_refused_by_both_paths_as_the_stdlib_finds_it(text):
+    """A body naming a key twice in one object is refused (first by what else is wrong
+    with it, if anything), and a refusal for a repeat names a repeated key."""
+    twice = _named_twice(text)
+    try:
+        parse_body(text)
+    except ValidationError as exc:
+        if "twice" in str(exc):
+            assert exc.status == 400 and exc.field in twice, (exc.field, twice)
+        return
+    assert not twice
+
+
 def test_the_fast_path_takes_ordinary_bodies():
     moves = [{"t_ms": k, "cell": c, "digit": int(SOLUTION[c]), "kind": "place"}
              for k, c in enumerate(EMPTY)] + [{"t_ms": 99, "cell": 0, "digit": 0,

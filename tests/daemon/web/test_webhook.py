@@ -488,6 +488,37 @@ async def test_a_signature_header_given_twice_is_refused(client):
     assert (await client.post(URL, data=raw, headers=one)).status == 202
 
 
+@pytest.mark.parametrize("where, key", [("top", "player_id"), ("puzzle", "id"),
+                                        ("move", "cell"), ("move", "pressure"),
+                                        ("extra", "player_id")])
+async def test_a_key_given_twice_is_a_400_naming_it_and_stores_nothing(client, where, key):
+    """A body that names a key twice in one object means two things: the parsers here
+    keep the last value, a portal's own or an auditor's may keep the first (another
+    player, another cell). Neither path picks one. "extra": an unknown field as well,
+    so the body takes the checked path."""
+    text = json.dumps(solve_body("s-twice", player_id="p-first"))
+    if where in ("top", "extra"):
+        text = text.replace('"player_id": "p-first"',
+                            '"player_id": "p-first", "player_id": "p-second"')
+        if where == "extra":
+            text = text.replace('"type":', '"portal_note": 1, "type":')
+    elif where == "puzzle":
+        text = text.replace('"id": "easy"', '"id": "easy", "id": "hard"')
+    else:
+        first = json.dumps(solve_moves()[0])
+        twice = first[:-1] + (', "cell": 0}' if key == "cell"
+                              else ', "pressure": 1, "pressure": 2}')
+        text = text.replace(first, twice, 1)
+    assert text.count(f'"{key}"') >= 2
+    raw = text.encode()
+    resp = await client.post(URL, data=raw, headers=signed_bytes(raw, msg_id="twice"))
+    body = await resp.json()
+    assert resp.status == 400 and body["field"] == key and "twice" in body["error"], body
+    assert rows(client, "SELECT count(*) FROM submissions") == [(0,)]
+    # the same key in two objects is no repeat
+    assert (await post(client, solve_body("s-once")))[0] == 202
+
+
 async def test_a_gzipped_body_signed_before_compression_is_taken(client):
     """A portal that compresses its bodies signs the JSON before compressing it, as
     docs/portals.md says: that is the body fairgrid reads and checks."""
