@@ -8,7 +8,9 @@ cell filled right, erased and refilled counts at the refill. Givens are not rank
 Counted along the way: ``mistakes`` (placements of a digit that is not the solution's),
 ``erasures`` (digit 0 on a filled cell), ``overwrites`` (a digit on a filled cell) and
 ``notes`` (pencil-mark events, which are otherwise ignored). Moves on givens are ignored
-(the daemon rejects them on ingestion).
+(the daemon rejects them on ingestion), and so is a move that leaves its cell as it was
+(the digit it shows typed again, an empty cell erased): a portal that logs every key
+press sends those, and a cell re-typed at the end was not filled then.
 """
 
 from __future__ import annotations
@@ -59,6 +61,8 @@ def fill_order(t_ms, cell, digit, note, givens, solution, blank: int = 0) -> Fil
                                              note.tolist(), strict=True)):
         if noted or given[c]:
             continue
+        if d == board[c]:
+            continue  # the digit the cell shows (a double tap): the board did not change
         if d == 0:
             if board[c] != 0:
                 erasures += 1

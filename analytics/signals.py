@@ -359,6 +359,9 @@ def techniques_needed(facts: PuzzleFacts, rep: Replayed, limit: int = NEEDED_LIM
             for k in np.flatnonzero(ask) if rungs[k] != engine.NOT_ANALYSED}
 
 
+BREAK_CAP = 3.0  # 20x the solve's median interval: a break, not a pace
+
+
 def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
     """(statistic, split) of the point where the pace steadies most: the split ``k`` (an
     index into ``intervals_ms``) of the most likely change in mean and variance of the
@@ -370,6 +373,10 @@ def change_point(intervals_ms: np.ndarray) -> tuple[float, int]:
     n = li.size
     if n < 2 * SWITCH_MIN:
         return 0.0, -1
+    # a pause past BREAK_CAP (log) over the solve's median interval counts at that: one
+    # break (lunch, a daily left open) would otherwise make the pace before it look
+    # erratic and the pace after it, the same, "steadier"
+    li = np.minimum(li, np.median(li) + BREAK_CAP)
     # running sums give every split's two variances in one pass
     c1 = np.cumsum(li)
     c2 = np.cumsum(li * li)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from fairgrid.analytics.calibration import bh, complete, honest_null, judge
+from fairgrid.analytics.calibration import LEAD_P, bh, complete, honest_null, judge
+from fairgrid.analytics.evidence import score_solve
 from fairgrid.analytics.fill_order import fill_order
 from fairgrid.analytics.signals import PuzzleFacts, change_point, compute, spearman
 from fairgrid.analytics.simulate import BEHAVIOURS, simulate
@@ -63,6 +64,41 @@ def test_erase_and_refill_counts_at_the_refill_and_erased_cells_are_unfilled():
     f = fill_order(t, [a, b, a, a, b], [SOL[a], SOL[b], 0, SOL[a], 0], None, GIVENS, SOL)
     assert list(f.cells) == [a] and f.fill_ms[a] == 4000
     assert f.erasures == 2 and f.rank[b] == -1
+
+
+def test_a_move_that_leaves_the_cell_as_it_was_changes_nothing():
+    """A portal that logs every key press sends the digit a cell shows typed again (a
+    double tap), and an empty cell erased: the board did not change, so neither is a
+    fill, an overwrite or a mistake, and the cell keeps its fill time."""
+    a, b = EMPTY[0], EMPTY[1]
+    wrong = SOL[b] % 9 + 1
+    t = np.arange(1, 7) * 1000
+    f = fill_order(t, [a, b, b, a, b, EMPTY[2]], [SOL[a], wrong, wrong, SOL[a], SOL[b], 0],
+                   None, GIVENS, SOL)
+    assert list(f.cells) == [a, b] and f.fill_ms[a] == 1000
+    assert (f.mistakes, f.overwrites, f.erasures) == (1, 1, 0)
+
+
+def test_retyping_digits_at_the_end_of_an_honest_solve_is_not_evidence():
+    """Five cells filled early, their digits typed again at the end: moved to the end
+    of the fill order, they left the singles they gave looking unforced and the order
+    unlike a person's, and an honest solve was flagged."""
+    puzzle, _, facts = _facts()
+    facts = dataclasses.replace(facts, hardest_rung=0, time_basis="calibration")
+    null = honest_null(facts, rng=1, n=40)
+    s = simulate(puzzle, facts.solution, "honest", rng=np.random.default_rng(3),
+                 expected_log_s=facts.expected_log_s)
+    t, c, d, note = (np.asarray(x).copy() for x in (s.t_ms, s.cell, s.digit, s.note))
+    first = fill_order(t, c, d, note, facts.givens, facts.solution).cells[:5]
+    t2 = np.concatenate([t, t[-1] + 1000 * np.arange(1, 6)])
+    c2 = np.concatenate([c, first])
+    d2 = np.concatenate([d, facts.solution[first]])
+    n2 = np.concatenate([note, np.zeros(5, bool)])
+    before, after = (score_solve(facts, null, *log) for log in ((t, c, d, note),
+                                                               (t2, c2, d2, n2)))
+    assert after.signal("unforced").value == before.signal("unforced").value
+    assert after.signal("order_sa").value == before.signal("order_sa").value
+    assert after.flagged == before.flagged
 
 
 def test_notes_and_moves_on_givens_are_ignored():
@@ -157,6 +193,27 @@ def test_change_point_finds_where_the_pace_steadies():
     stat_h, _ = change_point(np.exp(rng.normal(np.log(8000), 0.8, 50)))
     assert stat_h < 1.0
     assert change_point(np.ones(10)) == (0.0, -1)
+
+
+def test_one_long_break_is_not_a_switch_to_a_steadier_pace():
+    """An honest solve with one break of hours a third of the way in (lunch, a daily
+    left open): the break made the pace before it look erratic and the same pace after
+    it "steadier", below LEAD_P in most such solves. A copy's switch still reads."""
+    puzzle, _, facts = _facts()
+    null = honest_null(facts, rng=1, n=40)
+    low = []
+    for seed in range(10):
+        s = simulate(puzzle, facts.solution, "honest", rng=np.random.default_rng(100 + seed),
+                     expected_log_s=facts.expected_log_s)
+        t = np.asarray(s.t_ms).copy()
+        t[len(t) // 3:] += 4 * 3600 * 1000
+        low.append(score_solve(facts, null, t, s.cell, s.digit, s.note).signal("switch").p)
+    assert min(low) > LEAD_P, low
+    rng = np.random.default_rng(3)
+    human = np.exp(rng.normal(np.log(8000), 0.8, 30))
+    human[10] = 4 * 3600 * 1000
+    machine = np.exp(rng.normal(np.log(2000), 0.05, 20))
+    assert change_point(np.r_[human, machine])[0] > 2.0
 
 
 def test_bh():
