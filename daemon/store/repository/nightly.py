@@ -34,6 +34,10 @@ ELIGIBLE = f"""
                       AND f.state IN """ + sql_list(STANDING) + """)
 """
 
+# the eligible solves whose move log is still held (retention drops old ones' logs and
+# keeps the solves, whose times still rate): what reads moves samples and counts these
+LOGGED = ELIGIBLE + "  AND EXISTS (SELECT 1 FROM moves m WHERE m.sub_key = s.sub_key)\n"
+
 
 class RatedPuzzle(NamedTuple):
     """An analysed puzzle the ratings cover."""
@@ -178,9 +182,10 @@ def eligible_players(cur) -> list[EligiblePlayer]:
 
 
 def consensus_candidates(cur, min_solves: int) -> list[ConsensusCandidate]:
-    """The puzzles with at least ``min_solves`` eligible solves, by id."""
+    """The puzzles with at least ``min_solves`` eligible solves whose move log is still
+    held, by id."""
     return [ConsensusCandidate._make(r) for r in cur.execute(
-        f"WITH e AS ({ELIGIBLE}) SELECT puzzle_id, count(*) FROM e "
+        f"WITH e AS ({LOGGED}) SELECT puzzle_id, count(*) FROM e "
         "GROUP BY puzzle_id HAVING count(*) >= ? ORDER BY puzzle_id",
         [min_solves]).fetchall()]
 
@@ -200,7 +205,7 @@ def fill_ranks(cur, first: str, last: str, min_solves: int,
     order of its own do not make the order every portal's players are compared with,
     and another portal's few solves of the puzzle do not take it away."""
     return cur.execute(
-        f"WITH e AS ({ELIGIBLE} AND s.puzzle_id BETWEEN ? AND ?), "
+        f"WITH e AS ({LOGGED} AND s.puzzle_id BETWEEN ? AND ?), "
         "counted AS (SELECT sub_key, puzzle_id, row_number() OVER (PARTITION BY "
         "puzzle_id, portal ORDER BY sub_key) AS k, count(*) OVER (PARTITION BY "
         "puzzle_id, portal) AS mine, count(*) OVER (PARTITION BY puzzle_id) AS every "
@@ -221,17 +226,18 @@ def fill_ranks(cur, first: str, last: str, min_solves: int,
 
 @needs_moves
 def sample_moves(cur, sample: int, seed: int, least: int = 0) -> dict[str, np.ndarray]:
-    """The moves of a seeded sample of eligible solves: ``sample`` of them shared by the
+    """The moves of a seeded sample of eligible solves whose log is still held: ``sample``
+    of them shared by the
     portals, as many of each as the portals holding fewer leave (:func:`share`), but at
     least ``least`` of each; a portal's are its first in an order hashed from each
     solve's key and ``seed`` (so other portals change how many, never which). Columns
     sub_key, puzzle_id, portal, place (the solve's place in its portal's order), t_ms,
     cell, digit, note, sorted by sub_key, then seq."""
     counts = [n for (n,) in cur.execute(
-        f"SELECT count(*) FROM ({ELIGIBLE}) GROUP BY portal").fetchall()]
+        f"SELECT count(*) FROM ({LOGGED}) GROUP BY portal").fetchall()]
     quota = max(share(counts, sample), least)
     return cur.execute(
-        f"WITH e AS ({ELIGIBLE}), "
+        f"WITH e AS ({LOGGED}), "
         "ranked AS (SELECT sub_key, puzzle_id, portal, row_number() OVER (PARTITION BY "
         "portal ORDER BY hash(sub_key, ?::BIGINT), sub_key) AS k FROM e), "
         "smp AS (SELECT sub_key, puzzle_id, portal, k FROM ranked WHERE k <= ?) "

@@ -176,3 +176,37 @@ def test_the_sample_is_shared_as_the_portals_can_fill_it():
     assert share([100, 700, 5000], 4000) == 3200  # the small ones give all theirs
     assert share([10, 20], 4000) == 20            # fewer in all than the sample: all
     assert share([], 4000) == 0
+
+
+def test_solves_whose_move_logs_expired_take_no_place_in_the_samples(tmp_path):
+    """Retention drops old solves' move logs but keeps the solves (their times still
+    rate puzzles and players). The level sample and the consensus orders read moves:
+    an expired solve drawn into the sample gives nothing, so a portal that keeps two
+    years of solves and a month of logs would learn its nulls from a handful. The
+    sample should hold as many solves as there are logs to fill it, and a puzzle's
+    consensus should count only solves whose order can be read."""
+    from datetime import datetime, timedelta, timezone
+
+    from fairgrid.daemon.store.repository import nightly as sql
+    from fairgrid.daemon.store.repository.lifecycle import apply_retention
+
+    con, _ = build(tmp_path / "n.duckdb")
+    total, = con.execute("SELECT count(*) FROM submissions").fetchone()
+    old = datetime.now(timezone.utc) - timedelta(days=400)
+    con.execute("UPDATE submissions SET committed_at = ? WHERE sub_key % 3 <> 0", [old])
+    con.execute("""UPDATE submissions SET raw = '{"moves": []}'""")  # as a webhook's
+    dropped = apply_retention(con, old + timedelta(days=1))
+    logged, = con.execute("SELECT count(DISTINCT sub_key) FROM moves").fetchone()
+    assert dropped > total // 2 and 0 < logged < total - dropped + 1
+    drawn = sql.sample_moves(con.cursor(), 1000, 7, 250)
+    sampled = len(set(drawn["sub_key"].tolist()))
+    assert sampled == min(1000, logged), (sampled, logged)
+    # consensus: a puzzle is a candidate on the solves whose order can be read
+    logged_of = dict(con.execute(
+        f"SELECT puzzle_id, count(*) FROM ({sql.ELIGIBLE}) e WHERE EXISTS "
+        "(SELECT 1 FROM moves m WHERE m.sub_key = e.sub_key) GROUP BY puzzle_id").fetchall())
+    least = max(logged_of.values())
+    candidates = sql.consensus_candidates(con.cursor(), least)
+    assert [c.puzzle_id for c in candidates] == sorted(
+        p for p, n in logged_of.items() if n >= least)
+    assert all(c.solves == logged_of[c.puzzle_id] for c in candidates)
