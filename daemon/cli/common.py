@@ -6,6 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..text import ascii_int
+
 EXIT_USAGE = 2
 PUZZLE_HELP = ("the puzzle: text (81 characters, '.' or '0' for blanks; grids; see "
                "docs/puzzles.md) or a path to a file holding it")
@@ -51,15 +53,43 @@ def _number(convert, minimum, rule: str, maximum=float("inf")):
     return parse
 
 
+def _int(text: str) -> int:
+    """An integer typed in ASCII digits: int() also takes "1_0", "١٠" and "１０" (10),
+    which no one types for 10, and a flag id read that way decides on another flag."""
+    digits = text.removeprefix("-")
+    value = ascii_int(digits, max(len(digits), 1))  # the range is checked after
+    if value is None:
+        raise ValueError(text)
+    return -value if text.startswith("-") else value
+
+
+def _float(text: str) -> float:
+    """A number typed in ASCII without digit separators (as :func:`_int`)."""
+    if not text.isascii() or "_" in text:
+        raise ValueError(text)
+    return float(text)
+
+
 # counts reach the compiled solvers and DuckDB as 32- and 64-bit integers
-positive = _number(int, 1, "from 1 to 2,147,483,647", 2**31 - 1)
-seed = _number(int, 0, "from 0 to 2**63 - 1", 2**63 - 1)
-positive_float = _number(float, 1e-9, "a positive number")
-seconds = _number(float, 0.0, "a number of seconds from 0 to a day", 86_400.0)
+positive = _number(_int, 1, "from 1 to 2,147,483,647", 2**31 - 1)
+seed = _number(_int, 0, "from 0 to 2**63 - 1", 2**63 - 1)
+ident = _number(_int, 0, "an id from 0 to 2**63 - 1", 2**63 - 1)
+whole = _number(_int, 0, "a whole number", 2**31 - 1)  # a choice among a few (choices=)
+positive_float = _number(_float, 1e-9, "a positive number")
+share = _number(_float, 0.0, "from 0 to 1", 1.0)
+seconds = _number(_float, 0.0, "a number of seconds from 0 to a day", 86_400.0)
 # a port the command listens on and connects to (0 would be a free one nobody can name)
-tcp_port = _number(int, 1, "from 1 to 65,535", 65_535)
+tcp_port = _number(_int, 1, "from 1 to 65,535", 65_535)
 # a Nurikabe grid's side for the generator: past a dozen it finds no unique puzzle anyway
-grid_side = _number(int, 2, "from 2 to 20", 20)
+grid_side = _number(_int, 2, "from 2 to 20", 20)
+
+
+def named(text: str) -> str:
+    """An argparse type for a name a filter or a target takes: an empty one (an unset
+    shell variable) would otherwise drop the filter and act on everything."""
+    if not text:
+        raise argparse.ArgumentTypeError("must name one (it is empty)")
+    return text
 
 
 def png_file(text: str) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from ..json_out import dumps
 from ..text import file_stem, shown
 from .client import quote
-from .common import CliError
+from .common import CliError, named
 from .organiser_tools import (_daemon_options, _database_file, _unreachable, call, connect,
                               open_file)
 
@@ -136,8 +136,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
     from fairgrid.daemon.store.repository import lifecycle
 
-    if not args.tournament:
-        raise CliError("--tournament must name a tournament (it is empty)")
     out = folder(args.out)
     client, settings = connect(args, admin=True)
     name = file_stem(args.tournament)
@@ -314,8 +312,9 @@ def add_commands(sub) -> None:
                        description="List outgoing notifications, newest first, or redeliver "
                        "one (an admin token).")
     p.add_argument("--state", choices=("pending", "delivered", "failed"))
-    p.add_argument("--portal")
-    p.add_argument("--redeliver", metavar="ID", help="queue this notification again")
+    p.add_argument("--portal", type=named)
+    p.add_argument("--redeliver", metavar="ID", type=named,
+                   help="queue this notification again")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
     _daemon_options(p)
     p.set_defaults(func=cmd_notifications)
@@ -337,7 +336,7 @@ def add_commands(sub) -> None:
                        description="Write a tournament's submissions, scores, flags and "
                        "reviews as four CSV or Parquet files (DuckDB's COPY): through the "
                        "running daemon, or from the file when none runs.")
-    p.add_argument("--tournament", required=True)
+    p.add_argument("--tournament", required=True, type=named)
     p.add_argument("--format", choices=("csv", "parquet"), default="csv")
     p.add_argument("--out", default=".", help="folder to write into (default: here)")
     _daemon_options(p)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from ..json_out import dumps
 from .client import DaemonClient, address, checked_url, quote
-from .common import CONFIG_HELP, CliError, png_file, progress_bar, settings_of
+from .common import CONFIG_HELP, CliError, ident, named, png_file, progress_bar, settings_of
 from ..states import FLAG_STATES, REVIEW_STATES
 from ..text import shown
 from .render import history_entry, print_case, print_report
@@ -393,8 +393,8 @@ def add_commands(sub) -> None:
                        description="List flagged solves, newest first: from the running "
                        "daemon's API (address and token from the config), or read-only from "
                        "the database file when no daemon runs.")
-    p.add_argument("--tournament")
-    p.add_argument("--player")
+    p.add_argument("--tournament", type=named)
+    p.add_argument("--player", type=named)
     p.add_argument("--state", choices=(*FLAG_STATES, "any"), default="any",
                    help="the flags in this review state (default: any)")
     p.add_argument("--json", action="store_true", help="one JSON object a line")
@@ -427,7 +427,7 @@ def add_commands(sub) -> None:
     p = sub.add_parser("review", help="decide on a flag (admin token)",
                        description="Record a decision on a flag: cleared, confirmed, or open "
                        "to reopen it (an appeal). The history keeps every decision.")
-    p.add_argument("flag_id", type=int, help="the id `fairgrid flags` prints")
+    p.add_argument("flag_id", type=ident, help="the id `fairgrid flags` prints")
     p.add_argument("--state", required=True, choices=REVIEW_STATES)
     p.add_argument("--note", help="why, for the history")
     _daemon_options(p)

@@ -18,7 +18,7 @@ from fairgrid.solvers.grid import MAX_PUZZLES_FILE, layout_grid, read_puzzle_fil
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE, NURIKABE, SUDOKU, TYPES
 
 from .common import (PUZZLE_HELP, CliError, grid_side, png_file, positive, positive_float,
-                     progress_bar, seed)
+                     progress_bar, seed, share, whole)
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
@@ -408,15 +408,15 @@ def add_commands(sub) -> None:
                        "band/stack/row/column shuffles, relabelling) with each cell kept with "
                        "probability --p; with --unique, cells are removed while the solution "
                        "stays unique (down to a fraction --p of givens).")
-    p.add_argument("--box-size", "--order", type=int, choices=(2, 3, 4, 5), default=3,
+    p.add_argument("--box-size", "--order", type=whole, choices=(2, 3, 4, 5), default=3,
                    help="the side of a box: 3 for 9x9 (default), 4 for 16x16 (--order "
                    "also answers)")
-    p.add_argument("--p", type=float, default=0.4,
+    p.add_argument("--p", type=share, default=0.4,
                    help="probability a cell is kept (with --unique: the least fraction of "
                    "givens to keep)")
     p.add_argument("--count", type=positive, default=1)
     p.add_argument("--unique", action="store_true", help="only puzzles with one solution")
-    p.add_argument("--level", type=int, choices=(1, 2, 3, 4, 5),
+    p.add_argument("--level", type=whole, choices=(1, 2, 3, 4, 5),
                    help="with --unique: keep only puzzles of this fairgrid level")
     p.add_argument("--seed", type=seed, default=0)
     p.add_argument("--rows", type=grid_side, default=7, help="Nurikabe: rows (default 7)")

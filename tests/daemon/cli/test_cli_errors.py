@@ -89,7 +89,20 @@ BAD_BYTES = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands ar
     (["player", "demo", BAD_BYTES], "player id given is not UTF-8 text"),
     (["erase", "demo", BAD_BYTES, "--yes"], "given is not UTF-8 text"),
     (["export", "--tournament", BAD_BYTES], "tournament given is not UTF-8 text"),
-    (["export", "--tournament", ""], "--tournament must name a tournament"),
+    # an empty filter or target (an unset shell variable) would act on everything
+    (["export", "--tournament", ""], "--tournament: must name one (it is empty)"),
+    (["flags", "--tournament", ""], "--tournament: must name one (it is empty)"),
+    (["flags", "--player", ""], "--player: must name one (it is empty)"),
+    (["notifications", "--portal", ""], "--portal: must name one (it is empty)"),
+    (["notifications", "--redeliver", ""], "--redeliver: must name one (it is empty)"),
+    # numbers int() reads and nobody types: "1_0", Arabic-Indic and fullwidth 10
+    (["review", "1_0", "--state", "confirmed"], "expected a number, got '1_0'"),
+    (["review", "\u0661\u0660", "--state", "confirmed"], "expected a number"),
+    (["review", "\uff11\uff10", "--state", "confirmed"], "expected a number"),
+    (["solve", "1" * 81, "--max-steps", "1_000"], "expected a number"),
+    (["generate", "--level", "\u0663"], "expected a number"),
+    (["generate", "--p", "0_5"], "expected a number"),
+    (["generate", "--p", "1.5"], "must be from 0 to 1"),
     (["restore", BAD_BYTES, "--to", "x.duckdb"], "backup given is not UTF-8 text"),
     # an address urllib would only refuse with a traceback at the first call
     (["flags", "--url", "http://[::1", "--token", "t"], "is not a daemon's address"),
