@@ -20,6 +20,7 @@ from ..text import shown
 from ..web.auth import Principal
 from ..web.context import read
 from ..web.players import review as record_review
+from ..states import FlagState
 from .flags import DECISIONS, seen_state
 from .pages import (FORM, NotFound, case_link, choice, decision, form_kept, page, page_number,
                     render, segment)
@@ -91,7 +92,9 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         "others": [f for f in verdict.findings if f.p >= 0.05], "flagging": flagging,
         "flagging_findings": [f for f in flagging.findings if f.p < 0.05] if flagging else [],
         "player_link": f"/ui/players/{segment(portal)}/{segment(player)}",
-        "judged_at": iso(row["judged_at"]), "decisions": DECISIONS, "notice": notice,
+        "judged_at": iso(row["judged_at"]), "notice": notice,
+        "decisions": {s: words for s, words in DECISIONS.items()
+                      if not (s == FlagState.OPEN and row["state"] == "clear")},
         "chosen": state, "note": note}, status=status)
 
 

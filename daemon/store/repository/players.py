@@ -295,6 +295,12 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
                        f"one this decision was made on (or that time is none of its); read "
                        f"it and decide again")
     target = "flagged" if state == "open" else state
+    if state == "open" and was == "clear":
+        # a case nobody raised: the player would stand in the flagged queue with no
+        # verdict that flagged them, and no judgement takes a flagged player out of it
+        raise Conflict("state", f"player {player!r} is clear (no verdict flags them and no "
+                                "case was decided): there is no case to reopen; confirm or "
+                                "clear them instead")
     if seen is not None and was not in (seen, target):  # the same decision again is none
         last = history(con, portal, player)
         by = (f", by {last[-1][3]} at {last[-1][0].isoformat(timespec='minutes')}"

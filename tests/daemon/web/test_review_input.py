@@ -77,3 +77,38 @@ async def test_a_decision_naming_its_state_twice_is_refused(client):
     body = await resp.json()
     assert 400 <= resp.status < 500 and "state" in body["error"], (resp.status, body)
     assert query(store(client), "SELECT state FROM flags WHERE id = ?", [flag])[0][0] == "open"
+
+
+async def _verdict_state(client, portal, player, timeout=120.0):
+    """The player's verdict once judged (judging runs after the scoring batch)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while True:
+        resp = await client.get(f"/v1/players/{portal}/{player}", headers=bearer(ADMIN))
+        if resp.status == 200:
+            doc = await resp.json()
+            if doc["verdict"] is not None:
+                return doc["verdict"]
+        assert asyncio.get_running_loop().time() < deadline, "no verdict"
+        await asyncio.sleep(0.3)
+
+
+async def test_reopening_a_player_nobody_flagged_is_refused(client):
+    """A player is ``clear`` until the evidence flags them; reopening makes a case
+    ``flagged`` *again*. Reopening a clear player put them in the flagged queue with no
+    verdict that flagged them (``flagged_at`` null), and no later judgement takes a
+    flagged player out: a case with nothing in it, for good."""
+    await post_flagged(client, "demo", "c-1", SECRET_A, player_id="never")
+    assert (await _verdict_state(client, "demo", "never"))["state"] == "clear"
+    resp = await client.post("/v1/players/demo/never/review", headers=bearer(ADMIN),
+                             json={"state": "open", "note": "reopen"})
+    body = await resp.json()
+    assert resp.status == 409 and body["field"] == "state" and "clear" in body["error"], body
+    assert query(store(client), "SELECT state FROM player_verdicts WHERE portal = 'demo' "
+                 "AND player_id = 'never'") == [("clear",)]
+    assert query(store(client), "SELECT count(*) FROM player_verdict_history") == [(0,)]
+    queue = await (await client.get("/v1/players?state=flagged", headers=bearer(ADMIN))).json()
+    assert queue["players"] == []
+    # a person may still decide on a clear player outright
+    resp = await client.post("/v1/players/demo/never/review", headers=bearer(ADMIN),
+                             json={"state": "confirmed", "note": "admitted it"})
+    assert resp.status == 200, await resp.json()
