@@ -40,6 +40,10 @@ class Metrics:
         self.duplicates = Counter(
             "fairgrid_webhook_duplicates_total", "Webhooks answered as duplicates.",
             ["portal"], registry=registry)
+        self.clock_ahead = Counter(
+            "fairgrid_webhook_clock_ahead_total",
+            "Solves whose log ended after its receipt (beyond webhooks.time_skew_s): started_at "
+            "taken as the receipt less the log's duration.", ["portal"], registry=registry)
         self.ingest_latency = Histogram(
             "fairgrid_ingest_latency_seconds", "Receipt of a webhook to its commit.",
             buckets=LATENCY_BUCKETS, registry=registry)

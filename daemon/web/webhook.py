@@ -29,21 +29,34 @@ _ACCEPTED = b'{"status": "accepted"}'
 _DUPLICATE = b'{"status": "duplicate"}'
 
 
-def _check_times(event, received_at: datetime, skew_s: int) -> None:
+# a log that ends further ahead of the receipt than this is a wrong date, not a clock off
+CLOCK_AHEAD_TAKEN = timedelta(days=1)
+
+
+def _check_times(event, received_at: datetime, skew_s: int) -> bool:
     """A solve starts within the window fairgrid stores (EARLIEST_START to its receipt
-    plus the clock skew) and cannot end after it was received (beyond the skew)."""
+    plus the clock skew) and cannot end after it was received (beyond the skew). A log
+    that ends later, but within :data:`CLOCK_AHEAD_TAKEN`, came from a clock running
+    ahead (a player's computer, where the page records the solve): its ``started_at`` is
+    taken as the latest the log allows, the receipt less the last move's ``t_ms``, and
+    True returned. The stored body keeps what was sent, so a retry is a duplicate."""
     latest = received_at + timedelta(seconds=skew_s)
     if event.started_at < EARLIEST_START:
         raise ValidationError("started_at", f"is before {EARLIEST_START.date().isoformat()}"
                               f": {event.started_at.isoformat()}")
-    if event.started_at > latest:
+    last = timedelta(milliseconds=int(event.t_ms[-1]) if event.t_ms.size else 0)
+    if event.started_at + last <= latest:
+        return False
+    if event.started_at > received_at + CLOCK_AHEAD_TAKEN:
         raise ValidationError("started_at", f"is in the future: {event.started_at.isoformat()} "
-                              f"is more than {skew_s} s after the webhook was received")
-    if event.t_ms.size and event.started_at + timedelta(
-            milliseconds=int(event.t_ms[-1])) > latest:
+                              f"is more than a day after the webhook was received")
+    if event.started_at + last > received_at + CLOCK_AHEAD_TAKEN \
+            or received_at - last < EARLIEST_START:
         raise ValidationError(f"moves[{event.t_ms.size - 1}].t_ms",
-                              f"ends in the future: started_at plus t_ms is more than "
-                              f"{skew_s} s after the webhook was received")
+                              "ends in the future: started_at plus t_ms is more than a day "
+                              "after the webhook was received")
+    event.started_at = received_at - last
+    return True
 
 
 @dataclass(frozen=True, eq=False)
@@ -69,7 +82,7 @@ async def handle_solve(request: web.Request) -> web.Response:
             ctx.metrics.signature_failures.labels("wrong_portal").inc()
             raise SignatureError("wrong_portal",
                                  "the body's portal is not the portal that signed it")
-        _check_times(event, received_at, ctx.settings.webhooks_time_skew_s)
+        ahead = _check_times(event, received_at, ctx.settings.webhooks_time_skew_s)
         puzzle = await _resolve_puzzle(ctx, portal, event)
         info = puzzle.info
         complete = check_and_replay(event, info.givens_array, info.solution_array,
@@ -82,6 +95,8 @@ async def handle_solve(request: web.Request) -> web.Response:
         _count(ctx, portal, _outcome_of(exc))
         raise
     _count(ctx, portal, result.outcome)
+    if ahead and result.outcome == "accepted":
+        ctx.metrics.clock_ahead.labels(portal).inc()
     ctx.metrics.ingest_latency.observe(result.committed_at - received)
     return _answer(ctx, event, webhook_id, puzzle, result)
 

@@ -519,6 +519,32 @@ async def test_a_key_given_twice_is_a_400_naming_it_and_stores_nothing(client, w
     assert (await post(client, solve_body("s-once")))[0] == 202
 
 
+async def test_a_log_from_a_clock_running_ahead_is_stored_at_the_latest_start_it_allows(
+        client):
+    """The recorder takes started_at from the player's computer: one ten minutes fast
+    got every solve refused (422, which a portal does not retry). A log ending after
+    its receipt, within a day, is stored as ending at the receipt; the body is kept as
+    sent, so a retry is a duplicate. A day ahead is a wrong date, still refused."""
+    from datetime import timedelta
+
+    ahead = datetime.now(timezone.utc) + timedelta(minutes=10)
+    body = solve_body("s-ahead", started_at=ahead.isoformat())
+    before = datetime.now(timezone.utc)
+    assert await post(client, body, msg_id="ahead") == (202, {"status": "accepted"})
+    after = datetime.now(timezone.utc)
+    [(started, received, raw)] = rows(
+        client, "SELECT started_at, received_at, raw FROM submissions")
+    last = timedelta(milliseconds=body["moves"][-1]["t_ms"])
+    assert started == received - last and before <= received <= after
+    assert json.loads(raw)["started_at"] == ahead.isoformat()
+    assert await post(client, body, msg_id="ahead") == (200, {"status": "duplicate"})
+    metrics = await (await client.get("/metrics")).text()
+    assert 'fairgrid_webhook_clock_ahead_total{portal="demo"} 1.0' in metrics
+    far = datetime.now(timezone.utc) + timedelta(days=1, minutes=5)
+    status, err = await post(client, solve_body("s-far", started_at=far.isoformat()))
+    assert (status, err["field"]) == (422, "started_at")
+
+
 async def test_a_gzipped_body_signed_before_compression_is_taken(client):
     """A portal that compresses its bodies signs the JSON before compressing it, as
     docs/portals.md says: that is the body fairgrid reads and checks."""
