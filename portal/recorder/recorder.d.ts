@@ -56,6 +56,10 @@ export interface RecorderOptions {
   /** the largest digit a move may hold: the side of a square grid unless given (9 for
    * 9x9); 2 for Nurikabe. A move beyond it is not recorded. */
   maxDigit?: number;
+  /** the puzzle's givens: its text, one character a cell ("0" or "." blank), or a value a
+   * cell (0 blank). A move on a given is not recorded (fairgrid refuses a log with one);
+   * attach() takes read-only inputs as givens too. */
+  givens?: string | ArrayLike<number>;
   /** monotonic ms, performance.now by default */
   clock?: () => number;
   /** epoch ms, Date.now by default */

@@ -33,6 +33,9 @@ export class Recorder {
    * @param {number} [options.cells] the grid's cell count (81 for 9x9)
    * @param {number} [options.maxDigit] the largest digit a move may hold: the side of a
    *   square grid (9 for 9x9) unless given; 2 for Nurikabe (1 river, 2 island)
+   * @param {string|ArrayLike<number>} [options.givens] the puzzle's givens (its text, or
+   *   a value a cell: non-zero, or a character not "0" or ".", is a given): a move on a
+   *   given is not recorded (fairgrid refuses a log that holds one)
    * @param {() => number} [options.clock] monotonic milliseconds (performance.now)
    * @param {() => number} [options.wallClock] epoch milliseconds (Date.now): started_at,
    *   and the time a reload took
@@ -46,6 +49,7 @@ export class Recorder {
     this.cells = options.cells ?? 81;
     this.maxDigit = options.maxDigit ?? (Number.isInteger(Math.sqrt(this.cells))
       ? Math.sqrt(this.cells) : Infinity);
+    this.given = givenCells(options.givens);
     this.clock = options.clock ?? (() => globalThis.performance.now());
     this.wallClock = options.wallClock ?? (() => Date.now());
     this.storage = options.storage === undefined ? safeStorage() : options.storage;
@@ -103,7 +107,7 @@ export class Recorder {
   }
 
   move(cell, digit, kind, undoable) {
-    if (!Number.isInteger(cell) || cell < 0 || cell >= this.cells
+    if (!Number.isInteger(cell) || cell < 0 || cell >= this.cells || this.given.has(cell)
         || !Number.isInteger(digit) || digit < 0 || digit > this.maxDigit) {
       // a page's bug is not a solve's evidence (and would have the daemon refuse the
       // whole log); nothing to throw into the page
@@ -255,6 +259,7 @@ export class Recorder {
   attach(grid) {
     const inputs = Array.from(grid.querySelectorAll ? grid.querySelectorAll("input") : grid);
     inputs.forEach((input, cell) => {
+      if (input.readOnly) this.given.add(cell);
       if (this.values[cell]) input.value = String(this.values[cell]);
       this.on(input, "input", () => {
         const digit = Number((input.value.match(/[1-9]/g) ?? []).pop() ?? 0);
@@ -285,6 +290,16 @@ export class Recorder {
     }
     this.listeners = [];
   }
+}
+
+/** The given cells of a puzzle's text or values (see the constructor's ``givens``). */
+function givenCells(givens) {
+  const given = new Set();
+  if (givens == null) return given;
+  Array.from(givens).forEach((value, cell) => {
+    if (typeof value === "string" ? value !== "0" && value !== "." : value) given.add(cell);
+  });
+  return given;
 }
 
 export function record(options) {

@@ -251,6 +251,20 @@ test("a page's odd calls leave a log the daemon takes", () => {
   assert.deepEqual(islands.log().moves.map((m) => m.digit), [2]);
 });
 
+test("a move on a given is not recorded: fairgrid would refuse the whole log", () => {
+  const givens = "3" + "0".repeat(79) + "9";
+  for (const options of [{ givens }, { givens: Array.from(givens, Number) },
+                         { givens: givens.replaceAll("0", ".") }]) {
+    const { clock, recorder } = setUp(options);
+    clock.tick(5);
+    recorder.place(0, 4);
+    recorder.note(80, 1);
+    recorder.erase(0);
+    recorder.place(1, 2);
+    assert.deepEqual(cells(recorder.log()), [[5, 1, 2, "place"]]);
+  }
+});
+
 test("the plain-script build offers the module's API on one global", () => {
   execFileSync(process.execPath, ["build.mjs"], { cwd: new URL("..", import.meta.url) });
   const code = readFileSync(new URL("../dist/recorder.global.js", import.meta.url), "utf8");

@@ -67,7 +67,12 @@ export async function deliver(url, secret, body, { attempts = 6, baseS = 0.5, ca
         headers: { "webhook-id": msgId, "webhook-timestamp": String(Math.floor(now / 1000)),
                    "webhook-signature": webhook.sign(msgId, now, raw),
                    "content-type": "application/json" } });
-      const answer = await resp.json().catch(() => null);
+      // a body that is no JSON object (a proxy's HTML page): an error saying so; the
+      // status still decides whether to retry
+      let answer = await resp.json().catch(() => null);
+      if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
+        answer = { error: `an answer ${resp.status} with no JSON object in it (a proxy's?)` };
+      }
       if (!RETRY_STATUSES.has(resp.status) || attempt === attempts - 1) {
         return { status: resp.status, answer };
       }
@@ -143,6 +148,7 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
   }
 
   const seen = new Set();  // event ids taken (keep them in your database to survive restarts)
+  const taking = new Map();  // event id -> a promise settled once its handling is over
 
   async function event(request, response) {
     const raw = await readBody(request);
@@ -153,16 +159,21 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
       return send(response, 401, { error: "bad signature" });
     }
     // at least once: a retry (or a replay within the signature's five minutes) of an event
-    // already taken is acknowledged, not handled twice
+    // already taken is acknowledged, not handled twice. A copy arriving while the first is
+    // handled waits for it: acknowledged once that one is taken, handled itself if that
+    // one failed (acknowledged at once, it would have lost the event)
     const id = request.headers["webhook-id"] ?? "";
-    if (!seen.has(id)) {  // taken, or being taken now (a copy arriving alongside)
-      seen.add(id);
-      if (seen.size > SEEN_EVENTS) seen.delete(seen.values().next().value);
+    while (taking.has(id)) await taking.get(id);
+    if (!seen.has(id)) {
+      let done;
+      taking.set(id, new Promise((resolve) => { done = resolve; }));
       try {
         await onEvent(payload);
-      } catch (error) {
-        seen.delete(id);  // not taken: fairgrid retries it
-        throw error;
+        seen.add(id);
+        if (seen.size > SEEN_EVENTS) seen.delete(seen.values().next().value);
+      } finally {
+        taking.delete(id);
+        done();
       }
     }
     response.writeHead(204);
@@ -183,7 +194,9 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
     } catch (error) {
       // a body over the limit, a client gone mid-body, a failing onEvent: one request's
       // failure, never the relay's (Node ends the process on an unhandled rejection)
-      if (response.headersSent || request.destroyed && !(error instanceof TooLarge)) {
+      // (a request read to its end is destroyed too: the socket says if the client went)
+      const gone = response.socket?.destroyed !== false;
+      if (response.headersSent || gone && !(error instanceof TooLarge)) {
         response.destroy();
       } else if (error instanceof TooLarge) {
         response.setHeader("connection", "close");

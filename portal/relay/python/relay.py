@@ -94,17 +94,28 @@ async def deliver(session: aiohttp.ClientSession, url: str, secret: str, body: d
         try:
             async with session.post(url.rstrip("/") + "/v1/webhooks/solves", data=raw,
                                     headers=headers) as resp:
-                answer = await resp.json(content_type=None)
+                answer = _answer(resp.status, await resp.read())
                 if resp.status not in RETRY_STATUSES or attempt == attempts - 1:
                     return resp.status, answer
                 wait = retry_after_s(resp.headers.get("Retry-After"))
-        except (aiohttp.ClientError, asyncio.TimeoutError, json.JSONDecodeError):
+        except (aiohttp.ClientError, asyncio.TimeoutError):
             if attempt == attempts - 1:
                 raise
         if wait is None:
             wait = min(cap_s, base_s * 2 ** attempt) * random.uniform(0.5, 1.0)
         await sleep(wait)
     raise AssertionError("unreachable")
+
+
+def _answer(status: int, raw: bytes) -> dict:
+    """fairgrid's JSON answer; for a body that is none (a proxy's HTML page in front of
+    fairgrid), an error saying so: the status still decides whether to retry."""
+    try:
+        answer = json.loads(raw)
+    except ValueError:
+        answer = None
+    return answer if isinstance(answer, dict) else {
+        "error": f"an answer {status} with no JSON object in it (a proxy's?)"}
 
 
 def player_of(request: web.Request) -> str:
@@ -129,7 +140,7 @@ def make_app(fairgrid_url: str, portal: str, secret: str, notify_secret: str | N
             if not (isinstance(puzzle_id, str) and isinstance(started_at, str)
                     and "moves" in log):
                 raise TypeError
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):  # nested past the parser
             return web.json_response(
                 {"error": "expected {puzzle_id, log: {started_at, moves, client}}"},
                 status=400)
@@ -145,7 +156,8 @@ def make_app(fairgrid_url: str, portal: str, secret: str, notify_secret: str | N
         return web.json_response({"submission_id": submission_id, "status": status,
                                   "fairgrid": answer}, status=200 if status < 300 else 502)
 
-    seen: collections.OrderedDict[str, None] = collections.OrderedDict()
+    seen: collections.OrderedDict[str, None] = collections.OrderedDict()  # events taken
+    taking: dict[str, asyncio.Future] = {}  # events being handled now, each settled when done
 
     async def event(request: web.Request) -> web.Response:
         raw = await request.read()
@@ -154,19 +166,24 @@ def make_app(fairgrid_url: str, portal: str, secret: str, notify_secret: str | N
         except (WebhookVerificationError, ValueError):  # ValueError: not UTF-8, not "v1,..."
             return web.json_response({"error": "bad signature"}, status=401)
         # at least once: a retry (or a replay within the signature's five minutes) of an
-        # event already taken is acknowledged, not handled twice
+        # event already taken is acknowledged, not handled twice. A copy arriving while
+        # the first is handled waits for it: acknowledged once that one is taken, handled
+        # itself if that one failed (acknowledged at once, it would have lost the event)
         event_id = request.headers.get("webhook-id", "")
-        if event_id in seen:  # taken, or being taken now (a copy arriving alongside)
+        while event_id in taking:
+            await asyncio.shield(taking[event_id])
+        if event_id in seen:
             return web.Response(status=204)
-        seen[event_id] = None
-        if len(seen) > SEEN_EVENTS:
-            seen.popitem(last=False)
+        done = taking[event_id] = asyncio.get_running_loop().create_future()
         try:
             if on_event is not None:
                 await on_event(payload)
-        except BaseException:
-            seen.pop(event_id, None)  # not taken: fairgrid retries it
-            raise
+            seen[event_id] = None
+            if len(seen) > SEEN_EVENTS:
+                seen.popitem(last=False)
+        finally:
+            del taking[event_id]
+            done.set_result(None)
         return web.Response(status=204)
 
     async def session(app: web.Application):
