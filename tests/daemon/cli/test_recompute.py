@@ -19,7 +19,9 @@ pytestmark = pytest.mark.slow
 def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     proc, base, db, tmp_path = daemon
     for k in range(3):
-        raw, headers = signed(solve_body(submission_id=f"s-{k}"), msg_id=f"m-{k}")
+        # three players: the ratings fit a player's first solve of a puzzle only
+        raw, headers = signed(solve_body(submission_id=f"s-{k}", player_id=f"p-{k}"),
+                              msg_id=f"m-{k}")
         assert request(base + "/v1/webhooks/solves", raw, headers)[0] == 202
     cfg = str(tmp_path / "fairgrid.toml")
     # wait until the puzzle is analysed and the solves are scored
@@ -53,7 +55,8 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     # a second run adds solves (ids are unique per run) instead of duplicates
     again = run_cli("simulate", "003020600900305001001806400008102900700000008006708200002609500"
                 "800203009005010300", "--url", base, "--secret", SECRET_A, "--players", "1",
-                "--cheaters", "0", "--puzzle-id", "easy", "--wait", "0", timeout=300)
+                "--cheaters", "0", "--puzzle-id", "easy", "--wait", "0", "--prefix", "again",
+                timeout=300)
     assert again.returncode == 0, again.stderr
     second = [json.loads(x) for x in again.stdout.splitlines()]
     assert [x["status"] for x in second] == [202]

@@ -80,8 +80,9 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(aioht
         return simulate(parse(EASY), np.array([int(c) for c in EASY_SOLUTION]), "honest",
                         rng=seed, expected_log_s=ratings["expected_log_s"],
                         sd_log=ratings["sd_log"], skill=0.0).moves()
+    # honest, and the person's first solve of the puzzle: it counts for ratings
+    await _post(client, "gone-2", "erase-me", honest(4))
     await _post(client, "gone-1", "erase-me", ROW_COPY)  # flagged
-    await _post(client, "gone-2", "erase-me", honest(4))  # honest: it counts for ratings
     await _post(client, "also-1", "keep-2", honest(5))
     await _post(client, "also-2", "keep-3", honest(6))
     # another player sends the person's honest log again: its evidence names theirs

@@ -210,3 +210,35 @@ def test_solves_whose_move_logs_expired_take_no_place_in_the_samples(tmp_path):
     assert [c.puzzle_id for c in candidates] == sorted(
         p for p, n in logged_of.items() if n >= least)
     assert all(c.solves == logged_of[c.puzzle_id] for c in candidates)
+
+
+def test_a_puzzle_solved_again_teaches_the_ratings_nothing(tmp_path):
+    """A player who solves a puzzle again remembers it: the replay is quicker, its hard
+    steps found at once. The player verdict leaves replays out of a season; the nightly
+    fit read them, rating the player too skilled and the puzzle too easy. Only a
+    player's first finished solve of a puzzle is eligible (a given-up attempt before
+    it is no finished solve)."""
+    from datetime import timedelta
+
+    from fairgrid.daemon.store.repository import nightly as sql
+
+    con, _ = build(tmp_path / "n.duckdb")
+    n = len(sql.eligible_solves(con.cursor())["j"])
+    key, = con.execute("SELECT max(sub_key) FROM submissions").fetchone()
+    first = con.execute("SELECT sub_key, started_at FROM submissions "
+                        "ORDER BY sub_key LIMIT 1").fetchone()
+    # the same player and puzzle again, a day later, in a tenth of the time
+    con.execute("CREATE TEMP TABLE again AS SELECT * FROM submissions WHERE sub_key = ?",
+                [first[0]])
+    con.execute("UPDATE again SET sub_key = ?, submission_id = 'again', webhook_id = 'again', "
+                "started_at = started_at + INTERVAL 1 DAY, duration_ms = duration_ms // 10",
+                [key + 1])
+    con.execute("INSERT INTO submissions SELECT * FROM again")
+    solves = sql.eligible_solves(con.cursor())
+    assert len(solves["j"]) == n, "the replay was fitted"
+    # an attempt given up the day before is no finished solve: the first one still counts
+    con.execute("UPDATE again SET sub_key = ?, submission_id = 'before', "
+                "webhook_id = 'before', complete = false, started_at = ?",
+                [key + 2, first[1] - timedelta(days=1)])
+    con.execute("INSERT INTO submissions SELECT * FROM again")
+    assert len(sql.eligible_solves(con.cursor())["j"]) == n
