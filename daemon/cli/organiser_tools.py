@@ -370,6 +370,9 @@ def _recompute_file(settings, progress) -> dict:
         try:
             summary = run_nightly(direct_db(con), settings, progress=progress,
                                   executor=pool.lane(Lane.NIGHTLY))
+        except (StoreError, duckdb.Error) as exc:  # a full disk: the ratings before stand
+            raise CliError("the nightly job could not write to the database (the ratings "
+                           f"in force stay): {str(exc).splitlines()[0]}") from None
         finally:
             pool.shutdown()
         # the write stage left them ``rescore``: the daemon's sweep re-scores them

@@ -192,5 +192,15 @@ def in_transaction(con, fn, *args):
         con.execute("COMMIT")
         return out
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
+
+
+def rollback(con) -> None:
+    """Roll back the transaction a failure interrupted, if one is still open: a COMMIT
+    that failed (a full disk) has ended it already, and the ROLLBACK's own error ("no
+    transaction is active") would stand in for the one that says what went wrong."""
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import duckdb
 
 from . import files
-from .connection import MovesOf, connect
+from .connection import MovesOf, connect, rollback
 from .erasure import ErasedPlayers
 from .errors import StoreError
 from .moves import MOVES_IDLE_S, MOVES_MAX_AGE_S
@@ -91,7 +91,7 @@ def erase_again(con, erased: ErasedPlayers) -> int:
         lifecycle_sql.remember_erased(con, sorted(missing), now)
         con.execute("COMMIT")
     except BaseException:
-        con.execute("ROLLBACK")
+        rollback(con)
         raise
     erased.only_in_file = set()
     if again:

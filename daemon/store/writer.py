@@ -25,6 +25,7 @@ from typing import Any, Callable
 import duckdb
 import numpy as np
 
+from .connection import rollback
 from .dedupe import Dedupe, same_content
 from .errors import QueueFull, StoreError
 from .moves import MOVES_IDLE_S, MOVES_MAX_AGE_S, MOVES_MAX_ROWS, PendingMoves, move_columns
@@ -353,7 +354,7 @@ class Writer:
         try:
             sql.insert_moves(self._con, self._pending.columns(), through)
         except duckdb.Error as exc:
-            self._rollback()
+            rollback(self._con)
             self._pending.retry_later()
             raise StoreError(f"database write failed (moves): {exc}") from exc
         self._pending.stored()
@@ -381,7 +382,7 @@ class Writer:
             result = fn(self._con, *args, **kwargs)
             self._con.execute("COMMIT")
         except Exception as exc:  # noqa: BLE001 - handed to the caller's future
-            self._rollback()
+            rollback(self._con)
             _settle_call(fut, StoreError(str(exc)) if isinstance(exc, duckdb.Error) else exc)
         else:
             _settle_call(fut, None, result)
@@ -395,11 +396,6 @@ class Writer:
         else:
             _settle_call(fut, None, result)
 
-    def _rollback(self) -> None:
-        try:
-            self._con.execute("ROLLBACK")
-        except duckdb.Error:
-            pass
 
     def _taken(self, n: int) -> None:
         with self._lock:
@@ -411,7 +407,7 @@ class Writer:
         try:
             outcomes, keys = self._write(batch)  # commits what is new (if anything)
         except Exception as exc:  # noqa: BLE001 - every waiter learns the batch failed
-            self._rollback()
+            rollback(self._con)
             _resolve(batch, [StoreError(f"database write failed: {exc}")] * len(batch))
             return
         done = time.monotonic()

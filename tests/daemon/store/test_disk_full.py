@@ -17,8 +17,9 @@ import time
 
 import pytest
 
+from fairgrid.daemon.store import connect
 from fairgrid.daemon.testing import CMD, free_port, start, write_config
-from ..helpers import count, request, signed, solve_body
+from ..helpers import build, count, request, signed, solve_body
 
 pytestmark = pytest.mark.slow
 
@@ -76,3 +77,78 @@ def test_disk_full_is_503_nothing_partial_and_recovers(tmp_path):
     assert count(str(db), "SELECT count(*) FROM submissions") == len(accepted) + 2
     assert count(str(db), "SELECT count(*) FROM submissions s WHERE s.n_moves <> "
                  "(SELECT count(*) FROM moves m WHERE m.sub_key = s.sub_key)") == 0
+
+
+def _full_disk_child(limit: int) -> None:
+    """In a child process: files may grow to ``limit`` bytes at most (a full disk,
+    as far as DuckDB's WAL is concerned: its writes fail with EFBIG)."""
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, resource.RLIM_INFINITY))
+
+
+CHILD = r'''
+import sys
+from fairgrid.daemon.store import connect
+from fairgrid.daemon.store.connection import in_transaction
+con = connect(sys.argv[1])
+sys.stdout.flush()
+import resource, signal
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (65536, resource.RLIM_INFINITY))
+def fn(c):
+    c.execute("INSERT INTO job_runs VALUES ('r', 'nightly', now(), NULL, 'running', ?)",
+              ["x" * 200000])
+try:
+    in_transaction(con, fn)
+except Exception as exc:
+    print(f"{type(exc).__name__}: {exc}")
+'''
+
+
+def test_a_commit_that_fails_is_reported_as_itself_not_as_a_failed_rollback(tmp_path):
+    """``in_transaction`` (every write of ``fairgrid recompute`` and of the offline
+    commands) answers a failed COMMIT (disk full: the WAL cannot be written) with a
+    ROLLBACK, which DuckDB refuses ("no transaction is active"): that error replaces the
+    real one, and it is what the run's ``job_runs`` row records as its error."""
+    import os
+    import subprocess
+    import sys
+
+    path = tmp_path / "x.duckdb"
+    connect(str(path)).close()
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path)], capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert "File too large" in out.stdout, out.stdout + out.stderr
+
+
+def test_recompute_on_a_full_disk_is_one_line_and_exit_2(tmp_path):
+    """``fairgrid recompute`` with no daemon, on a database whose disk is full (here:
+    a file size limit): a traceback and exit 1, where a CLI failure is one line and
+    exit status 2."""
+    import os
+    import subprocess
+    import sys
+
+    from fairgrid.daemon.store.database import open_erased
+
+    db = tmp_path / "fg.duckdb"
+    con, _ = build(db, puzzles=4, players=8, few_solves_puzzle=False)
+    open_erased(con, str(db))   # the erasure key exists (made at a first start)
+    con.execute("CHECKPOINT")
+    con.close()
+    cfg = tmp_path / "fg.toml"
+    cfg.write_text(f'[server]\nhost = "127.0.0.1"\nport = 1\n[storage]\npath = "{db}"\n'
+                   '[analysis]\nworkers = 1\n[portals.demo]\n'
+                   'secrets = ["whsec_dGVzdCBzZWNyZXQgbnVtYmVyIG9uZSBmb3IgZmc="]\n'
+                   '[auth]\nadmin_tokens = ["admin-token"]\n')
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.run([sys.executable, "-m", "fairgrid.daemon.cli", "recompute",
+                           "--config", str(cfg)], capture_output=True, text=True,
+                          timeout=300, env=env, preexec_fn=lambda: _full_disk_child(8192))
+    assert proc.returncode == 2, (proc.returncode, proc.stderr[-600:])
+    assert "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr[-600:]
