@@ -304,8 +304,11 @@ def write_rating_run(con, run: RatingRunRow, puzzle_rows: dict, player_rows: dic
     con.execute("INSERT INTO current_rating VALUES (1, ?) ON CONFLICT (id) DO UPDATE "
                 "SET run_id = excluded.run_id", [run.run_id])
     if rescore_since is not None:
+        # only a solve whose log is still held can be scored again (a rescore window
+        # widened past what retention kept reaches solves whose logs went)
         con.execute("UPDATE submissions SET status = 'rescore' WHERE status = 'scored' "
-                    "AND committed_at >= ?", [rescore_since])
+                    "AND committed_at >= ? AND EXISTS (SELECT 1 FROM moves m "
+                    "WHERE m.sub_key = submissions.sub_key)", [rescore_since])
     outbox.enqueue_ratings(con, run.run_id, datetime.now(timezone.utc))
 
 

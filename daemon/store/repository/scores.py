@@ -239,12 +239,14 @@ def write_scores(con, score_batch: dict[str, np.ndarray], now: datetime,
         else:  # keep the reasons it was raised for
             con.execute("UPDATE flags SET state = ? WHERE id = ?", [target, fid])
     keys = score_batch["sub_key"]
-    # a solve marked while this batch scored it is left ``rescore`` for the sweep: by a
-    # nightly run when the batch scored it with the run before, and by another batch
-    # that found it repeats a log this one did not see (a repeat mark since it read it)
+    # a solve is left ``rescore`` for the sweep when the batch scored it with a run no
+    # longer in force (a nightly run committed meanwhile: it marks only solves scored
+    # by then, so a first score is caught here too), and when another batch found it
+    # repeats a log this one did not see (a repeat mark since it read it)
     con.execute("UPDATE submissions SET score_error = NULL, status = CASE WHEN "
                 "coalesce(submissions.repeat_marks, 0) <> coalesce(b.marks_read, "
-                "submissions.repeat_marks, 0) OR (submissions.status = 'rescore' AND "
+                "submissions.repeat_marks, 0) OR (submissions.status IN ('rescore', "
+                "'pending') AND "
                 "b.run_id IS DISTINCT FROM (SELECT max(run_id) FROM current_rating)) "
                 "THEN 'rescore' ELSE 'scored' END FROM score_batch b WHERE "
                 "submissions.sub_key BETWEEN ? AND ? AND submissions.sub_key = b.sub_key",
