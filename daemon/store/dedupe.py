@@ -23,19 +23,24 @@ from .repository import ingest as sql
 from .threads import name_os_thread
 
 
-def same_content(a: str, b: str) -> bool:
-    """Whether two webhook bodies (raw, as stored) carry the same submission: equal as
-    canonical JSON (sorted keys, no white space, a whole number written ``4.0`` as
-    ``4``, which ingestion reads alike), which is what an identical resubmission means:
-    a sender that serialises its retry anew is not told it sent another solve. Only
+def same_content(stored: str, sent: str) -> bool:
+    """Whether a webhook body ``sent`` carries the submission ``stored`` (raw, as stored):
+    equal as canonical JSON (sorted keys, no white space, a whole number written ``4.0``
+    as ``4``, which ingestion reads alike), which is what an identical resubmission
+    means: a sender that serialises its retry anew is not told it sent another solve. A
+    stored body whose moves retention dropped is compared without them: the rest (ids,
+    player, puzzle, start, client) is the same solve resent late, not another one. Only
     resubmissions of a stored id ask this, so it is not on every webhook's path."""
-    if a == b:
+    if stored == sent:
         return True
     try:
-        return (orjson.dumps(_whole(orjson.loads(a)), option=orjson.OPT_SORT_KEYS)
-                == orjson.dumps(_whole(orjson.loads(b)), option=orjson.OPT_SORT_KEYS))
+        a, b = _whole(orjson.loads(stored)), _whole(orjson.loads(sent))
     except orjson.JSONDecodeError:
         return False
+    if isinstance(a, dict) and isinstance(b, dict) and "moves" not in a:
+        b.pop("moves", None)
+    return orjson.dumps(a, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+        b, option=orjson.OPT_SORT_KEYS)
 
 
 def _whole(value):

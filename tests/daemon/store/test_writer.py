@@ -211,3 +211,38 @@ def test_duckdb_runs_on_the_threads_setting_and_a_job_gets_every_core(tmp_path):
             assert query(store, "SELECT current_setting('threads')")[0][0] == default
     finally:
         store.close()
+
+
+def test_a_resent_solve_is_a_duplicate_after_retention_dropped_its_moves(tmp_path):
+    """A portal re-sends a solve it already delivered (same webhook-id and body, after
+    the dedupe window, as a relay that "keeps the solve to send later" does). Once
+    retention has dropped the moves from the stored raw body, the identical resend was
+    answered ``conflict`` (409: "a new solve needs a new id") instead of ``duplicate``.
+    Another solve under the id is still a conflict."""
+    import dataclasses
+    from datetime import datetime, timedelta, timezone
+
+    from fairgrid.daemon.ingest import moves_of
+    from fairgrid.daemon.store.repository import lifecycle
+
+    (raw, rec), = solves(1)
+    path = str(tmp_path / "fg.duckdb")
+    store = Store(path, moves_of=moves_of, dedupe_days=0)
+    try:
+        assert store.writer.submit(rec).result(30).outcome == "accepted"
+        store.writer.sync().result(30)
+        old = datetime.now(timezone.utc) - timedelta(days=30)
+
+        def age(con):
+            con.execute("UPDATE submissions SET status = 'scored', committed_at = ?", [old])
+        store.write(age).result(30)
+        dropped = store.write(lifecycle.apply_retention,
+                              datetime.now(timezone.utc) - timedelta(days=8)).result(30)
+        assert dropped == 1
+        again = store.writer.submit(rec).result(30).outcome
+        other = dataclasses.replace(rec, raw=rec.raw.replace(rec.player_id, "someone-else"))
+        assert other.raw != rec.raw
+        assert store.writer.submit(other).result(30).outcome == "conflict"
+    finally:
+        store.close()
+    assert again == "duplicate", again
