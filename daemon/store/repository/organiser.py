@@ -98,14 +98,9 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
     was = _flag_state(con, flag_id, portals)
     if was is None:
         return None
-    stale = _stale(flag_id, seen, was, state)
+    stale = _stale(con, flag_id, seen, was, state, actor)
     if stale is not None:
-        last = con.execute("SELECT actor, changed_at, state FROM flag_history "
-                           "WHERE flag_id = ? ORDER BY changed_at DESC LIMIT 1",
-                           [flag_id]).fetchone()
-        by = (f", by {last[0]} at {last[1].isoformat(timespec='minutes')}"
-              if last and last[0] and last[2] == was else "")
-        raise Conflict("seen", stale + by)
+        raise Conflict("seen", stale)
     _reopens_withdrawn(flag_id, was, state)
     if was != state:
         con.execute("UPDATE flags SET state = ? WHERE id = ?", [state, flag_id])
@@ -132,7 +127,7 @@ def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
         was[flag_id] = _flag_state(con, flag_id, portals)
         if was[flag_id] is None:
             return flag_id
-    stale = [s for s in (_stale(f, seen[f], w, state) for f, w in was.items())
+    stale = [s for s in (_stale(con, f, seen[f], w, state, actor) for f, w in was.items())
              if s is not None]
     if stale:
         raise Conflict("seen", "; ".join(stale[:5]) + ("; …" if len(stale) > 5 else ""))
@@ -159,12 +154,24 @@ def _reopens_withdrawn(flag_id: int, was: str, state: str) -> None:
                                 "clear or confirm it instead")
 
 
-def _stale(flag_id: int, seen: str | None, was: str, state: str) -> str | None:
+def _stale(con, flag_id: int, seen: str | None, was: str, state: str,
+           actor: str) -> str | None:
     """Why a decision on a flag the reviewer read as ``seen`` is stale now that it is
-    ``was``; None when it is not (no ``seen``, or the same decision again)."""
-    if seen is None or was in (seen, state):
+    ``was`` (with who decided it, and when); None when it is not: no ``seen``, no change
+    since, or the reviewer's own decision again (a retry whose answer was lost). The
+    same decision by another reviewer is stale too: it would record nothing, the note
+    with it lost unseen."""
+    if seen is None or was == seen:
         return None
-    return f"flag {flag_id} was {seen} and is {was} now"
+    last = con.execute("SELECT actor, changed_at, state FROM flag_history "
+                       "WHERE flag_id = ? ORDER BY changed_at DESC LIMIT 1",
+                       [flag_id]).fetchone()
+    decided_by = last[0] if last and last[2] == was else None
+    if was == state and decided_by == actor:
+        return None
+    by = (f", by {decided_by} at {last[1].isoformat(timespec='minutes')}"
+          if decided_by else "")
+    return f"flag {flag_id} was {seen} and is {was} now{by}"
 
 
 def job_run(cur, run_id: str) -> dict | None:

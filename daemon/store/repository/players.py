@@ -301,11 +301,15 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
         raise Conflict("state", f"player {player!r} is clear (no verdict flags them and no "
                                 "case was decided): there is no case to reopen; confirm or "
                                 "clear them instead")
-    if seen is not None and was not in (seen, target):  # the same decision again is none
+    if seen is not None and was != seen:
+        # stale, unless it is this reviewer's own decision again (a retry whose answer
+        # was lost): another reviewer's, even the same one, would take the note unseen
         last = history(con, portal, player)
-        by = (f", by {last[-1][3]} at {last[-1][0].isoformat(timespec='minutes')}"
-              if last and last[-1][3] and last[-1][1] == was else "")
-        raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
+        decided_by = last[-1][3] if last and last[-1][1] == was else None
+        if not (was == target and decided_by == actor):
+            by = (f", by {decided_by} at {last[-1][0].isoformat(timespec='minutes')}"
+                  if decided_by else "")
+            raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
     reviewed = json.loads(judged) if judged else scored_solves(con, portal, player, at)
     keep = reviewed if state == "cleared" else None
     if target == was and json.loads(reviewed_before or "null") == keep:

@@ -222,6 +222,19 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
                               headers=bearer(ADMIN))
     assert stale.status == 409 and (await stale.json())["field"] == "seen"
     assert "is cleared now" in (await stale.json())["error"]
+    # so is the same decision by another reviewer, whose note would be lost unseen; the
+    # reviewer's own decision again (a retry whose answer was lost) changes nothing
+    same = await client.post(review, json={"state": "cleared", "seen": "flagged",
+                                           "actor": "Bob", "note": "mine"},
+                             headers=bearer(ADMIN))
+    assert same.status == 409 and "for Alice" in (await same.json())["error"]
+    retry = await client.post(review, json={"state": "cleared", "note": "known speedster",
+                                            "actor": "Alice", "seen": "flagged"},
+                              headers=bearer(ADMIN))
+    assert retry.status == 200
+    assert [h["state"] for h in (await retry.json())["verdict"]["history"]][-1:] == \
+        ["cleared"] and len((await retry.json())["verdict"]["history"]) == \
+        len(doc["verdict"]["history"])
     # clearing remembers the solves the verdict judged
     seen = await asyncio.to_thread(query, store, "SELECT reviewed_solves FROM "
                                    "player_verdicts WHERE player_id = 'selective'")
