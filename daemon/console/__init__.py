@@ -9,6 +9,7 @@ strict Content-Security-Policy (no inline script or style). Pictures are SVG dra
 
 from __future__ import annotations
 
+from datetime import timezone
 from importlib import resources
 
 import aiohttp_jinja2
@@ -63,7 +64,7 @@ def setup(app: web.Application) -> None:
                                autoescape=True, undefined=jinja2.StrictUndefined)
     env.filters["shown"] = shown  # ids where no <bdi> may go (an <option>'s text)
     env.filters["segment"] = pages.segment  # ids in a link's path (urlencode keeps "/")
-    env.globals.update(when=pages.when, mmss=pages.mmss)
+    env.globals.update(when=pages.when, mmss=pages.mmss, utc=timezone.utc)
     app[pages.CONSOLE] = console = pages.Console(app[CTX].settings)
     app[ERROR_PAGE] = pages.error_page  # what the error middleware answers on /ui/ paths
     app[CTX].on_sign_out.append(console.sessions.end_user)

@@ -5,6 +5,8 @@ that queue opens."""
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import urllib.parse
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -22,9 +24,9 @@ from ..store.repository import organiser as organiser_sql
 from ..web.auth import Principal
 from ..web.context import CTX, read, write
 from ..web.organiser import actor_name, record_review
-from ..text import ascii_int
-from .pages import (FORM, NotFound, choice, decision, error_page, form_kept, mmss, page,
-                    page_number, render)
+from ..text import ascii_int, same_secret
+from .pages import (FORM, SESSION, NotFound, choice, decision, error_page, form_kept, mmss,
+                    page, page_number, render)
 from .solves import solve_view
 
 PAGE_SIZE = 50
@@ -148,10 +150,21 @@ async def flag_queue(request: web.Request, who: Principal) -> web.Response:
                    if q.tournament else None)})
 
 
+def _bulk_tag(request: web.Request, n: int) -> str:
+    """``?bulk=`` for ``n`` flags decided: the count and a tag only this session can
+    make, so that a link cannot tell a reviewer that decisions were recorded."""
+    key = request[SESSION].csrf.encode()
+    return f"{n}-{hmac.new(key, f'bulk {n}'.encode(), hashlib.sha256).hexdigest()[:16]}"
+
+
 async def _decided(request: web.Request, who: Principal) -> str | None:
-    """The notice after a decision: what was recorded (``?decided=ID`` or ``?bulk=N``)."""
-    n = ascii_int(request.query.get("bulk"), 9)
-    if n is not None:   # the flags the decision changed: one already so changes nothing
+    """The notice after a decision: what was recorded (``?decided=ID``, or ``?bulk=``
+    as :func:`_bulk_tag` wrote it)."""
+    count, _, _ = request.query.get("bulk", "").partition("-")
+    n = ascii_int(count, 9)
+    if n is not None and request.get(SESSION) is not None and same_secret(
+            request.query["bulk"], _bulk_tag(request, n)):
+        # the flags the decision changed: one already so changes nothing
         return (f"{n} flag{'' if n == 1 else 's'} decided." if n else
                 "Nothing changed: every flag ticked was in that state already.")
     decided = ascii_int(request.query.get("decided"))
@@ -271,5 +284,5 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
     verdicts = request.app[CTX].scorer.verdicts
     if verdicts is not None and changed:  # the players' verdicts, judged again at once
         await verdicts.after_flag_review(changed, dismissed=state == "cleared")
-    raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=len(changed))}")
+    raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=_bulk_tag(request, len(changed)))}")
 

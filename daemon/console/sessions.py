@@ -88,6 +88,7 @@ class LoginThrottle:
     lockout_s: float
     clock: Callable[[], float] = time.monotonic
     _seen: dict[str, list[float]] = field(default_factory=dict)
+    _swept: float = 0.0  # when keys no sign-in has asked about since were last dropped
 
     def _recent(self, key: str) -> list[float]:
         now = self.clock()
@@ -104,6 +105,13 @@ class LoginThrottle:
 
     def failed(self, *keys: str) -> None:
         now = self.clock()
+        if now - self._swept >= self.lockout_s:
+            # a key is pruned when asked about again; one never asked about again (a
+            # guessed name, an address gone) would be kept for good
+            self._swept = now
+            for k in [k for k, times in self._seen.items()
+                      if not times or now - times[-1] >= self.lockout_s]:
+                del self._seen[k]
         for k in keys:
             self._seen.setdefault(k, []).append(now)
             del self._seen[k][:-self.failures]  # only the last few matter

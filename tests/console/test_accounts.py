@@ -8,6 +8,7 @@ import urllib.parse
 
 import pytest
 
+from fairgrid.daemon.console.pages import CONSOLE
 from fairgrid.daemon.console.sessions import LoginThrottle, Sessions
 from fairgrid.daemon.app import create_app
 
@@ -364,3 +365,39 @@ async def test_an_unknown_notification_is_named_escaped(client):
                              data={"csrf": token}, allow_redirects=False)
     text = await resp.text()
     assert resp.status == 404 and "\u202e" not in text and "\\u202e" in text, text[-500:]
+
+
+async def test_a_sign_in_name_longer_than_any_name_is_not_kept(aiohttp_client, tmp_path):
+    """Each failed sign-in counts its name in the throttle: a name of any length (up to
+    the 1 MiB body limit; no account's is over 64 characters) was kept whole."""
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    throttle = client.server.app[CONSOLE].throttle
+    for i in range(4):
+        token = await login_token(client)
+        resp = await client.post("/ui/login", data={"csrf": token,
+                                                    "name": f"{i}" + "x" * 200_000,
+                                                    "password": "wrong password"})
+        assert resp.status in (400, 401)
+    kept = sum(len(k) for k in throttle._seen)
+    assert kept < 10_000, f"{kept} characters of names kept"
+
+
+async def test_failures_for_names_never_tried_again_are_forgotten(aiohttp_client, tmp_path):
+    """A key's failures were pruned only when that key was asked about again: every name
+    and address that failed once stayed in memory for good."""
+    client = await aiohttp_client(create_app(make_settings(tmp_path)))
+    throttle = client.server.app[CONSOLE].throttle
+    now = [0.0]
+    throttle.clock = lambda: now[0]
+    for i in range(3):
+        token = await login_token(client)
+        await client.post("/ui/login", data={"csrf": token, "name": f"guess-{i}",
+                                             "password": "wrong password"})
+    now[0] = throttle.lockout_s * 10
+    for i in range(3):
+        token = await login_token(client)
+        await client.post("/ui/login", data={"csrf": token, "name": f"other-{i}",
+                                             "password": "wrong password"})
+    stale = [k for k, times in throttle._seen.items()
+             if all(now[0] - t >= throttle.lockout_s for t in times)]
+    assert not stale, f"kept past the lockout: {stale}"

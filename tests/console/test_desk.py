@@ -155,8 +155,12 @@ async def test_bulk_decisions_take_one_note(desk):
     assert resp.status == 400 and "needs a note" in await resp.text()
     resp = await client.post("/ui/flags/review", allow_redirects=False,
                              data=data + [("note", "one ring of copiers")])
-    assert resp.status == 303 and resp.headers["Location"] == "/ui/flags?bulk=2"
+    assert resp.status == 303 and resp.headers["Location"].startswith("/ui/flags?bulk=2-")
     assert "2 flags decided." in await _text(client, resp.headers["Location"])
+    # the notice is this session's to show: a link cannot say decisions were recorded
+    forged = resp.headers["Location"].replace("bulk=2-", "bulk=40-")
+    for link in ("/ui/flags?bulk=40", "/ui/flags?bulk=2", forged):
+        assert "flags decided" not in await _text(client, link), link
     for f in flags[:2]:
         html = await _text(client, f"/ui/flags/{f}")
         assert "one ring of copiers" in html and 'class="tag confirmed"' in html
@@ -164,7 +168,7 @@ async def test_bulk_decisions_take_one_note(desk):
     # the same decision sent again (the Back button) changes nothing, and says so
     resp = await client.post("/ui/flags/review", allow_redirects=False,
                              data=data + [("note", "a second note")])
-    assert resp.status == 303 and resp.headers["Location"] == "/ui/flags?bulk=0"
+    assert resp.status == 303 and resp.headers["Location"].startswith("/ui/flags?bulk=0-")
     assert "Nothing changed" in await _text(client, resp.headers["Location"])
     assert "a second note" not in await _text(client, f"/ui/flags/{flags[0]}")
     # a flag that is not there decides none of them
@@ -377,6 +381,49 @@ async def test_a_decision_on_a_page_gone_stale_is_not_recorded(desk):
         assert resp.status == 303
     finally:
         await bob.close()
+
+
+async def test_the_same_decision_by_another_reviewer_since_is_a_409_keeping_the_note(desk):
+    """Bob confirms a flag alice is reading; alice confirms it too, with a reason of her
+    own: recorded as nothing ("the same decision again"), her note was lost while she
+    was told the flag is confirmed. It is a 409 naming bob, her note kept; her own
+    decision sent again (a retry) is still nothing."""
+    client, flags = desk
+    flag = flags[0]
+    bob = await add_user(client, "bob", portals=["demo"])
+    csrf = await _csrf(client, f"/ui/flags/{flag}")
+    resp = await client.post(f"/v1/flags/{flag}/review", headers=bearer(bob),
+                             json={"state": "confirmed", "note": "bob: copied from row"})
+    assert resp.status == 200
+    resp = await client.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+        "csrf": csrf, "state": "confirmed", "note": "alice: a reason of mine", "seen": "open"})
+    html = await resp.text()
+    assert resp.status == 409 and "is confirmed now, by bob" in html, html[-400:]
+    assert ">alice: a reason of mine</textarea>" in html
+    resp = await client.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+        "csrf": csrf, "state": "cleared", "note": "alice: seen it", "seen": "confirmed"})
+    assert resp.status == 303
+    again = await client.post(f"/ui/flags/{flag}/review", allow_redirects=False, data={
+        "csrf": csrf, "state": "cleared", "note": "alice: seen it", "seen": "confirmed"})
+    assert again.status == 303
+    rows = query(store(client), "SELECT state, actor FROM flag_history WHERE flag_id = ? "
+                 "ORDER BY changed_at", [flag])
+    assert [r[0] for r in rows] == ["open", "confirmed", "cleared"], rows
+
+
+async def test_queue_hover_time_is_utc_whatever_the_servers_zone(desk):
+    """A queue card's time on hover is labelled UTC: it was the time as DuckDB hands it
+    over, in the server's own zone."""
+    client, _ = desk
+
+    def set_zone(cur):
+        cur.execute("SET GLOBAL TimeZone = 'America/New_York'")
+    store(client).read(set_zone)
+    html = await (await client.get("/ui/flags")).text()
+    m = re.search(r'raised <time datetime="([^"]+)" title="([^"]+) UTC">', html)
+    assert m, html
+    at = datetime.fromisoformat(m.group(1)).astimezone(timezone.utc)
+    assert m.group(2) == at.strftime("%Y-%m-%d %H:%M:%S"), (m.group(1), m.group(2))
 
 
 async def test_a_form_refused_by_a_rule_comes_back_with_the_note(desk):
