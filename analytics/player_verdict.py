@@ -319,26 +319,58 @@ def solve_facts(submission_id: str, evidence: Mapping) -> SolveFacts:
                       (evidence.get("counts") or {}).get("complete") is True, str(kind))
 
 
-def solved_again(puzzles: Sequence[str | None], finished: Sequence[bool]) -> list[bool]:
-    """Per solve of a season (oldest first: each one's puzzle, None where not known, and
-    whether it was finished), whether it is of a puzzle the player had already finished.
-    A person who solves a puzzle again remembers it: the second time is quicker and its
-    hard steps come at once, as a copy's would, and it is no new evidence either way.
-    Solves before the first finished one (attempts given up) are not."""
-    done: set[str] = set()
+def solved_again(puzzles: Sequence[str | None], finished: Sequence[bool],
+                 ends: Sequence[float] | None = None) -> list[bool]:
+    """Per solve of a season (oldest first: each one's puzzle, None where not known,
+    whether it was finished and, with ``ends``, when it ended), whether the season
+    leaves it out because its puzzle counts as another of its solves. Each puzzle counts
+    once: as the first solve to finish it, or where none did, its first attempt. A person
+    who solves a puzzle again remembers it: the second time is quicker and its hard
+    steps come at once, as a copy's would, and it is no new evidence either way.
+    "First" goes by when a solve ended, not when it started: a slow solve started first
+    and finished after a quick one would otherwise put the quick one out of the season
+    as a replay. Attempts given up before the finish are part of it
+    (:func:`time_spent` adds their time); many of them would otherwise count a puzzle
+    many times over."""
+    first: dict[str, tuple] = {}
+    for k, (puzzle, ended) in enumerate(zip(puzzles, finished, strict=True)):
+        if puzzle is not None and ended:
+            at = (ends[k] if ends is not None else k, k)
+            if puzzle not in first or at < first[puzzle]:
+                first[puzzle] = at
+    tried: set[str] = set()
     out = []
-    for puzzle, ended in zip(puzzles, finished, strict=True):
-        out.append(puzzle is not None and puzzle in done)
-        if ended and puzzle is not None:
-            done.add(puzzle)
+    for k, puzzle in enumerate(puzzles):
+        if puzzle is None:
+            out.append(False)
+        elif puzzle in first:
+            out.append(k != first[puzzle][1])
+        else:
+            out.append(puzzle in tried)
+            tried.add(puzzle)
     return out
 
 
-def first_solves(season: Sequence[SolveFacts], puzzles: Sequence[str | None]
-                 ) -> list[SolveFacts]:
-    """The season without the solves :func:`solved_again` marks (``puzzles``: each
-    solve's puzzle, in the same order)."""
-    again = solved_again(puzzles, [s.finished for s in season])
+def time_spent(puzzles: Sequence[str | None], finished: Sequence[bool],
+               durations: Sequence[float]) -> list[float]:
+    """Per solve of a season (as :func:`solved_again` reads it), the time the player
+    spent on its puzzle by its end: a finished solve's own and that of the attempts at
+    the puzzle given up before it. Priced on its own, a finish after one's own attempt
+    (the hard steps found then) reads as several times quicker than the player's pace."""
+    given_up: dict[str, float] = {}
+    out = []
+    for puzzle, ended, ms in zip(puzzles, finished, durations, strict=True):
+        out.append(ms + (given_up.get(puzzle, 0.0) if ended else 0.0))
+        if puzzle is not None and not ended:
+            given_up[puzzle] = given_up.get(puzzle, 0.0) + ms
+    return out
+
+
+def first_solves(season: Sequence[SolveFacts], puzzles: Sequence[str | None],
+                 ends: Sequence[float] | None = None) -> list[SolveFacts]:
+    """The season without the solves :func:`solved_again` marks (``puzzles``, ``ends``:
+    each solve's puzzle and end, in the same order)."""
+    again = solved_again(puzzles, [s.finished for s in season], ends)
     return [s for s, repeat in zip(season, again) if not repeat]
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import urllib.parse
+from datetime import datetime
 
 from aiohttp import web
 
@@ -99,19 +100,22 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
 
 
 def _left_out(solves: list[dict], judged_solves: str | None) -> None:
-    """Mark each solve the verdict did not judge with why, in words (``left_out``): a
-    puzzle the player had already finished (``player_verdict.solved_again``), or a solve
+    """Mark each solve the verdict did not judge with why, in words (``left_out``): its
+    puzzle counts as another of its solves (``player_verdict.solved_again``), or a solve
     the verdict has not read (scored since, or one a person cleared the player on). A
     verdict stored before it kept the solves it judged marks none."""
     try:
         judged = set(json.loads(judged_solves)) if judged_solves else None
     except (ValueError, TypeError):
         judged = None
-    again = solved_again([s["puzzle_id"] for s in solves], [s["complete"] for s in solves])
+    ends = [s["started_at"].timestamp() * 1000 + s["duration_ms"]
+            for s in solves if isinstance(s["started_at"], datetime)]
+    again = solved_again([s["puzzle_id"] for s in solves], [s["complete"] for s in solves],
+                         ends if len(ends) == len(solves) else None)
     for s, repeat in zip(solves, again):
         s["left_out"] = None
         if judged is not None and s["submission_id"] not in judged:
-            s["left_out"] = ("left out: a puzzle the player had already finished"
+            s["left_out"] = ("left out: the puzzle counts once, as another of its solves"
                              if repeat else "not in this verdict")
 
 

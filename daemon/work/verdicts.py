@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
 from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SeasonPart,
-                                               SolveFacts, first_solves, judge,
-                                               learn_null_from, priced, season_part,
-                                               shipped_null, solve_facts)
+                                               SolveFacts, judge, learn_null_from, priced,
+                                               season_part, shipped_null, solve_facts,
+                                               solved_again, time_spent)
 from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
@@ -53,9 +53,10 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
     cannot be read). A solve whose season facts are not stored (a score written before
     them) is read from its evidence, and the facts go to ``backfill`` to be stored. A
     solve neither can be read from is logged and left out (the verdict says how many
-    solves it rests on), and so is a solve of a puzzle the player had already finished
-    (``first_solves``: a puzzle solved again is remembered)."""
-    out, puzzles = [], []
+    solves it rests on). Each puzzle counts once (``solved_again``: the first solve to
+    finish it, priced on the time spent on it with the attempts given up before,
+    ``time_spent``; else its first attempt)."""
+    parsed = []
     for solve in season:
         try:
             if solve.facts is not None:
@@ -71,10 +72,21 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
                         "evidence" if solve.facts is None else "season facts",
                         solve.submission_id, type(exc).__name__, exc)
             continue
-        expected = _expected(solve, run, key) if reprice else None
-        out.append(priced(facts, expected, solve.duration_ms, flagged=solve.standing))
-        puzzles.append(solve.puzzle_id)
-    return first_solves(out, puzzles)
+        parsed.append((solve, facts))
+    puzzles = [solve.puzzle_id for solve, _ in parsed]
+    finished = [facts.finished for _, facts in parsed]
+    # a start Python cannot represent (stored before ingestion bounded times) arrives
+    # as text: the season's order stands in for when such a season's solves ended
+    ends = [solve.started_at.timestamp() * 1000 + solve.duration_ms
+            if isinstance(solve.started_at, datetime) else None for solve, _ in parsed]
+    again = solved_again(puzzles, finished, None if None in ends else ends)
+    spent = time_spent(puzzles, finished, [solve.duration_ms for solve, _ in parsed])
+    out = []
+    for (solve, facts), repeat, ms in zip(parsed, again, spent):
+        if not repeat:
+            expected = _expected(solve, run, key) if reprice else None
+            out.append(priced(facts, expected, ms, flagged=solve.standing))
+    return out
 
 
 def _expected(solve: sql.SeasonSolve, run: RatingRun | None,

@@ -16,7 +16,8 @@ from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, STALL_PACE_SH
                                                PlayerVerdict, SolveFacts, _shares, _tempo,
                                                bb_tail, first_solves, guard, judge, learn_null,
                                                lenient, pooled_slope, season_levels, shipped_null,
-                                               solve_facts, tempo_fit)
+                                               solve_facts, solved_again, tempo_fit,
+                                               time_spent)
 from fairgrid.analytics.signals import (QUICK_HONEST, STALL_START_LR, stall_pace_llr,
                                         stall_starts)
 
@@ -910,8 +911,47 @@ def test_a_puzzle_solved_again_is_no_new_evidence():
     kept = first_solves(season, puzzles)
     assert [f.submission_id for f in kept] == [f"s{i:03d}" for i in range(20)]
     assert not judge(kept, _pace_null()).flagged
-    # a solve before the puzzle's first finished one stays; unknown puzzles all stay
+    # an attempt given up before the puzzle's first finish is part of it; unknown
+    # puzzles all stay
     given_up = [replace(season[0], finished=False, submission_id="a"), season[0], season[20]]
     assert [f.submission_id for f in first_solves(given_up, ["p0", "p0", "p0"])] == \
-        ["a", "s000"]
+        ["s000"]
     assert len(first_solves(season, [None] * len(season))) == len(season)
+
+
+def test_each_puzzle_counts_once_as_the_first_solve_to_finish_it():
+    """A puzzle counts as the solve that finished it first, by when it ended: a slow
+    decoy started first and finished last no longer puts the quick copy out of the
+    season as a replay. A puzzle nobody finished counts as its first attempt; attempts
+    given up before the finish are part of it, their time added to it."""
+    puzzles = ["p0", "p0", "p1", "x", "x", "x"]
+    finished = [True, True, True, False, False, False]
+    ends = [30.0, 8.0, 50.0, 60.0, 70.0, 80.0]   # the decoy ends after the copy
+    assert solved_again(puzzles, finished, ends) == [True, False, False, False, True, True]
+    assert solved_again(puzzles, finished) == [False, True, False, False, True, True]
+    assert solved_again(["p", "p", "p", "p"], [False, False, True, False]) == \
+        [True, True, False, True]
+    assert time_spent(["p", "p", "p", "q", None], [False, False, True, True, True],
+                      [60, 120, 300, 200, 10]) == [60, 120, 480, 200, 10]
+
+
+def test_attempts_of_one_puzzle_given_up_again_and_again_do_not_dilute_a_season():
+    """Twelve solves, four of them flagged copies: a case. The same player opened one
+    puzzle 36 times and left it at once: every attempt counted as an ordinary solve,
+    and the season was no case. The puzzle counts once."""
+    def copy(i):
+        return SolveFacts(f"c{i}", {}, True, p_value=1e-6, finished=True)
+
+    def fair(i):
+        return SolveFacts(f"h{i}", {}, False, p_value=0.5, finished=True)
+    season = [copy(i) if i % 3 == 0 else fair(i) for i in range(12)]
+    puzzles = [f"p{i}" for i in range(12)]
+    assert judge(first_solves(season, puzzles)).flagged
+    padded, pz = [], []
+    for i, f in enumerate(season):
+        padded.append(f)
+        pz.append(puzzles[i])
+        for k in range(3):
+            padded.append(SolveFacts(f"a{i}-{k}", {}, False, finished=False))
+            pz.append("x")
+    assert judge(first_solves(padded, pz)).flagged

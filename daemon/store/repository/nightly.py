@@ -22,9 +22,9 @@ MAX_FIT_DURATION_MS = 24 * 3600 * 1000
 
 # the solves the ratings learn from: complete, timed (up to a day), scored (one scoring
 # has not judged yet could be a copy no flag keeps out), of analysed puzzles, without an
-# open or confirmed flag, and the player's first finished solve of the puzzle (one who
+# open or confirmed flag, and the player's first solve to finish the puzzle (one who
 # solves it again remembers it: quicker, its hard steps found at once, as the player
-# verdict's ``first_solves`` says; a fit on replays would rate the player too skilled
+# verdict's ``solved_again`` says; a fit on replays would rate the player too skilled
 # and the puzzle too easy)
 ELIGIBLE = f"""
     SELECT s.sub_key, s.puzzle_id, s.portal, s.player_id, s.duration_ms, p.puzzle_type
@@ -37,8 +37,10 @@ ELIGIBLE = f"""
                       AND f.state IN """ + sql_list(STANDING) + """)
       AND NOT EXISTS (SELECT 1 FROM submissions b WHERE b.portal = s.portal
                       AND b.player_id = s.player_id AND b.puzzle_id = s.puzzle_id
-                      AND b.complete AND (b.started_at < s.started_at
-                      OR b.started_at = s.started_at AND b.sub_key < s.sub_key))
+                      AND b.complete AND (epoch_ms(b.started_at) + b.duration_ms
+                      < epoch_ms(s.started_at) + s.duration_ms
+                      OR epoch_ms(b.started_at) + b.duration_ms
+                      = epoch_ms(s.started_at) + s.duration_ms AND b.sub_key < s.sub_key))
 """
 
 # the eligible solves whose move log is still held (retention drops old ones' logs and

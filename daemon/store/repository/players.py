@@ -37,6 +37,7 @@ class SeasonSolve(NamedTuple):
     model_sd: float | None
     difficulty: float | None   # the puzzle's fitted difficulty under the run in force
     puzzle_id: str | None = None
+    started_at: datetime | None = None  # with duration_ms, when the solve ended
 
 
 class Seasons(NamedTuple):
@@ -78,7 +79,7 @@ def seasons(cur, players: list[tuple[str, str]]) -> Seasons:
         "EXISTS (SELECT 1 FROM flags f WHERE f.portal = s.portal AND "
         f"f.submission_id = s.submission_id AND f.state IN {sql_list(STANDING)}), "
         "s.duration_ms, pz.puzzle_type, pz.log_s, pz.sd, "
-        "coalesce(pp.difficulty, pr.difficulty), s.puzzle_id "
+        "coalesce(pp.difficulty, pr.difficulty), s.puzzle_id, s.started_at "
         "FROM mine s "
         "JOIN scores sc ON sc.portal = s.portal AND sc.submission_id = s.submission_id "
         "LEFT JOIN pz ON pz.id = s.puzzle_id "

@@ -29,9 +29,9 @@ from ..helpers import (ADMIN, ORGANISER, bearer, make_settings, nightly_run, que
                        solve_body, until)
 
 
-async def _post(client, sid, player, moves=None, tournament="cup"):
+async def _post(client, sid, player, moves=None, tournament="cup", **extra):
     body = solve_body(submission_id=sid, moves=moves, tournament_id=tournament,
-                      player_id=player)
+                      player_id=player, **extra)
     raw, headers = signed(body, msg_id=f"hook-{sid}")
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
     assert resp.status == 202, await resp.text()
@@ -82,7 +82,8 @@ async def test_erasure_leaves_nothing_of_the_person_and_ratings_still_work(aioht
                         sd_log=ratings["sd_log"], skill=0.0).moves()
     # honest, and the person's first solve of the puzzle: it counts for ratings
     await _post(client, "gone-2", "erase-me", honest(4))
-    await _post(client, "gone-1", "erase-me", ROW_COPY)  # flagged
+    await _post(client, "gone-1", "erase-me", ROW_COPY,  # flagged, a day later
+                started_at="2026-11-22T10:00:00Z")
     await _post(client, "also-1", "keep-2", honest(5))
     await _post(client, "also-2", "keep-3", honest(6))
     # another player sends the person's honest log again: its evidence names theirs

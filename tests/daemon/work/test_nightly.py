@@ -167,16 +167,18 @@ def test_a_level_learns_its_order_null_as_an_offset_from_each_puzzles_own(tmp_pa
 
 def test_flagged_and_unscored_solves_are_left_out(tmp_path):
     con, truth = build(tmp_path / "n.duckdb", puzzles=12, players=30)
-    # a flagged 1-second solve by u000 must not make u000 look fast
+    # a flagged 1-second solve by u000 must not make u000 look fast (a day after the
+    # solve it repeats the puzzle of: started with it, it would have finished first)
     con.execute(f"INSERT INTO submissions {COLUMNS} SELECT 99999, portal, 'cheat', 'wc', "
-                "tournament_id, 'u000', puzzle_id, started_at, received_at, committed_at, "
-                "n_moves, 1000, true, 'scored', '{}' FROM submissions LIMIT 1")
+                "tournament_id, 'u000', puzzle_id, started_at + INTERVAL 1 DAY, received_at, "
+                "committed_at, n_moves, 1000, true, 'scored', '{}' FROM submissions LIMIT 1")
     con.execute("INSERT INTO flags (portal, submission_id, created_at, state, reasons) "
                 "VALUES ('demo', 'cheat', now(), 'open', '[]')")
     # nor a 1-second solve scoring has not judged yet (no flag can keep it out)
     con.execute(f"INSERT INTO submissions {COLUMNS} SELECT 99998, portal, 'unscored', "
-                "'wu', tournament_id, 'u000', puzzle_id, started_at, received_at, "
-                "committed_at, n_moves, 1000, true, 'pending', '{}' FROM submissions LIMIT 1")
+                "'wu', tournament_id, 'u000', puzzle_id, started_at + INTERVAL 1 DAY, "
+                "received_at, committed_at, n_moves, 1000, true, 'pending', '{}' "
+                "FROM submissions LIMIT 1")
     settings = make_settings(tmp_path)
     summary = run_nightly(direct_db(con), settings)
     assert summary["solves"] == truth["n"]

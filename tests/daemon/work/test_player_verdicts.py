@@ -39,12 +39,13 @@ def _honest(seed: int) -> list[dict]:
     return sim.moves()
 
 
-async def _post(client, sid: str, player: str, moves: list[dict], day: int) -> None:
+async def _post(client, sid: str, player: str, moves: list[dict], day: int,
+                later: timedelta = timedelta(0)) -> None:
     """A solve of the day's puzzle (the same grid every day, a puzzle of its own: a
-    puzzle solved again is left out of a season)."""
+    puzzle solved again is left out of a season), started ``later`` in the day."""
     body = solve_body(submission_id=sid, moves=moves, player_id=player,
                       puzzle_id=f"easy-{day}",
-                      started_at=(START + timedelta(days=day)).isoformat())
+                      started_at=(START + timedelta(days=day) + later).isoformat())
     raw, headers = signed(body, msg_id=sid)
     resp = await client.post("/v1/webhooks/solves", data=raw, headers=headers)
     assert resp.status == 202, await resp.text()
@@ -551,9 +552,10 @@ def test_an_unreadable_stored_row_leaves_out_only_itself(tmp_path, caplog):
     for (portal, player), sids in seasons.items():
         for day, sid in enumerate(sids):
             at = START + timedelta(days=day)
+            # a puzzle each (a puzzle counts once in a season)
             con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, 't', ?, "
-                        "'p', ?, ?, ?, 1, 1, true, 'scored', '{}')",
-                        [key, portal, sid, f"w{key}", player, at, at, at])
+                        "?, ?, ?, ?, 1, 1, true, 'scored', '{}')",
+                        [key, portal, sid, f"w{key}", player, f"p-{sid}", at, at, at])
             con.execute(INSERT_SCORE + "(?, ?, ?, 0, 0.4, false, ?)",
                         [portal, sid, at, damaged.get(sid, good)])
             key += 1
@@ -863,9 +865,9 @@ async def test_a_flagged_player_stays_flagged_until_a_person_decides(client, cap
 async def test_a_puzzle_solved_again_counts_once_in_the_season(client):
     """The same player's second finished solve of a puzzle (a replay, remembered) is
     scored and flagged on its own but left out of the season."""
-    for sid, moves, day in (("r-0", _honest(300), 0), ("r-1", ROW_COPY, 0),
-                            ("r-2", _honest(301), 1)):
-        await _post(client, sid, "replayer", moves, day)
+    for sid, moves, day, later in (("r-0", _honest(300), 0, 0), ("r-1", ROW_COPY, 0, 2),
+                                   ("r-2", _honest(301), 1, 0)):
+        await _post(client, sid, "replayer", moves, day, timedelta(hours=later))
     await _scored(client, ["r-0", "r-1", "r-2"])
     # judged now, on all three (a judgement after an earlier batch may have seen fewer)
     await client.app[CTX].scorer.verdicts.judge([("demo", "replayer")])
@@ -882,4 +884,66 @@ async def test_a_puzzle_solved_again_counts_once_in_the_season(client):
     html = await (await client.get("/ui/players/demo/replayer/case")).text()
     rows = re.findall(r'<tr id="solve-(r-\d)">(.*?)</tr>', html, re.S)
     assert [sid for sid, _ in rows] == ["r-0", "r-1", "r-2"]
-    assert ["already finished" in row for _, row in rows] == [False, True, False]
+    assert ["counts once" in row for _, row in rows] == [False, True, False]
+
+
+DECOY_START = datetime(2026, 11, 1, 18, 0, tzinfo=timezone.utc)
+
+
+def test_a_copy_finished_first_is_not_left_out_as_a_replay(tmp_path):
+    """Two sessions of one puzzle: a decoy started at 18:00 and finished at 18:30, and a
+    copy started at 18:05 and finished at 18:08. In the season's order (by start) the
+    decoy counted as the first finish and the copy, finished 22 minutes before it, was
+    left out as a replay: a cheater who opened a decoy first took every copy out of the
+    season."""
+    from fairgrid.analytics.player_verdict import SolveFacts
+    from fairgrid.daemon.store import connect
+    from fairgrid.daemon.work.nightly_db import direct_db
+    from fairgrid.daemon.work.verdicts import judge_players
+
+    con = connect(str(tmp_path / "v.duckdb"))
+    # (sid, puzzle, started, duration)
+    solves = [(f"h{i}", f"p{i}", DECOY_START + timedelta(days=i), 600_000) for i in range(1, 4)]
+    solves += [("decoy", "p0", DECOY_START, 30 * 60_000),
+               ("copy", "p0", DECOY_START + timedelta(minutes=5), 3 * 60_000)]
+    for key, (sid, puzzle, at, ms) in enumerate(solves):
+        facts = SolveFacts(sid, {}, False, pace=0.0, pace_group="sudoku/calibration",
+                           finished=True)
+        con.execute("INSERT INTO submissions (sub_key, portal, submission_id, webhook_id, "
+                    "tournament_id, player_id, puzzle_id, started_at, received_at, "
+                    "committed_at, n_moves, duration_ms, complete, status, raw) VALUES "
+                    "(?, 'demo', ?, ?, 't', 'x', ?, ?, ?, ?, 1, ?, true, 'scored', '{}')",
+                    [key, sid, f"w{key}", puzzle, at, at, at, ms])
+        con.execute("INSERT INTO scores (portal, submission_id, scored_at, anomaly, "
+                    "p_value, flagged, evidence, season_facts) VALUES "
+                    "('demo', ?, ?, 0, 0.5, false, '{}', ?)",
+                    [sid, at + timedelta(milliseconds=ms), json.dumps(facts.to_json())])
+    judge_players(direct_db(con), [("demo", "x")], alpha=1e-3)
+    judged = json.loads(con.execute("SELECT judged_solves FROM player_verdicts").fetchone()[0])
+    assert "copy" in judged, judged
+
+
+def test_a_finish_after_ones_own_given_up_attempt_is_priced_on_the_time_spent():
+    """A player gives up (or times out) and finishes the puzzle in a new attempt,
+    remembering its hard steps: priced on its own, the finish read as three times the
+    player's pace, and a few such in a season flagged an honest player by own_pace. It
+    is priced on the time spent on the puzzle, the attempt's included, and the attempt
+    is part of it."""
+    import math
+
+    from fairgrid.analytics.player_verdict import SolveFacts
+    from fairgrid.daemon.store.repository.players import SeasonSolve
+    from fairgrid.daemon.work.verdicts import _facts
+
+    def solve(sid, puzzle, finished, ms, hours):
+        facts = SolveFacts(sid, {}, False, pace=0.0, pace_group="sudoku/calibration",
+                           finished=finished)
+        return SeasonSolve(sid, DECOY_START, json.dumps(facts.to_json()), None, False, ms,
+                           "sudoku", math.log(600), 0.3, None, puzzle,
+                           DECOY_START + timedelta(hours=hours))
+    season = [solve("a", "p0", False, 400_000, 0), solve("f", "p0", True, 200_000, 1),
+              solve("g", "p1", True, 600_000, 2)]
+    kept = _facts(season, ("demo", "x"), None)
+    assert [f.submission_id for f in kept] == ["f", "g"]
+    assert kept[0].pace == pytest.approx(math.log(600) - math.log(600), abs=1e-3)
+    assert kept[1].pace == pytest.approx(0.0, abs=1e-3)

@@ -39,9 +39,10 @@ def _add(con, player: str, sids_odd: list[tuple[str, bool]], first_day: int = 0)
     key = con.execute("SELECT coalesce(max(sub_key) + 1, 0) FROM submissions").fetchone()[0]
     for k, (sid, odd) in enumerate(sids_odd):
         at = START + timedelta(days=first_day + k)
+        # a puzzle each (a puzzle counts once in a season)
         con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
-                    "'p', ?, ?, ?, 1, 1, true, 'scored', '{}')",
-                    [key + k, sid, f"w{key + k}", player, at, at, at])
+                    "?, ?, ?, ?, 1, 1, true, 'scored', '{}')",
+                    [key + k, sid, f"w{key + k}", player, f"p-{sid}", at, at, at])
         con.execute(INSERT_SCORE + "('demo', ?, ?, 0, ?, false, ?)",
                     [sid, datetime.now(timezone.utc), 1e-5 if odd else 0.5, _evidence(odd)])
 
