@@ -1023,9 +1023,11 @@ def judge(season: Sequence[SolveFacts], null: PlayerNull | None = None, *,
     if flagged:
         summary = f"Flagged for review. {found[0].sentence}"
     elif found and found[0].p < 0.05:
-        summary = (f"Not flagged: the most unusual kind is weaker than the threshold "
-                   f"(1 in {1 / alpha:,.0f} honest players, over {k} kinds). "
-                   f"{found[0].sentence}")
+        # the kind's own line, which its odds are weighed against: its share of alpha
+        line = alpha * share[found[0].kind]
+        summary = (f"Not flagged: the most unusual kind is weaker than its line (1 in "
+                   f"{1 / line:,.0f} honest players: its share of the 1 in {1 / alpha:,.0f} "
+                   f"kept over {k} kind{'s' if k != 1 else ''}). {found[0].sentence}")
     else:
         summary = f"Not flagged: nothing unusual over {n} solve{'s' if n != 1 else ''}."
     factor = max((1.0 / share[f.kind] for f in found if f.kind not in RATIO_KINDS),

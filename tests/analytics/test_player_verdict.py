@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -955,3 +956,21 @@ def test_attempts_of_one_puzzle_given_up_again_and_again_do_not_dilute_a_season(
             padded.append(SolveFacts(f"a{i}-{k}", {}, False, finished=False))
             pz.append("x")
     assert judge(first_solves(padded, pz)).flagged
+
+
+def test_a_not_flagged_summary_does_not_quote_odds_rarer_than_its_threshold():
+    """Ten solves of hint ratios summing to 7.3 nats: the hints' p is 6.8e-4, below
+    alpha, but their share of it is 0.4, so the player is not flagged. The summary said
+    the kind was "weaker than the threshold (1 in 1,000 honest players)" and in the same
+    breath "by chance: about 1 in 1,500": odds rarer than the line it had not reached.
+    It names the kind's own line."""
+    season = [SolveFacts(f"s{i}", {f: 0.5 for f in FAMILIES}, False, {"stall_look": 0.73})
+              for i in range(10)]
+    verdict = judge(season, _null())
+    assert not verdict.flagged
+    quoted = [int(n.replace(",", "")) for n in
+              re.findall(r"by chance: about 1 in ([\d,]+)", verdict.summary)]
+    said = re.search(r"its line \(1 in ([\d,]+)", verdict.summary)
+    assert said, verdict.summary
+    threshold = int(said.group(1).replace(",", ""))
+    assert all(n <= threshold for n in quoted), verdict.summary
