@@ -87,12 +87,14 @@ class Metrics:
             buckets=(0.5, 1, 2, 3, 4, 6, 8, 12, 20, 50), registry=registry)
         self.flags = Counter(
             "fairgrid_flags_total", "Flags raised, by reason.", ["reason"], registry=registry)
+        # the job's name is the ``task`` label: a ``job`` label clashes with the one
+        # Prometheus gives every scraped series, which would rename it exported_job
         self.job_duration = Gauge(
             "fairgrid_job_duration_seconds", "Duration of each job's last successful run.",
-            ["job"], registry=registry)
+            ["task"], registry=registry)
         self.job_rows = Gauge(
             "fairgrid_job_rows", "Rows each job's last successful run handled, by what they are.",
-            ["job", "what"], registry=registry)
+            ["task", "what"], registry=registry)
         self.metric_correlation = Gauge(
             "fairgrid_metric_human_correlation",
             "Correlation of each difficulty metric with the median human solve time "
@@ -100,7 +102,7 @@ class Metrics:
             registry=registry)
         self.job_last_success = Gauge(
             "fairgrid_job_last_success_timestamp_seconds",
-            "Unix time of each job's last successful run.", ["job"], registry=registry)
+            "Unix time of each job's last successful run.", ["task"], registry=registry)
 
         self.notify_attempts = Counter(
             "fairgrid_notification_attempts", "Delivery attempts of outgoing notifications, "

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ..daemon.helpers import bearer, free_port, request, signed, solve_body, start_daemon
+from ..daemon.helpers import ADMIN, bearer, free_port, request, signed, solve_body, start_daemon
 
 pytestmark = pytest.mark.slow
 
@@ -159,6 +159,15 @@ def test_a_real_prometheus_sees_the_traffic(metered, tmp_path):
     # /metrics is the token's only: the shipped config must carry it for Prometheus to see
     assert request(base + "/metrics")[0] == 401
     assert request(base + "/metrics", headers=bearer("org"))[0] == 401
+    # a nightly run, for the job metrics the stale-job alert reads
+    status, doc = request(base + "/v1/nightly-runs", b"{}",
+                          {**bearer(ADMIN), "content-type": "application/json"})
+    assert status == 202, doc
+    deadline = time.monotonic() + 120
+    while request(base + f"/v1/nightly-runs/{doc['run_id']}", headers=bearer(ADMIN))[1][
+            "status"] in ("running", "queued"):
+        assert time.monotonic() < deadline, "the nightly run did not end"
+        time.sleep(0.5)
     port = free_port()
     target = base.removeprefix("http://")
     cfg = _installed(tmp_path) / "prometheus.yml"
@@ -187,9 +196,14 @@ def test_a_real_prometheus_sees_the_traffic(metered, tmp_path):
                 codes = _query(prom_url, 'sum by (code) (fairgrid_http_responses_total{route="/v1/webhooks/solves"})')
                 failures = _query(prom_url, "sum(fairgrid_webhook_signature_failures_total)")
                 up = _query(prom_url, 'up{job="fairgrid"}')
+                # the stale-job alert's own selector finds the series as stored: a label
+                # named job would be renamed exported_job, and the alert never fire
+                nightly = _query(prom_url, re.search(
+                    r"fairgrid_job_last_success_timestamp_seconds\{[^}]*\}",
+                    (DEPLOY / "prometheus" / "rules.yml").read_text()).group(0))
                 seen = {"accepted": accepted, "latency": latency, "codes": codes,
-                        "failures": failures, "up": up}
-                if (accepted and float(accepted[0]["value"][1]) == sent
+                        "failures": failures, "up": up, "nightly": nightly}
+                if (nightly and accepted and float(accepted[0]["value"][1]) == sent
                         and latency and float(latency[0]["value"][1]) == sent
                         and failures and float(failures[0]["value"][1]) == 1):
                     break

@@ -82,8 +82,8 @@ def test_recompute_through_the_daemon_then_on_the_file(daemon):  # noqa: F811
     assert status == 404
     with __import__("urllib.request").request.urlopen(base + "/metrics") as resp:
         text = resp.read().decode()
-    assert 'fairgrid_job_last_success_timestamp_seconds{job="nightly"}' in text
-    assert 'fairgrid_job_rows{job="nightly",what="puzzles"} 1.0' in text
+    assert 'fairgrid_job_last_success_timestamp_seconds{task="nightly"}' in text
+    assert 'fairgrid_job_rows{task="nightly",what="puzzles"} 1.0' in text
     # stop the daemon: recompute now works on the file itself
     proc.send_signal(signal.SIGTERM)
     proc.wait(timeout=60)
