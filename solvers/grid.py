@@ -407,6 +407,12 @@ def load_puzzle(arg: str) -> Puzzle:
             return parse(text)
         except PuzzleError as exc:
             raise PuzzleError(f"{arg}: {exc}") from None
+    try:
+        is_dir = path.is_dir()
+    except (OSError, ValueError):
+        is_dir = False
+    if is_dir:
+        raise PuzzleError(f"{arg}: is a folder, not a puzzle file")
     if looks_like_path:
         raise PuzzleError(f"{arg}: no such file (and not a puzzle)")
     return parse(arg)

@@ -104,6 +104,9 @@ BAD_BYTES = b"\xff\xfe".decode("utf-8", "surrogateescape")  # as Python hands ar
     (["generate", "--p", "0_5"], "expected a number"),
     (["generate", "--p", "1.5"], "must be from 0 to 1"),
     (["restore", BAD_BYTES, "--to", "x.duckdb"], "backup given is not UTF-8 text"),
+    # a folder named where a puzzle file goes is not "no such file"
+    (["rate", "/tmp"], "/tmp: is a folder, not a puzzle file"),
+    (["solve", "/tmp/"], "/tmp/: is a folder, not a puzzle file"),
     # an address urllib would only refuse with a traceback at the first call
     (["flags", "--url", "http://[::1", "--token", "t"], "is not a daemon's address"),
     (["flags", "--url", "notaurl", "--token", "t"], "is not a daemon's address"),
