@@ -79,6 +79,7 @@ import json
 import math
 import statistics
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import lru_cache
 from importlib import resources
 from typing import Iterable, Mapping, NamedTuple, Sequence
@@ -349,6 +350,15 @@ def solved_again(puzzles: Sequence[str | None], finished: Sequence[bool],
             out.append(puzzle in tried)
             tried.add(puzzle)
     return out
+
+
+def ends_of(starts: Sequence, durations: Sequence[float]) -> list[float] | None:
+    """When each solve ended (ms since the epoch), for :func:`solved_again`; None when a
+    start is not a time (one stored before ingestion bounded times arrives as text):
+    the season's order then stands in for it."""
+    if not all(isinstance(at, datetime) for at in starts):
+        return None
+    return [at.timestamp() * 1000 + ms for at, ms in zip(starts, durations, strict=True)]
 
 
 def time_spent(puzzles: Sequence[str | None], finished: Sequence[bool],

@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from datetime import datetime
 
 from aiohttp import web
 
-from fairgrid.analytics.player_verdict import PlayerVerdict, solved_again
+from fairgrid.analytics.player_verdict import PlayerVerdict, ends_of, solved_again
 
 from ..documents import iso, receded
 from ..errors import Conflict
@@ -108,10 +107,9 @@ def _left_out(solves: list[dict], judged_solves: str | None) -> None:
         judged = set(json.loads(judged_solves)) if judged_solves else None
     except (ValueError, TypeError):
         judged = None
-    ends = [s["started_at"].timestamp() * 1000 + s["duration_ms"]
-            for s in solves if isinstance(s["started_at"], datetime)]
     again = solved_again([s["puzzle_id"] for s in solves], [s["complete"] for s in solves],
-                         ends if len(ends) == len(solves) else None)
+                         ends_of([s["started_at"] for s in solves],
+                                 [s["duration_ms"] for s in solves]))
     for s, repeat in zip(solves, again):
         s["left_out"] = None
         if judged is not None and s["submission_id"] not in judged:

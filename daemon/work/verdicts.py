@@ -27,9 +27,9 @@ from datetime import datetime, timezone
 from typing import Iterator, NamedTuple
 
 from fairgrid.analytics.player_verdict import (PlayerNull, PlayerVerdict, SeasonPart,
-                                               SolveFacts, judge, learn_null_from, priced,
-                                               season_part, shipped_null, solve_facts,
-                                               solved_again, time_spent)
+                                               SolveFacts, ends_of, judge, learn_null_from,
+                                               priced, season_part, shipped_null,
+                                               solve_facts, solved_again, time_spent)
 from fairgrid.analytics.puzzle_model import ExpectedTime, RatingRun, time_in_force
 from fairgrid.solvers.puzzle_types import DEFAULT_TYPE
 
@@ -75,11 +75,9 @@ def _facts(season: list[sql.SeasonSolve], key: tuple[str, str], run: RatingRun |
         parsed.append((solve, facts))
     puzzles = [solve.puzzle_id for solve, _ in parsed]
     finished = [facts.finished for _, facts in parsed]
-    # a start Python cannot represent (stored before ingestion bounded times) arrives
-    # as text: the season's order stands in for when such a season's solves ended
-    ends = [solve.started_at.timestamp() * 1000 + solve.duration_ms
-            if isinstance(solve.started_at, datetime) else None for solve, _ in parsed]
-    again = solved_again(puzzles, finished, None if None in ends else ends)
+    ends = ends_of([solve.started_at for solve, _ in parsed],
+                   [solve.duration_ms for solve, _ in parsed])
+    again = solved_again(puzzles, finished, ends)
     spent = time_spent(puzzles, finished, [solve.duration_ms for solve, _ in parsed])
     out = []
     for (solve, facts), repeat, ms in zip(parsed, again, spent):

@@ -157,21 +157,28 @@ def _reopens_withdrawn(flag_id: int, was: str, state: str) -> None:
 def _stale(con, flag_id: int, seen: str | None, was: str, state: str,
            actor: str) -> str | None:
     """Why a decision on a flag the reviewer read as ``seen`` is stale now that it is
-    ``was`` (with who decided it, and when); None when it is not: no ``seen``, no change
-    since, or the reviewer's own decision again (a retry whose answer was lost). The
-    same decision by another reviewer is stale too: it would record nothing, the note
-    with it lost unseen."""
+    ``was`` (:func:`stale_since`); None when it is not."""
     if seen is None or was == seen:
         return None
     last = con.execute("SELECT actor, changed_at, state FROM flag_history "
                        "WHERE flag_id = ? ORDER BY changed_at DESC LIMIT 1",
                        [flag_id]).fetchone()
+    since = stale_since(seen, was, state, actor, last)
+    return None if since is None else f"flag {flag_id} {since}"
+
+
+def stale_since(seen: str, was: str, target: str, actor: str, last) -> str | None:
+    """A decision read on state ``seen`` of what is ``was`` now (``last``: the newest
+    history row, (actor, changed_at, state), or None), as "was ... and is ... now, by
+    whom, when"; None when it is the reviewer's own decision again (a retry whose answer
+    was lost). The same decision by another reviewer is stale too: it would record
+    nothing, the note with it lost unseen. For flags and players alike."""
     decided_by = last[0] if last and last[2] == was else None
-    if was == state and decided_by == actor:
+    if was == target and decided_by == actor:
         return None
     by = (f", by {decided_by} at {last[1].isoformat(timespec='minutes')}"
           if decided_by else "")
-    return f"flag {flag_id} was {seen} and is {was} now{by}"
+    return f"was {seen} and is {was} now{by}"
 
 
 def job_run(cur, run_id: str) -> dict | None:

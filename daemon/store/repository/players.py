@@ -16,6 +16,7 @@ from typing import NamedTuple
 from ...errors import Conflict
 from ...states import STANDING, sql_list
 from . import outbox
+from .organiser import stale_since
 from .rows import dicts, first, portal_clause
 from .scores import MACHINE, rating_run
 
@@ -303,14 +304,11 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
                                 "case was decided): there is no case to reopen; confirm or "
                                 "clear them instead")
     if seen is not None and was != seen:
-        # stale, unless it is this reviewer's own decision again (a retry whose answer
-        # was lost): another reviewer's, even the same one, would take the note unseen
-        last = history(con, portal, player)
-        decided_by = last[-1][3] if last and last[-1][1] == was else None
-        if not (was == target and decided_by == actor):
-            by = (f", by {decided_by} at {last[-1][0].isoformat(timespec='minutes')}"
-                  if decided_by else "")
-            raise Conflict("seen", f"the case was {seen} and is {was} now{by}")
+        last = history(con, portal, player)     # (changed_at, state, note, actor)
+        since = stale_since(seen, was, target, actor,
+                            (last[-1][3], last[-1][0], last[-1][1]) if last else None)
+        if since is not None:
+            raise Conflict("seen", f"the case {since}")
     reviewed = json.loads(judged) if judged else scored_solves(con, portal, player, at)
     keep = reviewed if state == "cleared" else None
     if target == was and json.loads(reviewed_before or "null") == keep:
