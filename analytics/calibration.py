@@ -294,20 +294,48 @@ def player_z(p_values, rho: float = PLAYER_RHO) -> float:
 
 def honest_null(facts, *, rng, n: int = 120) -> dict[str, tuple[float, float]]:
     """The null of every signal for one puzzle from ``n`` simulated honest solves (the
-    type's honest players, ``analytics.types``)."""
+    type's honest players, ``analytics.types``), drawn in turn from one generator."""
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(int(rng))
+    samples: dict[str, list[float]] = {}
+    for _ in range(n):
+        _add_honest_solve(samples, facts, rng)
+    return fit_null(samples)
+
+
+def null_seeds(seed: int, n: int) -> list[np.random.SeedSequence]:
+    """One seed for each of ``n`` simulated honest solves: solves drawn from these (by
+    :func:`honest_samples`) are the same however they are split into tasks."""
+    return np.random.SeedSequence(int(seed)).spawn(n)
+
+
+def honest_samples(facts, seeds) -> dict[str, list[float]]:
+    """Every signal's value in one simulated honest solve per seed of ``seeds``
+    (:func:`null_seeds`), in order: pieces of a null that :func:`merge_samples` joins
+    and :func:`fit_null` fits."""
+    samples: dict[str, list[float]] = {}
+    for seed in seeds:
+        _add_honest_solve(samples, facts, np.random.default_rng(seed))
+    return samples
+
+
+def merge_samples(pieces) -> dict[str, list[float]]:
+    """The samples of :func:`honest_samples` pieces, joined in order."""
+    samples: dict[str, list[float]] = {}
+    for piece in pieces:
+        for k, v in piece.items():
+            samples.setdefault(k, []).extend(v)
+    return samples
+
+
+def _add_honest_solve(samples: dict, facts, rng: np.random.Generator) -> None:
     from .fill_order import fill_order
     from .signals import compute
     from .types import type_model
 
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(int(rng))
-    honest = type_model(facts.puzzle_type).honest
-    samples: dict[str, list[float]] = {}
-    for _ in range(n):
-        sim = honest(facts, rng)
-        fill = fill_order(sim.t_ms, sim.cell, sim.digit, sim.note, facts.givens,
-                          facts.solution, facts.blank)
-        for k, v in compute(facts, fill, sim.duration_ms,
-                            moves=(sim.t_ms, sim.cell, sim.digit, sim.note)).items():
-            samples.setdefault(k, []).append(v)
-    return fit_null(samples)
+    sim = type_model(facts.puzzle_type).honest(facts, rng)
+    fill = fill_order(sim.t_ms, sim.cell, sim.digit, sim.note, facts.givens,
+                      facts.solution, facts.blank)
+    for k, v in compute(facts, fill, sim.duration_ms,
+                        moves=(sim.t_ms, sim.cell, sim.digit, sim.note)).items():
+        samples.setdefault(k, []).append(v)

@@ -151,16 +151,55 @@ def grid_facts(type_name: str, givens: str) -> tuple[np.ndarray, tuple[int, int]
     return t.givens(puzzle), t.shape(puzzle)
 
 
-def build_typed(type_name: str, givens: str, solution: str, seed: int
-                ) -> tuple[PuzzleModel, list]:
+def build_typed(type_name: str, givens: str, solution: str, seed: int, *,
+                tasks=None, batch: int | None = None, cancel=None) -> tuple[PuzzleModel, list]:
     """The model of a puzzle of a type other than Sudoku, and its predicted fill rank
     per cell (1-based, None for fixed cells): the type's quick rating, the expected
     time from its prior (wide: the nightly job learns it from the portal's players), the
     level on the type's own cut points, the order the type's human-like model decides
-    the cells in, and the nulls from that type's simulated honest solves."""
-    from .calibration import honest_null
-    from .expected_time import LEVEL_NAMES
+    the cells in, and the nulls from that type's simulated honest solves.
 
+    With ``tasks`` (an executor) it runs there: in one task, or with ``batch``, the
+    rating in one and the simulated solves ``batch`` to a task, so that no task holds a
+    process for long (a simulated solve of a 20x20 Nurikabe takes seconds). Each
+    simulated solve has a seed of its own (``calibration.null_seeds``): the model is the
+    same however it is split. ``cancel`` (a ``threading.Event``) set, the tasks not yet
+    run are dropped and ``PredictionCancelled`` raised within a quarter of a second."""
+    if tasks is None:
+        return _typed_model(type_name, givens, solution, seed, None)
+    if batch is None:
+        return tasks.submit(_typed_model, type_name, givens, solution, seed, None).result()
+    from .calibration import merge_samples
+    facts, metrics, median = _waited([tasks.submit(_typed_facts, type_name, givens,
+                                                   solution, seed)], cancel)[0]
+    seeds = _null_seeds(seed)
+    pieces = [tasks.submit(_typed_samples, facts, seeds[i:i + batch])
+              for i in range(0, len(seeds), batch)]
+    samples = merge_samples(_waited(pieces, cancel))
+    return _typed_model(type_name, givens, solution, seed, (facts, metrics, median, samples))
+
+
+def _waited(futures: list, cancel) -> list:
+    """The futures' results in order; on a failure, or ``cancel`` set (then
+    ``PredictionCancelled``), the rest are cancelled."""
+    from fairgrid.solvers.fill_order import completed
+
+    try:
+        for f in completed(futures, cancel):
+            f.result()          # a failure ends the wait at once
+        return [f.result() for f in futures]
+    finally:
+        for f in futures:       # what is left is not wanted
+            f.cancel()
+
+
+def _null_seeds(seed: int) -> list:
+    from .calibration import null_seeds
+    return null_seeds(seed, NULL_SOLVES)
+
+
+def _typed_facts(type_name: str, givens: str, solution: str, seed: int):
+    """A typed puzzle's facts for its simulated solves, its metrics and fill rank."""
     t, analytics = puzzle_type(type_name), type_model(type_name)
     puzzle = t.parse(givens)
     sol = cells_of(solution)
@@ -170,13 +209,31 @@ def build_typed(type_name: str, givens: str, solution: str, seed: int
     median = [None if r < 0 else float(r) + 1 for r in rank.tolist()]
     facts = PuzzleFacts(t.givens(puzzle), 0, sol, per_cell(median), expected_log_s,
                         sd_log, None, type_name, t.shape(puzzle))
-    null = honest_null(facts, rng=seed, n=NULL_SOLVES)
-    if analytics.cold_order_scale is not None:  # no human orders of the type are known
+    return facts, metrics, median
+
+
+def _typed_samples(facts, seeds) -> dict:
+    from .calibration import honest_samples
+    return honest_samples(facts, seeds)
+
+
+def _typed_model(type_name: str, givens: str, solution: str, seed: int, parts):
+    from .calibration import fit_null
+    from .expected_time import LEVEL_NAMES
+
+    if parts is None:
+        facts, metrics, median = _typed_facts(type_name, givens, solution, seed)
+        samples = _typed_samples(facts, _null_seeds(seed))
+    else:
+        facts, metrics, median, samples = parts
+    null = fit_null(samples)
+    cold_scale = type_model(type_name).cold_order_scale
+    if cold_scale is not None:  # no human orders of the type are known
         centre, scale = null["order_sa"]
-        null["order_sa"] = (centre, max(scale, analytics.cold_order_scale))
-    expected_s = float(np.exp(expected_log_s))
+        null["order_sa"] = (centre, max(scale, cold_scale))
+    expected_s = float(np.exp(facts.expected_log_s))
     level = type_level(type_name, expected_s)
-    return PuzzleModel(metrics, expected_s, expected_log_s, sd_log, level,
+    return PuzzleModel(metrics, expected_s, facts.expected_log_s, facts.sd_log, level,
                        LEVEL_NAMES[level - 1], {k: tuple(v) for k, v in null.items()},
                        NULL_SOLVES), median
 

@@ -320,18 +320,13 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
             futures = {executor.submit(_run_batch, givens, puzzle.box_size, seeds[lo:lo + batch],
                                        schedule, max_steps): lo
                        for lo in range(0, runs, batch)}
-            pending = set(futures)
-            while pending:
-                if cancel is not None and cancel.is_set():
-                    raise PredictionCancelled("the prediction was cancelled")
-                done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
-                for fut in done:
-                    lo = futures[fut]
-                    part = fut.result()
-                    hi = lo + part[2].size
-                    lasts[lo:hi], settled[lo:hi], steps[lo:hi], solved[lo:hi] = part
-                    if progress:
-                        progress(hi - lo)
+            for fut in completed(futures, cancel):
+                lo = futures[fut]
+                part = fut.result()
+                hi = lo + part[2].size
+                lasts[lo:hi], settled[lo:hi], steps[lo:hi], solved[lo:hi] = part
+                if progress:
+                    progress(hi - lo)
         finally:
             for fut in futures:
                 fut.cancel()
@@ -339,6 +334,17 @@ def predict_fill_order(puzzle: Puzzle, *, seed: int | None = 0, runs: int = DEFA
                 executor.shutdown(cancel_futures=True)
     return summarize(puzzle, lasts, settled, steps, solved, schedule=schedule,
                      max_steps=max_steps, seed=seed, capped=capped)
+
+
+def completed(futures, cancel: threading.Event | None = None):
+    """``futures`` as each completes; PredictionCancelled within a quarter of a second
+    of ``cancel`` being set (the caller cancels what is left)."""
+    pending = set(futures)
+    while pending:
+        if cancel is not None and cancel.is_set():
+            raise PredictionCancelled("the prediction was cancelled")
+        done, pending = wait(pending, timeout=0.25, return_when=FIRST_COMPLETED)
+        yield from done
 
 
 def summarize(puzzle: Puzzle, lasts: np.ndarray, settled: np.ndarray, steps: np.ndarray,

@@ -11,8 +11,10 @@ queue's sweep, so no puzzle stays pending for good.
 Puzzles go in two lanes, each with its own queue and task: below 256 cells (a 9x9
 Sudoku: about a second of analysis; a Nurikabe of up to 15x15: seconds) and from 256 up
 (a 16x16 Sudoku: minutes; a large Nurikabe). The lanes share the process pool, where the small
-lane's tasks go first and the large lane sends one SA run per task (``work.pool``), so
-a 9x9 puzzle registered behind a 16x16 one is ready in seconds.
+lane's tasks go first and the large lane sends one SA run per task, or a Nurikabe's
+rating and then one simulated honest solve per task (``work.pool``), so a 9x9 puzzle
+registered behind a large one is ready in seconds, and scoring waits for one such task
+at most.
 """
 
 from __future__ import annotations
@@ -75,11 +77,11 @@ def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
     order, then the puzzle model scoring needs (in the pool). A type whose fill order is
     not SA's (``PuzzleType.sa_fill_order``) takes it from its human-like model
     (deterministic: one run), and its model from ``puzzle_model.build_typed``, in one
-    pool task."""
+    pool task, or with ``batch`` in short ones."""
     if not _type(puzzle_type).sa_fill_order:
         if cancel is not None and cancel.is_set():
             raise PredictionCancelled("the daemon is stopping")
-        return _analyse_typed(puzzle_type, givens, solution, seed, executor)
+        return _analyse_typed(puzzle_type, givens, solution, seed, executor, batch, cancel)
     puzzle = parse(givens)
     started = time.perf_counter()
     pred = predict_fill_order(puzzle, seed=seed, runs=runs, budget_s=budget_s,
@@ -100,13 +102,14 @@ def analyse(givens: str, *, runs: int, budget_s: float, seed: int,
 
 
 def _analyse_typed(type_name: str, givens: str, solution: str | None, seed: int,
-                   executor: Executor | None) -> dict:
+                   executor: Executor | None, batch: int | None,
+                   cancel: threading.Event | None = None) -> dict:
     if solution is None:
         raise ValueError(f"a {type_name} puzzle is analysed with its solution")
     started = time.perf_counter()
-    args = (type_name, givens, solution, seed)
-    model, median = (executor.submit(puzzle_model.build_typed, *args).result()
-                     if executor is not None else puzzle_model.build_typed(*args))
+    # in the large lane a simulated solve a task, as SA's runs: none holds a process long
+    model, median = puzzle_model.build_typed(type_name, givens, solution, seed,
+                                             tasks=executor, batch=batch, cancel=cancel)
     return {"model": model, "predicted_fill_order": [int(r or 0) for r in median],
             "fill_rank_median": median, "fill_rank_spread": [None] * len(median),
             "sa_median_steps": float(model.metrics.get("sa_steps", float("nan"))),

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+
+import pytest
 
 from fairgrid.daemon.app import create_app
 from fairgrid.daemon.web.context import CTX
 from fairgrid.daemon.work.analysis import lane_of
 
-from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, SIXTEEN
+from fairgrid.analytics.puzzle_model import NULL_SOLVES
+
+from ...fixtures import EASY, EASY_SOLUTION, MEDIUM, NURIKABE_8, SIXTEEN
 from ..helpers import (ADMIN, ORGANISER, bearer, make_settings, query, sign_in_as_admin, signed,
                        solve_body, wait_ready)
 
@@ -388,3 +393,56 @@ async def test_a_work_queue_takes_keys_by_turns_of_their_groups():
     for key in ("a1", "a2", "b1", "c1"):            # the fourth finds it full
         plain.schedule(key)
     assert plain.full() and plain.take([], 5) == ["a1", "a2", "b1"]
+
+
+class _Counting(concurrent.futures.ThreadPoolExecutor):
+    """A pool that keeps what each task was asked to do."""
+
+    def __init__(self):
+        super().__init__(2)
+        self.tasks = []
+
+    def submit(self, fn, /, *args, **kwargs):
+        self.tasks.append(fn.__name__)
+        return super().submit(fn, *args, **kwargs)
+
+
+def test_a_large_lane_nurikabe_is_analysed_in_short_tasks_to_the_same_model():
+    """The large lane's work is short tasks, so that scoring and small puzzles wait for
+    one task, not for one puzzle: a Nurikabe's simulated honest solves (seconds each
+    on a 20x20) go one to a task there, and the model is the same however it is split
+    (each simulated solve has its own seed) and with no pool at all."""
+    from fairgrid.daemon.work.analysis import analyse
+    from fairgrid.solvers.puzzle_types import puzzle_type, values_text
+
+    t = puzzle_type("nurikabe")
+    puzzle = t.parse(NURIKABE_8)
+    givens, solution = t.format(puzzle), values_text(t.solution(puzzle))
+    direct = analyse(givens, runs=1, budget_s=1.0, seed=3, executor=None,
+                     solution=solution, puzzle_type="nurikabe")
+    runs = {}
+    for batch in (None, 1, 7):
+        with _Counting() as pool:
+            runs[batch] = analyse(givens, runs=1, budget_s=1.0, seed=3, executor=pool,
+                                  solution=solution, puzzle_type="nurikabe", batch=batch)
+        assert len(pool.tasks) == (1 if batch is None else 1 + -(-NULL_SOLVES // batch))
+    for doc in runs.values():
+        assert doc["model"] == direct["model"]
+        assert doc["fill_rank_median"] == direct["fill_rank_median"]
+    assert direct["model"].null_solves == NULL_SOLVES
+    # a stop once the rating is under way: the analysis stops waiting and says why
+    import threading
+
+    from fairgrid.solvers.fill_order import PredictionCancelled
+
+    stop = threading.Event()
+    with _Counting() as pool:
+        def first_then_stop(fn, /, *args, **kwargs):
+            future = concurrent.futures.ThreadPoolExecutor.submit(pool, fn, *args, **kwargs)
+            stop.set()
+            return future
+        pool.submit = first_then_stop
+        with pytest.raises(PredictionCancelled):
+            analyse(givens, runs=1, budget_s=1.0, seed=3, executor=pool, solution=solution,
+                    puzzle_type="nurikabe", batch=1, cancel=stop)
+
