@@ -270,9 +270,10 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
         raise ValidationError("flag", "tick the flags to decide", 400)
     try:  # all or none, checked and written in one transaction
         changed: list[int] = []
+        dismissed: list[int] = []
         missing = await write(request, organiser_sql.review_many, got, state, note,
                               actor_name(who), datetime.now(timezone.utc), who.visible(),
-                              changed)
+                              changed, dismissed)
     except Conflict as exc:
         if exc.field != "seen":
             return error_page(request, 409, f"Not recorded, none of them: {exc}.")
@@ -283,6 +284,6 @@ async def bulk_review(request: web.Request, who: Principal) -> web.Response:
         raise NotFound(f"There is no flag {missing}.")
     verdicts = request.app[CTX].scorer.verdicts
     if verdicts is not None and changed:  # the players' verdicts, judged again at once
-        await verdicts.after_flag_review(changed, dismissed=state == "cleared")
+        await verdicts.after_flag_review(changed, dismissed)
     raise web.HTTPSeeOther(f"/ui/flags?{q.query(bulk=_bulk_tag(request, len(changed)))}")
 

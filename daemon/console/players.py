@@ -94,7 +94,8 @@ async def _case_page(request: web.Request, who: Principal, portal: str, player: 
         "player_link": f"/ui/players/{segment(portal)}/{segment(player)}",
         "judged_at": iso(row["judged_at"]), "notice": notice,
         "decisions": {s: words for s, words in DECISIONS.items()
-                      if not (s == FlagState.OPEN and row["state"] == "clear")},
+                      if not (s == FlagState.OPEN and row["flagging_verdict"] is None
+                              and not row["flagged"])},
         "chosen": state, "note": note}, status=status)
 
 

@@ -145,11 +145,13 @@ async def record_review(request: web.Request, who: Principal, flag_id: int, stat
     again at once (a cleared solve's flag no longer counts). ``seen``: the state the
     reviewer decided on (Conflict when another decision changed it since)."""
     changed: list[int] = []
+    dismissed: list[int] = []
     history = await write(request, sql.review, flag_id, state, note, actor_name(who, actor),
-                          datetime.now(timezone.utc), who.visible(), seen, changed)
+                          datetime.now(timezone.utc), who.visible(), seen, changed,
+                          dismissed)
     verdicts = request.app[CTX].scorer.verdicts
     if verdicts is not None and changed:  # the state the flag had changes nothing
-        await verdicts.after_flag_review([flag_id], dismissed=state == "cleared")
+        await verdicts.after_flag_review(changed, dismissed)
     return history
 
 

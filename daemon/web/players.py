@@ -14,7 +14,7 @@ from .. import documents
 from ..documents import iso
 from ..errors import ValidationError
 from ..store.repository import players as sql
-from .context import read, write
+from .context import CTX, read, write
 from .organiser import actor_name
 from .queries import decision, listing, one_page
 from .responses import cursor_number, cursor_text, error, json_response
@@ -76,8 +76,14 @@ async def review(request: web.Request, who, portal: str, player: str, state: str
     ``seen`` (the case's state as the console showed it), so is another decision made
     since. Clearing remembers the solves the verdict judged."""
     name = actor_name(who, actor)
-    return await write(request, sql.review, portal, player, state, note, name,
-                       datetime.now(timezone.utc), _instant(judged_at), seen)
+    history = await write(request, sql.review, portal, player, state, note, name,
+                          datetime.now(timezone.utc), _instant(judged_at), seen)
+    verdicts = request.app[CTX].scorer.verdicts
+    if history is not None and verdicts is not None:
+        # a person decided on the case itself: a cleared solve flag's judgement still to
+        # come must not end a case just reopened or confirmed
+        verdicts.decided(portal, player)
+    return history
 
 
 def _instant(text: str | None) -> datetime | None:

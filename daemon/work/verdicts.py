@@ -9,8 +9,9 @@ nightly job (which first learns each portal's own player-level null from its pla
 even when later solves dilute the evidence (the organiser was told, and a case that
 leaves the queue by itself is a notification nobody can find again; the row's
 ``flagged`` says what the evidence says now, ``flagging_verdict`` what flagged them),
-or until a person clears one of their solve flags and the season then does not flag
-them by itself (the reviewer dismissed the evidence). ``confirmed`` stays; ``cleared``
+or until a person clears one of their solve flags that stood, and then none of their
+solve flags stands and the season does not flag them by itself (the reviewer dismissed
+the evidence). ``confirmed`` stays; ``cleared``
 stays until the solves the reviewer did not see flag the player by themselves (the same
 evidence never flags a cleared player twice). A player who becomes ``flagged`` gets one
 ``player.flagged`` notification.
@@ -146,12 +147,14 @@ def unreviewed(stored: dict | None, facts: list) -> tuple[list, int, bool]:
 
 
 def next_state(stored: dict | None, verdict: PlayerVerdict, fresh: bool,
-               after_review: bool = False) -> str:
+               after_review: bool = False, standing: bool = False) -> str:
     """The state after a judgement (see the module docstring) of ``verdict``; ``fresh``:
     it rests on solves a person who cleared the player has not seen; ``after_review``:
-    judged because a person cleared one of the player's solve flags."""
+    judged because a person cleared one of the player's solve flags that stood;
+    ``standing``: a flag of theirs still stands (open, undecided, or confirmed), so the
+    evidence is not all dismissed and the case stays."""
     state = stored["state"] if stored else "clear"
-    if state == "flagged" and after_review and not verdict.flagged:
+    if state == "flagged" and after_review and not verdict.flagged and not standing:
         return "clear"
     if state in ("confirmed", "flagged"):
         return state
@@ -222,7 +225,8 @@ def _judge_block(block: Block) -> Judged:
         judged, left_out, fresh = unreviewed(was, facts)
         try:
             verdict = judge(judged, null, alpha=block.alpha, reviewed=left_out)
-            state = next_state(was, verdict, fresh, block.after_review)
+            state = next_state(was, verdict, fresh, block.after_review,
+                               any(s.standing for s in block.solves.get(key, [])))
         except UNREADABLE as exc:
             log.warning("player %s: not judged (%s: %s); their last verdict stands",
                         "/".join(key), type(exc).__name__, exc, exc_info=True)
@@ -413,8 +417,12 @@ class Verdicts:
         # once could store the one that read fewer solves last
         self._one_at_a_time = asyncio.Lock()
         self._marked: set[tuple[str, str]] = set()
-        # players a judgement gave way on AGAIN_TRIES times: marked again after RETRY_S
+        # players a judgement gave way on AGAIN_TRIES times, or failed: marked again after
+        # RETRY_S
         self._deferred: set[tuple[str, str]] = set()
+        # players whose next judgement is the one after a person cleared a flag of theirs
+        # (which may end a case): kept until that judgement is stored
+        self._after_review: set[tuple[str, str]] = set()
         self._wake = asyncio.Event()
         self._stop_by: float | None = None   # loop time a stop stops judging at
         self._task: asyncio.Task | None = None
@@ -465,7 +473,10 @@ class Verdicts:
         chunk = sorted(self._marked)[:NIGHTLY_CHUNK]
         self._marked.difference_update(chunk)
         try:
-            await self._judge_now(chunk)
+            reviewed = [p for p in chunk if p in self._after_review]
+            if reviewed:
+                await self._judge_now(reviewed, after_review=True)
+            await self._judge_now([p for p in chunk if p not in self._after_review])
             return True
         except Exception:  # noqa: BLE001 - a verdict must not stop judging the others
             log.exception("judging %d players failed; they are judged again in %.0f s",
@@ -473,21 +484,30 @@ class Verdicts:
             self._marked.update(chunk)
             return False
 
-    async def after_flag_review(self, flag_ids: list[int], dismissed: bool) -> None:
+    async def after_flag_review(self, flag_ids: list[int], dismissed: list[int]) -> None:
         """Judge the flags' players again, each once (a bulk decision on a player's many
-        flags is one judgement); ``dismissed``: the decision cleared the flags (which may
-        end the players' cases, see the module docstring)."""
+        flags is one judgement); ``dismissed``: those of the flags the decision cleared
+        while they stood, whose players' cases it may end (see the module docstring)."""
         players = await asyncio.to_thread(self._store.read, sql.players_of_flags, flag_ids)
-        if players:
-            await self.judge(players, after_review=dismissed)
+        ended = set(await asyncio.to_thread(self._store.read, sql.players_of_flags,
+                                            dismissed)) if dismissed else set()
+        if ended:
+            await self.judge(sorted(ended), after_review=True)
+        rest = [p for p in players if p not in ended]
+        if rest:
+            await self.judge(rest)
 
     async def judge(self, players: list[tuple[str, str]], after_review: bool = False
                     ) -> list[tuple[str, str]]:
-        """Judge ``players`` now (a failure is logged: scoring and reviews go on)."""
+        """Judge ``players`` now; a failure is logged (scoring and reviews go on) and
+        the players are judged again after :data:`RETRY_S`, as after a review when
+        this was one."""
         try:
             return await self._judge_now(players, after_review)
         except Exception:  # noqa: BLE001 - a verdict must not stop scoring
-            log.exception("judging %d players failed", len(players))
+            log.exception("judging %d players failed; they are judged again in %.0f s",
+                          len(players), RETRY_S)
+            self._defer(players)    # (after a review: still marked so, unless decided)
             return []
 
     async def _judge_now(self, players: list[tuple[str, str]], after_review: bool = False
@@ -497,18 +517,35 @@ class Verdicts:
         nightly job's judgement) are judged again from the row as it is, for a decision
         that cleared a solve flag too (a case it ends must end)."""
         flagged: list[tuple[str, str]] = []
+        asked = list(players)
+        if after_review:    # until stored; a person's decision meanwhile drops it
+            self._after_review.update(asked)
         async with self._one_at_a_time:
             for _ in range(AGAIN_TRIES):
                 again: list[tuple[str, str]] = []
                 flagged += await asyncio.to_thread(judge_players, self._db, players,
                                                    self._settings.scoring_player_alpha,
                                                    None, after_review, again)
+                if after_review:    # a case a person decided on since is theirs now
+                    again = [p for p in again if p in self._after_review]
                 if not again:
-                    return flagged
+                    break
                 players = again
-        self._deferred.update(again)
-        asyncio.get_running_loop().call_later(RETRY_S, self._undefer)
+        if after_review:  # done, but for those it gave way on: theirs is still to come
+            self._after_review.difference_update(set(asked) - set(again))
+        if again:
+            self._defer(again)
         return flagged
+
+    def decided(self, portal: str, player: str) -> None:
+        """A person decided on the player's case: a judgement still to come after an
+        earlier cleared solve flag is an ordinary one now."""
+        self._after_review.discard((portal, player))
+
+    def _defer(self, players) -> None:
+        """Mark ``players`` to be judged again :data:`RETRY_S` from now."""
+        self._deferred.update(players)
+        asyncio.get_running_loop().call_later(RETRY_S, self._undefer)
 
     def _undefer(self) -> None:
         """Mark the players judgements gave way on again, :data:`RETRY_S` after."""

@@ -88,10 +88,13 @@ def player_submissions(cur, portal: str, player_id: str) -> list[dict]:
 
 def review(con, flag_id: int, state: str, note: str | None, actor: str,
            now: datetime, portals=None, seen: str | None = None,
-           changed: list[int] | None = None) -> list[tuple] | None:
+           changed: list[int] | None = None,
+           dismissed: list[int] | None = None) -> list[tuple] | None:
     """Record a review decision; the flag's whole history, or None for no such flag (of
     ``portals``, when given). The state a flag already has changes nothing: no history
-    row, no notification; a decision that changes it adds the flag to ``changed``. With
+    row, no notification; a decision that changes it adds the flag to ``changed``, and
+    to ``dismissed`` when it clears a flag that stood (open or confirmed: evidence
+    against the player, where a withdrawn flag was none any more). With
     ``seen`` (the state the reviewer read), Conflict when the flag is in another state by
     now: a second reviewer's stale page must not overturn the first one's decision
     unseen."""
@@ -109,19 +112,22 @@ def review(con, flag_id: int, state: str, note: str | None, actor: str,
         outbox.enqueue_review(con, flag_id, state, note, actor, now)
         if changed is not None:
             changed.append(flag_id)
+        if dismissed is not None and state == "cleared" and was in STANDING:
+            dismissed.append(flag_id)
     return con.execute("SELECT changed_at, state, note, actor FROM flag_history "
                        "WHERE flag_id = ? ORDER BY changed_at", [flag_id]).fetchall()
 
 
 def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
                 actor: str, now: datetime, portals=None,
-                changed: list[int] | None = None) -> int | None:
+                changed: list[int] | None = None,
+                dismissed: list[int] | None = None) -> int | None:
     """One decision on many flags (``seen``: each flag id and the state the reviewer
     read, or None), all or none, in the writer's one transaction: the id of one that is
     no flag (of ``portals``), or None once every one is decided (those it changed added
-    to ``changed``); Conflict naming those another decision changed since, with nothing
-    recorded. Checked where it is written, so that no decision made while the others are
-    written is overturned unseen."""
+    to ``changed``, and to ``dismissed`` as :func:`review` says); Conflict naming those
+    another decision changed since, with nothing recorded. Checked where it is written,
+    so that no decision made while the others are written is overturned unseen."""
     was = {}
     for flag_id in sorted(seen):
         was[flag_id] = _flag_state(con, flag_id, portals)
@@ -134,7 +140,8 @@ def review_many(con, seen: dict[int, str | None], state: str, note: str | None,
     for flag_id, state_was in was.items():
         _reopens_withdrawn(flag_id, state_was, state)
     for flag_id in was:
-        review(con, flag_id, state, note, actor, now, portals, changed=changed)
+        review(con, flag_id, state, note, actor, now, portals, changed=changed,
+               dismissed=dismissed)
     return None
 
 

@@ -286,23 +286,24 @@ def review(con, portal: str, player: str, state: str, note: str | None, actor: s
     reopening or confirming a case raised after a clearing brings the cleared solves
     back). The player's whole history, or None when the player has no verdict."""
     row = con.execute("SELECT flagged, judged_at, judged_solves, state, verdict, p_value, "
-                      "reviewed_solves FROM player_verdicts WHERE portal = ? AND "
-                      "player_id = ?", [portal, player]).fetchone()
+                      "reviewed_solves, flagging_verdict IS NOT NULL FROM player_verdicts "
+                      "WHERE portal = ? AND player_id = ?", [portal, player]).fetchone()
     if row is None:
         return None
-    flagged, at, judged, was, verdict_now, p_now, reviewed_before = row
+    flagged, at, judged, was, verdict_now, p_now, reviewed_before, raised = row
     if judged_at is not None and at != judged_at:
         raise Conflict("judged_at", f"the verdict in force was judged at {at.isoformat()}, "
                        f"not at {judged_at.isoformat()}: it has been judged again since the "
                        f"one this decision was made on (or that time is none of its); read "
                        f"it and decide again")
     target = "flagged" if state == "open" else state
-    if state == "open" and was == "clear":
-        # a case nobody raised: the player would stand in the flagged queue with no
-        # verdict that flagged them, and no judgement takes a flagged player out of it
-        raise Conflict("state", f"player {player!r} is clear (no verdict flags them and no "
-                                "case was decided): there is no case to reopen; confirm or "
-                                "clear them instead")
+    if state == "open" and was != "flagged" and not (raised or flagged):
+        # a case nobody raised (a player cleared or confirmed before any verdict flagged
+        # them, too): the player would stand in the flagged queue with no verdict that
+        # flagged them, and no judgement takes a flagged player out of it
+        raise Conflict("state", f"player {player!r} is {was} and no verdict ever flagged "
+                                "them: there is no case to reopen; confirm or clear them "
+                                "instead")
     if seen is not None and was != seen:
         last = history(con, portal, player)     # (changed_at, state, note, actor)
         since = stale_since(seen, was, target, actor,

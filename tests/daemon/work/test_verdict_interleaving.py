@@ -10,6 +10,7 @@ import asyncio
 import json
 from datetime import datetime, timedelta, timezone
 
+import pytest
 from prometheus_client import CollectorRegistry
 
 from fairgrid.daemon.metrics import Metrics
@@ -119,6 +120,23 @@ def test_a_judgement_dated_before_a_decision_it_read_is_listed_after_it(tmp_path
     assert history[-1][0] > history[-2][0]
 
 
+async def _diluted_case(store, tmp_path):
+    """A judge, and player d's case: flagged, then the evidence diluted (the season no
+    longer flags them by itself) with one solve flag (id 1) still standing."""
+    store.write(_add, "d", [("d-0", False), ("d-1", True), ("d-2", False),
+                            ("d-3", True), ("d-4", False), ("d-5", True)]).result(30)
+    judge = verdicts.Verdicts(store, make_settings(tmp_path), Metrics(CollectorRegistry()))
+    await judge.judge([("demo", "d")])
+    assert store.read(sql.verdict, "demo", "d")["state"] == "flagged"
+    store.write(lambda con: con.execute(
+        "UPDATE scores SET evidence = ?, season_facts = NULL, p_value = 0.5",
+        [_evidence(False)])).result(30)
+    store.write(lambda con: con.execute(
+        "INSERT INTO flags (id, portal, submission_id, created_at, state, reasons) "
+        "VALUES (1, 'demo', 'd-5', ?, 'open', '[]')", [START])).result(30)
+    return judge
+
+
 async def test_a_judgement_after_a_cleared_solve_flag_ends_the_case_though_another_came_first(
         tmp_path, monkeypatch):
     """A person clears the last standing solve flag of a player whose season no longer
@@ -127,18 +145,7 @@ async def test_a_judgement_after_a_cleared_solve_flag_ends_the_case_though_anoth
     and the case ends."""
     store = Store(str(tmp_path / "v.duckdb"))
     try:
-        store.write(_add, "d", [("d-0", False), ("d-1", True), ("d-2", False),
-                                ("d-3", True), ("d-4", False), ("d-5", True)]).result(30)
-        judge = verdicts.Verdicts(store, make_settings(tmp_path), Metrics(CollectorRegistry()))
-        await judge.judge([("demo", "d")])
-        assert store.read(sql.verdict, "demo", "d")["state"] == "flagged"
-        # the evidence is diluted: the season no longer flags the player by itself
-        store.write(lambda con: con.execute(
-            "UPDATE scores SET evidence = ?, season_facts = NULL, p_value = 0.5",
-            [_evidence(False)])).result(30)
-        store.write(lambda con: con.execute(
-            "INSERT INTO flags (id, portal, submission_id, created_at, state, reasons) "
-            "VALUES (1, 'demo', 'd-5', ?, 'open', '[]')", [START])).result(30)
+        judge = await _diluted_case(store, tmp_path)
         real, calls = verdicts.judge_players, []
 
         def interleaved(db, players, alpha, now=None, after_review=False, again=None):
@@ -150,7 +157,7 @@ async def test_a_judgement_after_a_cleared_solve_flag_ends_the_case_though_anoth
         monkeypatch.setattr(verdicts, "judge_players", interleaved)
         store.write(organiser.review, 1, "cleared", None, "alice",
                     datetime.now(timezone.utc)).result(30)
-        await judge.after_flag_review([1], dismissed=True)
+        await judge.after_flag_review([1], dismissed=[1])
         assert calls == [True, True]
         row = store.read(sql.verdict, "demo", "d")
         assert row["state"] == "clear"
@@ -260,7 +267,7 @@ async def test_a_decision_on_many_flags_judges_each_player_once(tmp_path, monkey
             calls.append(sorted(players))
             return real(db, players, *args)
         monkeypatch.setattr(verdicts, "judge_players", counted)
-        await judge.after_flag_review([1, 2, 3, 4], dismissed=False)
+        await judge.after_flag_review([1, 2, 3, 4], dismissed=[])
         assert calls == [[("demo", "p"), ("demo", "q")]]
     finally:
         store.close()
@@ -296,4 +303,96 @@ async def test_a_verdict_dated_after_the_clock_is_not_judged_over_and_over(
         assert judge._marked == {("demo", "p")} and not judge._deferred
         assert judge._wake.is_set()
     finally:
+        store.close()
+
+
+@pytest.mark.parametrize("decided_meanwhile", [False, True])
+async def test_a_deferred_judgement_after_a_cleared_flag_still_ends_the_case(
+        tmp_path, monkeypatch, decided_meanwhile):
+    """The judgement after a cleared flag gives way AGAIN_TRIES times (the nightly job
+    judging beside it): the one made RETRY_S later is still the judgement after a
+    review, and the case ends; unless a person decided on the case meanwhile (confirmed
+    it, then reopened it on appeal): that case is theirs, and stays open."""
+    store = Store(str(tmp_path / "v.duckdb"))
+    judge = None
+    try:
+        judge = await _diluted_case(store, tmp_path)
+
+        # the nightly job judges the player beside each of the first AGAIN_TRIES tries
+        real, calls = verdicts.judge_players, []
+
+        def interleaved(db, players, alpha, now=None, after_review=False, again=None):
+            calls.append(after_review)
+            if len(calls) <= verdicts.AGAIN_TRIES:
+                now = datetime.now(timezone.utc)
+                real(db, players, alpha)        # stored first, started later
+            return real(db, players, alpha, now, after_review, again)
+        monkeypatch.setattr(verdicts, "judge_players", interleaved)
+        monkeypatch.setattr(verdicts, "RETRY_S", 0.3)   # "30 s later", sooner
+        await judge.start()
+
+        # a person clears the last standing solve flag
+        store.write(organiser.review, 1, "cleared", None, "alice",
+                    datetime.now(timezone.utc)).result(30)
+        await judge.after_flag_review([1], dismissed=[1])
+        assert calls == [True] * verdicts.AGAIN_TRIES
+        if decided_meanwhile:   # as the review route does
+            for state in ("confirmed", "open"):
+                store.write(sql.review, "demo", "d", state, None, "bob",
+                            datetime.now(timezone.utc)).result(30)
+                judge.decided("demo", "d")
+        deadline = asyncio.get_running_loop().time() + 20
+        while len(calls) <= verdicts.AGAIN_TRIES:   # RETRY_S later, judged again
+            assert asyncio.get_running_loop().time() < deadline, "never judged again"
+            await asyncio.sleep(0.1)
+        await judge.stop()
+        judge = None
+        row = store.read(sql.verdict, "demo", "d")
+        if decided_meanwhile:
+            assert calls[verdicts.AGAIN_TRIES] is False and row["state"] == "flagged"
+            return
+        assert row["state"] == "clear", (
+            f"the judgement made RETRY_S later was not made as the "
+            f"judgement after a review (after_review per call: {calls}); the case the "
+            f"cleared flag ended stays {row['state']}")
+    finally:
+        if judge is not None:
+            await judge.stop()
+        store.close()
+
+
+async def test_a_failed_judgement_after_a_cleared_flag_is_tried_again(tmp_path, monkeypatch):
+    """The judgement after a cleared flag fails once (the database): it is made again
+    RETRY_S later, as the judgement after a review, and the case ends."""
+    store = Store(str(tmp_path / "v.duckdb"))
+    judge = None
+    try:
+        judge = await _diluted_case(store, tmp_path)
+        await judge.start()
+
+        real, calls = verdicts.judge_players, []
+
+        def flaky(db, players, alpha, now=None, after_review=False, again=None):
+            calls.append(after_review)
+            if len(calls) == 1:
+                raise OSError("No space left on device (for a moment)")
+            return real(db, players, alpha, now, after_review, again)
+        monkeypatch.setattr(verdicts, "judge_players", flaky)
+        monkeypatch.setattr(verdicts, "RETRY_S", 0.5)
+
+        store.write(organiser.review, 1, "cleared", None, "alice",
+                    datetime.now(timezone.utc)).result(30)
+        await judge.after_flag_review([1], dismissed=[1])
+        assert calls == [True]
+        deadline = asyncio.get_running_loop().time() + 15
+        while store.read(sql.verdict, "demo", "d")["state"] != "clear" \
+                and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.2)
+        row = store.read(sql.verdict, "demo", "d")
+        assert row["state"] == "clear", (
+            f"after one failed judgement the player was judged again {len(calls) - 1} "
+            f"time(s) (after_review per call: {calls}); the case stays {row['state']}")
+    finally:
+        if judge is not None:
+            await judge.stop()
         store.close()
