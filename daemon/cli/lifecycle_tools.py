@@ -72,7 +72,9 @@ def cmd_erase(args: argparse.Namespace) -> int:
 
 
 def _download(client, path: str, target: Path) -> int:
-    """GET a binary route into ``target``; the row count the daemon reports."""
+    """GET a binary route into ``target``; the row count the daemon reports. An answer
+    cut short (a daemon that stopped, a proxy's timeout) is a CliError, not a file."""
+    import http.client
     import urllib.error
     import urllib.request
 
@@ -80,9 +82,17 @@ def _download(client, path: str, target: Path) -> int:
                                  headers={"Authorization": f"Bearer {client.token}"})
     try:
         with urllib.request.urlopen(req, timeout=600) as resp, open(target, "wb") as out:
+            got = 0
             while chunk := resp.read(1 << 20):
                 out.write(chunk)
+                got += len(chunk)
+            length = resp.headers.get("Content-Length")
+            if length is not None and length.isdigit() and got != int(length):
+                raise http.client.IncompleteRead(b"", int(length) - got)
             return int(resp.headers.get("X-Fairgrid-Rows", "0"))
+    except (http.client.IncompleteRead, ConnectionError, TimeoutError) as exc:
+        raise CliError(f"the daemon's answer for {target.name} was cut short "
+                       f"({type(exc).__name__}); nothing was written, export again") from None
     except urllib.error.HTTPError as exc:
         try:
             message = json.loads(exc.read()).get("error")
@@ -221,6 +231,28 @@ def _move_backup(made: Path, target_dir: Path) -> Path:
     return target
 
 
+def _not_older(path: str) -> None:
+    """CliError for a database of an older schema than this fairgrid's: opening it to
+    back it up would upgrade it first, and the copy too, leaving nothing the fairgrid
+    that wrote it can go back to (the backup is taken before an upgrade)."""
+    import duckdb
+
+    from fairgrid.daemon.store import StoreError
+    from fairgrid.daemon.store.connection import migrations, read_only
+    from fairgrid.daemon.store.repository.lifecycle import schema_version
+
+    try:
+        with read_only(path, replacements=False) as con:
+            version = schema_version(con)
+    except (StoreError, duckdb.Error):
+        return      # no fairgrid schema yet, or locked: opening it says what is wrong
+    ours = migrations()[-1][0]
+    if version is not None and version < ours:
+        raise CliError(f"the database {path} has schema version {version}, older than this "
+                       f"fairgrid's {ours}: a backup would upgrade it first; back it up with "
+                       "the fairgrid that wrote it, or copy the file while nothing runs on it")
+
+
 def cmd_backup(args: argparse.Namespace) -> int:
     import os
 
@@ -251,6 +283,7 @@ def cmd_backup(args: argparse.Namespace) -> int:
         from fairgrid.daemon.web.lifecycle import backup_dir
 
         _database_file(settings)    # a path nobody made is refused, not made empty
+        _not_older(settings.storage_path)
         into = target_dir or backup_dir(settings)
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         target = into / f"fairgrid-{stamp}.duckdb"
