@@ -116,6 +116,11 @@ class ErasedPlayers:
                                   "the portal's request: their solves are no longer "
                                   "accepted", GONE)
 
+    @property
+    def file(self) -> Path:
+        """The file the list is kept in."""
+        return self._path
+
     def remember(self, digest: str) -> None:
         """List ``digest`` durably (the file, fsynced), then in memory: from here on the
         person's solves are refused, here and after any restart or restore."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import logging
 import os
 import tempfile
@@ -37,7 +38,14 @@ async def post_erase(request: web.Request) -> web.Response:
     if not await read(request, sql.player_known, portal, player):
         return error(404, f"no player {player!r} of portal {portal!r}")
     digest = ctx.store.erased.digest(portal, player)
-    await asyncio.to_thread(ctx.store.erased.remember, digest)
+    try:
+        await asyncio.to_thread(ctx.store.erased.remember, digest)
+    except OSError as exc:  # nothing erased: the list comes first, and it could not grow
+        log.error("the erased-players list could not be written: %s", exc)
+        return error(507 if exc.errno == errno.ENOSPC else 503,
+                     f"nothing was erased: the list of erased people "
+                     f"({ctx.store.erased.file}) could not be written "
+                     f"({exc.strerror or exc}); free its disk and try again")
     rows = await write(request, sql.erase_player, portal, player, who.name, utc_now(),
                        digest)
     if rows is None:  # another erasure of them came first

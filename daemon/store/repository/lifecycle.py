@@ -163,9 +163,14 @@ def erasures(cur) -> list[tuple]:
 def apply_retention(con, before: datetime) -> int:
     """Drop the move logs of solves committed before ``before``: their ``moves`` rows, and
     the moves in their stored raw body (scores, flags and the rest stay). The number of
-    solves whose log went."""
+    solves whose log went. A solve waiting for a decision keeps its log (its flag is
+    open, or its player's case is): the reviewer decides on its replay."""
     # only scored solves: one still waiting for a score needs its moves
-    old = "committed_at < ? AND status = 'scored'"
+    old = ("committed_at < ? AND status = 'scored' AND NOT EXISTS (SELECT 1 FROM flags f "
+           "WHERE f.portal = submissions.portal AND f.submission_id = "
+           "submissions.submission_id AND f.state = 'open') AND NOT EXISTS (SELECT 1 FROM "
+           "player_verdicts v WHERE v.portal = submissions.portal AND v.player_id = "
+           "submissions.player_id AND v.state = 'flagged')")
     n = _count(con, f"SELECT count(*) FROM submissions WHERE {old} AND "
                "json_exists(raw, '$.moves')", [before])
     if n:
@@ -245,10 +250,10 @@ def tournament_known(cur, tournament: str) -> bool:
 
 
 def export_to(cur, tournament: str, table: str, fmt: str, target: str) -> int:
-    """Write one table of a tournament to ``target`` with DuckDB's COPY; rows written."""
+    """Write one table of a tournament to ``target`` with DuckDB's COPY; rows written
+    (COPY's own count: a second count would read a later snapshot than the file's)."""
     sql = EXPORTS[table].replace("$t", "?")
-    cur.execute(f"COPY ({sql}) TO '{_quoted(target)}' {FORMATS[fmt]}", [tournament])
-    return _count(cur, f"SELECT count(*) FROM ({sql})", [tournament])
+    return _count(cur, f"COPY ({sql}) TO '{_quoted(target)}' {FORMATS[fmt]}", [tournament])
 
 
 def _quoted(path: str) -> str:

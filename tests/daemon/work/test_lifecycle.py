@@ -128,6 +128,14 @@ async def test_retention_drops_old_move_logs_and_keeps_the_verdicts(client):
     await _all_scored(client, ["old"])
     store = client.server.app[CTX].store
     future = datetime.now(timezone.utc) + timedelta(days=1)
+    # its flag is open: the reviewer decides on the replay, so the log stays till then
+    moves = query(store, "SELECT count(*) FROM moves")[0][0]
+    assert await asyncio.wrap_future(store.write(lifecycle.apply_retention, future)) == 0
+    assert query(store, "SELECT count(*) FROM moves")[0][0] == moves > 0
+    (flag,), = query(store, "SELECT id FROM flags")
+    resp = await client.post(f"/v1/flags/{flag}/review", headers=bearer(ADMIN),
+                             json={"state": "confirmed"})
+    assert resp.status == 200
     assert await asyncio.wrap_future(store.write(lifecycle.apply_retention, future)) == 1
     assert query(store, "SELECT count(*) FROM moves")[0][0] == 0
     raw = json.loads(query(store, "SELECT raw FROM submissions")[0][0])
