@@ -232,7 +232,7 @@ def parse(text: str) -> Puzzle:
     tokens = [t for t in _NUMBER_TOKEN.findall(text) if set(t) - set("-+")]
     numeric_tokens = "," in text or (
         len(tokens) > 1 and all(len(t) <= 2 for t in tokens)
-        and any(len(t) == 2 and t.isdigit() for t in tokens))
+        and any(len(t) == 2 and t.isascii() and t.isdigit() for t in tokens))
     if numeric_tokens:
         return _parse_numbers(text)
     return _parse_chars(text)
@@ -270,7 +270,8 @@ def _parse_numbers(text: str) -> Puzzle:
     for cell, tok in enumerate(tokens):
         if tok in _BLANKS:
             continue
-        if not tok.isdigit() or not 0 <= int(tok) <= size:
+        # ASCII digits only: str.isdigit() admits '²' (which int() refuses) and '٣'
+        if not (tok.isascii() and tok.isdigit()) or not 0 <= int(tok) <= size:
             raise PuzzleError(f"illegal value {tok!r} at cell {cell} (number {cell + 1}); "
                               f"a {size}x{size} puzzle uses 1..{size} and 0 or '.' for blanks")
         givens[cell] = int(tok)

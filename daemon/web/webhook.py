@@ -31,6 +31,9 @@ _DUPLICATE = b'{"status": "duplicate"}'
 
 # a log that ends further ahead of the receipt than this is a wrong date, not a clock off
 CLOCK_AHEAD_TAKEN = timedelta(days=1)
+# spellings of a known puzzle's givens remembered as matching it (saving the parse): a
+# portal that sends new spellings without end must not grow the daemon's memory
+MATCHING_TEXTS = 16
 
 
 def _check_times(event, received_at: datetime, skew_s: int) -> bool:
@@ -142,7 +145,8 @@ async def _resolve_puzzle(ctx, portal: str, event: SolveEvent) -> ResolvedPuzzle
         givens = canonical_text(event.givens, "puzzle.givens", info.puzzle_type)
         if givens != info.givens:
             raise ValidationError("puzzle.givens", "givens disagree with the registered puzzle")
-        info.matching_texts.add(event.givens)
+        if len(info.matching_texts) < MATCHING_TEXTS:   # a portal's spellings, bounded
+            info.matching_texts.add(event.givens)
     return ResolvedPuzzle(info)
 
 

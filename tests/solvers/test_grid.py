@@ -190,3 +190,11 @@ def test_load_puzzle_reads_files_and_names_missing_ones(tmp_path):
     wrong.write_text(EASY[:40])
     with pytest.raises(PuzzleError, match=r"wrong.txt: expected .* found 40"):
         load_puzzle(str(wrong))
+
+
+@pytest.mark.parametrize("first", ["\u00b2", "\u0663", "\uff13"])
+def test_numbers_are_ascii_digits_only(first):
+    """'²' passes str.isdigit() and int() refuses it; '٣' and '３' int() reads as 3: a
+    puzzle the portal did not mean. Each is an illegal value, named."""
+    with pytest.raises(PuzzleError, match="illegal value"):
+        parse(",".join([first] + ["0"] * 80))

@@ -574,3 +574,19 @@ async def test_a_gzipped_body_signed_before_compression_is_taken(client):
     resp = await client.post(URL, data=packed, headers={
         **signed_bytes(packed, msg_id="gz2"), "Content-Encoding": "gzip"})
     assert resp.status == 401
+
+
+async def test_spellings_of_a_known_puzzle_are_remembered_within_a_bound(client):
+    """Each new spelling of a registered puzzle's givens (its whitespace, say) that
+    proves to be that puzzle is remembered to save the parse; a portal sending new ones
+    without end must not grow the daemon's memory by one per solve."""
+    from fairgrid.daemon.web.context import CTX
+    from fairgrid.daemon.web.webhook import MATCHING_TEXTS
+
+    for k in range(MATCHING_TEXTS + 8):
+        raw, headers = signed(solve_body(submission_id=f"s-{k}", givens=EASY + " " * (k + 1)),
+                              msg_id=f"m-{k}")
+        resp = await client.post(URL, data=raw, headers=headers)
+        assert resp.status == 202, await resp.text()
+    info = await client.server.app[CTX].catalog.lookup("demo", "easy")
+    assert len(info.matching_texts) == MATCHING_TEXTS
