@@ -376,14 +376,6 @@ def time_spent(puzzles: Sequence[str | None], finished: Sequence[bool],
     return out
 
 
-def first_solves(season: Sequence[SolveFacts], puzzles: Sequence[str | None],
-                 ends: Sequence[float] | None = None) -> list[SolveFacts]:
-    """The season without the solves :func:`solved_again` marks (``puzzles``, ``ends``:
-    each solve's puzzle and end, in the same order)."""
-    again = solved_again(puzzles, [s.finished for s in season], ends)
-    return [s for s, repeat in zip(season, again) if not repeat]
-
-
 def priced(facts: SolveFacts, expected, duration_ms: float, **changes) -> SolveFacts:
     """``facts`` with a finished solve's pace measured against ``expected``
     (``puzzle_model.ExpectedTime``: its puzzle's expected time in force now) from the

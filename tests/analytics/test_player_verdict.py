@@ -15,7 +15,7 @@ import pytest
 from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, STALL_PACE_SHARE,
                                                TEMPO_SHARE, KindNull, PlayerNull,
                                                PlayerVerdict, SolveFacts, _shares, _tempo,
-                                               bb_tail, first_solves, guard, judge, learn_null,
+                                               bb_tail, guard, judge, learn_null,
                                                lenient, pooled_slope, season_levels, shipped_null,
                                                solve_facts, solved_again, tempo_fit,
                                                time_spent)
@@ -896,6 +896,12 @@ def test_the_tempo_is_no_surer_than_it_says_for_a_few_noisy_solves():
                   for k, v in enumerate(rng.normal(mu, 2.0, 8))]
         below += _tempo(season, null).p < line
     assert below <= line * players
+
+
+def first_solves(season, puzzles, ends=None):
+    """The season as the daemon judges it: without the solves ``solved_again`` marks."""
+    again = solved_again(puzzles, [s.finished for s in season], ends)
+    return [s for s, repeat in zip(season, again) if not repeat]
 
 
 def test_a_puzzle_solved_again_is_no_new_evidence():
