@@ -103,6 +103,10 @@ class Metrics:
         self.job_last_success = Gauge(
             "fairgrid_job_last_success_timestamp_seconds",
             "Unix time of each job's last successful run.", ["task"], registry=registry)
+        self.job_scheduled = Gauge(
+            "fairgrid_job_scheduled",
+            "1 where this daemon runs the job on a schedule (nightly.cron set), else 0.",
+            ["task"], registry=registry)
 
         self.notify_attempts = Counter(
             "fairgrid_notification_attempts", "Delivery attempts of outgoing notifications, "

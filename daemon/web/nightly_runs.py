@@ -38,9 +38,14 @@ async def get_run(request: web.Request) -> web.Response:
     if row is None and live is None:
         return error(404, f"no nightly run {run_id!r}")
     row = row or {}
+    status = row.get("status", "running")
+    if status == "running" and live is not None and not runner.in_progress() \
+            and live["stage"] in ("failed", "cancelled"):
+        # it ended, and writing so failed too (a full disk): the row is not the truth
+        status = "failed" if live["stage"] == "failed" else "abandoned"
     return json_response({
         "run_id": run_id, "job": row.get("job", "nightly"),
-        "status": row.get("status", "running"),
+        "status": status,
         "stage": live["stage"] if live else None,
         "stages": list(STAGES),
         "started_at": iso(row.get("started_at")),

@@ -8,7 +8,7 @@ import json
 import logging
 import math
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from ..store.repository import nightly as sql
 from .compute import ComputeUnavailable
@@ -20,6 +20,15 @@ log = logging.getLogger("fairgrid.nightly")
 
 class NightlyBusy(Exception):
     """A nightly run is already in progress (409)."""
+
+
+def last_slot(trigger, now: datetime, grace_s: float) -> datetime | None:
+    """The latest time ``trigger`` fired at up to ``now``, within ``grace_s`` of it (a
+    slot a stopped daemon may still run), or None."""
+    slot, t = None, trigger.get_next_fire_time(None, now - timedelta(seconds=grace_s))
+    while t is not None and t <= now:
+        slot, t = t, trigger.get_next_fire_time(t, t + timedelta(microseconds=1))
+    return slot
 
 
 class NightlyRunner:
@@ -42,16 +51,24 @@ class NightlyRunner:
             self._metrics.job_last_success.labels(JOB).set(last.timestamp())
         await asyncio.to_thread(self._publish_correlations)
         cron = self._settings.nightly_cron.strip()
+        self._metrics.job_scheduled.labels(JOB).set(1 if cron else 0)
         if cron:
             from apscheduler.schedulers.asyncio import AsyncIOScheduler
             from apscheduler.triggers.cron import CronTrigger
 
+            trigger = CronTrigger.from_crontab(cron, timezone=timezone.utc)
+            now = datetime.now(timezone.utc)
+            slot = last_slot(trigger, now, self._settings.nightly_misfire_grace_s)
+            missed = slot is not None and await asyncio.to_thread(
+                self._store.read, sql.missed, JOB, slot)
+            if missed:
+                log.warning("the nightly slot of %s passed while the daemon was down; it "
+                            "runs now (nightly.misfire_grace_s)", slot.isoformat())
             self._cron = AsyncIOScheduler(timezone=timezone.utc)
             self._cron.add_job(
-                self._scheduled, CronTrigger.from_crontab(cron, timezone=timezone.utc),
-                id=JOB, coalesce=True, max_instances=1,
+                self._scheduled, trigger, id=JOB, coalesce=True, max_instances=1,
                 misfire_grace_time=self._settings.nightly_misfire_grace_s,
-                replace_existing=True)
+                replace_existing=True, **({"next_run_time": now} if missed else {}))
             self._cron.start()
 
     async def stop(self) -> None:
@@ -60,6 +77,10 @@ class NightlyRunner:
         self._cancel = True
         if self._task is not None and not self._task.done():
             await asyncio.gather(self._task, return_exceptions=True)
+
+    def in_progress(self) -> bool:
+        """Whether a run is under way."""
+        return self._task is not None and not self._task.done()
 
     def next_run_time(self):
         job = self._cron.get_job(JOB) if self._cron else None

@@ -113,6 +113,16 @@ def finish_run(con, run_id: str, status: str, finished: datetime, rows: dict) ->
                 [status, finished, json.dumps(rows), run_id])
 
 
+def missed(cur, job: str, slot: datetime) -> bool:
+    """Whether the daemon was down at ``slot``: the database (or a run of ``job``) is
+    older than it, and no run of ``job`` started since (a database made after the slot
+    missed nothing)."""
+    return bool(cur.execute(
+        "SELECT ((SELECT min(applied_at) FROM schema_version) < ? OR EXISTS (SELECT 1 FROM "
+        "job_runs WHERE job = ? AND started_at < ?)) AND NOT EXISTS (SELECT 1 FROM job_runs "
+        "WHERE job = ? AND started_at >= ?)", [slot, job, slot, job, slot]).fetchone()[0])
+
+
 def abandon_running(con, job: str) -> datetime | None:
     """Mark the runs of ``job`` a killed process left ``running`` as abandoned, saying
     whether the run's own ratings are in force (it was killed after its write stage
