@@ -53,7 +53,10 @@ async def put_endpoint(request: web.Request) -> web.Response:
 async def delete_endpoint(request: web.Request) -> web.Response:
     require_token(request, admin=True)
     known_query(request)
-    portal = await _portal(request)
+    portal = request.match_info["portal"]
+    # a portal taken out of the configuration keeps its endpoint until it is turned off
+    if portal not in await read(request, sql.endpoints):
+        portal = await _portal(request)
     await write(request, sql.set_endpoint, portal, None, None, utc_now())
     return json_response({"portal": portal, "url": None})
 

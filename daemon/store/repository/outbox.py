@@ -141,7 +141,10 @@ def stats(cur, now: datetime) -> dict:
         "SELECT count(*) FILTER (WHERE state = 'pending'), "
         "count(*) FILTER (WHERE state = 'failed'), "
         "count(*) FILTER (WHERE state = 'delivered'), "
-        "min(created_at) FILTER (WHERE state <> 'delivered') FROM outbox").fetchone()
+        # what waits for an endpoint that is still there: events of a portal whose
+        # notifications were turned off will never go, and nobody is waiting for them
+        "min(created_at) FILTER (WHERE state <> 'delivered' AND portal IN (SELECT portal "
+        "FROM notify_endpoints)) FROM outbox").fetchone()
     age = 0.0 if oldest is None else max(0.0, (now - oldest).total_seconds())
     return {"pending": pending, "failed": failed, "delivered": delivered,
             "oldest_undelivered_s": age}
