@@ -263,7 +263,13 @@ INT_RANGES = {"server.port": (0, 65535),  # 0: a free port the system picks
               "nightly.rescore_days": (0, 36_500), "webhooks.tolerance_s": (0, 31_536_000),
               "webhooks.time_skew_s": (0, 31_536_000),
               "nightly.misfire_grace_s": (1, 2_592_000),
-              "console.idle_minutes": (1, 525_600), "console.session_hours": (1, 8_760)}
+              "console.idle_minutes": (1, 525_600), "console.session_hours": (1, 8_760),
+              # thread and process counts: past a machine's size they are typos (a byte
+              # count pasted), which DuckDB aborts on and a pool overflows on
+              "storage.threads": (0, 1024), "analysis.workers": (0, 1024),
+              "compute.cores": (0, 1_048_576),
+              # 0 would lock every sign-in out, the right password's first included
+              "console.login_failures": (1, MAX_INT)}
 # float settings narrower than "finite and >= 0": waits past a day or a year are typos
 # that overflow a clock; a prediction needs some time; a poll or a retry of 0 spins
 FLOAT_RANGES = {"storage.group_commit_ms": (0.0, 60_000.0),
@@ -323,6 +329,10 @@ def _text(setting: Setting, value: Any, origin: str) -> str:
         raise SettingsError(f"{origin}: {setting.key} must be str, got {value!r}")
     if "\x00" in value:
         raise SettingsError(f"{origin}: {setting.key} holds a NUL character")
+    if setting.key == "server.host" and not value.strip():
+        # an empty host is every interface: the API and /metrics on the network
+        raise SettingsError(f"{origin}: server.host must name an address (an empty one "
+                            "listens on every interface); 0.0.0.0 says so on purpose")
     if setting.key == "storage.path" and (
             not value.strip() or value.startswith(":")
             or re.match(r"(md|motherduck):|[A-Za-z][A-Za-z0-9+.-]*://", value,
@@ -424,6 +434,9 @@ def _secrets_from_env(env: Mapping[str, str]) -> dict:
         if text is None:
             continue
         if section == "portals":
+            if not text.strip():    # an unset variable in a compose file, say
+                raise SettingsError(f"{name} is set but empty: name each portal and its "
+                                    "secrets (NAME=whsec_…), or unset it")
             portals = {}
             for part in text.replace("\n", ";").split(";"):
                 if not part.strip():
@@ -432,6 +445,9 @@ def _secrets_from_env(env: Mapping[str, str]) -> dict:
                 if not sep or not portal.strip() or not _items(secrets):
                     raise SettingsError(f"{name}: expected NAME=whsec_…[,whsec_…] per portal, "
                                         f"';' between portals")
+                if portal.strip() in portals:  # the first's secrets would be dropped
+                    raise SettingsError(f"{name}: portal {portal.strip()!r} is named twice; "
+                                        "list all its secrets once: NAME=whsec_a,whsec_b")
                 portals[portal.strip()] = {"secrets": _items(secrets)}
             out["portals"] = portals
         else:
@@ -459,6 +475,15 @@ def portals_of(table: Mapping, origin: str) -> dict[str, tuple[str, ...]]:
             if not key:  # one cut short when pasted, say
                 raise SettingsError(f"portals.{name}.secrets: a secret is 'whsec_' and "
                                     "base64 text (as `fairgrid portal add` makes them)")
+    owner: dict[str, str] = {}
+    for name, secrets in portals.items():
+        for s in secrets:
+            if owner.setdefault(s, name) != name:
+                # a signature proves only the secret: the second portal's webhooks would
+                # all be taken for the first's and refused
+                raise SettingsError(f"{origin}: portals {owner[s]!r} and {name!r} share a "
+                                    "secret; each portal needs its own (fairgrid portal add "
+                                    "makes one)")
     return portals
 
 
@@ -471,6 +496,8 @@ def load_settings(config: str | None = None, env: Mapping[str, str] | None = Non
     created. Raises SettingsError naming the key and the problem.
     """
     env = os.environ if env is None else env
+    if config is not None and not config.strip():
+        raise SettingsError("--config names no file (it is empty)")
     config = config or env.get(CONFIG_ENV) or None
     table = _read_toml(Path(config)) if config else {}
     origin = str(config) if config else "defaults"

@@ -100,7 +100,15 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,64}", args.name):
         raise CliError("a portal name is 1..64 letters, digits, '-' or '_'")
     secret = new_secret()
-    if args.config is None and not os.environ.get("FAIRGRID_CONFIG"):
+    portal_env = [v for v in ("FAIRGRID_PORTAL_SECRETS", "FAIRGRID_PORTAL_SECRETS_FILE")
+                  if v in os.environ]
+    if portal_env:
+        # the daemon reads its portals from there, never from a file this would write
+        print(f"the portals come from {portal_env[0]}: add {args.name}={secret} to it "
+              f"(';' between portals; a rotation lists both secrets: "
+              f"{args.name}=<the old one>,{secret}); a running daemon takes up a changed "
+              "..._FILE at once, the variable itself at its next start", file=sys.stderr)
+    elif args.config is None and not os.environ.get("FAIRGRID_CONFIG"):
         try:  # (load_settings checks the secrets file; it is read again to add to it)
             settings, _ = load_settings(None)
             path = Path(settings.storage_path).resolve().parent / SECRETS_FILE

@@ -127,7 +127,13 @@ def _migrate(con, path: str) -> None:
     """Apply the migrations the database has not had yet, each in its own transaction."""
     try:
         tables = set(table_names(con, every_schema=True))
-        if tables and "schema_version" not in tables:
+        foreign = tables and "schema_version" not in tables
+        if "schema_version" in tables:  # another program may use the name too
+            columns = {c for (c,) in con.execute(
+                "SELECT column_name FROM information_schema.columns WHERE table_name = "
+                "'schema_version'").fetchall()}
+            foreign = not {"version", "applied_at"} <= columns
+        if foreign:
             raise StoreError(f"the database {path} holds tables but no fairgrid schema "
                              f"version: another program's file, not fairgrid's (check "
                              f"storage.path)")

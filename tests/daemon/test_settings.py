@@ -205,10 +205,11 @@ async def test_portals_and_tokens_changed_while_the_daemon_runs_take_effect(
             analysis_order_budget_s=1.0)))
 
     cfg = tmp_path / "fairgrid.toml"
+    own = {"demo": SECRET_A, "acme": SECRET_B}     # a portal's secret is its own
 
     def config(*portals, admins=(ADMIN,)):
         cfg.write_text(f'[storage]\npath = "{cfg.parent / "fg.duckdb"}"\n'
-                       + "".join(f'[portals.{p}]\nsecrets = ["{SECRET_A}"]\n' for p in portals)
+                       + "".join(f'[portals.{p}]\nsecrets = ["{own[p]}"]\n' for p in portals)
                        + "[auth]\nadmin_tokens = [" + ", ".join(f'"{t}"' for t in admins)
                        + "]\n")
     config("demo")
