@@ -201,6 +201,9 @@ def main() -> int:
     ap.add_argument("--plot", action="store_true",
                     help="draw each player's least p of the season, per group and phase, "
                          "into docs/img/player_seasons.png")
+    ap.add_argument("--hold-out", action="store_true",
+                    help="with --facts-in: judge each honest model's cold seasons against "
+                         "a null learnt from the other models' (none of its own)")
     args = _common.parse_with_data(ap)
     from tqdm import tqdm
 
@@ -239,6 +242,11 @@ def main() -> int:
     if args.null_out and args.facts_out:
         raise SystemExit("error: --null-out simulates honest seasons only; --facts-out "
                          "goes with an evaluation run")
+    if args.hold_out and not args.facts_in:
+        raise SystemExit("error: --hold-out judges saved seasons; it goes with --facts-in")
+    if args.facts_in and args.hold_out:
+        with ProcessPoolExecutor(args.jobs) as pool:
+            return _hold_out(_load_facts(args.facts_in), pool, started)
     if args.facts_in:
         stored = _load_facts(args.facts_in)
         with ProcessPoolExecutor(args.jobs) as pool:
@@ -363,6 +371,31 @@ def _finish(report, args) -> int:
     if args.out:
         with open(args.out, "w") as fh:
             json.dump(report, fh, indent=1)
+    return 0
+
+
+def _hold_out(stored, pool, started) -> int:
+    """Each honest model held out: its players' cold seasons judged against the null the
+    other models' seasons give (``lenient`` over them, as the shipped null is built),
+    which has seen nothing of its own. The shipped null is learnt from other seasons of
+    all five; this says what it would do for people of a kind it never saw."""
+    from fairgrid.analytics import player_verdict as pv
+    people = stored["people"]
+    seasons = _seasons(people, stored["cold"][0])
+    honest = {m: [pl["id"] for pl in people if pl["cheat"] is None and pl["model"] == m]
+              for m in HONEST}
+    per = {m: pv.learn_null([seasons[i] for i in honest[m]], m) for m in HONEST}
+    print("honest model held out     flagged          least p   by")
+    for held in HONEST:
+        null = pv.lenient([per[m] for m in HONEST if m != held], f"all but {held}")
+        got = judge_seasons({i: seasons[i] for i in honest[held]}, null, pool)
+        hit = [i for i in honest[held] if got[i][0] is not None]
+        kinds = Counter(pv.judge(seasons[i][:got[i][0]], null).findings[0].kind
+                        for i in hit)       # what flagged them first
+        least = min(got[i][3] for i in honest[held])
+        print(f"{held:24s} {len(hit):>4d} of {len(honest[held]):<6d} {least:>10.2g}   "
+              + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
+    print(f"{time.perf_counter() - started:.0f} s on {machine()}")
     return 0
 
 

@@ -799,25 +799,40 @@ def _base(base: str | None, rng) -> str:
     return base
 
 
-def _hint_cells(player: _Player, k: int) -> list[int]:
+def _hint_cells(player: _Player, k: int, pick: str = "random") -> list[int]:
+    """``k`` empty cells to hint: random ones, or (``fewest``) each time one of those
+    with the fewest candidates on the board, as a hint button that shows the cell
+    easiest to fill would."""
     cells = player.open_cells()
-    return [int(c) for c in player.rng.choice(cells, size=min(k, len(cells)), replace=False)]
+    if pick == "random":
+        return [int(c) for c in player.rng.choice(cells, size=min(k, len(cells)),
+                                                  replace=False)]
+    out: list[int] = []
+    for _ in range(min(k, len(cells))):
+        left = [c for c in cells if c not in out]
+        fewest = min(player.board.cand[c].bit_count() for c in left)
+        out.append(int(player.rng.choice(
+            [c for c in left if player.board.cand[c].bit_count() == fewest])))
+    return out
 
 
 def hint_at_stall(text: str, solution, rng: np.random.Generator, total_s: float, *,
-                  base: str | None = None, **person) -> PlayerLog:
+                  base: str | None = None, pick: str = "random", **person) -> PlayerLog:
     """Solves by singles only (as a ``base`` pencil marker that never tidies, or a
     sweeper); at every stall (no single on offer) thinks 15–45 s, then types 1–3 cells
     of the solution 3–10 s apart and goes on by singles. The hinted cells are random
-    empty cells (not the ones a solver would reveal next); they are chosen together at
-    the stall, so the second and third can come after the first opened a single."""
+    empty cells (not the ones a solver would reveal next), or with ``pick="fewest"``
+    those with the fewest candidates; they are chosen together at the stall, so the
+    second and third can come after the first opened a single."""
     base = _base(base, rng)
+    if pick not in ("random", "fewest"):
+        raise ValueError(f"pick must be 'random' or 'fewest', got {pick!r}")
 
     def hook(player: _Player) -> bool:
         if not player.open_cells():
             return False          # every empty cell holds a slip: the person sees them first
         player.log.pause(player.rng.uniform(15, 45))
-        for i, c in enumerate(_hint_cells(player, int(player.rng.integers(1, 4)))):
+        for i, c in enumerate(_hint_cells(player, int(player.rng.integers(1, 4)), pick)):
             if i:
                 player.log.pause(player.rng.uniform(3, 10))
             player.put(c, player.sol[c], cheated=True)

@@ -246,3 +246,27 @@ def test_pencilmark_model_can_write_notes_first():
         bit = 1 << (int(log.digit[i]) - 1)
         if log.digit[i] == sol[log.cell[i]]:
             assert not any(marks[p] & bit for p in peers[int(log.cell[i])] if not value[p])
+
+
+def test_a_hint_button_gives_the_cells_with_the_fewest_candidates():
+    """``pick="fewest"``: the first hint of each stall is a cell with the fewest
+    candidates of the empty cells on the board (a hint button's cell); random hints
+    often are not."""
+    from fairgrid.solvers import candidates
+
+    def fewest_share(pick):
+        hits = total = 0
+        for seed in range(4):
+            log = _run("hint_at_stall", "sa-hard", seed, base="sweeper", slip_rate=0.0,
+                       pick=pick)
+            grid = parse(PUZZLES["sa-hard"]).givens.astype(int).copy()
+            placed = np.flatnonzero(log.placed)
+            for j, i in enumerate(placed):
+                c = int(log.cell[i])
+                if log.cheated[i] and not (j and log.cheated[placed[j - 1]]):
+                    counts = candidates(grid, 3).sum(axis=1)   # a burst's first hint
+                    hits += counts[c] == counts[grid == 0].min()
+                    total += 1
+                grid[c] = int(log.digit[i])
+        return hits / total
+    assert fewest_share("fewest") == 1.0 and fewest_share("random") < 0.8
