@@ -262,7 +262,8 @@ def cmd_player(args: argparse.Namespace) -> int:
 
 def cmd_review(args: argparse.Namespace) -> int:
     doc = call(args, "POST", f"/v1/flags/{args.flag_id}/review",
-               {"state": args.state, **({"note": args.note} if args.note else {})})
+               {"state": args.state, **({"note": args.note} if args.note else {}),
+                **({"seen": args.seen} if args.seen else {})})
     print(f"flag {doc['id']} is {doc['state']}; history: "
           + "; ".join(history_entry(h) for h in doc["history"]))
     return 0
@@ -433,6 +434,9 @@ def add_commands(sub) -> None:
     p.add_argument("flag_id", type=ident, help="the id `fairgrid flags` prints")
     p.add_argument("--state", required=True, choices=REVIEW_STATES)
     p.add_argument("--note", help="why, for the history")
+    p.add_argument("--seen", choices=FLAG_STATES,
+                   help="the flag's state as you read it (`fairgrid flags` prints it): "
+                   "refused if another decision or a re-score changed it since")
     _daemon_options(p)
     p.set_defaults(func=cmd_review)
 

@@ -40,7 +40,8 @@ def cmd_players(args: argparse.Namespace) -> int:
 def cmd_review_player(args: argparse.Namespace) -> int:
     doc = call(args, "POST", f"/v1/players/{quote(args.portal)}/{quote(args.player_id)}"
                "/review", {"state": args.state, **({"note": args.note} if args.note else {}),
-                           **({"judged_at": args.judged_at} if args.judged_at else {})})
+                           **({"judged_at": args.judged_at} if args.judged_at else {}),
+                           **({"seen": args.seen} if args.seen else {})})
     v = doc["verdict"]
     print(f"{shown(doc['portal'])}/{shown(doc['player_id'])} is {v['state']}; history: "
           + "; ".join(history_entry(h) for h in v["history"]))
@@ -69,5 +70,8 @@ def add_commands(sub) -> None:
     p.add_argument("--note", help="why, for the history")
     p.add_argument("--judged-at", help="the judged_at of the verdict decided on (as "
                    "'fairgrid player' prints it): refused if it was judged again since")
+    p.add_argument("--seen", choices=STATES,
+                   help="the player's state as you read it: refused if another "
+                   "decision changed it since")
     _daemon_options(p)
     p.set_defaults(func=cmd_review_player)

@@ -460,6 +460,14 @@ async def test_a_reviewers_note_reaches_the_next_reviewers_terminal_escaped(aioh
                              json={"state": "confirmed",
                                    "note": "\x1b[2J\x1b]0;owned\x07 \u202eevil"})
     assert resp.status == 200
+    # read as open, decided since by alice: --seen makes the stale decision a refusal
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "fairgrid.daemon.cli", "review", str(flag), "--state",
+        "cleared", "--seen", "open", "--url", str(client.make_url("")).rstrip("/"),
+        "--token", ADMIN, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 2 and len(err.decode().strip().splitlines()) == 1, err.decode()
+    assert "409" in err.decode() and "alice" in err.decode(), err.decode()
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "fairgrid.daemon.cli", "review", str(flag), "--state",
         "cleared", "--url", str(client.make_url("")).rstrip("/"), "--token", ADMIN,

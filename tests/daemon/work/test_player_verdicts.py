@@ -200,6 +200,11 @@ async def test_a_selective_cheater_is_flagged_shown_notified_once_and_cleared(
                                          "cleared", "--judged-at", read_at, "--url", url,
                                          "--token", ADMIN])
     assert code == 2 and "judged again" in capsys.readouterr().err
+    # ... and the state it read: the case is flagged, not the clear it was read as
+    code = await asyncio.to_thread(cli, ["review-player", "demo", "selective", "--state",
+                                         "cleared", "--seen", "clear", "--url", url,
+                                         "--token", ADMIN])
+    assert code == 2 and "409" in capsys.readouterr().err
     bad = await client.post(review, json={"state": "cleared", "judged_at": "yesterday"},
                             headers=bearer(ADMIN))
     assert bad.status == 422 and (await bad.json())["field"] == "judged_at"
