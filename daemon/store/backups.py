@@ -18,7 +18,7 @@ import duckdb
 
 from . import files
 from .connection import read_only, refuse_newer
-from .erasure import list_path, read_list
+from .erasure import fingerprint, key_path, list_path, read_key, read_list
 from .errors import StoreError, is_lock_error
 from .records import utc_now
 from .repository import lifecycle as sql
@@ -91,6 +91,7 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
             version = sql.schema_version(con)
             digests = sql.table_digests(con)  # reads every row: a file cut short fails
             erased = sql.erased_digests(con)
+            made_with = sql.erasure_fingerprint(con)
     except duckdb.CatalogException:
         raise StoreError(f"{source} is a DuckDB file but no fairgrid backup (it lacks "
                          "fairgrid's tables)") from None
@@ -100,6 +101,7 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
     refuse_newer(version, str(source), "restore")
     if target.is_dir():
         raise StoreError(f"{target} is a folder, not a database file")
+    _same_erasure_key(erased, made_with, target)
     if target.exists():
         try:  # a running daemon holds the file's lock
             duckdb.connect(str(target)).close()
@@ -128,6 +130,27 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
         files.remove_database(tmp)
     return Restored(version, {t: n for t, (n, _) in digests.items()},
                     len(read_list(list_path(str(target))) - erased))
+
+
+def _same_erasure_key(erased: set[str], made_with: str | None, target: Path) -> None:
+    """StoreError, before anything is replaced, when the erasure key beside ``target``
+    cannot read the backup's list of erased people: the daemon would refuse to start on
+    the restored file, and without the key their solves would be accepted again."""
+    if not erased:
+        return
+    kpath = key_path(str(target))
+    if not kpath.exists():
+        raise StoreError(f"the backup remembers {len(erased)} erased player(s) but no "
+                         f"erasure key is beside {target} ({kpath.name}): put the key of "
+                         "the database it came from there first")
+    try:
+        key = read_key(kpath)
+    except (OSError, StoreError) as exc:
+        raise StoreError(f"the erasure key {kpath} cannot be read: {exc}") from None
+    if made_with is not None and made_with != fingerprint(key):
+        raise StoreError(f"the backup's erasures were made with another erasure key than "
+                         f"{kpath} holds: put the key of the database it came from there "
+                         "first")
 
 
 def check_copy(copy: Path, digests: dict[str, tuple[int, int]]) -> None:

@@ -87,7 +87,7 @@ class ErasedPlayers:
             _create_key(kpath)
         make_private(kpath)
         make_private(lpath)
-        key = _read_key(kpath)
+        key = read_key(kpath)
         if in_database and made_with is not None and made_with != fingerprint(key):
             raise StoreError(
                 f"the erasure key {kpath} is not the key the database's {len(in_database)} "
@@ -170,7 +170,7 @@ def undone(db_path: str, in_database: set[str],
         raise StoreError(f"the erasure key {kpath} is missing, but {len(only)} erased "
                          "player(s) are listed: put the key back from where the database "
                          "came from")
-    key = _read_key(kpath)
+    key = read_key(kpath)
     return [(portal, player) for portal, player in players()
             if _digest(key, portal, player) in only]
 
@@ -227,7 +227,7 @@ def _write_whole(fd: int, text: bytes, path: Path) -> None:
     os.fsync(fd)
 
 
-def _read_key(path: Path) -> bytes:
+def read_key(path: Path) -> bytes:
     text = path.read_text(encoding="ascii", errors="replace").strip()
     try:
         key = bytes.fromhex(text)

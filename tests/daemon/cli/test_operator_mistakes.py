@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import shutil
 import socket
 import subprocess
 import sys
@@ -221,9 +222,9 @@ def test_a_url_that_is_no_fairgrid_daemon_is_one_line(answer, command):
 
 def test_a_backup_restored_on_a_new_host_keeps_refusing_the_erased(tmp_path):
     """An erased person stays refused (410) after restores. On a new host started once
-    (which made a key of its own) a backup restored there lists the erased under the
-    old key: the start refuses, naming the erasure key, rather than accept their
-    solves again."""
+    (which made a key of its own) a backup that lists the erased under the old key is
+    refused by the restore, naming the erasure key, before anything is replaced; with
+    the old key put beside the target it restores, and their solves stay refused."""
     old, new = tmp_path / "old", tmp_path / "new"
     old.mkdir()
     new.mkdir()
@@ -250,16 +251,16 @@ def test_a_backup_restored_on_a_new_host_keeps_refusing_the_erased(tmp_path):
     base = f"http://127.0.0.1:{port}"
     write_config(new / "fg.toml", port, new / "fg.duckdb")
     _stop(start(new / "fg.toml", base))
+    before = (new / "fg.duckdb").read_bytes()
     out = _cli("restore", backup, "--to", new / "fg.duckdb", "--force")
-    if out.returncode != 0:  # refusing the mismatch in one line is fine too
-        _one_line_error(out, "erasure")
-        return
+    _one_line_error(out, "erasure key")
+    assert (new / "fg.duckdb").read_bytes() == before
+    shutil.copyfile(old / "fg.duckdb.erasure-key", new / "fg.duckdb.erasure-key")
+    out = _cli("restore", backup, "--to", new / "fg.duckdb", "--force")
+    assert out.returncode == 0, out.stderr
     proc = _serve_or_refuse(new / "fg.toml", base)
     try:
-        if proc.poll() is not None:  # a start that refuses, naming the key, is fine
-            err = proc.stderr.read()
-            assert "erasure key" in err, err
-            return
+        assert proc.poll() is None, proc.stderr.read()
         status, doc = _post_solve(base, "e-3", who)
         assert status == 410, f"an erased person's solve was accepted: {status} {doc}"
     finally:
