@@ -69,11 +69,20 @@ def _cluster(args):
     address = getattr(args, "scheduler", None) or os.environ.get("FAIRGRID_COMPUTE_SCHEDULER")
     if not address:
         return None, None
+    import logging
+
     from fairgrid.daemon.work.compute import ComputeUnavailable, client_executor
+
+    # the daemon's "puzzles wait" warning: here the one error line says it all
+    quiet = logging.getLogger("fairgrid.compute")
+    level = quiet.level
+    quiet.setLevel(logging.ERROR)
     try:
         return client_executor(address)
     except ComputeUnavailable as exc:
         raise CliError(str(exc)) from None
+    finally:
+        quiet.setLevel(level)
 
 
 def cmd_predict_order(args: argparse.Namespace) -> int:
@@ -198,6 +207,9 @@ def cmd_rate(args: argparse.Namespace) -> int:
     only = families_for(calibration.metrics_needed) if args.quick else None
     lines = _puzzle_lines(args.puzzle)
     if lines is None:
+        if getattr(args, "scheduler", None):
+            raise CliError("--scheduler spreads a file of puzzles over a cluster; one "
+                           "puzzle is rated here: leave --scheduler out")
         puzzle = load_puzzle(args.puzzle)
         # the seed rate_many gives the same puzzle in a file: one rating per puzzle and seed
         ratings = rate(puzzle, rng=rating_seed(args.seed, puzzle), runs=args.runs,

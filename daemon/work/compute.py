@@ -78,13 +78,22 @@ class Cluster:
 
     def client(self):
         """The connected client, checked; ComputeUnavailable when it cannot be had."""
-        from distributed import Client
-
+        try:
+            from distributed import Client
+        except ImportError:     # the [cluster] extra is not installed here
+            self._fail(f"compute.scheduler is {self.address}, but the 'distributed' package "
+                       "is not installed: pip install 'fairgrid[cluster]'")
         with self._lock:
+            failure = None
             try:
-                if self._client is None or self._client.status not in ("running", "connecting"):
-                    if self._client is not None:
-                        self._client.close(timeout=2)
+                # a client reconnecting after its scheduler went away is no connection
+                if self._client is None or self._client.status != "running":
+                    lost, self._client = self._client, None
+                    if lost is not None:
+                        try:
+                            lost.close(timeout=2)
+                        except Exception:  # noqa: BLE001 - closing a lost connection
+                            pass
                     self._client = Client(self.address, timeout=self._timeout_s,
                                           set_as_default=False)
                 # ask only workers not seen before: a worker busy in an SA run answers
@@ -97,11 +106,18 @@ class Cluster:
                     self._checked.update({key[w]: fp for w, fp in got.items() if w in key})
                 prints = {w: self._checked[key[w]] for w in info if key[w] in self._checked}
             except (OSError, TimeoutError) as exc:
-                self._fail(f"the compute cluster at {self.address} cannot be reached "
+                failure = (f"the compute cluster at {self.address} cannot be reached "
                            f"({type(exc).__name__})")
             except Exception as exc:  # noqa: BLE001 - a scheduler gone mid-call
-                self._fail(f"the compute cluster at {self.address} failed: "
+                failure = (f"the compute cluster at {self.address} failed: "
                            f"{type(exc).__name__}: {exc}"[:300])
+            if failure is not None:
+                # raised out here, the failed call's frames (a half-made Client among
+                # them) are freed now, not at exit, where its __del__ waits out its
+                # timeout and prints a traceback
+                import gc
+                gc.collect()
+                self._fail(failure)
             if not prints:
                 self._fail(f"the compute cluster at {self.address} has no workers")
             odd = strangers(prints, self._ours)
@@ -159,9 +175,17 @@ class ClusterLane(Executor):
     def connect(self) -> "ClusterLane":
         """Connect (or check the connection) now; ComputeUnavailable when it fails."""
         client = self.cluster.client()
-        self._executor = _priority_executor(client, self._priority)
-        self.workers = max(1, sum(client.nthreads().values()))
-        return self
+        try:
+            self._executor = _priority_executor(client, self._priority)
+            self.workers = max(1, sum(client.nthreads().values()))
+        except Exception as exc:  # noqa: BLE001 - the scheduler gone since the check
+            if not Cluster.lost(exc):
+                raise
+            message = (f"the compute cluster at {self.cluster.address} was lost "
+                       f"({type(exc).__name__})")
+        else:
+            return self
+        raise self.cluster.unavailable(message)
 
     def submit(self, fn, /, *args, **kwargs) -> Future:
         if self._executor is None:
