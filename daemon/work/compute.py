@@ -15,15 +15,18 @@ Faults:
   analysed once the scheduler answers again.
 - **A worker runs other code.** Results must come from the same solvers and analytics as
   the daemon's. Each worker's fingerprint of that code is checked before each analysis;
-  a cluster with a stranger is refused with an error naming it.
+  a cluster with a stranger is refused with an error naming it. A stranger that joins
+  during an analysis finds out at its first task, which refuses to run there: the
+  analysis waits as for a lost cluster, and the next check names the worker.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import logging
 import threading
-from concurrent.futures import Executor, Future
+from concurrent.futures import CancelledError, Executor, Future
 from importlib import resources
 
 log = logging.getLogger("fairgrid.compute")
@@ -57,6 +60,25 @@ def _files(root):
             yield entry
 
 
+class StrangerWorker(RuntimeError):
+    """A task reached a worker whose code is not the daemon's (it joined after the
+    check): its result would not be the daemon's."""
+
+
+@functools.lru_cache(maxsize=1)
+def _worker_fingerprint() -> str:
+    return fingerprint()    # once per worker process: the code does not change under it
+
+
+def _on_our_code(ours: str, fn, /, *args, **kwargs):
+    """``fn(*args, **kwargs)``, run on a worker only where its code is ``ours``."""
+    got = _worker_fingerprint()
+    if got != ours:
+        raise StrangerWorker(f"a worker with other fairgrid code (fingerprint {got}, the "
+                             f"daemon's {ours}) took a task")
+    return fn(*args, **kwargs)
+
+
 def strangers(prints: dict[str, str], ours: str) -> list[str]:
     """Workers whose code fingerprint is not ``ours``."""
     return sorted(w for w, fp in prints.items() if fp != ours)
@@ -70,7 +92,7 @@ class Cluster:
         self._timeout_s = timeout_s
         self._client = None
         self._lock = threading.Lock()
-        self._ours = fingerprint()
+        self.ours = fingerprint()   # the code fingerprint results must come from
         # (worker address, its scratch folder) -> its code's fingerprint: a worker
         # restarted on the same address (other code, maybe) has a new scratch folder
         self._checked: dict[tuple[str, str], str] = {}
@@ -120,10 +142,10 @@ class Cluster:
                 self._fail(failure)
             if not prints:
                 self._fail(f"the compute cluster at {self.address} has no workers")
-            odd = strangers(prints, self._ours)
+            odd = strangers(prints, self.ours)
             if odd:
                 self._fail(f"worker {odd[0]} of {self.address} runs other fairgrid code "
-                           f"(fingerprint {prints[odd[0]]}, the daemon's {self._ours}): "
+                           f"(fingerprint {prints[odd[0]]}, the daemon's {self.ours}): "
                            "install the daemon's version there")
             if self.problem is not None:
                 log.info("compute cluster at %s is back", self.address)
@@ -146,7 +168,7 @@ class Cluster:
         """Whether a task failed because the cluster did (not because of the puzzle)."""
         from concurrent.futures import CancelledError
 
-        names = {"KilledWorker", "CommClosedError", "FutureCancelledError"}
+        names = {"KilledWorker", "CommClosedError", "FutureCancelledError", "StrangerWorker"}
         return isinstance(exc, (CancelledError, OSError, TimeoutError)) or \
             type(exc).__name__ in names
 
@@ -190,10 +212,39 @@ class ClusterLane(Executor):
     def submit(self, fn, /, *args, **kwargs) -> Future:
         if self._executor is None:
             self.connect()
-        return self._executor.submit(fn, *args, **kwargs)
+        inner = self._executor.submit(_on_our_code, self.cluster.ours, fn, *args, **kwargs)
+        return _Checked(inner, self.cluster)
 
     def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
         """The cluster is shared: a lane does not stop it."""
+
+
+class _Checked(Future):
+    """A cluster task's future, whose StrangerWorker is ComputeUnavailable (the cluster
+    cannot take the work now, as for a lost one); cancelling it cancels the task."""
+
+    def __init__(self, inner: Future, cluster: Cluster):
+        super().__init__()
+        self._inner = inner
+        self.set_running_or_notify_cancel()
+        inner.add_done_callback(lambda f: self._settle(f, cluster))
+
+    def _settle(self, inner: Future, cluster: Cluster) -> None:
+        if self.done():
+            return
+        if inner.cancelled():
+            self.set_exception(CancelledError())
+            return
+        exc = inner.exception()
+        if isinstance(exc, StrangerWorker):
+            exc = cluster.unavailable(str(exc))
+        if exc is not None:
+            self.set_exception(exc)
+        else:
+            self.set_result(inner.result())
+
+    def cancel(self) -> bool:
+        return self._inner.cancel()
 
 
 def _priority_executor(client, priority: int) -> Executor:
