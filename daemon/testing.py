@@ -422,6 +422,20 @@ def check_portals(db: Path, acked: Mapping[str, set[str]]) -> dict:
             "orphan_moves": found["orphan_moves"], "duplicate_keys": found["duplicate_keys"]}
 
 
+def killed_while_sending_result() -> None:
+    """A pool task that starts sending a 4 MiB result, as a big scoring batch does, and
+    dies (SIGKILL, as the OOM killer sends) a few KiB into it: the executor's manager
+    thread is left reading the rest (``work.pool.LanePool._watch``)."""
+    import struct
+
+    frame = sys._getframe(1)
+    while frame is not None and "result_queue" not in frame.f_locals:
+        frame = frame.f_back
+    writer = frame.f_locals["result_queue"]._writer
+    writer._send(struct.pack("!i", 4 * 1024 * 1024) + b"\0" * 8192)  # header + 8 KiB
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
 def wait_for_file(path: str, timeout: float = 120.0) -> str:
     """Block until ``path`` exists (a pool task whose end a test decides); "held"."""
     deadline = time.monotonic() + timeout

@@ -90,6 +90,10 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
         manager.join(5)
 
 
+# how often the pool looks for a process that died unnoticed (LanePool._watch)
+WATCH_S = 1.0
+
+
 class Lane(IntEnum):
     """Kinds of pool work, most urgent first."""
 
@@ -117,6 +121,10 @@ class LanePool:
         self._thread = threading.Thread(target=self._dispatch, name="fairgrid-pool-dispatch",
                                         daemon=True)
         self._thread.start()
+        self._stopped = threading.Event()
+        self._watcher = threading.Thread(target=self._watch, name="fairgrid-pool-watch",
+                                         daemon=True)
+        self._watcher.start()
 
     def lane(self, lane: Lane) -> Executor:
         if self.cluster is not None and lane in (Lane.SMALL_PUZZLES, Lane.LARGE_PUZZLES):
@@ -183,6 +191,32 @@ class LanePool:
             self._running -= 1
             self._cond.notify()
 
+    def _watch(self) -> None:
+        """Renew a pool whose process died unnoticed. The executor learns of a death
+        from the process's sentinel, unless its manager thread is inside reading that
+        process's result: a process killed while it wrote a big one (a scoring batch's
+        evidence, the OOM killer) leaves the thread waiting for the rest for good, and
+        every task after it with it. A process found dead at two looks in a row
+        (``WATCH_S`` apart) is such a death: the pool is replaced, and closing the old
+        one's pipes fails its tasks in flight (BrokenProcessPool; their callers retry)."""
+        suspect = None
+        while not self._stopped.wait(WATCH_S):
+            pool = self._pool
+            try:
+                procs = list((getattr(pool, "_processes", None) or {}).values())
+            except RuntimeError:    # the executor's own thread changed it meanwhile
+                continue
+            if not self._owned or not any(p.exitcode is not None for p in procs):
+                suspect = None
+                continue
+            if suspect is pool and not getattr(pool, "_broken", False):
+                log.error("a pool process died and the pool did not notice (it was "
+                          "sending a result); the pool is replaced")
+                self._renew(pool)
+                suspect = None
+            else:
+                suspect = pool
+
     def _renew(self, broken: Executor) -> Executor:
         """The pool now, replacing ``broken`` if it still is the pool. A process of a
         ProcessPoolExecutor that dies (the OOM killer, a crash in compiled code) breaks
@@ -203,6 +237,7 @@ class LanePool:
 
     def shutdown(self) -> None:
         """Drop queued work, stop the processes (see :func:`stop_pool`)."""
+        self._stopped.set()
         with self._cond:
             self._stopping = True
             queued, self._heap = self._heap, []

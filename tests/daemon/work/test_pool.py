@@ -8,6 +8,7 @@ from concurrent.futures.process import BrokenProcessPool
 
 import pytest
 
+from fairgrid.daemon.testing import killed_while_sending_result
 from fairgrid.daemon.testing import wait_for_file as hold
 from fairgrid.daemon.work.pool import Lane, LanePool
 
@@ -93,3 +94,25 @@ def test_a_process_that_dies_fails_what_was_in_flight_and_the_pool_is_renewed(tm
         assert pool.renewed == 1
     finally:
         pool.shutdown()
+
+
+def test_a_process_killed_while_it_writes_its_result_does_not_stall_the_pool():
+    """The executor's manager thread waits for the rest of that result for good and
+    never sees the death: the pool notices the dead process itself, fails the task
+    (BrokenProcessPool, which callers retry) and runs the next on a new pool."""
+    from concurrent.futures import wait
+
+    pool = LanePool(1)
+    try:
+        lane = pool.lane(Lane.SCORING)
+        assert lane.submit(pow, 3, 2).result(timeout=120) == 9
+        dying = lane.submit(killed_while_sending_result)
+        after = lane.submit(pow, 4, 2)
+        done, _ = wait([dying, after], timeout=120)
+        assert dying in done, "the pool never noticed its process died: every task waits"
+        assert isinstance(dying.exception(), BrokenProcessPool)
+        assert after.result(timeout=120) == 16
+        assert pool.renewed == 1
+    finally:
+        pool.shutdown()
+
