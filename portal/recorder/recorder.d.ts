@@ -56,9 +56,10 @@ export interface RecorderOptions {
   /** the largest digit a move may hold: the side of a square grid unless given (9 for
    * 9x9); 2 for Nurikabe. A move beyond it is not recorded. */
   maxDigit?: number;
-  /** the puzzle's givens: its text, one character a cell ("0" or "." blank), or a value a
-   * cell (0 blank). A move on a given is not recorded (fairgrid refuses a log with one);
-   * attach() takes read-only inputs as givens too. */
+  /** the puzzle's givens: its text in any format fairgrid reads (one line or a grid with
+   * ".", "0" or "_" blanks, numbers between commas, Nurikabe's "ROWSxCOLS:cells"), or a
+   * value a cell (0 blank). A move on a given is not recorded (fairgrid refuses a log
+   * with one); attach() takes read-only inputs as givens too. */
   givens?: string | ArrayLike<number>;
   /** monotonic ms, performance.now by default */
   clock?: () => number;
@@ -83,8 +84,11 @@ export declare class Recorder {
   /** record a grid of <input> elements (row-major; read-only ones are givens) */
   attach(grid: ArrayLike<HTMLInputElement> | ParentNode): this;
   detach(): void;
-  /** the solve so far, as the webhook carries it */
+  /** the solve so far, as the webhook carries it; after finish(), the log it froze */
   log(): SolveLog;
+  /** the solve is over: its log, frozen (log() gives the same from now on, across
+   * reloads, so a re-post after a lost answer is the same body) */
+  finish(): SolveLog;
   /** forget the solve, after the portal's server took it */
   clear(): void;
   /** ms since the start */

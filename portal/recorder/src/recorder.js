@@ -15,6 +15,10 @@ const LIMITS = { items: 10_000, digits: 100_000, count: 1_000_000, ms: 1_000_000
 // pastes are saved at once; what a kill misses of the rest reads as time away from the
 // last save (restore()), and pagehide saves anyway.
 const EVENT_SAVE_MS = 1000;
+// the most a reload (or the clock moved between two pages) adds to the solve's time:
+// fairgrid refuses a log that ends more than a day after its receipt, and a page left
+// for longer than this is a solve taken up again, not a think
+const MAX_RELOAD_GAP_MS = 12 * 3600 * 1000;
 
 function noop() {}
 
@@ -33,9 +37,10 @@ export class Recorder {
    * @param {number} [options.cells] the grid's cell count (81 for 9x9)
    * @param {number} [options.maxDigit] the largest digit a move may hold: the side of a
    *   square grid (9 for 9x9) unless given; 2 for Nurikabe (1 river, 2 island)
-   * @param {string|ArrayLike<number>} [options.givens] the puzzle's givens (its text, or
-   *   a value a cell: non-zero, or a character not "0" or ".", is a given): a move on a
-   *   given is not recorded (fairgrid refuses a log that holds one)
+   * @param {string|ArrayLike<number>} [options.givens] the puzzle's givens: its text in
+   *   any format fairgrid reads (one line or a grid with ".", "0" or "_" blanks, numbers
+   *   between commas, Nurikabe's "ROWSxCOLS:cells"), or a value a cell (non-zero is a
+   *   given): a move on a given is not recorded (fairgrid refuses a log that holds one)
    * @param {() => number} [options.clock] monotonic milliseconds (performance.now)
    * @param {() => number} [options.wallClock] epoch milliseconds (Date.now): started_at,
    *   and the time a reload took
@@ -67,7 +72,9 @@ export class Recorder {
     this.t0 = this.clock();
     this.moves = [];
     this.values = new Array(this.cells).fill(0);
-    this.done = []; // what undo() reverses: [cell, digit before, kind]
+    this.marks = Array.from({ length: this.cells }, () => []); // each cell's notes
+    this.done = []; // what undo() reverses: [cell, digit before, kind, marks cleared]
+    this.finished = null; // the log finish() froze
     this.client = { version: CLIENT_VERSION, recorder: RECORDER, paste_count: 0,
                      pastes: [], hidden: [], blur: [], input: {} };
     this.hiddenSince = this.document && this.document.hidden ? 0 : null;
@@ -98,25 +105,41 @@ export class Recorder {
   /** Reverse the last place, erase or note still standing (a new move in the log: an
    * undo is part of the solve). False when there is nothing to undo. */
   undo() {
+    if (this.finished) return false;
     const last = this.done.pop();
     if (!last) return false;
-    const [cell, before, kind] = last;
+    const [cell, before, kind, cleared] = last;
+    if (kind === "note" && before === 0) {
+      // a clear of the cell's marks: each mark it took is written again
+      for (const mark of cleared ?? []) this.move(cell, mark, "note", false);
+      return true;
+    }
     // a note toggles its mark, so the same note again takes it back
     this.move(cell, before, kind, false);
     return true;
   }
 
   move(cell, digit, kind, undoable) {
-    if (!Number.isInteger(cell) || cell < 0 || cell >= this.cells || this.given.has(cell)
-        || !Number.isInteger(digit) || digit < 0 || digit > this.maxDigit) {
+    if (this.finished || !Number.isInteger(cell) || cell < 0 || cell >= this.cells
+        || this.given.has(cell) || !Number.isInteger(digit) || digit < 0
+        || digit > this.maxDigit) {
       // a page's bug is not a solve's evidence (and would have the daemon refuse the
-      // whole log); nothing to throw into the page
+      // whole log); nothing to throw into the page; a finished solve takes no more
       return;
     }
-    if (undoable) this.done.push([cell, kind === "note" ? digit : this.values[cell], kind]);
+    if (undoable) {
+      this.done.push(kind === "note"
+        ? [cell, digit, kind, digit === 0 ? [...this.marks[cell]] : undefined]
+        : [cell, this.values[cell], kind]);
+    }
     const move = { t_ms: this.now(), cell, digit };
-    if (kind === "note") move.kind = "note";
-    else this.values[cell] = digit;
+    if (kind === "note") {
+      move.kind = "note";
+      const marks = this.marks[cell];
+      if (digit === 0) marks.length = 0;
+      else if (marks.includes(digit)) marks.splice(marks.indexOf(digit), 1);
+      else marks.push(digit);
+    } else this.values[cell] = digit;
     this.moves.push(move);
     this.client.input[this.device] = (this.client.input[this.device] ?? 0) + 1;
     this.save();
@@ -139,14 +162,28 @@ export class Recorder {
     this.save();
   }
 
-  /** The solve so far as the webhook carries it: started_at, moves, client. */
+  /** The solve so far as the webhook carries it: started_at, moves, client; once
+   * finish() was called, the log it froze. */
   log() {
+    if (this.finished) return structuredClone(this.finished);
     const client = structuredClone(this.client);
     const t = this.now();
     if (this.hiddenSince !== null) client.hidden.push({ t_ms: this.hiddenSince, ms: t - this.hiddenSince });
     if (this.blurSince !== null) client.blur.push({ t_ms: this.blurSince, ms: t - this.blurSince });
     return { started_at: new Date(this.startedWall).toISOString(),
              moves: this.moves.map((m) => ({ ...m })), client: withinLimits(client) };
+  }
+
+  /** The solve is over (the player submitted it): its log, frozen. log() gives the
+   * same from now on, across reloads, so that posting it again after a lost answer
+   * sends the same body, which fairgrid takes as a duplicate; no move is recorded
+   * after it. */
+  finish() {
+    if (!this.finished) {
+      this.finished = this.log();
+      this.save();
+    }
+    return structuredClone(this.finished);
   }
 
   /** Forget the solve (after the portal's server took it). */
@@ -165,8 +202,9 @@ export class Recorder {
     try {
       this.storage.setItem(this.key, JSON.stringify({
         startedWall: this.startedWall, savedWall: this.wallClock(), t: this.savedAt,
-        moves: this.moves, values: this.values, done: this.done, client: this.client,
-        hiddenSince: this.hiddenSince, blurSince: this.blurSince }));
+        moves: this.moves, values: this.values, marks: this.marks, done: this.done,
+        client: this.client, hiddenSince: this.hiddenSince, blurSince: this.blurSince,
+        finished: this.finished }));
     } catch {
       // full or refused storage: the solve goes on, only a reload would lose it
     }
@@ -179,8 +217,8 @@ export class Recorder {
   }
 
   /** Take up a solve a reload interrupted: the monotonic clock restarts with the page,
-   * so the time the reload took (by the wall clock, never negative) is added, and is
-   * recorded as time the page was hidden. */
+   * so the time the reload took (by the wall clock, never negative, at most
+   * MAX_RELOAD_GAP_MS) is added, and is recorded as time the page was hidden. */
   restore() {
     let kept;
     try {
@@ -189,12 +227,16 @@ export class Recorder {
       kept = null;
     }
     if (!kept || !Array.isArray(kept.moves) || !kept.client) return false;
-    const gap = Math.max(0, Math.round(this.wallClock() - kept.savedWall));
+    const gap = Math.min(MAX_RELOAD_GAP_MS,
+                         Math.max(0, Math.round(this.wallClock() - kept.savedWall)));
     this.startedWall = kept.startedWall;
     this.moves = kept.moves;
     this.values = kept.values;
+    this.marks = Array.isArray(kept.marks) ? kept.marks
+      : Array.from({ length: this.cells }, () => []);
     this.done = kept.done;
     this.client = kept.client;
+    this.finished = kept.finished ?? null;
     this.lastT = kept.t + gap;
     this.t0 = this.clock() - this.lastT;
     // an interval open at the reload ends with the page that saw it begin
@@ -292,13 +334,38 @@ export class Recorder {
   }
 }
 
-/** The given cells of a puzzle's text or values (see the constructor's ``givens``). */
+const BLANKS = new Set([".", "0", "_"]);
+const SEPARATORS = new Set([" ", "\t", "\r", "\n", "|", "+", "-"]);
+
+/** The given cells of a puzzle's text or values (see the constructor's ``givens``),
+ * read as fairgrid reads the formats (solvers/grid.py, solvers/nurikabe/model.py). */
 function givenCells(givens) {
   const given = new Set();
   if (givens == null) return given;
-  Array.from(givens).forEach((value, cell) => {
-    if (typeof value === "string" ? value !== "0" && value !== "." : value) given.add(cell);
-  });
+  if (typeof givens !== "string") {
+    Array.from(givens).forEach((value, cell) => { if (value) given.add(cell); });
+    return given;
+  }
+  const header = /^\s*\d+\s*x\s*\d+\s*:/i.exec(givens);
+  if (header) { // Nurikabe: a character a cell, "." empty, any other a clue
+    Array.from(givens.slice(header[0].length).replace(/\s/g, "")).forEach((ch, cell) => {
+      if (ch !== ".") given.add(cell);
+    });
+    return given;
+  }
+  const tokens = (givens.match(/[^\s,|]+/g) ?? []).filter((t) => /[^-+]/.test(t));
+  const numbers = givens.includes(",") || (tokens.length > 1
+    && tokens.every((t) => t.length <= 2) && tokens.some((t) => /^[0-9]{2}$/.test(t)));
+  if (numbers) { // a number a cell
+    tokens.forEach((t, cell) => { if (!BLANKS.has(t)) given.add(cell); });
+    return given;
+  }
+  let cell = 0; // a symbol a cell, separators and line ends skipped
+  for (const ch of givens) {
+    if (SEPARATORS.has(ch)) continue;
+    if (!BLANKS.has(ch)) given.add(cell);
+    cell += 1;
+  }
   return given;
 }
 

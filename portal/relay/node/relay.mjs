@@ -16,7 +16,11 @@ import { createHash } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import { Webhook } from "standardwebhooks";
 
-const RETRY_STATUSES = new Set([429, 500, 502, 503, 504]);
+/** Whether an answer is worth another try: any 5xx (fairgrid's, or a proxy's or a
+ * CDN's in front of it: 507, 520-524) and 429. */
+export function retryable(status) {
+  return status >= 500 || status === 429;
+}
 
 /** Seconds a Retry-After header asks for (a number, or an HTTP date); null without one. */
 export function retryAfterS(value) {
@@ -57,7 +61,7 @@ export function webhookBody({ portal, submissionId, playerId, puzzleId, log, tou
 export async function deliver(url, secret, body, { attempts = 6, baseS = 0.5, capS = 30 } = {}) {
   const raw = JSON.stringify(body);
   const msgId = `solve-${body.submission_id}`;
-  const webhook = new Webhook(secret);
+  const webhook = secret instanceof Webhook ? secret : new Webhook(secret.trim());
   for (let attempt = 0; ; attempt++) {
     const now = new Date();
     let wait = null;
@@ -73,10 +77,12 @@ export async function deliver(url, secret, body, { attempts = 6, baseS = 0.5, ca
       if (answer === null || typeof answer !== "object" || Array.isArray(answer)) {
         answer = { error: `an answer ${resp.status} with no JSON object in it (a proxy's?)` };
       }
-      if (!RETRY_STATUSES.has(resp.status) || attempt === attempts - 1) {
+      if (!retryable(resp.status) || attempt === attempts - 1) {
         return { status: resp.status, answer };
       }
-      wait = retryAfterS(resp.headers.get("retry-after"));
+      // a gateway's "an hour" would hold the page's request as long: at most the cap
+      const asked = retryAfterS(resp.headers.get("retry-after"));
+      wait = asked === null ? null : Math.min(capS, asked);
     } catch (error) {
       if (attempt === attempts - 1) throw error;
     }
@@ -121,6 +127,10 @@ function send(response, status, value) {
 
 export function makeServer({ fairgridUrl, portal, secret, notifySecret, player = playerOf,
                              tournament = tournamentOf, onEvent = () => {} }) {
+  // made once: a secret that is no secret fails here, at the start, not at every
+  // request; a secret read from a file ends in a new line, which is not part of it
+  const signer = new Webhook(String(secret ?? "").trim());
+  const verifier = notifySecret ? new Webhook(String(notifySecret).trim()) : null;
   async function solve(request, response) {
     const raw = await readBody(request);
     let page;
@@ -139,7 +149,7 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
     const body = webhookBody({ portal, submissionId, playerId, puzzleId: page.puzzle_id,
                                log: page.log, tournamentId: tournament(request, page.puzzle_id) });
     try {
-      const { status, answer } = await deliver(fairgridUrl, secret, body);
+      const { status, answer } = await deliver(fairgridUrl, signer, body);
       return send(response, status < 300 ? 200 : 502,
                   { submission_id: submissionId, status, fairgrid: answer });
     } catch {
@@ -154,7 +164,7 @@ export function makeServer({ fairgridUrl, portal, secret, notifySecret, player =
     const raw = await readBody(request);
     let payload;
     try {
-      payload = new Webhook(notifySecret).verify(raw.toString("utf8"), request.headers);
+      payload = verifier.verify(raw.toString("utf8"), request.headers);
     } catch {
       return send(response, 401, { error: "bad signature" });
     }

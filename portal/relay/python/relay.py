@@ -31,7 +31,12 @@ from aiohttp import web
 from standardwebhooks import Webhook
 from standardwebhooks.webhooks import WebhookVerificationError
 
-RETRY_STATUSES = {429, 500, 502, 503, 504}
+def retryable(status: int) -> bool:
+    """Whether an answer is worth another try: any 5xx (fairgrid's, or a proxy's or a
+    CDN's in front of it: 507, 520-524) and 429."""
+    return status >= 500 or status == 429
+
+
 SEEN_EVENTS = 10_000  # event ids remembered (keep them in your database to survive restarts)
 SESSION = web.AppKey("session", aiohttp.ClientSession)
 
@@ -95,9 +100,11 @@ async def deliver(session: aiohttp.ClientSession, url: str, secret: str, body: d
             async with session.post(url.rstrip("/") + "/v1/webhooks/solves", data=raw,
                                     headers=headers) as resp:
                 answer = _answer(resp.status, await resp.read())
-                if resp.status not in RETRY_STATUSES or attempt == attempts - 1:
+                if not retryable(resp.status) or attempt == attempts - 1:
                     return resp.status, answer
-                wait = retry_after_s(resp.headers.get("Retry-After"))
+                # a gateway's "an hour" would hold the page's request as long: the cap
+                asked = retry_after_s(resp.headers.get("Retry-After"))
+                wait = None if asked is None else min(cap_s, asked)
         except (aiohttp.ClientError, asyncio.TimeoutError):
             if attempt == attempts - 1:
                 raise
