@@ -19,6 +19,9 @@ const EVENT_SAVE_MS = 1000;
 // fairgrid refuses a log that ends more than a day after its receipt, and a page left
 // for longer than this is a solve taken up again, not a think
 const MAX_RELOAD_GAP_MS = 12 * 3600 * 1000;
+// performance.now() stands still while the computer sleeps (on macOS and Linux), the
+// wall clock does not: a hidden page whose wall clock ran this much longer slept
+const SLEEP_SLACK_MS = 2000;
 
 function noop() {}
 
@@ -78,6 +81,7 @@ export class Recorder {
     this.client = { version: CLIENT_VERSION, recorder: RECORDER, paste_count: 0,
                      pastes: [], hidden: [], blur: [], input: {} };
     this.hiddenSince = this.document && this.document.hidden ? 0 : null;
+    this.hiddenAt = this.hiddenSince === null ? null : [this.clock(), this.wallClock()];
     this.blurSince = null;
     this.lastT = 0;
     this.savedAt = undefined; // nothing of this solve saved yet
@@ -243,9 +247,21 @@ export class Recorder {
     const away = kept.hiddenSince ?? kept.blurSince ?? kept.t;
     this.client.hidden.push({ t_ms: away, ms: this.lastT - away });
     this.hiddenSince = this.document && this.document.hidden ? this.lastT : null;
+    this.hiddenAt = this.hiddenSince === null ? null : [this.clock(), this.wallClock()];
     this.blurSince = null;
     this.savedAt = undefined; // this page has saved nothing yet
     return true;
+  }
+
+  /** The time the computer slept while the page was hidden (the wall clock ran on,
+   * the monotonic one did not), at most MAX_RELOAD_GAP_MS, added to the solve's time as
+   * a reload's is: it is time away like any other. */
+  addSleep() {
+    if (!this.hiddenAt) return;
+    const [clockThen, wallThen] = this.hiddenAt;
+    this.hiddenAt = null;
+    const slept = (this.wallClock() - wallThen) - (this.clock() - clockThen);
+    if (slept > SLEEP_SLACK_MS) this.t0 -= Math.min(slept, MAX_RELOAD_GAP_MS);
   }
 
   on(target, type, handler, passive = true) {
@@ -264,9 +280,12 @@ export class Recorder {
   listen() {
     const doc = this.document;
     this.on(doc, "visibilitychange", () => {
+      if (!doc.hidden && this.hiddenSince !== null) this.addSleep();
       const t = this.now();
-      if (doc.hidden && this.hiddenSince === null) this.hiddenSince = t;
-      else if (!doc.hidden && this.hiddenSince !== null) {
+      if (doc.hidden && this.hiddenSince === null) {
+        this.hiddenSince = t;
+        this.hiddenAt = [this.clock(), this.wallClock()];
+      } else if (!doc.hidden && this.hiddenSince !== null) {
         this.client.hidden.push({ t_ms: this.hiddenSince, ms: t - this.hiddenSince });
         this.hiddenSince = null;
       }

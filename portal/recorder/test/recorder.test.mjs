@@ -143,6 +143,7 @@ test("a storm of page events is saved about once a second, and a kill loses no t
   document.setHidden(true);
   wall.tick(4000);
   clock.ms = 10;
+  recorder.detach(); // the killed page hears nothing more
   const again = make({ key: "storm" });
   const away = again.log().client.hidden.reduce((a, x) => a + x.ms, 0);
   // 7 s away in truth; what the last save missed reads as away from that save: a
