@@ -18,7 +18,7 @@ import duckdb
 
 from . import files
 from .connection import read_only, refuse_newer
-from .erasure import fingerprint, key_path, list_path, read_key, read_list
+from .erasure import checked_key, key_path, list_path, read_list
 from .errors import StoreError, is_lock_error
 from .records import utc_now
 from .repository import lifecycle as sql
@@ -138,19 +138,11 @@ def _same_erasure_key(erased: set[str], made_with: str | None, target: Path) -> 
     the restored file, and without the key their solves would be accepted again."""
     if not erased:
         return
-    kpath = key_path(str(target))
-    if not kpath.exists():
-        raise StoreError(f"the backup remembers {len(erased)} erased player(s) but no "
-                         f"erasure key is beside {target} ({kpath.name}): put the key of "
-                         "the database it came from there first")
     try:
-        key = read_key(kpath)
-    except (OSError, StoreError) as exc:
-        raise StoreError(f"the erasure key {kpath} cannot be read: {exc}") from None
-    if made_with is not None and made_with != fingerprint(key):
-        raise StoreError(f"the backup's erasures were made with another erasure key than "
-                         f"{kpath} holds: put the key of the database it came from there "
-                         "first")
+        checked_key(key_path(str(target)), len(erased), erased, made_with)
+    except OSError as exc:
+        raise StoreError(f"the erasure key beside {target} cannot be read: "
+                         f"{exc.strerror or exc}") from None
 
 
 def check_copy(copy: Path, digests: dict[str, tuple[int, int]]) -> None:

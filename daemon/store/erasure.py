@@ -78,21 +78,11 @@ class ErasedPlayers:
               made_with: str | None) -> "ErasedPlayers":
         kpath, lpath = key_path(db_path), list_path(db_path)
         in_file = read_list(lpath)
-        if not kpath.exists():
-            if in_file or in_database:
-                raise StoreError(
-                    f"the erasure key {kpath} is missing, but {len(in_file | in_database)} "
-                    f"erased player(s) are remembered: put the key back from where the "
-                    f"database came from (without it their solves would be accepted again)")
+        if not kpath.exists() and not (in_file or in_database):
             _create_key(kpath)
+        key = checked_key(kpath, len(in_file | in_database), in_database, made_with)
         make_private(kpath)
         make_private(lpath)
-        key = read_key(kpath)
-        if in_database and made_with is not None and made_with != fingerprint(key):
-            raise StoreError(
-                f"the erasure key {kpath} is not the key the database's {len(in_database)} "
-                "erasure(s) were made with: put back the key from where the database came "
-                "from (with this one their solves would be accepted again)")
         out = cls(key, in_file | in_database, lpath)
         missing = sorted(in_database - in_file)
         if missing:
@@ -165,12 +155,7 @@ def undone(db_path: str, in_database: set[str],
     only = read_list(list_path(db_path)) - in_database
     if not only:
         return []
-    kpath = key_path(db_path)
-    if not kpath.exists():
-        raise StoreError(f"the erasure key {kpath} is missing, but {len(only)} erased "
-                         "player(s) are listed: put the key back from where the database "
-                         "came from")
-    key = read_key(kpath)
+    key = checked_key(key_path(db_path), len(only), set(), None)
     return [(portal, player) for portal, player in players()
             if _digest(key, portal, player) in only]
 
@@ -225,6 +210,26 @@ def _write_whole(fd: int, text: bytes, path: Path) -> None:
     if os.write(fd, text) != len(text):
         raise OSError(errno.ENOSPC, "the erasure key was written short", str(path))
     os.fsync(fd)
+
+
+def checked_key(kpath: Path, remembered: int, in_database: set[str],
+                made_with: str | None) -> bytes:
+    """The erasure key at ``kpath``, which must read the ``remembered`` erased people
+    (``in_database`` of them digested with the key whose fingerprint is ``made_with``):
+    StoreError when it is missing while any are remembered, or is another key. Without
+    the right key their solves would be accepted again."""
+    if not kpath.exists() and remembered:
+        raise StoreError(
+            f"the erasure key {kpath} is missing, but {remembered} erased player(s) are "
+            "remembered: put the key back from where the database came from (without it "
+            "their solves would be accepted again)")
+    key = read_key(kpath)
+    if in_database and made_with is not None and made_with != fingerprint(key):
+        raise StoreError(
+            f"the erasure key {kpath} is not the key the database's {len(in_database)} "
+            "erasure(s) were made with: put back the key from where the database came "
+            "from (with this one their solves would be accepted again)")
+    return key
 
 
 def read_key(path: Path) -> bytes:
