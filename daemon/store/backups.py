@@ -3,7 +3,8 @@
 A backup is written under ``<name>.partial`` beside its final name, closed checkpointed
 (no WAL), fsynced and renamed: a file named ``fairgrid-<stamp>.duckdb`` is a complete
 backup, and what a kill leaves is a ``.partial`` file, removed at the daemon's next start
-(:func:`remove_partials`) and refused by :func:`restore`.
+(:func:`remove_partials`; not one another process is still writing) and refused by
+:func:`restore`.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def write_backup(cur, target: Path) -> dict:
     nothing is left under either name."""
     partial = partial_path(target)
     try:
-        counts = sql.copy_database(cur, str(partial), utc_now())
-        files.publish(partial, target)
+        with files.writing(partial):
+            counts = sql.copy_database(cur, str(partial), utc_now())
+            files.publish(partial, target)
     except (duckdb.IOException, OSError) as exc:  # writing the backup's own file
         files.remove_database(partial)
         why = (exc.strerror if isinstance(exc, OSError) and exc.strerror

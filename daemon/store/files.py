@@ -12,8 +12,11 @@ temporary one a kill left behind is removed at the next start (:func:`remove_lef
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import os
 import stat
+from contextlib import contextmanager
 from pathlib import Path
 
 PARTIAL = ".partial"       # a backup being written: fairgrid-<stamp>.duckdb.partial
@@ -74,13 +77,59 @@ def remove_database(path: Path | str) -> None:
     wal_of(path).unlink(missing_ok=True)
 
 
+LOCK = ".lock"  # held (flock) by the process writing <name>.partial, create to rename
+
+
+@contextmanager
+def writing(path: Path | str):
+    """Hold ``<path>.lock`` while the file ``path`` is written and published: what tells
+    another process's start (:func:`remove_leftovers`) that it is no leftover, for the
+    whole time from its creation to its rename (DuckDB's own lock ends at its close)."""
+    lock = Path(str(path) + LOCK)
+    fd = os.open(lock, os.O_CREAT | os.O_RDWR, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        lock.unlink(missing_ok=True)
+        os.close(fd)
+
+
+def in_use(path: Path | str) -> bool:
+    """Whether another process is writing the file ``path``: it holds ``<path>.lock``
+    (:func:`writing`), or DuckDB's POSIX lock on the file itself (a copy written some
+    other way). A file this process cannot open is someone else's and counts as in use.
+    Not for a file this process has open: closing any descriptor of a file drops the
+    process's POSIX locks."""
+    for name, lock in ((str(path) + LOCK, fcntl.flock), (str(path), fcntl.lockf)):
+        try:
+            fd = os.open(name, os.O_RDONLY)
+        except FileNotFoundError:
+            continue
+        except OSError:
+            return True
+        try:
+            lock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except OSError as exc:
+            if exc.errno in (errno.EAGAIN, errno.EACCES):
+                return True
+        finally:
+            os.close(fd)
+    return False
+
+
 def remove_leftovers(folder: Path | str, suffix: str) -> list[Path]:
     """Remove files ending in ``suffix`` (and their WALs) from ``folder``: what a killed
-    backup or rewrite left; the paths removed."""
+    backup or rewrite left; the paths removed. A file another process is writing (a
+    backup of another daemon or command sharing the folder) is no leftover and stays."""
     folder = Path(folder)
     if not folder.is_dir():
         return []
-    gone = sorted(p for p in folder.iterdir() if p.name.endswith((suffix, suffix + ".wal")))
+    found = sorted(p for p in folder.iterdir()
+                   if p.name.endswith((suffix, suffix + ".wal", suffix + LOCK)))
+    owner = {p: p.with_name(p.name[:p.name.rindex(suffix) + len(suffix)]) for p in found}
+    busy = {o for o in set(owner.values()) if in_use(o)}
+    gone = [p for p in found if owner[p] not in busy]
     for path in gone:
         path.unlink(missing_ok=True)
     return gone
