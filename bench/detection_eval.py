@@ -21,9 +21,10 @@ Players, each solving ``--per-player`` puzzles drawn at random:
   fairgrid model, on the rest).
 
 Phase 1, cold start: every solve scored against the analysis alone. Phase 2, after the
-nightly job: ratings and skills fitted on the first two thirds of the puzzles' solves not
-flagged at cold start, per-level nulls and consensus orders learnt from them; every solve
-re-scored (the last third of the puzzles are "new": prior difficulty, learnt level nulls).
+nightly job: ratings and skills fitted on two thirds of the puzzles' solves not flagged at
+cold start (every level's first two thirds), per-level nulls and consensus orders learnt
+from them; every solve re-scored (the rest of the puzzles, a third of each level, are
+"new": prior difficulty, learnt level nulls).
 Players: each player's season verdict (``analytics.player_verdict``), as the service
 judges a player, in both phases.
 
@@ -40,6 +41,7 @@ import json
 import pickle
 import sys
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
@@ -198,14 +200,28 @@ def _nightly(puzzles, solves, cold, fitted_puzzles):
     return run, ratings, skills, sorted(level_nulls)
 
 
+def fitted_puzzles(puzzles) -> set[int]:
+    """Two thirds of the puzzles, taken level by level in turn (the first of each site
+    level, then the second, ...): what the nightly job has seen. Each level keeps puzzles
+    it never fitted, so "new" is never one level, the one with the stalls."""
+    seen: Counter = Counter()
+    rank = {}
+    for j, p in enumerate(puzzles):
+        rank[j] = seen[p["site"]]
+        seen[p["site"]] += 1
+    order = sorted(range(len(puzzles)), key=lambda j: (rank[j], j))
+    return set(order[:len(puzzles) * 2 // 3])
+
+
 def after_nightly(pool, puzzles, solves, cold, **progress):
-    """The nightly arithmetic on the first two thirds of the puzzles' solves not flagged
-    at cold start, then every solve re-scored: (RatingRun, levels with nulls, scores)."""
+    """The nightly arithmetic on two thirds of the puzzles' solves not flagged at cold
+    start (:func:`fitted_puzzles`), then every solve re-scored: (RatingRun, levels with
+    nulls, scores)."""
     from tqdm import tqdm
 
     from fairgrid.analytics.puzzle_model import PuzzleRating
 
-    fitted = set(range(len(puzzles) * 2 // 3))
+    fitted = fitted_puzzles(puzzles)
     run, ratings, skills, nulled = _nightly(puzzles, solves, cold, fitted)
     by_j = {}
     for k, s in enumerate(solves):

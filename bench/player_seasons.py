@@ -61,7 +61,7 @@ import numpy as np
 import _common
 import players as models_
 from _common import DOCS_IMG, judge_seasons, machine, org_uk_rows, portal_player_null
-from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs
+from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs, fitted_puzzles
 
 HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
 CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
@@ -294,7 +294,7 @@ def main() -> int:
         if args.compare_logs:
             return _compare_logs(records, people, started)
         cold = [(None, None, flagged_cold[r["sid"]]) for r in records]
-        fitted = set(range(n_p * 2 // 3))
+        fitted = fitted_puzzles(puzzles)
         run, ratings, skills, _ = _nightly(puzzles, records, cold, fitted)
         by_j = {}
         for k, r in enumerate(records):

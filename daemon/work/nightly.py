@@ -86,6 +86,28 @@ class NightlyCancelled(Exception):
     commits. A stop is no failure: the run is recorded ``abandoned``, as a killed one is."""
 
 
+class Stopping:
+    """The run's ``tasks``, refusing new work once ``stopped()``: a stage that works in
+    chunks (the consensus orders, the level nulls, the players' verdicts, minutes on a
+    big portal) ends at its next chunk, within the stop's grace, not at its own end."""
+
+    def __init__(self, tasks, stopped: Callable[[], bool]):
+        self._tasks, self._stopped = tasks, stopped
+
+    @property
+    def workers(self):
+        return getattr(self._tasks, "workers", None)
+
+    def check(self) -> None:
+        """NightlyCancelled once stopped (``pool.in_tasks`` asks before each item)."""
+        if self._stopped():
+            raise NightlyCancelled("the daemon is shutting down")
+
+    def submit(self, fn, *args, **kwargs):
+        self.check()
+        return self._tasks.submit(fn, *args, **kwargs)
+
+
 def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S-") + uuid.uuid4().hex[:6]
 
@@ -104,14 +126,19 @@ def current_calibration(db: NightlyDB, shipped: Calibration) -> Calibration:
 # ------------------------------------------------------------------------------- the run
 
 def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[str], None]
-                = lambda stage: None, run_id: str | None = None, tasks=None) -> dict:
+                = lambda stage: None, run_id: str | None = None, tasks=None,
+                stopped: Callable[[], bool] | None = None) -> dict:
     """One run of the nightly job; returns its summary (row counts, timings, keys to
     re-score). Raises on failure, or a stop, after recording it in ``job_runs``.
 
     ``executor`` runs the fit (one task); ``tasks`` (default: ``executor``) the
     per-puzzle work, consensus orders and level-null signals, in chunks: the local pool,
-    or a Dask cluster's lane. The result is the same whatever runs it."""
+    or a Dask cluster's lane. The result is the same whatever runs it. ``stopped``: the
+    daemon is stopping; the run ends at its next stage or chunk of tasks."""
     run_id = run_id or new_run_id()
+    tasks = tasks if tasks is not None else executor
+    if stopped is not None and tasks is not None:
+        tasks = Stopping(tasks, stopped)
     t0 = time.perf_counter()
     db.write(sql.start_run, run_id, JOB, datetime.now(timezone.utc))
     committed: dict = {}
@@ -126,8 +153,7 @@ def run_nightly(db: NightlyDB, settings, *, executor=None, progress: Callable[[s
         progress(stage)
 
     try:
-        summary = _run(db, settings, executor, timed, run_id,
-                       tasks if tasks is not None else executor, committed)
+        summary = _run(db, settings, executor, timed, run_id, tasks, committed)
     except BaseException as exc:
         status = "abandoned" if isinstance(exc, NightlyCancelled) else "failed"
         error = f"{type(exc).__name__}: {exc}"

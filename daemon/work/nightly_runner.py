@@ -179,7 +179,8 @@ class NightlyRunner:
                             run_id, exc)
         with self._store.all_cores():
             return run_nightly(store_db(self._store), self._settings, executor=self._executor,
-                               progress=self._progress, run_id=run_id, tasks=tasks)
+                               progress=self._progress, run_id=run_id, tasks=tasks,
+                               stopped=lambda: self._cancel)
 
     def _set_correlations(self, corr: dict) -> None:
         """The last run's correlations, and only those: a run that measured none (too

@@ -271,6 +271,19 @@ class LaneExecutor(Executor):
         """The pool is the daemon's: a lane does not stop it."""
 
 
+def _checked(items, check):
+    """``items``, calling ``check()`` (when given) before each is taken."""
+    it = iter(items)
+    while True:
+        if check is not None:
+            check()
+        try:
+            x = next(it)
+        except StopIteration:
+            return
+        yield x
+
+
 def in_tasks(tasks, fn, items):
     """``fn(x)`` for each of ``items`` (an iterator, consumed only as tasks free up, for
     the reads behind it are big), as tasks of ``tasks`` when given, a few per worker in
@@ -280,8 +293,11 @@ def in_tasks(tasks, fn, items):
             yield fn(x)
         return
     limit = 2 * max(1, getattr(tasks, "workers", 1) or 1)
+    # tasks that can refuse work (a stopping nightly run) say so before the next item,
+    # whose read may be big, is made
+    check = getattr(tasks, "check", None)
     window = []
-    for x in items:
+    for x in _checked(items, check):
         window.append(tasks.submit(fn, x))
         if len(window) >= limit:
             yield window.pop(0).result()

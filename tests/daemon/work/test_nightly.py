@@ -480,6 +480,99 @@ def test_a_run_stopped_after_its_write_leaves_its_solves_to_re_score(tmp_path):
     assert con.execute("SELECT run_id FROM current_rating").fetchone()[0] == run
 
 
+def test_a_stop_ends_a_chunked_stage_at_its_next_chunk(tmp_path, monkeypatch):
+    """The level nulls are computed in chunks of sampled solves, minutes on a big portal:
+    a stop during them ends the run before the next chunk is handed out (the unit's
+    grace is a minute), recorded ``abandoned``, nothing in force."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fairgrid.analytics import recalibration
+    from fairgrid.daemon.work import nightly
+    from fairgrid.daemon.work.nightly import NightlyCancelled
+
+    con, _ = build(tmp_path / "s.duckdb", puzzles=4, players=8)
+    monkeypatch.setattr(nightly, "LEVEL_TASK", 5)   # a chunk of five sampled solves
+    stage, chunks = [None], []
+
+    class Counting(ThreadPoolExecutor):
+        def submit(self, fn, *args, **kwargs):
+            if fn is recalibration.level_values:
+                chunks.append(args)
+            return super().submit(fn, *args, **kwargs)
+
+    with Counting(1) as pool:
+        with pytest.raises(NightlyCancelled):
+            run_nightly(direct_db(con), make_settings(tmp_path), executor=pool,
+                        progress=lambda s: stage.__setitem__(0, s),
+                        stopped=lambda: stage[0] == "consensus" and len(chunks) >= 1)
+        assert stage[0] == "consensus" and len(chunks) == 1
+        status, rows = con.execute("SELECT status, rows FROM job_runs").fetchone()
+        assert status == "abandoned" and not json.loads(rows)["in_force"], rows
+        # not stopped, the same run hands out several chunks
+        run_nightly(direct_db(con), make_settings(tmp_path), executor=pool,
+                    stopped=lambda: False)
+    assert len(chunks) > 2
+
+
+def test_a_stop_reads_no_further_block():
+    """A stage's next item is a big read (a block of players' seasons): once the run is
+    stopped, it is not made only to be refused."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from fairgrid.daemon.work.nightly import NightlyCancelled, Stopping
+    from fairgrid.daemon.work.pool import in_tasks
+
+    read, stop = [], []
+
+    def reads():
+        for k in range(5):
+            read.append(k)
+            yield k
+
+    with ThreadPoolExecutor(1) as pool:
+        done = in_tasks(Stopping(pool, lambda: bool(stop)), lambda x: x * 10, reads())
+        with pytest.raises(NightlyCancelled):
+            for got in done:
+                stop.append(got)
+    assert read == [0, 1] and stop == [0]   # the window's second was read before the stop
+
+
+def test_the_daemon_s_stop_reaches_a_run_inside_its_stage(tmp_path, monkeypatch):
+    """The runner hands its stop to the run: a stop that comes while the consensus stage
+    works through its chunks ends the run there, not at the next stage."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from prometheus_client import CollectorRegistry
+
+    from fairgrid.daemon.metrics import Metrics
+    from fairgrid.daemon.store import Store
+    from fairgrid.daemon.work import nightly
+    from fairgrid.daemon.work.nightly import NightlyCancelled
+    from fairgrid.daemon.work.nightly_runner import NightlyRunner
+
+    con, _ = build(tmp_path / "r.duckdb", puzzles=4, players=8)
+    con.close()
+    monkeypatch.setattr(nightly, "LEVEL_TASK", 5)
+    store = Store(str(tmp_path / "r.duckdb"))
+    try:
+        with ThreadPoolExecutor(1) as pool:
+            runner = NightlyRunner(store, make_settings(tmp_path), Metrics(CollectorRegistry()),
+                                   pool, None)
+            seen, progress = [], runner._progress
+
+            def stop_comes_in(stage):   # SIGTERM, just as the stage began
+                seen.append(stage)
+                progress(stage)
+                if stage == "consensus":
+                    runner._cancel = True
+            monkeypatch.setattr(runner, "_progress", stop_comes_in)
+            with pytest.raises(NightlyCancelled):
+                runner._run_all_cores("r-stop")
+        assert seen[-1] == "consensus"
+    finally:
+        store.close()
+
+
 def test_a_type_fitted_on_too_few_solves_or_players_stays_on_its_prior(tmp_path):
     """A type's fit goes in force only on ``nightly.min_solves`` solves from three
     players: a few solves of one portal's puzzle must not set the residual every
