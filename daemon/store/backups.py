@@ -19,7 +19,7 @@ import duckdb
 
 from . import files
 from .connection import read_only, refuse_newer
-from .erasure import checked_key, key_path, list_path, read_list
+from .erasure import checked_key, key_path, list_path, read_list, undone
 from .errors import StoreError, is_lock_error
 from .records import utc_now
 from .repository import lifecycle as sql
@@ -104,6 +104,7 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
     if target.is_dir():
         raise StoreError(f"{target} is a folder, not a database file")
     _same_erasure_key(erased, made_with, target)
+    again = _erased_again(source, target, erased)
     if target.exists():
         try:  # a running daemon holds the file's lock
             duckdb.connect(str(target)).close()
@@ -130,8 +131,25 @@ def restore(source: Path, target: Path, force: bool = False) -> Restored:
         files.publish(tmp, target)  # the old file's WAL goes: not replayed onto this one
     finally:
         files.remove_database(tmp)
-    return Restored(version, {t: n for t, (n, _) in digests.items()},
-                    len(read_list(list_path(str(target))) - erased))
+    return Restored(version, {t: n for t, (n, _) in digests.items()}, again)
+
+
+def _erased_again(source: Path, target: Path, erased: set[str]) -> int:
+    """How many people the list beside ``target`` names as erased after the backup
+    ``source`` was taken and the backup holds: the next start erases them again. Where
+    the list cannot be matched to the backup's players (no key to match it with, a
+    backup older than the players' tables), everyone it names that the backup does not
+    list as erased: the start says what is wrong."""
+    def held() -> list[tuple[str, str]]:
+        with read_only(source, replacements=False) as con:
+            return sql.players(con)
+    try:
+        return len(undone(str(target), erased, held))
+    except (StoreError, OSError, duckdb.Error):
+        try:
+            return len(read_list(list_path(str(target))) - erased)
+        except OSError:
+            return 0
 
 
 def _same_erasure_key(erased: set[str], made_with: str | None, target: Path) -> None:

@@ -145,9 +145,12 @@ def keep_fingerprint(con, fingerprint: str, stored: str | None) -> None:
 
 
 def players(cur) -> list[tuple[str, str]]:
-    """Every (portal, player id) with a solve or a skill rating stored."""
-    return cur.execute("SELECT portal, player_id FROM submissions UNION "
-                       "SELECT portal, player_id FROM player_ratings").fetchall()
+    """Every (portal, player id) with a solve or a skill rating stored (a file of a
+    schema before skills, a backup to restore, has solves only)."""
+    rated = _count(cur, "SELECT count(*) FROM information_schema.tables "
+                        "WHERE table_name = 'player_ratings'", []) > 0
+    return cur.execute("SELECT portal, player_id FROM submissions" + (
+        " UNION SELECT portal, player_id FROM player_ratings" if rated else "")).fetchall()
 
 
 def needs_rewrite(cur) -> bool:

@@ -206,3 +206,25 @@ def test_a_restore_into_a_full_folder_names_it_and_leaves_nothing(tmp_path, monk
     (tmp_path / "fairgrid.duckdb.restoring").write_bytes(b"half a copy")
     Store(str(db)).close()
     assert not (tmp_path / "fairgrid.duckdb.restoring").exists()
+
+
+def test_a_first_schema_file_restores_beside_a_list_of_the_erased(tmp_path):
+    """A file of the first schema (no skills table yet: a stopped database's file copied
+    as a backup, long ago) restores; the people the list beside the target names are
+    counted against what it can read, never a refusal of the file."""
+    from fairgrid.daemon.store.backups import restore
+    from fairgrid.daemon.store.connection import migrations
+
+    src = tmp_path / "old.duckdb"
+    con = duckdb.connect(str(src))
+    con.execute(dict(migrations())[1])
+    con.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY, "
+                "applied_at TIMESTAMPTZ NOT NULL)")
+    con.execute("INSERT INTO schema_version VALUES (1, now())")
+    con.close()
+    target = tmp_path / "fairgrid.duckdb"
+    (tmp_path / "fairgrid.duckdb.erased").write_text("ab" * 32 + "\n")
+    (tmp_path / "fairgrid.duckdb.erasure-key").write_text("cd" * 32 + "\n")
+    done = restore(src, target)
+    assert done.version == 1 and target.exists()
+    assert done.erased_again == 0   # the one it names never solved anything in this file

@@ -369,6 +369,10 @@ async def test_a_backup_from_before_an_erasure_restored_does_not_bring_the_perso
     assert _bytes_of(Path(old), who) > 0  # the backup holds them: erasure cannot reach it
     assert (await client.post(f"/v1/players/demo/{who}/erase", headers=bearer(ADMIN))
             ).status == 200
+    # someone who came after the backup, and is erased: the backup never held them
+    await _post(client, "late", "came-later")
+    assert (await client.post("/v1/players/demo/came-later/erase", headers=bearer(ADMIN))
+            ).status == 200
     await client.close()
     out = subprocess.run([sys.executable, "-m", "fairgrid.daemon.cli", "restore", old,
                           "--to", str(db), "--force"], capture_output=True, text=True,
