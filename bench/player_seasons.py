@@ -18,7 +18,8 @@ around the site's mean (sd 0.35 in log) with the person's own speed (sd 0.5).
   sweeper (slips, erasures, breaks), ladder and pencilmark (PyPI's pencilmark, a solver
   this project did not write);
 * cheaters, ``--cheaters`` per kind and habit: partial, assisted, stuck_copier,
-  hint_at_stall, human_order_copier, difficulty_copier (bench/players.py) and ``row``
+  hint_at_stall, hint_button (its hints the cells with the fewest candidates),
+  human_order_copier, difficulty_copier (bench/players.py) and ``row``
   (a blatant copy, analytics.simulate), each cheating on one puzzle in three
   (``selective``; honest as a pencil marker or a sweeper on the rest) or on every puzzle
   (``every``).
@@ -65,11 +66,11 @@ from detection_eval import SITE_LEVELS, _analyse, _nightly, _puzzle_inputs, fitt
 
 HONEST = ("pencil_marker", "auto_notes", "sweeper", "ladder", "pencilmark")
 CHEATS = ("partial", "assisted", "hint_at_stall", "human_order_copier",
-          "difficulty_copier", "row", "stuck_copier")
+          "difficulty_copier", "row", "stuck_copier", "hint_button")
 # kinds whose players draw their honest model with the rest of their habits, after every
 # other player's draws: added later, they leave the other players' logs and cold verdicts
 # as they were (the nightly fit learns from them too)
-LATE_CHEATS = frozenset({"stuck_copier"})
+LATE_CHEATS = frozenset({"stuck_copier", "hint_button"})
 HABITS = ("selective", "every")
 BASES = tuple(models_.BASES)   # how a cheater plays where it does not cheat
 PHASES = ("cold", "after nightly")

@@ -844,6 +844,13 @@ def hint_at_stall(text: str, solution, rng: np.random.Generator, total_s: float,
                    hook).log.finish("hint_at_stall", total_s, base)
 
 
+def hint_button(text: str, solution, rng: np.random.Generator, total_s: float, *,
+                base: str | None = None, **person) -> PlayerLog:
+    """:func:`hint_at_stall` with a portal's hint button: each hinted cell one with the
+    fewest candidates on the board, the cell easiest to fill."""
+    return hint_at_stall(text, solution, rng, total_s, base=base, pick="fewest", **person)
+
+
 def hint_at_hardest(text: str, solution, rng: np.random.Generator, total_s: float, *,
                     base: str | None = None, **person) -> PlayerLog:
     """Honest (a ``base`` pencil marker or sweeper) but for one hint: at the hardest
@@ -1093,7 +1100,8 @@ def difficulty_copier(text: str, solution, rng: np.random.Generator, total_s: fl
 
 
 HIDING_CHEATS: dict[str, Callable[..., PlayerLog]] = {
-    "hint_at_stall": hint_at_stall, "hint_at_hardest": hint_at_hardest,
+    "hint_at_stall": hint_at_stall, "hint_button": hint_button,
+    "hint_at_hardest": hint_at_hardest,
     "partial": partial, "assisted": assisted, "stuck_copier": stuck_copier,
     "human_order_copier": human_order_copier,
     "difficulty_copier": difficulty_copier}
