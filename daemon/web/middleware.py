@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import uuid
 
 from aiohttp import web
 
@@ -89,9 +90,15 @@ async def errors_middleware(request: web.Request, handler):
     except asyncio.CancelledError:
         raise
     except Exception:  # noqa: BLE001 - the last line of defence
-        # the path as escaped text, cut short: a caller's newline must not forge a line
-        log.exception("unhandled error on %s %s", request.method, shown(request.path)[:300])
-        return _answer(request, 500, "internal error")
+        # a reference the caller is given and the log holds, so that one failure reported
+        # is found among many; with a webhook's id, the portal can send it again. The path
+        # and id as escaped text, cut short: a caller's newline must not forge a line
+        ref = uuid.uuid4().hex[:12]
+        hook = request.headers.get("webhook-id")
+        log.exception("unhandled error on %s %s (ref %s%s)", request.method,
+                      shown(request.path)[:300], ref,
+                      f", webhook-id {shown(hook)[:100]}" if hook else "")
+        return _answer(request, 500, f"internal error (ref {ref})")
 
 
 def _answer(request: web.Request, status: int, message: str, field: str | None = None,
