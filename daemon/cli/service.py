@@ -108,6 +108,14 @@ def cmd_portal_add(args: argparse.Namespace) -> int:
               f"(';' between portals; a rotation lists both secrets: "
               f"{args.name}=<the old one>,{secret}); a running daemon takes up a changed "
               "..._FILE at once, the variable itself at its next start", file=sys.stderr)
+    elif args.config is None and not os.environ.get("FAIRGRID_CONFIG") and (
+            token_env := [v for v in os.environ if v.removesuffix("_FILE") in (
+                "FAIRGRID_AUTH_ORGANISER_TOKENS", "FAIRGRID_AUTH_ADMIN_TOKENS")]):
+        # with the tokens in the environment the daemon reads no embedded secrets file
+        print(f"the service tokens come from {sorted(token_env)[0]}, so the daemon reads "
+              f"no secrets file: give it the portals in FAIRGRID_PORTAL_SECRETS "
+              f"({args.name}={secret}; ';' between portals) or in a config's "
+              f"[portals.{args.name}] secrets = [\"{secret}\"]", file=sys.stderr)
     elif args.config is None and not os.environ.get("FAIRGRID_CONFIG"):
         try:  # (load_settings checks the secrets file; it is read again to add to it)
             settings, _ = load_settings(None)
