@@ -131,8 +131,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("scoring.player_alpha", float, 0.001,
             "False-positive target of a player's season verdict among honest players: "
             "the player is flagged when the strongest kind of evidence, corrected by its "
-            "share of it over the kinds judged (the likelihood ratios, added up as one "
-            "kind, and the tempo have 0.4 each, the count kinds the rest), is below it "
+            "share of it over the kinds judged (the hints' likelihood ratios 0.4, the "
+            "stall pace's 0.2, the tempo 0.2, the count kinds the rest), is below it "
             "(see detection.md)."),
     Setting("nightly.cron", str, "0 3 * * *",
             "When the nightly rating refresh runs (crontab syntax, UTC); empty disables it."),
