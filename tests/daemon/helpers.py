@@ -192,6 +192,30 @@ INSERT_SCORE = ("INSERT INTO scores (portal, submission_id, scored_at, anomaly, 
 METRICS = {"refutation_sum": 0.0, "serate": 0.0, "lone_single_steps": 1.0, "mean_options": 13.0}
 
 
+def insert_rows(con, table: str, columns: str, rows) -> None:
+    """Insert ``rows`` (tuples in the order of ``columns``, "(a, b, ...)") into ``table``
+    in one statement from columns: DuckDB's executemany runs a statement a row, which
+    is most of what building a test database of thousands of solves costs."""
+    rows = list(rows)
+    if not rows:
+        return
+    names = [c.strip() for c in columns.strip("() ").split(",")]
+    data, select = {}, []
+    for name, col in zip(names, zip(*rows)):
+        if isinstance(col[0], datetime):   # as text, read back as the instant it names
+            data[name] = np.array([v.isoformat() for v in col], dtype=object)
+            select.append(f"CAST({name} AS TIMESTAMPTZ)")
+        else:
+            data[name] = np.array(col, dtype=object if isinstance(col[0], str) else None)
+            select.append(name)
+    con.register("insert_rows_", data)
+    try:
+        con.execute(f"INSERT INTO {table} {columns} SELECT {', '.join(select)} "
+                    "FROM insert_rows_")
+    finally:
+        con.unregister("insert_rows_")
+
+
 def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
     """A database of ready puzzles (all with EASY's grid) and complete solves whose times
     follow log t = d_j - s_i + noise; returns the truth."""
@@ -232,8 +256,7 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
                          now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
                          "scored", "{}"))
             key += 1
-    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?)", subs)
+    insert_rows(con, "submissions", COLUMNS, subs)
     con.register("m", {k: np.array(v) for k, v in moves.items()})
     con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
     con.unregister("m")

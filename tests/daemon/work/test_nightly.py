@@ -17,7 +17,7 @@ from fairgrid.daemon.work.nightly_db import direct_db
 from fairgrid.daemon.store import connect
 
 from ...fixtures import EASY, NURIKABE_8
-from ..helpers import COLUMNS, EMPTY, METRICS, build, make_settings
+from ..helpers import COLUMNS, EMPTY, METRICS, build, insert_rows, make_settings
 
 
 def _ratings(con, run_id):
@@ -86,8 +86,9 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
     now = datetime.now(timezone.utc)
     ratings = json.dumps({"metrics": {"cells": 64.0}, "expected_log_s": prior, "sd_log": 1.0,
                           "null": {}, "level": 3})
-    key = con.execute("SELECT coalesce(max(sub_key) + 1, 0) FROM submissions").fetchone()[0]
-    n = 0
+    key = con.execute("SELECT coalesce(max(sub_key) + 1, 0) FROM submissions"
+                      ).fetchall()[0][0]
+    n, subs, moves = 0, [], []
     for j in range(puzzles):
         con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
                     "registered_at, ratings, fill_rank_median, puzzle_type) VALUES "
@@ -97,15 +98,15 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
         for player, skill in skill_of.items():
             dur = int(1000 * np.exp(prior + 0.5 - skill + rng.normal(0, 0.1)))
             t = np.linspace(dur / free.size, dur, free.size).astype(int)
-            con.execute(f"INSERT INTO submissions {COLUMNS} VALUES (?, 'demo', ?, ?, 't', ?, "
-                        "?, ?, ?, ?, ?, ?, true, 'scored', '{}')",
-                        [key, f"n{key}", f"wn{key}", player, f"nk{j}", now, now,
-                         now - timedelta(days=1), free.size, int(t[-1])])
-            con.executemany("INSERT INTO moves VALUES (?, ?, ?, ?, ?, false)",
-                            [[key, q, int(t[q]), int(c), int(solution[c])]
-                             for q, c in enumerate(free)])
+            subs.append((key, "demo", f"n{key}", f"wn{key}", "t", player, f"nk{j}", now, now,
+                         now - timedelta(days=1), int(free.size), int(t[-1]), True, "scored",
+                         "{}"))
+            moves += [(key, q, int(t[q]), int(c), int(solution[c]), False)
+                      for q, c in enumerate(free)]
             key += 1
             n += 1
+    insert_rows(con, "submissions", COLUMNS, subs)
+    insert_rows(con, "moves", "(sub_key, seq, t_ms, cell, digit, note)", moves)
     con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
     return n
 
@@ -738,7 +739,7 @@ def test_each_portal_is_priced_on_its_own_players_times_of_a_shared_puzzle(tmp_p
     before, _ = _ratings(con, run_nightly(direct_db(con), settings)["run_id"])
     rng = np.random.default_rng(5)
     now = datetime.now(timezone.utc)
-    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchone()[0]
+    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchall()[0][0]
     subs = []
     for b in range(120):               # outnumber demo's 60 solves of each puzzle
         for j in [1, 2, 3] + list(rng.choice(np.arange(4, 24), 6, replace=False)):
@@ -747,8 +748,7 @@ def test_each_portal_is_priced_on_its_own_players_times_of_a_shared_puzzle(tmp_p
             subs.append((key, "rogue", f"s{key}", f"w{key}", "t", f"r{b:03d}", f"p{j:02d}",
                          now, now, now - timedelta(days=1), 1, dur, True, "scored", "{}"))
             key += 1
-    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?)", subs)
+    insert_rows(con, "submissions", COLUMNS, subs)
     run_id = run_nightly(direct_db(con), settings)["run_id"]
     shared, _ = _ratings(con, run_id)
     own = {(p, q): d for p, q, d in con.execute(

@@ -17,21 +17,20 @@ from fairgrid.daemon.work.scoring import rating_run_of
 from fairgrid.daemon.work.nightly import run_nightly
 from fairgrid.daemon.work.nightly_db import direct_db
 
-from ..helpers import COLUMNS, build, make_settings
+from ..helpers import COLUMNS, build, insert_rows, make_settings
 
 
 def _add_solves(con, portal, rows, now=None):
     """Insert scored, complete solves (player, puzzle index, log seconds) of ``portal``."""
     now = now or datetime.now(timezone.utc)
-    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchone()[0]
+    key = con.execute("SELECT max(sub_key) + 1 FROM submissions").fetchall()[0][0]
     subs = []
     for player, j, log_s in rows:
         subs.append((key, portal, f"{portal}-s{key}", f"{portal}-w{key}", "t", player,
                      f"p{j:02d}", now, now, now - timedelta(days=1), 1,
                      int(1000 * math.exp(log_s)), True, "scored", "{}"))
         key += 1
-    con.executemany(f"INSERT INTO submissions {COLUMNS} VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
-                    "?, ?, ?, ?, ?, ?)", subs)
+    insert_rows(con, "submissions", COLUMNS, subs)
 
 
 def _add_slow_portal(con, truth, portal, pace, prefix):
@@ -210,9 +209,9 @@ def test_one_portals_many_solves_do_not_set_the_order_everyone_is_compared_with(
     keys = [k for (k,) in con.execute("SELECT sub_key FROM submissions WHERE portal = "
                                       "'rogue' ORDER BY sub_key").fetchall()]
     order = list(reversed(EMPTY))
-    con.executemany("INSERT INTO moves VALUES (?, ?, ?, ?, ?, false)",
-                    [(k, seq, 1000 * (seq + 1), c, int(EASY_SOLUTION[c]))
-                     for k in keys for seq, c in enumerate(order)])
+    insert_rows(con, "moves", "(sub_key, seq, t_ms, cell, digit, note)",
+                [(k, seq, 1000 * (seq + 1), c, int(EASY_SOLUTION[c]), False)
+                 for k in keys for seq, c in enumerate(order)])
     con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
     run_id = run_nightly(direct_db(con), settings)["run_id"]
     ranks, spread = con.execute("SELECT consensus_fill_rank, consensus_fill_spread FROM "

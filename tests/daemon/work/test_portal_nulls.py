@@ -29,14 +29,21 @@ def _erratic(con, players, seed):
     subs = [k for (k,) in con.execute(
         "SELECT sub_key FROM submissions WHERE list_contains(?, player_id)",
         [players]).fetchall()]
+    new = {"sub_key": [], "seq": [], "t_ms": []}
     for key in subs:
         seqs, ts = zip(*con.execute("SELECT seq, t_ms FROM moves WHERE sub_key = ? "
                                     "ORDER BY seq", [key]).fetchall())
         gaps = rng.lognormal(0.0, 0.5 + seed, len(seqs))
         t = np.maximum(1, (np.cumsum(gaps) / gaps.sum() * ts[-1]).astype(int))
         t[-1] = ts[-1]
-        con.executemany("UPDATE moves SET t_ms = ? WHERE sub_key = ? AND seq = ?",
-                        [(int(x), key, s) for x, s in zip(t, seqs)])
+        new["sub_key"] += [key] * len(seqs)
+        new["seq"] += list(seqs)
+        new["t_ms"] += [int(x) for x in t]
+    # one update from columns, not a statement a move
+    con.register("new_t", {k: np.array(v, dtype=np.int64) for k, v in new.items()})
+    con.execute("UPDATE moves SET t_ms = new_t.t_ms FROM new_t "
+                "WHERE moves.sub_key = new_t.sub_key AND moves.seq = new_t.seq")
+    con.unregister("new_t")
 
 
 def test_a_portals_own_level_nulls_are_what_its_solves_say_whatever_another_sends(tmp_path):
