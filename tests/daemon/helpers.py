@@ -183,6 +183,7 @@ EMPTY = [i for i, ch in enumerate(EASY) if ch == "0"]
 
 COLUMNS = ("(sub_key, portal, submission_id, webhook_id, tournament_id, player_id, puzzle_id, "
            "started_at, received_at, committed_at, n_moves, duration_ms, complete, status, raw)")
+MOVE_COLUMNS = "(sub_key, seq, t_ms, cell, digit, note)"
 
 # a score row as fairgrid wrote it before season facts (the verdict reads the evidence)
 INSERT_SCORE = ("INSERT INTO scores (portal, submission_id, scored_at, anomaly, p_value, "
@@ -239,8 +240,7 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
         con.execute("INSERT INTO puzzles (id, givens, box_size, solution, status, "
                     "registered_at, ratings, fill_rank_median) VALUES (?, ?, 3, ?, 'ready', ?, ?, ?)",
                     [f"p{j:02d}", EASY, EASY_SOLUTION, now, ratings, json.dumps([None] * 81)])
-    subs, moves = [], {"sub_key": [], "seq": [], "t_ms": [], "cell": [], "digit": [],
-                       "note": []}
+    subs, moves = [], []
     key = 0
     for j in range(puzzles):
         solvers = players if not (few_solves_puzzle and j == puzzles - 1) else 2
@@ -248,18 +248,14 @@ def build(path, *, puzzles=24, players=60, seed=0, few_solves_puzzle=True):
             dur = int(1000 * np.exp(true_d[j] - skill[i] + rng.normal(0, 0.15)))
             order = list(EMPTY) if j == 0 else list(rng.permutation(EMPTY))
             t = np.linspace(dur / len(order), dur, len(order)).astype(int)
-            for seq, (c, tt) in enumerate(zip(order, t)):
-                moves["sub_key"].append(key), moves["seq"].append(seq)
-                moves["t_ms"].append(int(tt)), moves["cell"].append(c)
-                moves["digit"].append(int(EASY_SOLUTION[c])), moves["note"].append(False)
+            moves += [(key, seq, int(tt), c, int(EASY_SOLUTION[c]), False)
+                      for seq, (c, tt) in enumerate(zip(order, t))]
             subs.append((key, "demo", f"s{key}", f"w{key}", "t", f"u{i:03d}", f"p{j:02d}",
                          now, now, now - timedelta(days=1), len(order), int(t[-1]), True,
                          "scored", "{}"))
             key += 1
     insert_rows(con, "submissions", COLUMNS, subs)
-    con.register("m", {k: np.array(v) for k, v in moves.items()})
-    con.execute("INSERT INTO moves SELECT sub_key, seq, t_ms, cell, digit, note FROM m")
-    con.unregister("m")
+    insert_rows(con, "moves", MOVE_COLUMNS, moves)
     con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
     return con, {"true_d": true_d, "skill": skill, "prior": prior, "n": key}
 

@@ -17,7 +17,8 @@ from fairgrid.daemon.work.nightly_db import direct_db
 from fairgrid.daemon.store import connect
 
 from ...fixtures import EASY, NURIKABE_8
-from ..helpers import COLUMNS, EMPTY, METRICS, build, insert_rows, make_settings
+from ..helpers import (COLUMNS, EMPTY, METRICS, MOVE_COLUMNS, build, insert_rows,
+                       make_settings)
 
 
 def _ratings(con, run_id):
@@ -106,7 +107,7 @@ def _add_nurikabe(con, skill_of: dict[str, float], rng, puzzles=6, prior=6.0):
             key += 1
             n += 1
     insert_rows(con, "submissions", COLUMNS, subs)
-    insert_rows(con, "moves", "(sub_key, seq, t_ms, cell, digit, note)", moves)
+    insert_rows(con, "moves", MOVE_COLUMNS, moves)
     con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
     return n
 

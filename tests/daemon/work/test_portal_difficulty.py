@@ -17,7 +17,7 @@ from fairgrid.daemon.work.scoring import rating_run_of
 from fairgrid.daemon.work.nightly import run_nightly
 from fairgrid.daemon.work.nightly_db import direct_db
 
-from ..helpers import COLUMNS, build, insert_rows, make_settings
+from ..helpers import COLUMNS, MOVE_COLUMNS, build, insert_rows, make_settings
 
 
 def _add_solves(con, portal, rows, now=None):
@@ -209,7 +209,7 @@ def test_one_portals_many_solves_do_not_set_the_order_everyone_is_compared_with(
     keys = [k for (k,) in con.execute("SELECT sub_key FROM submissions WHERE portal = "
                                       "'rogue' ORDER BY sub_key").fetchall()]
     order = list(reversed(EMPTY))
-    insert_rows(con, "moves", "(sub_key, seq, t_ms, cell, digit, note)",
+    insert_rows(con, "moves", MOVE_COLUMNS,
                 [(k, seq, 1000 * (seq + 1), c, int(EASY_SOLUTION[c]), False)
                  for k in keys for seq, c in enumerate(order)])
     con.execute("UPDATE moves_through SET through = (SELECT max(sub_key) FROM submissions)")
