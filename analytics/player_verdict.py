@@ -25,11 +25,11 @@ with each finished solve's pace priced again against the expected time in force
   model's mean was measured above one). One kind, not three: the three read the same
   placements, and one test spends the ratios' share of ``alpha`` once;
 * **stall pace** (:data:`STALL_PACE`), the solve's likelihood ratio ``Evidence.llr``
-  ``stall_pace`` (``signals.stall_pace_llr``): whether each stall's first cell (no
-  single on offer, after a placement that had one) came within twice the solve's median
-  interval between placements, as a copy types it, or took longer, as a person who has
-  to find a technique does; added up over the season like the hints, with a share of
-  its own;
+  ``stall_pace`` (``signals.stall_pace_llr``): how soon each stall's first cell (no
+  single on offer, after a placement that had one) came, in bands of the solve's median
+  interval between placements: about at once, as a copy types it, or after a while, as
+  a person who has to find a technique does; added up over the season like the hints,
+  with a share of its own;
 * **the solve's combined p** (all families together, as scoring combines them): weakly
   odd below :data:`WEAK_P`, odd below :data:`STRONG_P`;
 * **flagged solves**: odd when scoring flagged the solve;

@@ -109,21 +109,33 @@ PACE_ALLOWANCE = 0.12
 PACE_ALLOWANCE_UPTO = 10.0  # no further: beyond 10x the expected speed is the speed's case
 
 
-# A stall's first cell (no single on offer, after a placement that had one) is *quick*
-# when it came within STALL_QUICK times the solve's median interval between placements:
-# people slow down where a step needs a technique, a copy is typed at one pace. Of the
-# stall starts of 32 Tough and Diabolical dailies, 3 solves a model each
-# (experiments/stall_pace.py --per-level 16, seeds 11 and 12), quick: honest models 0-20 %
-# (the pencilmark model's the most), taken as QUICK_HONEST for people nobody modelled;
-# the human-order copier 82-85 %, the stuck copier 33-57 %, the hint-taker 17-18 %.
-# QUICK_COPY below the copier's own rate gives the season's sum its best odds of
-# reaching the line over some 17 stall starts (a larger ratio for a quick start, and a
-# larger cost for a slow one, spread the sum more than they move it)
-STALL_QUICK = 2.0
-QUICK_HONEST, QUICK_COPY = 0.25, 0.7
-# the log-likelihood ratio of a quick and of a slow stall start (+1.03, -0.92)
-STALL_START_LR = (math.log(QUICK_COPY / QUICK_HONEST),
-                  math.log((1.0 - QUICK_COPY) / (1.0 - QUICK_HONEST)))
+# A stall's first cell (no single on offer, after a placement that had one) is weighed by
+# how soon it came, in bands of the solve's median interval between placements: within
+# 1x, 2x, 4x, or longer. People slow down where a step needs a technique; a copy is
+# typed at one pace. Of the stall starts of 32 Tough and Diabolical dailies, 3 solves a
+# model each (experiments/stall_pace.py --per-level 16, seeds 11 and 12), the honest
+# models came within 1x at most 5 % of the time, within 2x 20 %, within 4x 36 % (the
+# pencilmark model the most each time); the human-order copier 51-52 %, 82-85 %,
+# 96-97 %. QUICK_HONEST, the most of a person's starts taken to come within each band's
+# end for people nobody modelled, keeps a margin over the models' (2x, 1.25x, 1.4x);
+# QUICK_COPY sits below the copier's own shares, which gives a season's sum its best
+# odds of reaching the line over the 13-17 stall starts of a 20-puzzle season (larger
+# ratios for quick starts, and larger costs for slow ones, spread the sum more than they
+# move it). Bands rather than one cut: a start at a copy's own pace is stronger evidence
+# than one at twice it, and a long think is stronger evidence against a copy than a
+# start just past twice it.
+STALL_BANDS = (1.0, 2.0, 4.0)
+QUICK_HONEST = (0.10, 0.25, 0.50)
+QUICK_COPY = (0.40, 0.70, 0.90)
+# the log-likelihood ratio of a stall start in each band, quickest first (+1.39, +0.69,
+# -0.22, -1.61): a band's share of a copy's starts over the most of a person's. The
+# ratios fall from band to band, so anyone whose starts come within each band's end no
+# more often than QUICK_HONEST has a mean ratio of at most one (its mean is one at
+# exactly those shares, and slower starts only lower it).
+STALL_START_LR = tuple(
+    math.log((c1 - c0) / (h1 - h0))
+    for (c0, c1), (h0, h1) in zip(zip((0.0, *QUICK_COPY), (*QUICK_COPY, 1.0)),
+                                  zip((0.0, *QUICK_HONEST), (*QUICK_HONEST, 1.0))))
 MIN_PACED_PLACEMENTS = 12   # placements a solve needs to say anything of its stalls' pace
 
 
@@ -137,10 +149,11 @@ def placement_gaps(t_ms) -> np.ndarray | None:
     return np.maximum(np.diff(t), INTERVAL_FLOOR_MS)
 
 
-def stall_starts(t_ms, stall, marked=None) -> tuple[int, int] | None:
-    """(quick, slow): the solve's stall starts (a placement with no single on offer,
-    ``stall``, after one that had one) typed within :data:`STALL_QUICK` times the solve's
-    median interval between placements, and those that took longer; a start the
+def stall_starts(t_ms, stall, marked=None) -> tuple[int, ...] | None:
+    """The solve's stall starts (a placement with no single on offer, ``stall``, after
+    one that had one) in each band of :data:`STALL_BANDS`: how many came within the
+    first band's multiple of the solve's median interval between placements, how many
+    within the next, and so on, the last count those that took longer; a start the
     player's own marks proved at that moment (``marked``) is neither: a note-taker who
     found the step in the notes places it at once. None where :func:`placement_gaps`
     is, for a log whose median interval is at the floor (times that do not resolve one
@@ -156,16 +169,16 @@ def stall_starts(t_ms, stall, marked=None) -> tuple[int, int] | None:
         start &= ~np.asarray(marked, dtype=bool)[1:]
     if median <= INTERVAL_FLOOR_MS or not start.any():
         return None
-    quick = int(np.count_nonzero(gaps[start] <= STALL_QUICK * median))
-    return quick, int(np.count_nonzero(start)) - quick
+    band = np.searchsorted(STALL_BANDS, gaps[start] / median, side="left")
+    return tuple(int(n) for n in np.bincount(band, minlength=len(STALL_BANDS) + 1))
 
 
 def stall_pace_llr(t_ms, stall, marked=None) -> float | None:
     """The solve's log-likelihood ratio of a copy against honest play by how quickly
-    each stall's first cell came (:func:`stall_starts`; :data:`STALL_START_LR` each),
+    each stall's first cell came (:func:`stall_starts`; :data:`STALL_START_LR` a band),
     which the player verdict adds up over a season. Its mean is at most one for anyone
-    quick at no more than :data:`QUICK_HONEST` of their stall starts. None where
-    :func:`stall_starts` is."""
+    whose starts come within each band's end no more often than :data:`QUICK_HONEST`
+    says. None where :func:`stall_starts` is."""
     got = stall_starts(t_ms, stall, marked)
     if got is None:
         return None

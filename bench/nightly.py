@@ -140,11 +140,15 @@ def _facts(prior, log_t, flagged, rng) -> list[str]:
     """Season facts (``SolveFacts.to_json``) as scoring would store them for honest-looking
     solves: uniform family p, ratios and a stall's slope for a share of the solves, and
     the pace against the expected time scoring priced them with."""
+    from fairgrid.analytics.signals import STALL_START_LR
+
     n = prior.size
     fam = rng.random((n, len(FAMILIES)))
     at_stall = rng.random(n) < 0.4
     look = np.where(at_stall, -rng.gamma(2.0, 0.5, n), 0.0)
-    quick = np.where(at_stall, rng.choice([-0.92, 1.03], n, p=[0.85, 0.15]), 0.0)
+    # a person's stall starts, mostly after a think (experiments/stall_pace.py)
+    quick = np.where(at_stall, rng.choice(STALL_START_LR, n, p=[0.03, 0.12, 0.2, 0.65]),
+                     0.0)
     xx = rng.uniform(0.3, 2.0, n)
     pace = log_t - prior
     out = []

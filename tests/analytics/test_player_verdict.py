@@ -19,8 +19,8 @@ from fairgrid.analytics.player_verdict import (ALPHA, RATIO_SHARE, STALL_PACE_SH
                                                lenient, pooled_slope, season_levels, shipped_null,
                                                solve_facts, solved_again, tempo_fit,
                                                time_spent)
-from fairgrid.analytics.signals import (QUICK_HONEST, STALL_START_LR, stall_pace_llr,
-                                        stall_starts)
+from fairgrid.analytics.signals import (QUICK_HONEST, STALL_BANDS, STALL_START_LR,
+                                        stall_pace_llr, stall_starts)
 
 FAMILIES = ("order", "deduction", "speed", "pacing", "switch")
 
@@ -186,20 +186,45 @@ def _paced_facts(name: str, timeline: list[dict]) -> SolveFacts:
     return SolveFacts(name, {}, False, {} if llr is None else {"stall_pace": llr})
 
 
+def test_a_stall_start_weighs_by_how_soon_it_came_and_a_person_keeps_the_bound():
+    """A stall's first cell at the solve's usual pace weighs more for a copy than one at
+    twice it, and a long think weighs more against one than a start just past twice
+    it; whoever's starts come within each band's end no more often than
+    :data:`QUICK_HONEST` says has a mean ratio of at most one (the season's sum test
+    needs it), and exactly one at those shares."""
+    stalls = [k == 14 for k in range(29)]
+
+    def weight(times_median: float) -> float:
+        t = np.cumsum([1000.0] * 29)
+        t[14:] += 1000.0 * (times_median - 1.0)
+        return stall_pace_llr(t, stalls)
+
+    w = [weight(x) for x in (0.9, 1.8, 3.0, 10.0)]
+    assert w == pytest.approx(list(STALL_START_LR))
+    assert w[0] > w[1] > 0 > w[2] > w[3]
+    share = np.diff([0.0, *QUICK_HONEST, 1.0])
+    assert float(share @ np.exp(STALL_START_LR)) == pytest.approx(1.0)
+    rng = np.random.default_rng(5)
+    for _ in range(500):
+        # a person no quicker than the bands allow: each band's cumulative share at most
+        # QUICK_HONEST's (drawn under it), the rest of the starts slower
+        cum = np.maximum.accumulate(rng.uniform(0, 1, len(QUICK_HONEST)) * QUICK_HONEST)
+        person = np.diff([0.0, *cum, 1.0])
+        assert float(person @ np.exp(STALL_START_LR)) <= 1.0 + 1e-12
+    assert len(STALL_START_LR) == len(STALL_BANDS) + 1
+
+
 def test_a_stall_whose_first_cell_comes_like_a_single_weighs_for_a_copy():
-    """Each stall's first cell is quick (within twice the solve's median interval) or
-    not; a copier's quick stalls add up over a season to a flag of their own, and a
-    person who slows down at them weighs for honest play."""
+    """Each stall's first cell is weighed by how soon it came (within 1x, 2x, 4x the
+    solve's median interval, or later); a copier's quick stalls add up over a season to
+    a flag of their own, and a person who slows down at them weighs for honest play."""
     rng = np.random.default_rng(23)
     person = [_paced_facts(f"p{i}", _timeline(rng, 60.0)) for i in range(10)]
     copier = [_paced_facts(f"c{i}", _timeline(rng, 4.0)) for i in range(10)]
-    quick, slow = STALL_START_LR
-    assert quick > 0 > slow
-    assert all(s.llr == {"stall_pace": pytest.approx(2 * slow)} for s in person)
-    assert sum(s.llr["stall_pace"] for s in copier) > 15 * quick + 5 * slow
-    # the honest mean is one for a person quick at the share the ratio allows
-    assert (QUICK_HONEST * math.exp(quick) + (1 - QUICK_HONEST) * math.exp(slow)
-            == pytest.approx(1))
+    quickest, slowest = STALL_START_LR[0], STALL_START_LR[-1]
+    assert quickest > 0 > slowest
+    assert all(s.llr == {"stall_pace": pytest.approx(2 * slowest)} for s in person)
+    assert sum(s.llr["stall_pace"] for s in copier) > 8 * quickest
     # no tempo in the null: the stall pace alone flags the copier, at its share of alpha
     null = guard(PlayerNull({}, None, "a test population"))
     found = judge(copier, null)
@@ -217,16 +242,16 @@ def test_a_stall_whose_first_cell_comes_like_a_single_weighs_for_a_copy():
     stalls = [k % 7 == 3 for k in range(29)]
     assert stall_starts(t, [True] * 29) is None
     assert stall_starts(t[:5], [False, True] * 2 + [False]) is None
-    assert stall_starts(t, stalls) == (4, 0)
+    assert stall_starts(t, stalls) == (4, 0, 0, 0)
     t[10] += 1500       # the stall start at 10 takes 2.5x the median interval
-    assert stall_starts(t, stalls) == (3, 1)
+    assert stall_starts(t, stalls) == (3, 0, 1, 0)
     # times that do not tell one placement from the next say nothing (a portal that
     # stamps moves in batches), nor times that are not numbers
     assert stall_starts([1000] * 29, stalls) is None
     assert stall_starts([1000 * (k // 3) for k in range(29)], stalls) is None
     assert stall_starts(t[:20] + [math.nan] + t[21:], stalls) is None
     # a start the player's own marks proved then is not weighed: found in the notes
-    assert stall_starts(t, stalls, [k == 3 for k in range(29)]) == (2, 1)
+    assert stall_starts(t, stalls, [k == 3 for k in range(29)]) == (2, 0, 1, 0)
     assert stall_starts(t, stalls, stalls) is None
     # the null learns the ratio's offset where an honest model's mean is above one
     learnt = learn_null([copier], "copiers")
